@@ -1,0 +1,40 @@
+"""IRDL definitions of the cortex dialect (the contract of DESIGN.md)."""
+
+from cortex.dialects.cortex import ALL_OPS, Cortex
+from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
+from cortex.dialects.traits import Compilable, External, FrameBoundary, is_compilable, op_kind
+from cortex.dialects.vision import (
+    BlurDetectorOp,
+    CenterCropOp,
+    EncoderOp,
+    GrayOp,
+    MotionMapOp,
+    SaliencyDftOp,
+    SceneChangeOp,
+    ScoreFusionOp,
+    TemporalSmoothOp,
+    TextRoiOp,
+)
+
+__all__ = [
+    "ALL_OPS",
+    "BlurDetectorOp",
+    "CenterCropOp",
+    "Compilable",
+    "Cortex",
+    "EncoderOp",
+    "External",
+    "FrameBoundary",
+    "GrayOp",
+    "MotionMapOp",
+    "SaliencyDftOp",
+    "SceneChangeOp",
+    "ScoreFusionOp",
+    "StateOp",
+    "TemporalSmoothOp",
+    "TextRoiOp",
+    "UpdateStateOp",
+    "WeightOp",
+    "is_compilable",
+    "op_kind",
+]

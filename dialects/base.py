@@ -1,0 +1,138 @@
+"""What every cortex op shares: typed accessors, and a verifier built on shape rules.
+
+An op states its typing rule once, in `infer_result_types`, from its operand
+types and properties. `verify_` checks the declared result types against it,
+and the shape-inference pass uses the same method to make dynamic results
+static.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation
+from xdsl.utils.exceptions import VerifyException
+
+from cortex.dialects import shapes
+from cortex.dialects.shapes import ShapeError
+
+ui8 = IntegerType(8, Signedness.UNSIGNED)
+
+
+def i64_attr(value: int) -> IntegerAttr:
+    return IntegerAttr(value, i64)
+
+
+def f32_attr(value: float) -> FloatAttr:
+    return FloatAttr(value, f32)
+
+
+def i64_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+def tensor_of(value: SSAValue | Attribute, what: str) -> TensorType:
+    t = value.type if isinstance(value, SSAValue) else value
+    if not isinstance(t, TensorType):
+        raise VerifyException(f"{what} must be a ranked tensor, got {t}")
+    return t
+
+
+def shape_of(value: SSAValue | Attribute, what: str) -> tuple[int, ...]:
+    return tuple(tensor_of(value, what).get_shape())
+
+
+def float_tensor(value: SSAValue, what: str) -> TensorType:
+    t = tensor_of(value, what)
+    if not isinstance(t.element_type, AnyFloat):
+        raise VerifyException(f"{what} must have a float element type, got {t}")
+    return t
+
+
+def gray_image(value: SSAValue, what: str = "the gray image") -> tuple[int, int]:
+    """An H×W f32 image: returns (H, W)."""
+    t = tensor_of(value, what)
+    if t.get_num_dims() != 2 or not isinstance(t.element_type, Float32Type):
+        raise VerifyException(f"{what} must be a 2-D f32 tensor (H x W), got {t}")
+    h, w = t.get_shape()
+    return h, w
+
+
+def frame_image(value: SSAValue, what: str = "the frame") -> tuple[int, int]:
+    """An H×W×3 ui8 BGR frame: returns (H, W)."""
+    t = tensor_of(value, what)
+    shape = t.get_shape()
+    if len(shape) != 3 or shape[2] not in (3, shapes.DYNAMIC) or t.element_type != ui8:
+        raise VerifyException(f"{what} must be a tensor<HxWx3xui8> (BGR), got {t}")
+    return shape[0], shape[1]
+
+
+def f32_scalar(value: SSAValue, what: str) -> None:
+    if not isinstance(value.type, Float32Type):
+        raise VerifyException(f"{what} must be an f32 scalar, got {value.type}")
+
+
+class CortexOp(IRDLOperation):
+    """Base of all cortex ops: verification against `infer_result_types`."""
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        """The result types the operands and properties imply.
+
+        A tensor type here may still hold dynamic dimensions; `None` means the
+        op does not constrain that result beyond its IRDL definition.
+        Raises VerifyException (ShapeError) when the operands cannot agree.
+        """
+        return [None] * len(self.results)
+
+    def verify_(self) -> None:
+        for index, (res, expected) in enumerate(zip(self.results, self.infer_result_types())):
+            if expected is None:
+                continue
+            if not compatible(res.type, expected):
+                raise VerifyException(
+                    f"result #{index} has type {res.type}, but the operands imply {expected}"
+                )
+
+
+def compatible(actual: Attribute, expected: Attribute) -> bool:
+    """Equal types, where a dynamic dimension on either side matches anything."""
+    if isinstance(actual, TensorType) and isinstance(expected, TensorType):
+        return actual.element_type == expected.element_type and shapes.shapes_agree(
+            actual.get_shape(), expected.get_shape()
+        )
+    return actual == expected
+
+
+def tensor(shape: Sequence[int], element: Attribute = f32) -> TensorType:
+    return TensorType(element, list(shape))
+
+
+__all__ = [
+    "CortexOp",
+    "ShapeError",
+    "compatible",
+    "f32_attr",
+    "f32_scalar",
+    "float_tensor",
+    "frame_image",
+    "gray_image",
+    "i64_array",
+    "i64_attr",
+    "shape_of",
+    "tensor",
+    "tensor_of",
+    "ui8",
+]

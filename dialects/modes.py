@@ -1,0 +1,42 @@
+"""The mode table: runtime weights per request type (DESIGN.md).
+
+One row per mode; `power_save` is the seed's. Mode specialisation, the
+reference interpreter and the runtime all read weights from here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+MODES: dict[str, dict[str, float]] = {
+    "balanced": {"wc": 0.25, "wt": 0.35, "ws": 0.2, "wm": 0.2},
+    "power_save": {"wc": 0.7, "wt": 0.3, "ws": 0.0, "wm": 0.0},
+    "motion": {"wc": 0.1, "wt": 0.2, "ws": 0.2, "wm": 0.5},
+}
+
+
+class UnknownModeError(ValueError):
+    pass
+
+
+def load_modes(path: str | Path | None = None) -> dict[str, dict[str, float]]:
+    """The built-in table, or one read from a JSON file {mode: {weight: value}}."""
+    if path is None:
+        return MODES
+    try:
+        table = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise UnknownModeError(f"cannot read mode table {path}: {e}") from None
+    if not isinstance(table, dict) or not all(
+        isinstance(row, dict) and all(isinstance(v, (int, float)) for v in row.values()) for row in table.values()
+    ):
+        raise UnknownModeError(f"mode table {path} must map mode names to {{weight: number}} objects")
+    return {m: {k: float(v) for k, v in row.items()} for m, row in table.items()}
+
+
+def mode_weights(mode: str, table: dict[str, dict[str, float]] | None = None) -> dict[str, float]:
+    table = MODES if table is None else table
+    if mode not in table:
+        raise UnknownModeError(f"unknown mode '{mode}' (known: {', '.join(sorted(table))})")
+    return dict(table[mode])

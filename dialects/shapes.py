@@ -1,0 +1,186 @@
+"""Shape rules of the cortex ops, written once.
+
+Every rule takes operand shapes (tuples of ints, ``DYNAMIC`` for ``?``) and
+returns the result shape, or raises ``ShapeError`` naming the broken rule.
+The op verifiers check declared result types against these rules, and
+shape inference replaces dynamic result dimensions with what they return,
+so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import DYNAMIC_INDEX
+from xdsl.utils.exceptions import VerifyException
+
+DYNAMIC = DYNAMIC_INDEX
+
+Shape = tuple[int, ...]
+
+
+class ShapeError(VerifyException):
+    """Operand shapes that no result shape can satisfy."""
+
+
+def fmt(shape: Sequence[int]) -> str:
+    """`4x?x8`, as MLIR writes a shape."""
+    return "x".join("?" if d == DYNAMIC else str(d) for d in shape) or "scalar"
+
+
+def dims_agree(a: int, b: int) -> bool:
+    return a == DYNAMIC or b == DYNAMIC or a == b
+
+
+def shapes_agree(a: Sequence[int], b: Sequence[int]) -> bool:
+    """Same rank, and equal wherever both are static."""
+    return len(a) == len(b) and all(dims_agree(x, y) for x, y in zip(a, b))
+
+
+def refine(declared: Sequence[int], inferred: Sequence[int]) -> Shape:
+    """The declared shape with its dynamic dimensions filled from `inferred`."""
+    return tuple(i if d == DYNAMIC else d for d, i in zip(declared, inferred))
+
+
+def broadcast(a: Sequence[int], b: Sequence[int]) -> Shape:
+    """NumPy/ONNX multidirectional broadcasting."""
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == 1:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        elif x == DYNAMIC:
+            out.append(y)
+        elif y == DYNAMIC or x == y:
+            out.append(x)
+        else:
+            raise ShapeError(f"shapes {fmt(a)} and {fmt(b)} do not broadcast")
+    return tuple(out)
+
+
+def matmul(a: Sequence[int], b: Sequence[int]) -> Shape:
+    """ONNX MatMul for rank >= 2: batch dimensions broadcast, K must agree."""
+    if len(a) < 2 or len(b) < 2:
+        raise ShapeError(f"matmul operands must have rank >= 2, got {fmt(a)} and {fmt(b)}")
+    if not dims_agree(a[-1], b[-2]):
+        raise ShapeError(
+            f"matmul contraction mismatch: {fmt(a)} has K={a[-1]}, {fmt(b)} has K={b[-2]}"
+        )
+    batch = broadcast(a[:-2], b[:-2])
+    return (*batch, a[-2], b[-1])
+
+
+def linear(x: Sequence[int], w: Sequence[int], bias: Sequence[int] | None) -> Shape:
+    """x·Wᵀ + b with W of shape N×K."""
+    if len(x) < 1 or len(w) != 2:
+        raise ShapeError(f"linear expects x of rank >= 1 and a 2-D weight, got {fmt(x)} and {fmt(w)}")
+    if not dims_agree(x[-1], w[1]):
+        raise ShapeError(f"linear: x has {x[-1]} features but the weight expects {w[1]}")
+    if bias is not None and (len(bias) != 1 or not dims_agree(bias[0], w[0])):
+        raise ShapeError(f"linear: bias must have shape {w[0]}, got {fmt(bias)}")
+    return (*x[:-1], w[0])
+
+
+def per_channel(x: Sequence[int], params: Sequence[Sequence[int]], what: str) -> Shape:
+    """batch_norm: rank >= 2 input (N×C×...), every parameter a vector of C."""
+    if len(x) < 2:
+        raise ShapeError(f"{what} expects an input of rank >= 2 (N x C x ...), got {fmt(x)}")
+    for p in params:
+        if len(p) != 1 or not dims_agree(p[0], x[1]):
+            raise ShapeError(f"{what}: every parameter must have shape {fmt(x[1:2])}, got {fmt(p)}")
+    return tuple(x)
+
+
+def window_out(size: int, kernel: int, stride: int, pad_lo: int, pad_hi: int, dilation: int) -> int:
+    if size == DYNAMIC:
+        return DYNAMIC
+    span = dilation * (kernel - 1) + 1
+    if size + pad_lo + pad_hi < span:
+        raise ShapeError(f"window of extent {span} does not fit in a padded input of {size + pad_lo + pad_hi}")
+    return (size + pad_lo + pad_hi - span) // stride + 1
+
+
+def check_window_params(strides: Sequence[int], pads: Sequence[int], dilations: Sequence[int]) -> None:
+    if len(strides) != 2 or any(s <= 0 for s in strides):
+        raise ShapeError(f"strides must be two positive integers, got {list(strides)}")
+    if len(pads) != 4 or any(p < 0 for p in pads):
+        raise ShapeError(f"pads must be four non-negative integers (top, left, bottom, right), got {list(pads)}")
+    if len(dilations) != 2 or any(d <= 0 for d in dilations):
+        raise ShapeError(f"dilations must be two positive integers, got {list(dilations)}")
+
+
+def conv2d(
+    x: Sequence[int],
+    w: Sequence[int],
+    bias: Sequence[int] | None,
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+) -> Shape:
+    """NCHW input, OIHW weight, ONNX pads (top, left, bottom, right)."""
+    if len(x) != 4 or len(w) != 4:
+        raise ShapeError(f"conv2d expects a 4-D input (NCHW) and a 4-D weight (OIHW), got {fmt(x)} and {fmt(w)}")
+    check_window_params(strides, pads, dilations)
+    if not dims_agree(x[1], w[1]):
+        raise ShapeError(f"conv2d: input has {x[1]} channels but the weight expects {w[1]}")
+    if bias is not None and (len(bias) != 1 or not dims_agree(bias[0], w[0])):
+        raise ShapeError(f"conv2d: bias must have shape {w[0]}, got {fmt(bias)}")
+    oh = window_out(x[2], w[2], strides[0], pads[0], pads[2], dilations[0])
+    ow = window_out(x[3], w[3], strides[1], pads[1], pads[3], dilations[1])
+    return (x[0], w[0], oh, ow)
+
+
+def pool2d(x: Sequence[int], kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int]) -> Shape:
+    if len(x) != 4:
+        raise ShapeError(f"pooling expects a 4-D input (NCHW), got {fmt(x)}")
+    if len(kernel) != 2 or any(k <= 0 for k in kernel):
+        raise ShapeError(f"kernel_shape must be two positive integers, got {list(kernel)}")
+    check_window_params(strides, pads, (1, 1))
+    oh = window_out(x[2], kernel[0], strides[0], pads[0], pads[2], 1)
+    ow = window_out(x[3], kernel[1], strides[1], pads[1], pads[3], 1)
+    return (x[0], x[1], oh, ow)
+
+
+def transpose(x: Sequence[int], perm: Sequence[int]) -> Shape:
+    if sorted(perm) != list(range(len(x))):
+        raise ShapeError(f"perm {list(perm)} is not a permutation of the {len(x)} dimensions of {fmt(x)}")
+    return tuple(x[p] for p in perm)
+
+
+def normalise_axis(axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise ShapeError(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def reduce(x: Sequence[int], axes: Sequence[int], keepdims: bool) -> Shape:
+    """ONNX reduce: empty axes means every axis."""
+    norm = [normalise_axis(a, len(x)) for a in axes] or list(range(len(x)))
+    if len(set(norm)) != len(norm):
+        raise ShapeError(f"axes {list(axes)} name a dimension twice")
+    if keepdims:
+        return tuple(1 if i in norm else d for i, d in enumerate(x))
+    return tuple(d for i, d in enumerate(x) if i not in norm)
+
+
+def num_elements(shape: Sequence[int]) -> int | None:
+    if any(d == DYNAMIC for d in shape):
+        return None
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def block_grid(h: int, w: int, block: int) -> Shape:
+    """The score-map shape of an H×W image cut into block×block cells."""
+    if block <= 0:
+        raise ShapeError(f"block must be positive, got {block}")
+    for name, size in (("H", h), ("W", w)):
+        if size != DYNAMIC and size % block:
+            raise ShapeError(f"image {name}={size} is not a multiple of block={block}")
+    return tuple(DYNAMIC if d == DYNAMIC else d // block for d in (h, w))

@@ -1,0 +1,103 @@
+"""Values that cross the frame boundary: named state and runtime weights.
+
+`cortex.state` reads what `cortex.update_state` of the same name wrote in the
+previous frame (zeros before the first), so within one frame a read is a
+pure value. `cortex.update_state` is the only op with a side effect; DCE
+keeps it. `cortex.weight` is a per-request-type input that mode
+specialisation turns into a constant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, StringAttr, TensorType, f32
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.traits import MemoryWriteEffect, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from cortex.dialects.base import CortexOp
+from cortex.dialects.traits import FrameBoundary
+
+StateValue = TensorType | Float32Type
+
+
+def check_name(op: CortexOp) -> str:
+    name = op.state_name
+    if not name:
+        raise VerifyException("the 'name' property must not be empty")
+    return name
+
+
+class NamedOp(CortexOp):
+    @property
+    def state_name(self) -> str:
+        return self.properties["name"].data
+
+
+@irdl_op_definition
+class StateOp(NamedOp):
+    """The value the named state held after the previous frame."""
+
+    name = "cortex.state"
+    state_name_attr = prop_def(StringAttr, prop_name="name")
+    result = result_def(StateValue)
+    traits = traits_def(Pure(), FrameBoundary())
+    assembly_format = "$name attr-dict `:` type($result)"
+
+    def __init__(self, name: str, result_type: Attribute):
+        super().__init__(result_types=[result_type], properties={"name": StringAttr(name)})
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        check_name(self)
+        return [None]
+
+
+@irdl_op_definition
+class UpdateStateOp(NamedOp):
+    """Sets the named state's value for the next frame (a side effect)."""
+
+    name = "cortex.update_state"
+    state_name_attr = prop_def(StringAttr, prop_name="name")
+    value = operand_def(StateValue)
+    traits = traits_def(MemoryWriteEffect(), FrameBoundary())
+    assembly_format = "$name `=` $value attr-dict `:` type($value)"
+
+    def __init__(self, name: str, value: SSAValue):
+        super().__init__(operands=[value], properties={"name": StringAttr(name)})
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        name = check_name(self)
+        fn = self.parent_op()
+        while fn is not None and not isinstance(fn, func.FuncOp):
+            fn = fn.parent_op()
+        if fn is not None:
+            for read in fn.walk():
+                if isinstance(read, StateOp) and read.state_name == name and read.result.type != self.value.type:
+                    raise VerifyException(
+                        f"state '{name}' is read as {read.result.type} but updated with {self.value.type}"
+                    )
+        return []
+
+
+@irdl_op_definition
+class WeightOp(NamedOp):
+    """A runtime weight (wc, wt, ws, wm, ...) given per request type."""
+
+    name = "cortex.weight"
+    state_name_attr = prop_def(StringAttr, prop_name="name")
+    result = result_def(Float32Type)
+    traits = traits_def(Pure(), FrameBoundary())
+    assembly_format = "$name attr-dict `:` type($result)"
+
+    def __init__(self, name: str):
+        super().__init__(result_types=[f32], properties={"name": StringAttr(name)})
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        check_name(self)
+        return [f32]
+
+
+STATE_OPS = [StateOp, UpdateStateOp, WeightOp]

@@ -1,0 +1,509 @@
+"""Generic tensor ops with ONNX semantics (NumPy broadcasting, NCHW, OIHW).
+
+They let the graphs of the seeds (UnoptimizedModel, Linear→BatchNorm,
+Conv→BatchNorm, GELU written out) be written in the cortex dialect. Each
+op's typing rule is one call into `cortex.dialects.shapes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    FloatAttr,
+    I64,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import ConstantLike, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from cortex.dialects import shapes
+from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, i64_attr, shape_of, tensor
+from cortex.dialects.canonicalization_traits import CortexCanonicalization
+from cortex.dialects.traits import Compilable
+
+TENSOR_TRAITS = (Pure(), Compilable(), CortexCanonicalization())
+UNARY_FORMAT = "$x attr-dict `:` type($x) `->` type($result)"
+OPERANDS_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
+
+
+def same_element(op: CortexOp, *values: SSAValue) -> Attribute:
+    """All operands share one float element type; returns it."""
+    elements = {float_tensor(v, f"operand #{i}").element_type for i, v in enumerate(values)}
+    if len(elements) != 1:
+        raise VerifyException(f"operands must share one element type, got {', '.join(map(str, elements))}")
+    return elements.pop()
+
+
+def ints(attr: DenseArrayBase) -> tuple[int, ...]:
+    return tuple(attr.get_values())
+
+
+@irdl_op_definition
+class ConstantOp(CortexOp):
+    """A dense tensor constant (`value`); rank 0 for a scalar that broadcasts."""
+
+    name = "cortex.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), ConstantLike(), Compilable())
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(result_types=[value.type], properties={"value": value})
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        return [self.value.type]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error(f"cortex.constant expects a dense<...> tensor attribute, got {value}")
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(value)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes)
+
+
+class UnaryOp(CortexOp):
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, x: SSAValue):
+        super().__init__(operands=[x], result_types=[x.type])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        return [float_tensor(self.x, "the operand")]
+
+
+class BinaryOp(CortexOp):
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        element = lhs.type.element_type
+        shape = shapes.broadcast(lhs.type.get_shape(), rhs.type.get_shape())
+        super().__init__(operands=[lhs, rhs], result_types=[tensor(shape, element)])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        element = same_element(self, self.lhs, self.rhs)
+        return [tensor(shapes.broadcast(shape_of(self.lhs, "lhs"), shape_of(self.rhs, "rhs")), element)]
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    name = "cortex.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    name = "cortex.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    name = "cortex.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    name = "cortex.div"
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    name = "cortex.pow"
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    name = "cortex.neg"
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    name = "cortex.exp"
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    name = "cortex.log"
+
+
+@irdl_op_definition
+class SqrtOp(UnaryOp):
+    name = "cortex.sqrt"
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    name = "cortex.abs"
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    name = "cortex.relu"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    name = "cortex.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    name = "cortex.tanh"
+
+
+GELU_APPROXIMATIONS = ("none", "tanh")
+
+
+@irdl_op_definition
+class GeluOp(UnaryOp):
+    """GELU, exact (erf) or with the tanh approximation."""
+
+    name = "cortex.gelu"
+    approximate = prop_def(StringAttr, default_value=StringAttr("none"))
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, x: SSAValue, approximate: str = "none"):
+        CortexOp.__init__(self, operands=[x], result_types=[x.type], properties={"approximate": StringAttr(approximate)})
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        if self.approximate.data not in GELU_APPROXIMATIONS:
+            raise VerifyException(f"approximate must be \"none\" or \"tanh\", got \"{self.approximate.data}\"")
+        return super().infer_result_types()
+
+
+@irdl_op_definition
+class MatmulOp(CortexOp):
+    """ONNX MatMul (rank >= 2, batch dimensions broadcast)."""
+
+    name = "cortex.matmul"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    assembly_format = OPERANDS_FORMAT
+
+    def __init__(self, a: SSAValue, b: SSAValue):
+        shape = shapes.matmul(a.type.get_shape(), b.type.get_shape())
+        super().__init__(operands=[a, b], result_types=[tensor(shape, a.type.element_type)])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        element = same_element(self, self.a, self.b)
+        return [tensor(shapes.matmul(shape_of(self.a, "a"), shape_of(self.b, "b")), element)]
+
+
+@irdl_op_definition
+class LinearOp(CortexOp):
+    """x·Wᵀ + b, W of shape N×K; the bias is optional."""
+
+    name = "cortex.linear"
+    x = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    assembly_format = OPERANDS_FORMAT
+
+    def __init__(self, x: SSAValue, weight: SSAValue, bias: SSAValue | None = None):
+        shape = shapes.linear(x.type.get_shape(), weight.type.get_shape(), bias and bias.type.get_shape())
+        super().__init__(operands=[x, weight, bias], result_types=[tensor(shape, x.type.element_type)])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        operands = [self.x, self.weight] + ([self.bias] if self.bias else [])
+        element = same_element(self, *operands)
+        bias = shape_of(self.bias, "bias") if self.bias else None
+        return [tensor(shapes.linear(shape_of(self.x, "x"), shape_of(self.weight, "weight"), bias), element)]
+
+
+@irdl_op_definition
+class BatchNormOp(CortexOp):
+    """Inference batch norm, ONNX operand order (x, scale, bias, mean, var)."""
+
+    name = "cortex.batch_norm"
+    x = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    mean = operand_def(TensorType)
+    var = operand_def(TensorType)
+    epsilon = prop_def(FloatAttr[Float32Type], default_value=f32_attr(1e-5))
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = OPERANDS_FORMAT
+
+    def __init__(self, x: SSAValue, scale: SSAValue, bias: SSAValue, mean: SSAValue, var: SSAValue, epsilon: float = 1e-5):
+        super().__init__(
+            operands=[x, scale, bias, mean, var],
+            result_types=[x.type],
+            properties={"epsilon": f32_attr(epsilon)},
+        )
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        element = same_element(self, self.x, self.scale, self.bias, self.mean, self.var)
+        if self.epsilon.value.data < 0:
+            raise VerifyException(f"epsilon must not be negative, got {self.epsilon.value.data}")
+        params = [shape_of(v, n) for v, n in ((self.scale, "scale"), (self.bias, "bias"), (self.mean, "mean"), (self.var, "var"))]
+        return [tensor(shapes.per_channel(shape_of(self.x, "x"), params, "batch_norm"), element)]
+
+
+@irdl_op_definition
+class Conv2dOp(CortexOp):
+    """2-D convolution, NCHW × OIHW, ONNX pads (top, left, bottom, right)."""
+
+    name = "cortex.conv2d"
+    x = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    strides = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
+    pads = prop_def(DenseArrayBase[I64], default_value=i64_array([0, 0, 0, 0]))
+    dilations = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = OPERANDS_FORMAT
+
+    def __init__(
+        self,
+        x: SSAValue,
+        weight: SSAValue,
+        bias: SSAValue | None = None,
+        strides: Sequence[int] = (1, 1),
+        pads: Sequence[int] = (0, 0, 0, 0),
+        dilations: Sequence[int] = (1, 1),
+    ):
+        shape = shapes.conv2d(
+            x.type.get_shape(), weight.type.get_shape(), bias and bias.type.get_shape(), strides, pads, dilations
+        )
+        super().__init__(
+            operands=[x, weight, bias],
+            result_types=[tensor(shape, x.type.element_type)],
+            properties={"strides": i64_array(strides), "pads": i64_array(pads), "dilations": i64_array(dilations)},
+        )
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        operands = [self.x, self.weight] + ([self.bias] if self.bias else [])
+        element = same_element(self, *operands)
+        bias = shape_of(self.bias, "bias") if self.bias else None
+        shape = shapes.conv2d(
+            shape_of(self.x, "x"),
+            shape_of(self.weight, "weight"),
+            bias,
+            ints(self.strides),
+            ints(self.pads),
+            ints(self.dilations),
+        )
+        return [tensor(shape, element)]
+
+
+class PoolOp(CortexOp):
+    x = operand_def(TensorType)
+    kernel_shape = prop_def(DenseArrayBase[I64])
+    strides = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
+    pads = prop_def(DenseArrayBase[I64], default_value=i64_array([0, 0, 0, 0]))
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, x: SSAValue, kernel_shape: Sequence[int], strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0)):
+        shape = shapes.pool2d(x.type.get_shape(), kernel_shape, strides, pads)
+        super().__init__(
+            operands=[x],
+            result_types=[tensor(shape, x.type.element_type)],
+            properties={"kernel_shape": i64_array(kernel_shape), "strides": i64_array(strides), "pads": i64_array(pads)},
+        )
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        element = float_tensor(self.x, "x").element_type
+        shape = shapes.pool2d(shape_of(self.x, "x"), ints(self.kernel_shape), ints(self.strides), ints(self.pads))
+        return [tensor(shape, element)]
+
+
+@irdl_op_definition
+class AvgPoolOp(PoolOp):
+    """Average pooling; padded cells are not counted (ONNX count_include_pad=0)."""
+
+    name = "cortex.avg_pool"
+
+
+@irdl_op_definition
+class MaxPoolOp(PoolOp):
+    name = "cortex.max_pool"
+
+
+@irdl_op_definition
+class TransposeOp(CortexOp):
+    name = "cortex.transpose"
+    x = operand_def(TensorType)
+    perm = prop_def(DenseArrayBase[I64])
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, x: SSAValue, perm: Sequence[int]):
+        shape = shapes.transpose(x.type.get_shape(), perm)
+        super().__init__(
+            operands=[x], result_types=[tensor(shape, x.type.element_type)], properties={"perm": i64_array(perm)}
+        )
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        t = float_tensor(self.x, "x")
+        return [tensor(shapes.transpose(t.get_shape(), ints(self.perm)), t.element_type)]
+
+
+@irdl_op_definition
+class ReshapeOp(CortexOp):
+    """Same elements, row-major order, the shape of the result type."""
+
+    name = "cortex.reshape"
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, x: SSAValue, shape: Sequence[int]):
+        super().__init__(operands=[x], result_types=[tensor(shape, x.type.element_type)])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        t = float_tensor(self.x, "x")
+        out = tensor_type = self.result.type
+        if not isinstance(tensor_type, TensorType) or tensor_type.element_type != t.element_type:
+            raise VerifyException(f"reshape must keep the element type {t.element_type}, got {out}")
+        n_in, n_out = shapes.num_elements(t.get_shape()), shapes.num_elements(out.get_shape())
+        if n_in is not None and n_out is not None and n_in != n_out:
+            raise VerifyException(
+                f"reshape from {shapes.fmt(t.get_shape())} ({n_in} elements) "
+                f"to {shapes.fmt(out.get_shape())} ({n_out} elements) changes the element count"
+            )
+        return [None]
+
+
+@irdl_op_definition
+class SoftmaxOp(CortexOp):
+    name = "cortex.softmax"
+    x = operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I64], default_value=i64_attr(-1))
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, x: SSAValue, axis: int = -1):
+        super().__init__(operands=[x], result_types=[x.type], properties={"axis": i64_attr(axis)})
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        t = float_tensor(self.x, "x")
+        shapes.normalise_axis(self.axis.value.data, t.get_num_dims())
+        return [t]
+
+
+class ReduceOp(CortexOp):
+    """ONNX reduce over `axes` (empty: all axes), keeping them if keepdims = 1."""
+
+    x = operand_def(TensorType)
+    axes = prop_def(DenseArrayBase[I64], default_value=i64_array([]))
+    keepdims = prop_def(IntegerAttr[I64], default_value=i64_attr(1))
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, x: SSAValue, axes: Sequence[int] = (), keepdims: bool = True):
+        shape = shapes.reduce(x.type.get_shape(), axes, keepdims)
+        super().__init__(
+            operands=[x],
+            result_types=[tensor(shape, x.type.element_type)],
+            properties={"axes": i64_array(axes), "keepdims": i64_attr(int(keepdims))},
+        )
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        t = float_tensor(self.x, "x")
+        keep = self.keepdims.value.data
+        if keep not in (0, 1):
+            raise VerifyException(f"keepdims must be 0 or 1, got {keep}")
+        return [tensor(shapes.reduce(t.get_shape(), ints(self.axes), bool(keep)), t.element_type)]
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    name = "cortex.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    name = "cortex.reduce_mean"
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReduceOp):
+    name = "cortex.reduce_max"
+
+
+TENSOR_OPS = [
+    ConstantOp,
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    PowOp,
+    NegOp,
+    ExpOp,
+    LogOp,
+    SqrtOp,
+    AbsOp,
+    ReluOp,
+    SigmoidOp,
+    TanhOp,
+    GeluOp,
+    MatmulOp,
+    LinearOp,
+    BatchNormOp,
+    Conv2dOp,
+    AvgPoolOp,
+    MaxPoolOp,
+    TransposeOp,
+    ReshapeOp,
+    SoftmaxOp,
+    ReduceSumOp,
+    ReduceMeanOp,
+    ReduceMaxOp,
+]
+
+UNARY_OPS = [op for op in TENSOR_OPS if issubclass(op, UnaryOp)]
+BINARY_OPS = [op for op in TENSOR_OPS if issubclass(op, BinaryOp)]
+ELEMENTWISE_OPS = UNARY_OPS + BINARY_OPS
+__all__ = [op.__name__ for op in TENSOR_OPS] + ["TENSOR_OPS", "UNARY_OPS", "BINARY_OPS", "ELEMENTWISE_OPS", "AnyFloat"]

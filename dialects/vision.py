@@ -1,0 +1,378 @@
+"""The vision stages of the L2 pipeline (DESIGN.md, "The cortex dialect").
+
+Semantics live in the reference kernels (`cortex.backends.kernels`); these
+classes state operands, properties with their defaults, typing rules and
+whether the stage is compilable or an OpenCV extern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Float32Type,
+    FloatAttr,
+    I64,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    f32,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from cortex.dialects import shapes
+from cortex.dialects.base import (
+    CortexOp,
+    f32_attr,
+    f32_scalar,
+    frame_image,
+    gray_image,
+    i64_attr,
+    tensor,
+    ui8,
+)
+from cortex.dialects.canonicalization_traits import CortexCanonicalization
+from cortex.dialects.traits import Compilable, External
+
+UNARY_FORMAT = "$gray attr-dict `:` type($gray) `->` type($result)"
+BINARY_FORMAT = "$gray `,` $prev_gray attr-dict `:` `(` type($gray) `,` type($prev_gray) `)` `->` type($result)"
+
+
+def positive(op: CortexOp, *names: str) -> None:
+    for name in names:
+        value = op.properties[name].value.data
+        if value <= 0:
+            raise VerifyException(f"property '{name}' must be positive, got {value}")
+
+
+def map_type(op: CortexOp, h: int, w: int) -> TensorType:
+    return tensor(shapes.block_grid(h, w, op.block.value.data))
+
+
+def same_image(op: CortexOp, a: SSAValue, b: SSAValue) -> None:
+    if not shapes.shapes_agree(a.type.get_shape(), b.type.get_shape()):
+        raise VerifyException(f"gray and prev_gray must have the same shape, got {a.type} and {b.type}")
+
+
+@irdl_op_definition
+class GrayOp(CortexOp):
+    """BGR uint8 frame → float32 luma, Y = 0.114·B + 0.587·G + 0.299·R."""
+
+    name = "cortex.gray"
+    frame = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Compilable(), CortexCanonicalization())
+    assembly_format = "$frame attr-dict `:` type($frame) `->` type($result)"
+
+    def __init__(self, frame: SSAValue):
+        h, w = frame_image(frame)
+        super().__init__(operands=[frame], result_types=[tensor((h, w))])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        return [tensor(frame_image(self.frame))]
+
+
+@irdl_op_definition
+class BlurDetectorOp(CortexOp):
+    """Sharpness: variance of the 3×3 Laplacian (OpenCV)."""
+
+    name = "cortex.blur_detector"
+    gray = operand_def(TensorType)
+    result = result_def(Float32Type)
+    traits = traits_def(Pure(), External(), CortexCanonicalization())
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, gray: SSAValue):
+        super().__init__(operands=[gray], result_types=[f32])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        gray_image(self.gray)
+        return [f32]
+
+
+@irdl_op_definition
+class SceneChangeOp(CortexOp):
+    """1 − mean SSIM of the two images (OpenCV Gaussian window)."""
+
+    name = "cortex.scene_change"
+    gray = operand_def(TensorType)
+    prev_gray = operand_def(TensorType)
+    result = result_def(Float32Type)
+    traits = traits_def(Pure(), External(), CortexCanonicalization())
+    assembly_format = BINARY_FORMAT
+
+    def __init__(self, gray: SSAValue, prev_gray: SSAValue):
+        super().__init__(operands=[gray, prev_gray], result_types=[f32])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        gray_image(self.gray)
+        gray_image(self.prev_gray, "prev_gray")
+        same_image(self, self.gray, self.prev_gray)
+        return [f32]
+
+
+@irdl_op_definition
+class CenterCropOp(CortexOp):
+    """Centre prior on the block grid; depends on the shape alone."""
+
+    name = "cortex.center_crop"
+    gray = operand_def(TensorType)
+    block = prop_def(IntegerAttr[I64], default_value=i64_attr(32))
+    sigma = prop_def(FloatAttr[Float32Type], default_value=f32_attr(0.3))
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Compilable(), CortexCanonicalization())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, gray: SSAValue, block: int = 32, sigma: float = 0.3):
+        h, w = gray_image(gray)
+        super().__init__(
+            operands=[gray],
+            result_types=[tensor(shapes.block_grid(h, w, block))],
+            properties={"block": i64_attr(block), "sigma": f32_attr(sigma)},
+        )
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        positive(self, "block", "sigma")
+        return [map_type(self, *gray_image(self.gray))]
+
+
+@irdl_op_definition
+class TextRoiOp(CortexOp):
+    """Fraction of each block covered by MSER regions (OpenCV)."""
+
+    name = "cortex.text_roi"
+    gray = operand_def(TensorType)
+    block = prop_def(IntegerAttr[I64], default_value=i64_attr(32))
+    delta = prop_def(IntegerAttr[I64], default_value=i64_attr(5))
+    min_area = prop_def(IntegerAttr[I64], default_value=i64_attr(60))
+    max_area = prop_def(IntegerAttr[I64], default_value=i64_attr(14400))
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), External(), CortexCanonicalization())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, gray: SSAValue, block: int = 32, delta: int = 5, min_area: int = 60, max_area: int = 14400):
+        h, w = gray_image(gray)
+        super().__init__(
+            operands=[gray],
+            result_types=[tensor(shapes.block_grid(h, w, block))],
+            properties={
+                "block": i64_attr(block),
+                "delta": i64_attr(delta),
+                "min_area": i64_attr(min_area),
+                "max_area": i64_attr(max_area),
+            },
+        )
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        positive(self, "block", "delta", "min_area", "max_area")
+        if self.min_area.value.data > self.max_area.value.data:
+            raise VerifyException(
+                f"min_area ({self.min_area.value.data}) must not exceed max_area ({self.max_area.value.data})"
+            )
+        return [map_type(self, *gray_image(self.gray))]
+
+
+@irdl_op_definition
+class SaliencyDftOp(CortexOp):
+    """Spectral-residual saliency (Hou & Zhang 2007) on the block grid."""
+
+    name = "cortex.saliency_dft"
+    gray = operand_def(TensorType)
+    block = prop_def(IntegerAttr[I64], default_value=i64_attr(32))
+    scale = prop_def(IntegerAttr[I64], default_value=i64_attr(8))
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Compilable(), CortexCanonicalization())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, gray: SSAValue, block: int = 32, scale: int = 8):
+        h, w = gray_image(gray)
+        super().__init__(
+            operands=[gray],
+            result_types=[tensor(shapes.block_grid(h, w, block))],
+            properties={"block": i64_attr(block), "scale": i64_attr(scale)},
+        )
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        positive(self, "block", "scale")
+        block, scale = self.block.value.data, self.scale.value.data
+        if block % scale:
+            raise VerifyException(f"block ({block}) must be a multiple of scale ({scale})")
+        return [map_type(self, *gray_image(self.gray))]
+
+
+@irdl_op_definition
+class MotionMapOp(CortexOp):
+    """Mean absolute frame difference per block, scaled to [0, 1]."""
+
+    name = "cortex.motion_map"
+    gray = operand_def(TensorType)
+    prev_gray = operand_def(TensorType)
+    block = prop_def(IntegerAttr[I64], default_value=i64_attr(32))
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Compilable(), CortexCanonicalization())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = BINARY_FORMAT
+
+    def __init__(self, gray: SSAValue, prev_gray: SSAValue, block: int = 32):
+        h, w = gray_image(gray)
+        super().__init__(
+            operands=[gray, prev_gray],
+            result_types=[tensor(shapes.block_grid(h, w, block))],
+            properties={"block": i64_attr(block)},
+        )
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        positive(self, "block")
+        h, w = gray_image(self.gray)
+        gray_image(self.prev_gray, "prev_gray")
+        same_image(self, self.gray, self.prev_gray)
+        return [map_type(self, h, w)]
+
+
+@irdl_op_definition
+class ScoreFusionOp(CortexOp):
+    """S = Σ wᵢ·mapᵢ; `terms` names the stage that produced each map."""
+
+    name = "cortex.score_fusion"
+    maps = var_operand_def(TensorType)
+    weights = var_operand_def(Float32Type)
+    terms = prop_def(ArrayAttr[StringAttr])
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Compilable(), CortexCanonicalization())
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = (
+        "`(` $maps `)` `weights` `(` $weights `)` attr-dict `:` type($maps) `->` type($result)"
+    )
+
+    def __init__(self, maps: Sequence[SSAValue], weights: Sequence[SSAValue], terms: Sequence[str]):
+        super().__init__(
+            operands=[list(maps), list(weights)],
+            result_types=[maps[0].type],
+            properties={"terms": ArrayAttr([StringAttr(t) for t in terms])},
+        )
+
+    @property
+    def term_names(self) -> tuple[str, ...]:
+        return tuple(t.data for t in self.terms.data)
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        n_terms, n_maps, n_weights = len(self.terms.data), len(self.maps), len(self.weights)
+        if n_terms == 0:
+            raise VerifyException("score_fusion needs at least one term")
+        if not n_terms == n_maps == n_weights:
+            raise VerifyException(
+                f"score_fusion has {n_terms} terms, {n_maps} maps and {n_weights} weights; "
+                "the three counts must be equal"
+            )
+        first = self.maps[0].type
+        for i, m in enumerate(self.maps):
+            gray_image(m, f"map #{i}")
+            if not shapes.shapes_agree(m.type.get_shape(), first.get_shape()):
+                raise VerifyException(f"all maps must have one shape: map #{i} is {m.type}, map #0 is {first}")
+        return [first]
+
+
+@irdl_op_definition
+class TemporalSmoothOp(CortexOp):
+    """Exponential smoothing of the score map, reset on a scene change."""
+
+    name = "cortex.temporal_smooth"
+    score = operand_def(TensorType)
+    prev_score = operand_def(TensorType)
+    scene = operand_def(Float32Type)
+    alpha = prop_def(FloatAttr[Float32Type], default_value=f32_attr(0.6))
+    reset_threshold = prop_def(FloatAttr[Float32Type], default_value=f32_attr(0.5))
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Compilable(), CortexCanonicalization())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$score `,` $prev_score `,` $scene attr-dict `:` "
+        "`(` type($score) `,` type($prev_score) `,` type($scene) `)` `->` type($result)"
+    )
+
+    def __init__(self, score: SSAValue, prev_score: SSAValue, scene: SSAValue, alpha: float = 0.6, reset_threshold: float = 0.5):
+        super().__init__(
+            operands=[score, prev_score, scene],
+            result_types=[score.type],
+            properties={"alpha": f32_attr(alpha), "reset_threshold": f32_attr(reset_threshold)},
+        )
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        alpha = self.alpha.value.data
+        if not 0.0 <= alpha <= 1.0:
+            raise VerifyException(f"alpha must lie in [0, 1], got {alpha}")
+        gray_image(self.score, "score")
+        gray_image(self.prev_score, "prev_score")
+        if not shapes.shapes_agree(self.score.type.get_shape(), self.prev_score.type.get_shape()):
+            raise VerifyException(
+                f"score and prev_score must have the same shape, got {self.score.type} and {self.prev_score.type}"
+            )
+        f32_scalar(self.scene, "scene")
+        return [self.score.type]
+
+
+@irdl_op_definition
+class EncoderOp(CortexOp):
+    """ROI-aware JPEG encoding: low-score blocks are blurred first (OpenCV)."""
+
+    name = "cortex.encoder"
+    frame = operand_def(TensorType)
+    score = operand_def(TensorType)
+    block = prop_def(IntegerAttr[I64], default_value=i64_attr(32))
+    threshold = prop_def(FloatAttr[Float32Type], default_value=f32_attr(0.5))
+    quality = prop_def(IntegerAttr[I64], default_value=i64_attr(85))
+    result = result_def(TensorType)
+    traits = traits_def(External(), CortexCanonicalization(), Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$frame `,` $score attr-dict `:` `(` type($frame) `,` type($score) `)` `->` type($result)"
+    )
+
+    def __init__(self, frame: SSAValue, score: SSAValue, block: int = 32, threshold: float = 0.5, quality: int = 85):
+        super().__init__(
+            operands=[frame, score],
+            result_types=[tensor((shapes.DYNAMIC,), ui8)],
+            properties={"block": i64_attr(block), "threshold": f32_attr(threshold), "quality": i64_attr(quality)},
+        )
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        positive(self, "block")
+        quality = self.quality.value.data
+        if not 0 <= quality <= 100:
+            raise VerifyException(f"quality must lie in [0, 100], got {quality}")
+        h, w = frame_image(self.frame)
+        grid = map_type(self, h, w)
+        gray_image(self.score, "score")
+        if not shapes.shapes_agree(self.score.type.get_shape(), grid.get_shape()):
+            raise VerifyException(f"score must cover the block grid of the frame ({grid}), got {self.score.type}")
+        return [tensor((shapes.DYNAMIC,), ui8)]
+
+
+VISION_OPS = [
+    GrayOp,
+    BlurDetectorOp,
+    SceneChangeOp,
+    CenterCropOp,
+    TextRoiOp,
+    SaliencyDftOp,
+    MotionMapOp,
+    ScoreFusionOp,
+    TemporalSmoothOp,
+    EncoderOp,
+]

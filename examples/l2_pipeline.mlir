@@ -1,0 +1,30 @@
+builtin.module {
+  func.func @l2_frame(%frame: tensor<480x640x3xui8>) -> (tensor<?xui8>, tensor<15x20xf32>) {
+    %gray = cortex.gray %frame : tensor<480x640x3xui8> -> tensor<480x640xf32>
+    %prev_gray = cortex.state "prev_gray" : tensor<480x640xf32>
+    %prev_score = cortex.state "prev_score" : tensor<15x20xf32>
+    %sharpness = cortex.blur_detector %gray : tensor<480x640xf32> -> f32
+    %blur_threshold = arith.constant 1.000000e+02 : f32
+    %blurred = arith.cmpf olt, %sharpness, %blur_threshold : f32
+    %score = scf.if %blurred -> (tensor<15x20xf32>) {
+      scf.yield %prev_score : tensor<15x20xf32>
+    } else {
+      %scene = cortex.scene_change %gray, %prev_gray : (tensor<480x640xf32>, tensor<480x640xf32>) -> f32
+      %center = cortex.center_crop %gray : tensor<480x640xf32> -> tensor<15x20xf32>
+      %text = cortex.text_roi %gray : tensor<480x640xf32> -> tensor<15x20xf32>
+      %saliency = cortex.saliency_dft %gray : tensor<480x640xf32> -> tensor<15x20xf32>
+      %motion = cortex.motion_map %gray, %prev_gray : (tensor<480x640xf32>, tensor<480x640xf32>) -> tensor<15x20xf32>
+      %wc = cortex.weight "wc" : f32
+      %wt = cortex.weight "wt" : f32
+      %ws = cortex.weight "ws" : f32
+      %wm = cortex.weight "wm" : f32
+      %fused = cortex.score_fusion(%center, %text, %saliency, %motion) weights(%wc, %wt, %ws, %wm) {terms = ["center_crop", "text_roi", "saliency_dft", "motion_map"]} : tensor<15x20xf32>, tensor<15x20xf32>, tensor<15x20xf32>, tensor<15x20xf32> -> tensor<15x20xf32>
+      %smoothed = cortex.temporal_smooth %fused, %prev_score, %scene : (tensor<15x20xf32>, tensor<15x20xf32>, f32) -> tensor<15x20xf32>
+      scf.yield %smoothed : tensor<15x20xf32>
+    }
+    cortex.update_state "prev_gray" = %gray : tensor<480x640xf32>
+    cortex.update_state "prev_score" = %score : tensor<15x20xf32>
+    %encoded = cortex.encoder %frame, %score : (tensor<480x640x3xui8>, tensor<15x20xf32>) -> tensor<?xui8>
+    func.return %encoded, %score : tensor<?xui8>, tensor<15x20xf32>
+  }
+}
