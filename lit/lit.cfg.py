@@ -1,0 +1,30 @@
+# lit configuration for Cortex's FileCheck regression tests.
+import os
+import shutil
+import sys
+
+import lit.formats
+
+config.name = "Cortex"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.excludes = ["Inputs", "Output"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.test_source_root, "Output")
+
+# Tools come from the active Python environment (pip install -e '.[test]').
+bindir = os.path.dirname(sys.executable)
+config.environment["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", "")])
+for var in ("HOME", "PYTHONPATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%examples", os.path.join(os.path.dirname(config.test_source_root), "examples")))
+
+MLIR_BIN = "/usr/lib/llvm-22/bin"
+if os.path.exists(os.path.join(MLIR_BIN, "mlir-opt")):
+    config.available_features.add("mlir-opt")
+    config.substitutions.append(("%mlir-opt", os.path.join(MLIR_BIN, "mlir-opt")))
+if shutil.which("dot"):
+    config.available_features.add("dot")

@@ -1,0 +1,56 @@
+"""Every cortex pass and target, by the name pipelines use.
+
+`cortex-opt`, the `xdsl.universe` entry point (plain `xdsl-opt`) and the
+Python API all read these tables. Entries are (module, class) pairs,
+imported when a pipeline first names them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+from importlib.util import find_spec
+
+from xdsl.passes import ModulePass
+from xdsl.utils.target import Target
+
+PASS_LOCATIONS: dict[str, tuple[str, str]] = {
+    # graph passes (issue 3)
+    "cortex-canonicalize": ("cortex.passes.canonicalize", "CortexCanonicalizePass"),
+    "cortex-specialize-mode": ("cortex.passes.specialize_mode", "SpecializeModePass"),
+    "cortex-dce": ("cortex.passes.dce", "CortexDCEPass"),
+    "cortex-shape-inference": ("cortex.passes.shape_inference", "ShapeInferencePass"),
+    "cortex-partition": ("cortex.passes.partition", "PartitionPass"),
+    "cortex-profile": ("cortex.passes.profile", "ProfilePass"),
+    # lowering (issue 4)
+    "convert-cortex-to-linalg": ("cortex.lowering.cortex_to_linalg", "ConvertCortexToLinalgPass"),
+    "convert-cortex-to-extern": ("cortex.lowering.cortex_to_extern", "ConvertCortexToExternPass"),
+}
+
+TARGET_LOCATIONS: dict[str, tuple[str, str]] = {
+    "numpy": ("cortex.backends.numpy_emitter", "NumpyTarget"),
+}
+
+
+def _loader(module: str, name: str) -> Callable[[], type]:
+    return lambda: getattr(import_module(module), name)
+
+
+def _available(table: dict[str, tuple[str, str]]) -> dict[str, Callable[[], type]]:
+    """Entries whose module exists (work in progress may not have landed yet)."""
+    return {key: _loader(module, name) for key, (module, name) in table.items() if find_spec(module) is not None}
+
+
+def cortex_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    return _available(PASS_LOCATIONS)
+
+
+def cortex_targets() -> dict[str, Callable[[], type[Target]]]:
+    return _available(TARGET_LOCATIONS)
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """xDSL's passes (canonicalize, cse, dce, ...) and cortex's."""
+    from xdsl.transforms import get_all_passes
+
+    return {**get_all_passes(), **cortex_passes()}

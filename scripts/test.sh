@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs everything the tests need (Python extras, upstream mlir-opt), then
+# runs every test: pytest, then the lit/FileCheck suite. CI runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x /usr/lib/llvm-22/bin/mlir-opt ] || ! command -v dot >/dev/null; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mlir-22-tools graphviz >/dev/null
+fi
+python3 -m pip install -q -e '.[test]'
+
+status=0
+python3 -m pytest "$@" || status=$?
+python3 -c 'import lit.main; lit.main.main()' -sv lit || status=$?
+exit $status
