@@ -1,0 +1,143 @@
+"""Video input: frames of any size, padded to the block grid the pipeline is built for.
+
+`open_video(None)` is the embedded synthetic video; a path is read with
+OpenCV. Either way the frames come out uint8 H×W×3 BGR, edge-replicated at
+the bottom and right up to the next multiples of `block`, so one pipeline
+built for `padded_size` serves the whole video (DESIGN.md, "Real videos come
+in any size").
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import cv2
+import numpy as np
+
+from cortex.examples.l2_pipeline import padded_size
+from cortex.ir import CortexError
+from cortex.video.synthetic import FPS as SYNTHETIC_FPS
+from cortex.video.synthetic import SCENE_LENGTH, SyntheticVideo
+
+DEFAULT_SYNTHETIC_FRAMES = 3 * SCENE_LENGTH  # three scenes: two cuts, blurred and static frames
+
+
+def pad_frame(frame: np.ndarray, padded: tuple[int, int]) -> np.ndarray:
+    """`frame` edge-replicated at the bottom/right to `padded` (H, W); unchanged if it fits."""
+    bottom, right = padded[0] - frame.shape[0], padded[1] - frame.shape[1]
+    if bottom == 0 and right == 0:
+        return frame
+    return cv2.copyMakeBorder(frame, 0, bottom, 0, right, cv2.BORDER_REPLICATE)
+
+
+class VideoSource:
+    """An iterable of padded uint8 BGR frames; each iteration starts from the first frame."""
+
+    def __init__(self, size: tuple[int, int], block: int, fps: float, frame_count: int | None, name: str):
+        if block <= 0:
+            raise CortexError(f"block must be positive, got {block}")
+        self.size = size
+        self.block = block
+        self.padded_size = padded_size(*size, block)
+        self.fps = fps
+        self.frame_count = frame_count
+        self.name = name
+
+    def raw_frames(self) -> Iterator[np.ndarray]:
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        for frame in self.raw_frames():
+            yield pad_frame(frame, self.padded_size)
+
+    def __repr__(self) -> str:
+        h, w = self.size
+        ph, pw = self.padded_size
+        return f"<{type(self).__name__} {self.name} {h}x{w} (padded {ph}x{pw}), {self.frame_count} frames at {self.fps:g} fps>"
+
+
+class SyntheticSource(VideoSource):
+    def __init__(self, block: int, frames: int | None, height: int, width: int, seed: int = 0):
+        try:
+            self.video = SyntheticVideo(height, width, seed)
+        except ValueError as e:
+            raise CortexError(str(e)) from None
+        count = DEFAULT_SYNTHETIC_FRAMES if frames is None else frames
+        super().__init__((height, width), block, SYNTHETIC_FPS, count, "synthetic")
+
+    def raw_frames(self) -> Iterator[np.ndarray]:
+        return self.video.frames(self.frame_count)
+
+
+class FileSource(VideoSource):
+    """A video file (or anything cv2.VideoCapture opens), read afresh per iteration."""
+
+    def __init__(self, path: str, block: int, frames: int | None):
+        self.path = path
+        capture = self.open()
+        try:
+            ok, first = capture.read()
+            if not ok or first is None:
+                raise CortexError(f"{path}: no frame could be decoded")
+            fps = capture.get(cv2.CAP_PROP_FPS) or SYNTHETIC_FPS
+            known = int(capture.get(cv2.CAP_PROP_FRAME_COUNT))
+        finally:
+            capture.release()
+        count = known if known > 0 else None
+        if frames is not None:
+            count = frames if count is None else min(count, frames)
+        self.limit = frames
+        super().__init__(first.shape[:2], block, float(fps), count, path)
+
+    def open(self) -> cv2.VideoCapture:
+        if not os.path.exists(self.path):
+            raise CortexError(f"{self.path}: no such video file")
+        capture = cv2.VideoCapture(self.path)
+        if not capture.isOpened():
+            capture.release()
+            raise CortexError(f"{self.path}: OpenCV cannot open this video")
+        return capture
+
+    def raw_frames(self) -> Iterator[np.ndarray]:
+        capture = self.open()
+        try:
+            index = 0
+            while self.limit is None or index < self.limit:
+                ok, frame = capture.read()
+                if not ok:
+                    return
+                if frame.ndim == 2:
+                    frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+                if frame.shape[:2] != self.size:
+                    raise CortexError(
+                        f"{self.path}: frame {index} is {frame.shape[0]}x{frame.shape[1]}, "
+                        f"the video started at {self.size[0]}x{self.size[1]}"
+                    )
+                yield frame
+                index += 1
+        finally:
+            capture.release()
+
+
+def open_video(
+    path: str | os.PathLike | None,
+    block: int = 32,
+    frames: int | None = None,
+    height: int = 480,
+    width: int = 640,
+) -> VideoSource:
+    """Frames of `path` (or of the synthetic video when None), padded to multiples of `block`.
+
+    `frames` caps the number of frames (the synthetic video has
+    `DEFAULT_SYNTHETIC_FRAMES` by default); `height`/`width` size the
+    synthetic video only. Raises CortexError for a file OpenCV cannot read.
+    """
+    if frames is not None and frames < 0:
+        raise CortexError(f"frames must be >= 0, got {frames}")
+    if path is None:
+        return SyntheticSource(block, frames, height, width)
+    return FileSource(os.fspath(path), block, frames)
+
+
+__all__ = ["DEFAULT_SYNTHETIC_FRAMES", "FileSource", "SyntheticSource", "VideoSource", "open_video", "pad_frame"]
