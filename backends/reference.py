@@ -1,0 +1,249 @@
+"""The eager reference interpreter: L0 cortex IR run op by op on the reference kernels.
+
+Built on xDSL's Interpreter: func, arith and scf run on xDSL's own
+implementations, and `CortexFunctions` adds one implementation per cortex
+op (a kernel from `cortex.backends.kernels`, or state/weight handling).
+Values are NumPy arrays, and f32 scalars are Python floats so that xDSL's
+arith and scf implementations work on them unchanged. This is the
+semantic ground truth every pass and backend is compared against.
+
+    runner = ReferenceRunner(module, entry="l2_frame", mode="balanced")
+    encoded, score = runner(frame)      # runner.state, runner.reset()
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.scf import ScfFunctions
+from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import DiagnosticException, InterpretationError
+
+from cortex.backends.kernels import KERNELS, run_kernel
+from cortex.backends.tensor_kernels import numpy_dtype
+from cortex.dialects import ALL_OPS
+from cortex.dialects.modes import UnknownModeError, mode_weights
+from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
+from cortex.ir import CortexError, parse, verify_located
+
+OpTimer = Callable[[Operation, float], None]
+
+
+def zeros_of(type_: Attribute, what: str) -> Any:
+    """The value a state holds before the first frame: zeros of its type."""
+    if isinstance(type_, Float32Type):
+        return 0.0
+    if isinstance(type_, TensorType):
+        shape = tuple(type_.get_shape())
+        if any(d < 0 for d in shape):
+            raise CortexError(f"{what} has a dynamic shape ({type_}); its initial zeros are undefined")
+        return np.zeros(shape, numpy_dtype(type_.element_type))
+    raise CortexError(f"{what} has type {type_}, which has no zero value")
+
+
+class CortexFunctions(InterpreterFunctions):
+    """Implementations of the cortex ops, holding one call's state and the weights.
+
+    `state` is what the state ops read (the values after the previous call);
+    `updates` collects this call's `update_state` writes, which the runner
+    commits only when the call completes.
+    """
+
+    def __init__(self, weights: Mapping[str, float], weight_source: str):
+        self.weights = weights
+        self.weight_source = weight_source
+        self.state: dict[str, Any] = {}
+        self.updates: dict[str, Any] = {}
+
+    @impl(StateOp)
+    def run_state(self, interpreter: Interpreter, op: StateOp, args: tuple[Any, ...]):
+        name = op.state_name
+        if name not in self.state:
+            self.state[name] = zeros_of(op.result.type, f"state '{name}'")
+        return (self.state[name],)
+
+    @impl(UpdateStateOp)
+    def run_update_state(self, interpreter: Interpreter, op: UpdateStateOp, args: tuple[Any, ...]):
+        self.updates[op.state_name] = args[0]
+        return ()
+
+    @impl(WeightOp)
+    def run_weight(self, interpreter: Interpreter, op: WeightOp, args: tuple[Any, ...]):
+        name = op.state_name
+        if name not in self.weights:
+            known = ", ".join(sorted(self.weights)) or "none"
+            raise CortexError(f"unknown weight '{name}' ({self.weight_source} gives: {known})")
+        return (float(np.float32(self.weights[name])),)
+
+
+def _kernel_impl(op_type: type[Operation]):
+    def run(self: CortexFunctions, interpreter: Interpreter, op: Operation, args: tuple[Any, ...]):
+        return run_kernel(op, args)
+
+    run.__name__ = f"run_{op_type.name.removeprefix('cortex.')}"
+    return impl(op_type)(run)
+
+
+# One `@impl` per kernel-backed op (every cortex op but state/weight), each
+# dispatching to its kernel through `run_kernel`; `register_impls` then
+# collects them together with the three above.
+for _op in ALL_OPS:
+    if _op.name in KERNELS:
+        setattr(CortexFunctions, f"run_{_op.name.removeprefix('cortex.')}", _kernel_impl(_op))
+register_impls(CortexFunctions)
+
+
+class OpTimerListener(Interpreter.Listener):
+    """Calls `op_timer(op, seconds)` after each cortex op (installed only when asked for)."""
+
+    def __init__(self, op_timer: OpTimer):
+        self.op_timer = op_timer
+        self.started: list[float] = []
+
+    def will_interpret_op(self, op: Operation, args) -> None:
+        if op.name.startswith("cortex."):
+            self.started.append(time.perf_counter())
+
+    def did_interpret_op(self, op: Operation, results) -> None:
+        if op.name.startswith("cortex."):
+            self.op_timer(op, time.perf_counter() - self.started.pop())
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype} {value.shape}"
+    return type(value).__name__
+
+
+def _format_expected(type_: Attribute) -> str:
+    if isinstance(type_, TensorType):
+        dtype = numpy_dtype(type_.element_type)
+        shape = tuple(None if d < 0 else d for d in type_.get_shape())
+        return f"a {dtype} array of shape {shape}"
+    return f"an {type_} scalar"
+
+
+def check_argument(index: int, type_: Attribute, value: Any) -> Any:
+    """The value to bind to an entry argument of type `type_`, or a CortexError saying what is wrong."""
+    if isinstance(type_, Float32Type):
+        if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+            return float(np.float32(value))
+        if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind == "f":
+            return float(np.float32(value))
+        raise CortexError(f"argument #{index}: expected an f32 scalar, got {_describe(value)}")
+    if isinstance(type_, TensorType):
+        expected = numpy_dtype(type_.element_type)
+        shape = type_.get_shape()
+        ok = (
+            isinstance(value, np.ndarray)
+            and value.dtype == expected
+            and value.ndim == len(shape)
+            and all(d < 0 or d == s for d, s in zip(shape, value.shape))
+        )
+        if not ok:
+            raise CortexError(f"argument #{index}: expected {_format_expected(type_)}, got {_describe(value)}")
+        return value
+    raise CortexError(f"argument #{index}: arguments of type {type_} are not supported by the reference interpreter")
+
+
+def _output(value: Any) -> Any:
+    if isinstance(value, (np.floating, np.integer)):
+        return value.item()
+    return value
+
+
+class ReferenceRunner:
+    """Runs `entry` of a cortex module frame after frame, threading named state.
+
+    `mode` picks a row of the mode table for `cortex.weight`; `weights`
+    (explicit values) win over it. `op_timer(op, seconds)`, when given, is
+    called after every cortex op executes.
+    """
+
+    def __init__(
+        self,
+        module: ModuleOp | str | Path,
+        entry: str = "l2_frame",
+        mode: str | None = "balanced",
+        weights: Mapping[str, float] | None = None,
+        op_timer: OpTimer | None = None,
+    ):
+        if not isinstance(module, ModuleOp):
+            module = parse(module)
+        else:
+            try:
+                verify_located(module)
+            except DiagnosticException as e:
+                raise CortexError(f"the module does not verify: {e}") from None
+        self.module = module
+        self.entry = entry
+        self.mode = mode
+        self.function = self._find_entry(module, entry)
+        table: dict[str, float] = {}
+        if mode is not None:
+            try:
+                table = mode_weights(mode)
+            except UnknownModeError as e:
+                raise CortexError(str(e)) from None
+        if weights is not None:
+            table.update({k: float(v) for k, v in weights.items()})
+        self.weights = table
+        sources = ([f"mode '{mode}'"] if mode is not None else []) + (["weights="] if weights is not None else [])
+        self._weight_source = " and ".join(sources) if sources else "no mode and no weights="
+        self.op_timer = op_timer
+        self.state: dict[str, Any] = {}
+        self.reset()
+
+    @staticmethod
+    def _find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
+        functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+        for f in functions:
+            if f.sym_name.data == entry and not f.is_declaration:
+                return f
+        names = ", ".join(f.sym_name.data for f in functions if not f.is_declaration) or "none"
+        raise CortexError(f"no function '@{entry}' in the module (functions: {names})")
+
+    def reset(self) -> None:
+        """Back to before the first frame: every state holds zeros of its type."""
+        self.state = {
+            op.state_name: zeros_of(op.result.type, f"state '{op.state_name}'")
+            for op in self.module.walk()
+            if isinstance(op, StateOp)
+        }
+
+    def _interpreter(self, functions: CortexFunctions) -> Interpreter:
+        listeners = (OpTimerListener(self.op_timer),) if self.op_timer is not None else ()
+        interpreter = Interpreter(self.module, listeners=listeners)
+        interpreter.register_implementations(FuncFunctions())
+        interpreter.register_implementations(ArithFunctions())
+        interpreter.register_implementations(ScfFunctions())
+        interpreter.register_implementations(functions)
+        return interpreter
+
+    def __call__(self, *inputs: Any) -> tuple[Any, ...]:
+        arg_types = self.function.function_type.inputs.data
+        if len(inputs) != len(arg_types):
+            raise CortexError(f"@{self.entry} takes {len(arg_types)} argument(s), got {len(inputs)}")
+        args = tuple(check_argument(i, t, v) for i, (t, v) in enumerate(zip(arg_types, inputs)))
+        functions = CortexFunctions(self.weights, self._weight_source)
+        functions.state = dict(self.state)
+        try:
+            results = self._interpreter(functions).call_op(self.function, args)
+        except CortexError as e:
+            raise CortexError(str(e)) from None  # drop the IR dump xDSL attaches as a note
+        except InterpretationError as e:
+            raise CortexError(f"@{self.entry}: {e}") from None
+        self.state = {**functions.state, **functions.updates}
+        return tuple(_output(r) for r in results)
+
+
+__all__ = ["CortexFunctions", "OpTimerListener", "ReferenceRunner", "check_argument", "zeros_of"]
