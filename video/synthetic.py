@@ -115,12 +115,15 @@ class SyntheticVideo:
         local = i % SCENE_LENGTH
         return local - 1 if self.is_static(i) else local
 
+    def text_coverage(self, i: int) -> np.ndarray:
+        """H×W uint8: how much of each pixel the text covers (OpenCV 5 antialiases text), 255 = all."""
+        coverage = np.zeros((self.height, self.width), np.uint8)
+        draw_text(coverage, self.scene(self.scene_of(i)), self.time_of(i), 255)
+        return coverage
+
     def text_mask(self, i: int) -> np.ndarray:
-        """H×W bool: the pixels the text covers in frame i."""
-        mask = np.zeros((self.height, self.width), np.uint8)
-        scene = self.scene(self.scene_of(i))
-        draw_text(mask, scene, self.time_of(i), 255)
-        return mask > 0
+        """H×W bool: the pixels the text touches in frame i."""
+        return self.text_coverage(i) > 0
 
     def shape_mask(self, i: int) -> np.ndarray:
         """H×W bool: the pixels the moving shapes cover in frame i."""
@@ -229,4 +232,4 @@ def make_background(rng: np.random.Generator, height: int, width: int, bright: b
     return np.clip(np.rint(image), 0, 255).astype(np.uint8)
 
 
-__all__ = ["FPS", "SCENE_LENGTH", "SyntheticVideo", "block_any"]
+__all__ = ["BLUR_SIGMA", "FPS", "SCENE_LENGTH", "STATIC_AT", "SyntheticVideo", "block_any"]
