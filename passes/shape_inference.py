@@ -1,0 +1,214 @@
+"""`cortex-shape-inference`: make dynamic result dimensions static (MLIR Toy, chapter 4).
+
+Starting from the function arguments, every cortex op's result type is
+refined with what its operands imply: `CortexOp.infer_result_types()`,
+the very rule its verifier checks, so inference and verification cannot
+disagree. A dimension stays dynamic only when nothing determines it (the
+encoder's byte count, a reshape's declared `?`).
+
+Patterns, run by xDSL's PatternRewriteWalker to a fixed point (each sweep
+visits a region's ops before the op owning it):
+- `RefineCortexResults`: one pattern for every cortex op;
+- `RefineIfResults`: an `scf.if` result takes the dimensions its branches agree on;
+- `RefineFunctionResults`: a function's declared results are refined from
+  its `func.return`s, and the `func.call`s to it get the new types.
+
+Choice about signatures: MLIR's Toy keeps the function signature (its
+functions are all inlined into `main`). Cortex compiles each function for
+one static resolution, so static result types are useful to the lowering:
+this pass refines the *result* types of a function where they were dynamic
+(with the calls to it), and never its *argument* types, which are where
+inference starts. Where a branch or return yields a more static type than
+the one its parent settled on (the other branch is unknown), a
+`tensor.cast` back to the parent's type keeps the IR valid upstream MLIR.
+
+The first op whose operand shapes cannot agree stops the pass with one
+line naming the op, where it is, and the broken rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, scf, tensor
+from xdsl.dialects.builtin import FileLineColLoc, FunctionType, ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import PassFailedException, VerifyException
+
+from cortex.dialects import shapes
+from cortex.dialects.base import CortexOp, compatible
+
+DYNAMIC = shapes.DYNAMIC
+
+
+class ShapeInferenceError(PassFailedException):
+    """Operand shapes that no result shape satisfies (one line, located)."""
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def describe(op: Operation) -> str:
+    """Where `op` is: its source location if it has one, else its function and result name."""
+    where = []
+    if isinstance(op.location, FileLineColLoc):
+        loc = op.location
+        where.append(f"{loc.filename.data}:{loc.line.data}:{loc.column.data}")
+    fn = op.parent_op()
+    while fn is not None and not isinstance(fn, func.FuncOp):
+        fn = fn.parent_op()
+    if fn is not None:
+        where.append(f"in @{fn.sym_name.data}")
+    names = [f"%{r.name_hint}" for r in op.results if r.name_hint]
+    if names:
+        where.append(f"defining {', '.join(names)}")
+    return f"'{op.name}' op" + (f" ({', '.join(where)})" if where else "")
+
+
+def fail(op: Operation, message: str) -> ShapeInferenceError:
+    return ShapeInferenceError(f"{describe(op)}: {message}")
+
+
+def refined(declared: Attribute, inferred: Attribute | None) -> Attribute:
+    """`declared` with its dynamic dimensions taken from `inferred` (same type if nothing to learn)."""
+    if not (isinstance(declared, TensorType) and isinstance(inferred, TensorType)):
+        return declared
+    if declared.get_num_dims() != inferred.get_num_dims():
+        return declared
+    shape = shapes.refine(declared.get_shape(), inferred.get_shape())
+    return TensorType(declared.element_type, shape)
+
+
+def join(types: Sequence[Attribute]) -> Attribute | None:
+    """The most static type all of `types` agree with: a dimension is static where all are equal."""
+    first = types[0]
+    if not all(isinstance(t, TensorType) for t in types):
+        return first if all(t == first for t in types) else None
+    if len({(t.element_type, t.get_num_dims()) for t in types}) != 1:
+        return None
+    dims = zip(*(t.get_shape() for t in types))
+    return TensorType(first.element_type, [d[0] if len(set(d)) == 1 else DYNAMIC for d in dims])
+
+
+def set_type(rewriter: PatternRewriter, value: SSAValue, new_type: Attribute) -> None:
+    if value.type != new_type:
+        rewriter.replace_value_with_new_type(value, new_type)
+
+
+def cast_operands_to(rewriter: PatternRewriter, terminator: Operation, types: Sequence[Attribute]) -> None:
+    """Insert `tensor.cast`s so `terminator`'s operands have exactly `types`."""
+    operands = list(terminator.operands)
+    for index, (value, t) in enumerate(zip(operands, types)):
+        if value.type != t and isinstance(t, TensorType):
+            cast = rewriter.insert(tensor.CastOp(value, t), InsertPoint.before(terminator))
+            operands[index] = cast.dest
+    if operands != list(terminator.operands):
+        terminator.operands = operands
+        rewriter.notify_op_modified(terminator)
+
+
+def refine_from_terminators(
+    rewriter: PatternRewriter, results: Sequence[Attribute], terminators: Sequence[Operation]
+) -> list[Attribute]:
+    """The refined types of a region-holding op's results, from what its terminators pass."""
+    new_types = []
+    for index, declared in enumerate(results):
+        passed = [t.operands[index].type for t in terminators if len(t.operands) > index]
+        agreed = join(passed) if passed and len(passed) == len(terminators) else None
+        new_types.append(refined(declared, agreed) if agreed is not None and compatible(declared, agreed) else declared)
+    return new_types
+
+
+# ---------------------------------------------------------------- patterns
+
+
+class RefineCortexResults(RewritePattern):
+    """A cortex op's result types become what `infer_result_types()` says."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, CortexOp):
+            return
+        try:
+            inferred = op.infer_result_types()
+        except VerifyException as e:
+            raise fail(op, str(e)) from None
+        for index, (result, expected) in enumerate(zip(op.results, inferred)):
+            if expected is None:
+                continue
+            if not compatible(result.type, expected):
+                raise fail(op, f"result #{index} is declared {result.type}, but the operands imply {expected}")
+            set_type(rewriter, result, refined(result.type, expected))
+
+
+class RefineIfResults(RewritePattern):
+    """scf.if results take the dimensions both branches agree on."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter, /) -> None:
+        yields = [region.block.last_op for region in op.regions if region.blocks]
+        if len(yields) != 2 or not all(isinstance(y, scf.YieldOp) for y in yields):
+            return  # an `if` without `else` has no results to refine
+        new_types = refine_from_terminators(rewriter, op.result_types, yields)
+        for result, t in zip(op.results, new_types):
+            set_type(rewriter, result, t)
+        for y in yields:
+            cast_operands_to(rewriter, y, new_types)
+
+
+class RefineFunctionResults(RewritePattern):
+    """A function's dynamic result types become what its returns give; calls follow."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter, /) -> None:
+        if op.is_declaration:
+            return
+        returns = [block.last_op for block in op.body.blocks if isinstance(block.last_op, func.ReturnOp)]
+        if not returns:
+            return
+        outputs = list(op.function_type.outputs.data)
+        new_types = refine_from_terminators(rewriter, outputs, returns)
+        if new_types != outputs:
+            op.function_type = FunctionType.from_lists(list(op.function_type.inputs.data), new_types)
+            rewriter.notify_op_modified(op)
+            for call in self.calls_to(op):
+                for result, t in zip(call.results, new_types):
+                    set_type(rewriter, result, t)
+        for ret in returns:
+            cast_operands_to(rewriter, ret, new_types)
+
+    @staticmethod
+    def calls_to(fn: func.FuncOp) -> list[func.CallOp]:
+        top = fn
+        while top.parent_op() is not None:
+            top = top.parent_op()
+        name = fn.sym_name.data
+        return [c for c in top.walk() if isinstance(c, func.CallOp) and c.callee.root_reference.data == name]
+
+
+def infer_shapes(module: ModuleOp) -> None:
+    """Refine every dynamic result type in `module` that its operands determine (in place)."""
+    applier = GreedyRewritePatternApplier(
+        [RefineCortexResults(), RefineIfResults(), RefineFunctionResults()], dce_enabled=False
+    )
+    PatternRewriteWalker(applier, walk_regions_first=True).rewrite_module(module)
+
+
+@dataclass(frozen=True)
+class ShapeInferencePass(ModulePass):
+    """Static result types from static arguments (see module doc)."""
+
+    name = "cortex-shape-inference"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        infer_shapes(op)

@@ -1,0 +1,85 @@
+"""`cortex-specialize-mode{mode=power_save}`: runtime weights become constants.
+
+Each `cortex.weight "wX"` is replaced by an f32 `arith.constant` holding the
+mode's value for wX, from the built-in mode table (`cortex.dialects.modes`)
+or from a JSON file `{mode: {weight: value}}` given as `table="path.json"`
+(quoted: xDSL's pass-option syntax does not take a bare path).
+On its own this changes nothing observable; it is what lets canonicalize
+drop zero-weight fusion terms and DCE remove the stages that fed them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, f32
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriterListener,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.utils.exceptions import PassFailedException
+
+from cortex.dialects.modes import UnknownModeError, load_modes, mode_weights
+from cortex.dialects.state import WeightOp
+
+
+class SpecializeModeError(PassFailedException):
+    """A mode or weight the mode table does not have (reported as one line)."""
+
+
+class WeightToConstant(RewritePattern):
+    """cortex.weight "wX" → arith.constant <the mode's wX> : f32."""
+
+    def __init__(self, weights: dict[str, float]):
+        self.weights = weights
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: WeightOp, rewriter: PatternRewriter, /) -> None:
+        rewriter.replace(op, arith.ConstantOp(FloatAttr(self.weights[op.state_name], f32)))
+
+
+def resolve_weights(mode: str | None, table: str | None = None) -> dict[str, float]:
+    """The weight row of `mode`, or a SpecializeModeError naming what is wrong."""
+    if not mode:
+        raise SpecializeModeError("no mode given (use mode=<name>)")
+    try:
+        return mode_weights(mode, load_modes(table))
+    except UnknownModeError as e:
+        raise SpecializeModeError(str(e)) from None
+
+
+def specialize_mode(
+    module: ModuleOp, mode: str | None, table: str | None = None, listener: PatternRewriterListener | None = None
+) -> None:
+    """Replace every `cortex.weight` in `module` by the constant of `mode` (in place)."""
+    weights = resolve_weights(mode, table)
+    names = sorted({op.state_name for op in module.walk() if isinstance(op, WeightOp)})
+    missing = [n for n in names if n not in weights]
+    if missing:
+        raise SpecializeModeError(
+            f"mode '{mode}' has no weight{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(repr(n) for n in missing)} "
+            f"(it has: {', '.join(sorted(weights))})"
+        )
+    PatternRewriteWalker(
+        WeightToConstant(weights), apply_recursively=False, listener=listener or PatternRewriterListener()
+    ).rewrite_module(module)
+
+
+@dataclass(frozen=True)
+class SpecializeModePass(ModulePass):
+    """Replace runtime weights by the constants of one mode (`mode=`, optional `table=`)."""
+
+    name = "cortex-specialize-mode"
+
+    mode: str | None = None
+    table: str | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        specialize_mode(op, self.mode, self.table)
