@@ -1,0 +1,173 @@
+"""cortex-profile{frames=N mode=M entry=E}: measure every cortex op, record it in the IR.
+
+The seed's `profile_ms` metadata, as an attribute: the reference interpreter
+runs `entry` over N inputs, its `op_timer` hook reports the wall time of
+each cortex op execution, and each op gets the median over the frames as
+`cortex.profile_ms` (f64, milliseconds). The graph view and the DCE report
+read it back to say what a pass saved.
+
+Inputs: synthetic video frames (`cortex.video.synthetic.SyntheticVideo`, at
+the entry's frame size) when the entry takes one BGR frame; seeded random
+arrays of the argument types otherwise (tensor graphs).
+
+Ops that never ran (the L2 pipeline's scoring stages on a run where every
+frame was blurred, or any op in a branch never taken) get no attribute, and
+an attribute left by an earlier profile is removed from them: the IR then
+says "not measured", which the graph view shows as 0.00 ms. An op that ran
+on some frames only gets the median over the frames it ran on. Pieces
+outlined by `cortex-partition` are profiled too: the interpreter follows
+the calls.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerType, ModuleOp, TensorType, f64
+from xdsl.ir import Attribute, Operation
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from cortex.dialects.base import ui8
+from cortex.ir import CortexError
+
+PROFILE_ATTR = "cortex.profile_ms"
+DEFAULT_ENTRY = "l2_frame"
+
+
+class ProfileError(PassFailedException):
+    """The module cannot be profiled (reported as one line)."""
+
+
+def entry_function(module: ModuleOp, entry: str | None = None) -> func.FuncOp:
+    """The function to run: `entry`; without one, @l2_frame or the module's only public function.
+
+    A named entry that is missing is an error too, except the default
+    @l2_frame, which falls back to the only public function (so that
+    `cortex-profile` works on a tensor graph without options).
+    """
+    defined = [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
+    wanted = entry or DEFAULT_ENTRY
+    for fn in defined:
+        if fn.sym_name.data == wanted:
+            return fn
+    public = [fn for fn in defined if fn.sym_visibility is None or fn.sym_visibility.data == "public"]
+    if wanted == DEFAULT_ENTRY and len(public) == 1:
+        return public[0]
+    names = ", ".join(f"@{fn.sym_name.data}" for fn in defined) or "none"
+    raise CortexError(f"no function '@{wanted}' to run in the module (functions: {names})")
+
+
+def is_frame_type(t: Attribute) -> bool:
+    """tensor<HxWx3xui8>: one BGR frame, which the synthetic video can supply."""
+    return (
+        isinstance(t, TensorType)
+        and t.element_type == ui8
+        and t.get_num_dims() == 3
+        and t.get_shape()[2] == 3
+        and min(t.get_shape()) > 0
+    )
+
+
+def random_value(t: Attribute, rng: np.random.Generator, index: int) -> Any:
+    """A seeded random value of type `t` (standard normal floats, in-range integers)."""
+    if isinstance(t, Float32Type):
+        return float(np.float32(rng.standard_normal()))
+    if not isinstance(t, TensorType):
+        raise CortexError(f"argument #{index} has type {t}: cannot make a sample input for it")
+    shape = tuple(t.get_shape())
+    if any(d < 0 for d in shape):
+        raise CortexError(f"argument #{index} has a dynamic shape ({t}): cannot make a sample input for it")
+    element = t.element_type
+    if isinstance(element, Float32Type):
+        return rng.standard_normal(shape).astype(np.float32)
+    if element == ui8:
+        return rng.integers(0, 256, shape, dtype=np.uint8)
+    if isinstance(element, IntegerType):
+        return rng.integers(-100, 100, shape).astype(f"int{element.width.data}")
+    raise CortexError(f"argument #{index} has element type {element}: cannot make a sample input for it")
+
+
+def sample_inputs(fn: func.FuncOp, frames: int, seed: int = 0) -> Iterator[tuple[Any, ...]]:
+    """`frames` argument tuples for `fn`: synthetic video frames, or seeded random arrays."""
+    types: Sequence[Attribute] = fn.function_type.inputs.data
+    if len(types) == 1 and is_frame_type(types[0]):
+        from cortex.video.synthetic import SyntheticVideo
+
+        height, width, _ = types[0].get_shape()
+        for frame in SyntheticVideo(height, width, seed=seed).frames(frames):
+            yield (frame,)
+        return
+    rng = np.random.default_rng(seed)
+    for _ in range(frames):
+        yield tuple(random_value(t, rng, i) for i, t in enumerate(types))
+
+
+def profile_module(
+    module: ModuleOp, frames: int = 10, mode: str | None = "balanced", entry: str | None = None, seed: int = 0
+) -> dict[Operation, float]:
+    """Run the reference interpreter and set `cortex.profile_ms` on every cortex op that ran.
+
+    Returns the medians in milliseconds, keyed by op.
+    """
+    from cortex.backends.reference import ReferenceRunner
+
+    if frames < 1:
+        raise CortexError(f"frames must be at least 1, got {frames}")
+    fn = entry_function(module, entry)
+    samples: dict[Operation, list[float]] = defaultdict(list)
+    per_frame: dict[Operation, float] = defaultdict(float)
+
+    def op_timer(op: Operation, seconds: float) -> None:
+        per_frame[op] += seconds  # an op run twice in one frame (a piece called twice) adds up
+
+    runner = ReferenceRunner(module, entry=fn.sym_name.data, mode=mode, op_timer=op_timer)
+    for inputs in sample_inputs(fn, frames, seed):
+        per_frame.clear()
+        runner(*inputs)
+        for op, seconds in per_frame.items():
+            samples[op].append(seconds)
+
+    medians = {op: round(1000.0 * statistics.median(times), 4) for op, times in samples.items()}
+    for op in module.walk():
+        if not op.name.startswith("cortex."):
+            continue
+        if op in medians:
+            op.attributes[PROFILE_ATTR] = FloatAttr(medians[op], f64)
+        else:
+            op.attributes.pop(PROFILE_ATTR, None)
+    return medians
+
+
+def profile_ms(op: Operation) -> float | None:
+    """The recorded median time of `op` in milliseconds, or None when not measured."""
+    attr = op.attributes.get(PROFILE_ATTR)
+    return attr.value.data if isinstance(attr, FloatAttr) else None
+
+
+@dataclass(frozen=True)
+class ProfilePass(ModulePass):
+    """Record each cortex op's median reference-interpreter time as `cortex.profile_ms`."""
+
+    name = "cortex-profile"
+
+    frames: int = 10
+    mode: str = "balanced"
+    entry: str = DEFAULT_ENTRY
+    seed: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            profile_module(op, self.frames, self.mode or None, self.entry, self.seed)
+        except CortexError as e:
+            raise ProfileError(str(e)) from None
+
+
+__all__ = ["PROFILE_ATTR", "ProfilePass", "entry_function", "profile_ms", "profile_module", "sample_inputs"]
