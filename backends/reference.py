@@ -80,8 +80,7 @@ class CortexFunctions(InterpreterFunctions):
     def run_weight(self, interpreter: Interpreter, op: WeightOp, args: tuple[Any, ...]):
         name = op.state_name
         if name not in self.weights:
-            known = ", ".join(sorted(self.weights)) or "none"
-            raise CortexError(f"unknown weight '{name}' ({self.weight_source} gives: {known})")
+            raise CortexError(f"weight '{name}' has no value: {self.weight_source}")
         return (float(np.float32(self.weights[name])),)
 
 
@@ -194,14 +193,24 @@ class ReferenceRunner:
                 table = mode_weights(mode)
             except UnknownModeError as e:
                 raise CortexError(str(e)) from None
-        if weights is not None:
-            table.update({k: float(v) for k, v in weights.items()})
+        for name, value in (weights or {}).items():
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise CortexError(f"weight '{name}' must be a number, got {value!r}")
+            table[name] = float(value)
         self.weights = table
-        sources = ([f"mode '{mode}'"] if mode is not None else []) + (["weights="] if weights is not None else [])
-        self._weight_source = " and ".join(sources) if sources else "no mode and no weights="
+        self._weight_source = self._describe_weights(mode, weights, table)
         self.op_timer = op_timer
         self.state: dict[str, Any] = {}
         self.reset()
+
+    @staticmethod
+    def _describe_weights(mode: str | None, weights: Mapping[str, float] | None, table: Mapping[str, float]) -> str:
+        """What a missing weight's diagnostic says about where weights come from."""
+        if mode is None and weights is None:
+            return "the module reads runtime weights, so give a mode or weights={...}"
+        sources = ([f"mode '{mode}'"] if mode is not None else []) + (["weights="] if weights is not None else [])
+        source = " and ".join(sources)
+        return f"known weights ({source}): {', '.join(sorted(table)) or 'none'}"
 
     @staticmethod
     def _find_entry(module: ModuleOp, entry: str) -> func.FuncOp:

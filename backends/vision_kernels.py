@@ -167,7 +167,9 @@ def motion_map(gray: np.ndarray, prev_gray: np.ndarray, *, block: int = 32) -> n
 def score_fusion(maps: Sequence[np.ndarray], weights: Sequence[float], *, terms: Sequence[str] = ()) -> np.ndarray:
     """S = Σ wᵢ·mapᵢ in float32 (`terms` only names the maps)."""
     if not maps or len(maps) != len(weights):
-        raise CortexError(f"score_fusion needs as many weights as maps, got {len(maps)} maps and {len(weights)} weights")
+        raise CortexError(
+            f"score_fusion needs as many weights as maps, got {len(maps)} maps and {len(weights)} weights"
+        )
     total = np.multiply(maps[0], F32(weights[0]), dtype=F32)
     for m, w in zip(maps[1:], weights[1:]):
         total += np.multiply(m, F32(w), dtype=F32)
@@ -180,7 +182,8 @@ def temporal_smooth(
     """scene > reset_threshold ? score : alpha·prev_score + (1−alpha)·score."""
     if scene > reset_threshold:
         return np.array(score, dtype=F32)
-    return (F32(alpha) * np.asarray(prev_score, F32) + F32(1.0 - alpha) * np.asarray(score, F32)).astype(F32, copy=False)
+    smoothed = F32(alpha) * np.asarray(prev_score, F32) + F32(1.0 - alpha) * np.asarray(score, F32)
+    return smoothed.astype(F32, copy=False)
 
 
 def low_score_mask(score: np.ndarray, threshold: float) -> np.ndarray:
@@ -191,7 +194,9 @@ def low_score_mask(score: np.ndarray, threshold: float) -> np.ndarray:
     return score < F32(threshold) * F32(peak)
 
 
-def encoder(frame: np.ndarray, score: np.ndarray, *, block: int = 32, threshold: float = 0.5, quality: int = 85) -> np.ndarray:
+def encoder(
+    frame: np.ndarray, score: np.ndarray, *, block: int = 32, threshold: float = 0.5, quality: int = 85
+) -> np.ndarray:
     """ROI-aware JPEG: low-score blocks take the 9×9-Gaussian-blurred pixels; 1-D uint8 bytes."""
     gh, gw = block_grid(frame.shape, block)
     if score.shape != (gh, gw):
