@@ -37,33 +37,99 @@ class CortexError(Exception):
     """A user-facing diagnostic: one message, with a location when known."""
 
 
+class LocatedVerifyException(VerifyException):
+    """A verifier failure that knows the failing op and, when parsed, where it was.
+
+    `str(e)` is the rendered diagnostic (location, source line, carets);
+    `message` is the bare `'cortex.xxx' op ...` text and `span` its position,
+    for tools (cortex-opt's --verify-diagnostics) that re-render or match it.
+    """
+
+    def __init__(self, op: Operation, message: str, span: Span | None):
+        super().__init__(span.print_with_context(message) if span is not None else message)
+        self.op = op
+        self.message = message
+        self.span = span
+
+
 class LocatingParser(Parser):
-    """A Parser that remembers where each op started, for verifier diagnostics."""
+    """A Parser that remembers where each op is, for diagnostics with locations.
+
+    `spans[op]` is the op's name token (where mlir-opt puts an op's location).
+    It also locates two errors xDSL reports without a useful position: an
+    attribute or property that fails verification while an op is parsed
+    (re-raised as a ParseError at that op), and an SSA value that is used but
+    never defined (reported at its first use, not at the end of the input).
+    """
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.spans: dict[Operation, Span] = {}
+        self._name_spans: list[Span] = []
+        self._first_uses: dict[str, Span] = {}
+
+    def _parse_op_result_list(self):
+        results = super()._parse_op_result_list()
+        self._name_spans.append(self._current_token.span)
+        return results
 
     def parse_optional_operation(self):
         start = self._current_token.span
-        op = super().parse_optional_operation()
+        depth = len(self._name_spans)
+        try:
+            op = super().parse_optional_operation()
+        except (VerifyException, ValueError, IndexError) as e:
+            if len(self._name_spans) <= depth:
+                raise
+            name = self._name_spans[depth]
+            raise ParseError(name, f"'{name.text.strip(chr(34))}' op {e}") from None
         if op is not None:
-            self.spans[op] = start
+            self.spans[op] = self._name_spans[depth] if len(self._name_spans) > depth else start
+            del self._name_spans[depth:]
         return op
+
+    def _get_op_by_name(self, name: str):
+        try:
+            return super()._get_op_by_name(name)
+        except ParseError as e:
+            # xDSL points past the name; mlir-opt points at it.
+            span = self._name_spans[-1] if self._name_spans else e.span
+            dialect = name.split(".", 1)[0] if "." in name else None
+            known = dialect is not None and dialect in self.ctx.registered_dialect_names
+            why = (
+                f"the '{dialect}' dialect has no such op"
+                if known
+                else f"no dialect '{dialect}' is registered"
+                if dialect
+                else "op names are 'dialect.op'"
+            )
+            raise ParseError(span, f"unknown operation '{name}' ({why})") from None
+
+    def resolve_operand(self, operand, type):
+        name = operand.operand_name
+        if name not in self.ssa_values:
+            self._first_uses.setdefault(name, operand.span)
+        return super().resolve_operand(operand, type)
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError:
+            undefined = [self._first_uses[n] for n in self.forward_ssa_references if n in self._first_uses]
+            if not undefined:
+                raise
+            first = min(undefined, key=lambda span: span.start)
+            raise ParseError(first, f"use of undeclared SSA value name '{first.text}'") from None
 
 
 def verify_located(module: Operation, spans: dict[Operation, Span] | None = None) -> None:
-    """Verify op by op (parents first); raise VerifyException with a location."""
+    """Verify op by op (parents first); raise LocatedVerifyException with a location."""
     spans = spans or {}
     for op in module.walk():
         try:
             op.verify(verify_nested_ops=False)
         except VerifyException as e:
-            message = f"'{op.name}' op {e}"
-            span = spans.get(op)
-            if span is not None:
-                raise VerifyException(span.print_with_context(message)) from None
-            raise VerifyException(message) from None
+            raise LocatedVerifyException(op, f"'{op.name}' op {e}", spans.get(op)) from None
 
 
 def parse_module(text: str, filename: str = "<input>", ctx: Context | None = None, verify: bool = True) -> ModuleOp:
@@ -98,6 +164,7 @@ def to_text(op: Operation, generic: bool = False) -> str:
 __all__ = [
     "CortexError",
     "DiagnosticException",
+    "LocatedVerifyException",
     "LocatingParser",
     "ParseError",
     "make_context",

@@ -1,18 +1,239 @@
-"""cortex-opt: the mlir-opt of Cortex, built on xDSL's opt driver."""
+"""cortex-opt: the mlir-opt of Cortex, built on xDSL's opt driver.
+
+`CortexOptMain` keeps xDSL's `xDSLOptMain` for what it does well (dialect,
+pass and target registration, argument parsing, the output targets) and
+replaces its input-to-output step so that every failure is a diagnostic,
+never a traceback:
+
+- input is parsed with `cortex.ir.LocatingParser` and verified op by op with
+  `verify_located`, so a verifier error has the failing op's `file:line:col`;
+- the pass pipeline is built pass by pass, so an unknown pass or a bad option
+  names that pass;
+- between passes a `PassInstrumentation` (tools/instrumentation.py) verifies,
+  dumps and times, and names the pass after which the IR stopped verifying;
+- `--verify-diagnostics` really checks `// expected-error {{...}}` comments
+  (tools/diagnostics.py);
+- anything else is an internal error: `error: internal error: ...`, exit 2
+  (`CORTEX_DEBUG=1` shows the traceback).
+
+Imports of the optional engines (translation validation, graph views) are
+lazy, inside the flags that need them, to keep start-up short.
+"""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import dataclasses
+import difflib
+import os
+import re
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from importlib import import_module
+from io import StringIO
+from typing import IO
 
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, ShrinkException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from cortex.dialects import Cortex
+from cortex.ir import CortexError, LocatedVerifyException, LocatingParser, verify_located
 from cortex.passes.registry import cortex_passes, cortex_targets
+from cortex.tools.diagnostics import Diagnostic, check_expectations, from_parse_error, parse_expectations
+from cortex.tools.instrumentation import IRPrinter, NullTimer, PassInstrumentation, PassTimer, PassVerificationError
+
+STARTED = time.perf_counter()
+
+DEFAULT_SEMANTIC_FRAMES = 3
+
+DESCRIPTION = """\
+cortex-opt: the Cortex modular optimizer driver (the mlir-opt of Cortex).
+
+Reads MLIR (the cortex dialect and upstream builtin/func/arith/math/scf/
+tensor/linalg) from a file or stdin, verifies it, runs a pass pipeline and
+prints the result, or emits it with a target."""
+
+EPILOG = """\
+examples:
+  cortex-opt examples/l2_pipeline.mlir
+      parse, verify and print (custom form; --print-op-generic for generic)
+  cortex-opt in.mlir -p 'cortex-specialize-mode{mode=power_save},canonicalize,cortex-dce'
+      specialise the request mode, fold zero-weight terms, drop dead stages
+  cortex-opt in.mlir -p convert-cortex-to-linalg,convert-cortex-to-extern
+      lower to upstream MLIR (what /usr/lib/llvm-22/bin/mlir-opt accepts)
+  cortex-opt in.mlir -p convert-cortex-to-linalg,convert-cortex-to-extern -t numpy
+      emit the NumPy backend's Python source
+  cortex-opt in.mlir -p canonicalize,cse --mlir-print-ir-after-change --mlir-timing
+      show the IR after each pass that changed it, and where the time went
+  cortex-opt errors.mlir --split-input-file --verify-diagnostics
+      check the // expected-error {{...}} comments of every // ----- chunk
+
+Pass options go in braces, separated by spaces: -p 'pass{opt=1 other=x}'.
+--list-passes shows every pass with its options.
+Exit status: 0 success; 1 a diagnostic (bad input, a pass failed, a
+--verify-diagnostics mismatch); 2 a bad command line or an internal error
+(CORTEX_DEBUG=1 shows its traceback)."""
+
+# xDSL's flags, described as cortex-opt implements them.
+HELP_OVERRIDES = {
+    "input_file": "input file (MLIR text); stdin when omitted or '-'",
+    "verify_diagnostics": "check the diagnostics against the input's // expected-error {{...}} "
+    "comments (@+N, @-N, @above, @below; -re for regexes), as mlir-opt does; "
+    "exit 1 on any mismatch",
+    "parsing_diagnostics": "print parse errors to stdout and exit 0 (xDSL's test mode)",
+    "print_between_passes": "same as --mlir-print-ir-after-all",
+    "time_passes": "same as --mlir-timing",
+    "split_input_file": "split the input at '// -----' lines and process each chunk on its own",
+    "output_file": "write the output to FILE (only when every chunk succeeded)",
+    "disable_verify": "do not verify the input, nor the IR after each pass",
+}
+
+SPLIT_MARKER = re.compile(r"[ \t]*// -----[ \t]*\r?")
+ONLY_COMMENTS = re.compile(r"\A(?:\s|//[^\n]*)*\Z")
+
+
+class UsageError(Exception):
+    """A diagnostic about the command line (a pass, an option, a flag), not the input."""
+
+    def __init__(self, diagnostic: Diagnostic | str):
+        self.diagnostic = diagnostic if isinstance(diagnostic, Diagnostic) else Diagnostic(diagnostic)
+        super().__init__(self.diagnostic.headline())
+
+
+class InternalError(Exception):
+    """A bug in cortex or xDSL (not in the input), with what was going on."""
+
+
+class ChunkFailure(Exception):
+    """Processing of one input chunk stopped at this diagnostic."""
+
+    def __init__(self, diagnostic: Diagnostic, from_parser: bool = False):
+        super().__init__(diagnostic.headline())
+        self.diagnostic = diagnostic
+        self.from_parser = from_parser
+
+
+def normalise_argv(argv: Sequence[str]) -> list[str]:
+    """Let `--verify-each-pass-semantics` stand alone (it means `=3`).
+
+    argparse would otherwise take the input file that follows the flag as N.
+    """
+    flag = "--verify-each-pass-semantics"
+    return [f"{flag}={DEFAULT_SEMANTIC_FRAMES}" if a == flag else a for a in argv]
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number of frames, got '{text}'") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of frames, got {value}")
+    return value
+
+
+def split_input(text: str) -> list[tuple[str, int]]:
+    """Chunks between `// -----` lines, each with the number of lines before it."""
+    chunks: list[tuple[str, int]] = []
+    current: list[str] = []
+    start = 0
+    for number, line in enumerate(text.split("\n")):
+        if SPLIT_MARKER.fullmatch(line):
+            chunks.append(("\n".join(current), start))
+            current, start = [], number + 1
+        else:
+            current.append(line)
+    chunks.append(("\n".join(current), start))
+    return chunks
+
+
+def load_engine(flag: str, module: str, names: Sequence[str]) -> list[Callable]:
+    """Callables from a module another part of Cortex provides; a clean error if it is missing."""
+    try:
+        mod = import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name is not None and module.startswith(e.name):
+            raise UsageError(f"{flag} is not available: {module} is not part of this build") from None
+        raise
+    missing = [name for name in names if not hasattr(mod, name)]
+    if missing:
+        raise UsageError(f"{flag} is not available: {module} does not define {', '.join(missing)}")
+    return [getattr(mod, name) for name in names]
+
+
+def render_pipeline_error(e: ArgSpecParseError, spec: str) -> Diagnostic:
+    """ArgSpecParseError keeps only a rendered string: rebuild `<pass-pipeline>:1:N: error: ...`."""
+    lines = str(e).splitlines()
+    where = next((i for i, line in enumerate(lines) if re.fullmatch(r"pass-pipeline:\d+:\d+", line)), None)
+    if where is None or len(lines) < where + 4:
+        return Diagnostic(f"invalid pass pipeline '{spec}': {lines[-1].strip() if lines else e}")
+    _, line, col = lines[where].split(":")
+    message = lines[where + 3].strip()
+    return Diagnostic(
+        f"invalid pass pipeline: {message}", "error", "<pass-pipeline>", int(line), int(col), lines[where + 1]
+    )
+
+
+def build_passes(available: dict[str, Callable[[], type[ModulePass]]], spec: str) -> tuple[ModulePass, ...]:
+    """The pipeline `spec` as pass instances; one diagnostic naming the pass that is wrong."""
+    try:
+        specs = list(parse_pipeline(spec))
+    except ArgSpecParseError as e:
+        raise UsageError(render_pipeline_error(e, spec)) from None
+    passes: list[ModulePass] = []
+    for pass_spec in specs:
+        name = pass_spec.name
+        if name not in available:
+            close = difflib.get_close_matches(name, list(available), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else " (--list-passes lists them)"
+            raise UsageError(f"unknown pass '{name}'{hint}")
+        try:
+            cls = available[name]()
+        except Exception as e:
+            raise InternalError(f"cannot load pass '{name}': {type(e).__name__}: {e}") from e
+        known = {f.name for f in dataclasses.fields(cls) if f.init and f.name != "name"}
+        given = pass_spec.normalize_parameter_names().parameters
+        unknown = [k.replace("_", "-") for k in given if k not in known]
+        if unknown:
+            raise UsageError(f"pass '{name}' has no option '{unknown[0]}'; {describe_options(cls)}")
+        try:
+            passes.append(cls.from_pass_spec(pass_spec))
+        except (ValueError, TypeError) as e:
+            raise UsageError(f"invalid options for pass '{name}': {e}; {describe_options(cls)}") from None
+    return tuple(passes)
+
+
+def describe_options(cls: type[ModulePass]) -> str:
+    infos = get_pass_option_infos(cls)
+    if not infos:
+        return "it takes no options"
+    return "its options are " + ", ".join(
+        f"{info.name.replace('_', '-')}: {info.expected_type.strip(chr(39))}"
+        + (f" = {info.default_value}" if info.default_value is not None else "")
+        for info in infos
+    )
 
 
 class CortexOptMain(xDSLOptMain):
+    """xDSL's opt driver with cortex registered and MLIR-grade diagnostics."""
+
+    version_format = "cortex-opt (xDSL {xdsl_version})"
+
+    def __init__(self, args: Sequence[str] | None = None, description: str = DESCRIPTION):
+        self.timer: PassTimer = NullTimer()
+        self.passes: tuple[ModulePass, ...] = ()
+        self.semantics: Callable | None = None
+        self.graph_view: dict[str, Callable] = {}
+        argv = normalise_argv(sys.argv[1:] if args is None else args)
+        super().__init__(description=description, args=argv)
+
+    # -- registration ------------------------------------------------------
+
     def register_all_dialects(self):
         super().register_all_dialects()
         if "cortex" not in self.ctx.registered_dialect_names:
@@ -27,14 +248,300 @@ class CortexOptMain(xDSLOptMain):
         super().register_all_targets()
         self.available_targets.update(cortex_targets())
 
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        super().register_all_arguments(arg_parser)
+        arg_parser.prog = "cortex-opt"
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        arg_parser.epilog = EPILOG
+        overrides = {
+            **HELP_OVERRIDES,
+            "passes": "pass pipeline, e.g. -p 'canonicalize,cse'. Cortex passes: "
+            + (", ".join(sorted(cortex_passes())) or "(none yet)")
+            + "; xDSL's passes too (--list-passes lists them all)",
+            "target": "output: mlir (default) or " + ", ".join(t for t in self.available_targets if t != "mlir"),
+        }
+        for action in arg_parser._actions:
+            if action.dest in overrides:
+                action.help = overrides[action.dest]
+
+        tools = arg_parser.add_argument_group("pass instrumentation (as in mlir-opt)")
+        tools.add_argument(
+            "--mlir-print-ir-after-all", action="store_true", help="print the IR to stderr after every pass"
+        )
+        tools.add_argument(
+            "--mlir-print-ir-after-change",
+            action="store_true",
+            help="print the IR to stderr after each pass that changed it",
+        )
+        tools.add_argument(
+            "--mlir-timing", action="store_true", help="report the wall time of parsing, each pass and output"
+        )
+        tools.add_argument(
+            "--verify-each-pass-semantics",
+            metavar="N",
+            type=positive_int,
+            default=None,
+            help="run the reference interpreter on N frames (default "
+            f"{DEFAULT_SEMANTIC_FRAMES}; write --verify-each-pass-semantics=N) after every pass and "
+            "fail naming the first pass that changed the results",
+        )
+        tools.add_argument(
+            "--list-passes", action="store_true", help="list the available passes (cortex's with options) and exit"
+        )
+        graphs = arg_parser.add_argument_group("graph views")
+        graphs.add_argument(
+            "--view-graph", action="store_true", help="print the dataflow graph as a table instead of the IR"
+        )
+        graphs.add_argument(
+            "--graph-diff", action="store_true", help="print how the pipeline changed the graph instead of the IR"
+        )
+        graphs.add_argument(
+            "--graph-dot",
+            metavar="FILE",
+            default=None,
+            help="also write the graph in Graphviz dot to FILE (FILE.svg, .png, .pdf: rendered by Graphviz)",
+        )
+
+    # -- set-up --------------------------------------------------------------
+
+    def setup_pipeline(self):
+        """Build the pass instances and load the engines the flags ask for."""
+        args = self.args
+        args.mlir_print_ir_after_all |= args.print_between_passes
+        args.mlir_timing |= args.time_passes
+        if args.mlir_timing:
+            self.timer = PassTimer()
+            self.timer.start = STARTED
+        self.passes = build_passes(self.available_passes, args.passes)
+        self.pipeline = PassPipeline(self.passes)
+        if args.verify_each_pass_semantics is not None:
+            (self.semantics,) = load_engine(
+                "--verify-each-pass-semantics", "cortex.passes.translation_validation", ["SemanticsCallback"]
+            )
+        wanted = [
+            ("--view-graph", args.view_graph, "render_table"),
+            ("--graph-diff", args.graph_diff, "render_diff"),
+            ("--graph-dot", args.graph_dot, "render_dot"),
+        ]
+        for flag, asked, name in wanted:
+            if asked:
+                names = [name, "write_image"] if name == "render_dot" and image_path(args.graph_dot) else [name]
+                for n, fn in zip(names, load_engine(flag, "cortex.passes.graph_view", names)):
+                    self.graph_view[n] = fn
+        if args.view_graph and args.graph_diff:
+            raise UsageError("--view-graph and --graph-diff both replace the output: give one")
+
+    # -- running -------------------------------------------------------------
+
+    def run(self) -> int:
+        """Process the input; returns the exit status."""
+        if self.args.list_passes:
+            sys.stdout.write(self.list_passes())
+            return 0
+        self.timer.add("Start-up", "Start-up (imports, registration, pass set-up)", time.perf_counter() - STARTED)
+        text, name = self.read_input()
+        chunks = split_input(text) if self.args.split_input_file else [(text, 0)]
+        to_file = self.args.output_file is not None
+        out: IO[str] = StringIO() if to_file else sys.stdout
+        failed = False
+        try:
+            for index, (chunk, offset) in enumerate(chunks):
+                if index:
+                    out.write("// -----\n")
+                failed |= not self.run_chunk(chunk, offset, name, index, out)
+                out.flush()
+        except ShrinkException:
+            print("Success, can shrink")
+            return 0
+        if to_file and not failed:
+            try:
+                with open(self.args.output_file, "w") as f:
+                    f.write(out.getvalue())
+            except OSError as e:
+                raise UsageError(f"cannot write output file '{self.args.output_file}': {e.strerror}") from None
+        if self.args.mlir_timing:
+            sys.stderr.write(self.timer.report())
+        if self.args.shrink:
+            print("Failure, can't shrink")
+            return 1
+        return 1 if failed else 0
+
+    def read_input(self) -> tuple[str, str]:
+        path = self.args.input_file
+        try:
+            if path is None or path == "-":
+                return sys.stdin.buffer.read().decode("utf-8"), "<stdin>"
+            with open(path, "rb") as f:
+                return f.read().decode("utf-8"), path
+        except OSError as e:
+            raise UsageError(f"could not open input file '{path}': {e.strerror}") from None
+        except UnicodeDecodeError as e:
+            raise UsageError(f"input '{path or '<stdin>'}' is not UTF-8 text (byte {e.start})") from None
+
+    def run_chunk(self, text: str, offset: int, name: str, index: int, out: IO[str]) -> bool:
+        """One chunk: process it, then report (or check) its diagnostics. True if all is well."""
+        # Padding with the lines before the chunk makes every location a line of the file.
+        padded = "\n" * offset + text
+        produced: list[Diagnostic] = []
+        result = None
+        from_parser = False
+        try:
+            result = self.process(padded, name, index)
+        except ChunkFailure as failure:
+            produced.append(failure.diagnostic)
+            from_parser = failure.from_parser
+        if result is not None:
+            out.write(result)
+        if self.args.verify_diagnostics:
+            expected, problems = parse_expectations(padded, name)
+            mismatches = problems + check_expectations(expected, produced)
+            for diag in mismatches:
+                sys.stderr.write(diag.render())
+            return not mismatches
+        if produced and from_parser and self.args.parsing_diagnostics:
+            sys.stdout.write(produced[0].render())
+            return True
+        for diag in produced:
+            sys.stderr.write(diag.render())
+        return not produced
+
+    def process(self, text: str, name: str, index: int) -> str:
+        """Parse, verify, run the pipeline, emit. Raises ChunkFailure on a diagnostic."""
+        module, spans = self.parse_chunk_text(text, name)
+        verify = None
+        if not self.args.disable_verify:
+
+            def verify(m: ModuleOp) -> None:
+                verify_located(m, spans)
+
+            with self.timer.scope("Verifier"):
+                try:
+                    verify(module)
+                except LocatedVerifyException as e:
+                    raise ChunkFailure(Diagnostic.at(e.span, e.message)) from None
+                except DiagnosticException as e:
+                    raise ChunkFailure(Diagnostic(str(e))) from None
+        before = module.clone() if (self.args.graph_diff or self.semantics is not None) else None
+        self.apply_pipeline(module, before, verify)
+        with self.timer.scope("Output"):
+            return self.emit(module, before, index)
+
+    def parse_chunk_text(self, text: str, name: str) -> tuple[ModuleOp, dict]:
+        with self.timer.scope("Parser"):
+            if ONLY_COMMENTS.match(text):
+                return ModuleOp([]), {}  # as mlir-opt: empty input is an empty module
+            parser = LocatingParser(self.ctx, text, name)
+            try:
+                module = parser.parse_module(not self.args.no_implicit_module)
+            except ParseError as e:
+                raise ChunkFailure(from_parse_error(e), from_parser=True) from None
+            return module, parser.spans
+
+    def apply_pipeline(self, module: ModuleOp, before: ModuleOp | None, verify) -> None:
+        checks = []
+        if self.semantics is not None:
+            try:
+                checks.append(self.semantics(before, frames=self.args.verify_each_pass_semantics))
+            except (DiagnosticException, CortexError) as e:
+                raise ChunkFailure(Diagnostic(f"--verify-each-pass-semantics: {e}")) from None
+        printer = IRPrinter(
+            after_all=self.args.mlir_print_ir_after_all,
+            after_change=self.args.mlir_print_ir_after_change,
+            generic=self.args.print_op_generic,
+        )
+        instrumentation = PassInstrumentation(verify=verify, printer=printer, timer=self.timer, checks=checks)
+        try:
+            PassPipeline(self.passes, instrumentation).apply(self.ctx, module)
+        except PassVerificationError as e:
+            raise ChunkFailure(Diagnostic.at(getattr(e.error, "span", None), str(e))) from None
+        except (DiagnosticException, CortexError) as e:
+            current = instrumentation.current
+            message = f"pass '{current.name}' failed: {e}" if current is not None else str(e)
+            raise ChunkFailure(Diagnostic(message)) from None
+        except ShrinkException:
+            raise
+        except Exception as e:
+            current = instrumentation.current
+            if current is None:
+                raise
+            raise InternalError(f"pass '{current.name}' crashed: {type(e).__name__}: {e}") from e
+
+    def emit(self, module: ModuleOp, before: ModuleOp | None, index: int) -> str:
+        args = self.args
+        if args.graph_dot:
+            self.write_dot(module, index)
+        try:
+            if args.view_graph:
+                return ensure_newline(self.graph_view["render_table"](module))
+            if args.graph_diff:
+                return ensure_newline(self.graph_view["render_diff"](before, module))
+            return self.output_resulting_program(module)
+        except (DiagnosticException, CortexError) as e:
+            raise ChunkFailure(Diagnostic(f"cannot emit target '{args.target}': {e}")) from None
+
+    def write_dot(self, module: ModuleOp, index: int) -> None:
+        path = self.args.graph_dot
+        if index:
+            stem, ext = os.path.splitext(path)
+            path = f"{stem}.{index}{ext}"
+        dot = self.graph_view["render_dot"](module)
+        try:
+            if image_path(path):
+                self.graph_view["write_image"](dot, path)
+            else:
+                with open(path, "w") as f:
+                    f.write(ensure_newline(dot))
+        except OSError as e:
+            raise ChunkFailure(Diagnostic(f"cannot write graph to '{path}': {e.strerror or e}")) from None
+        except (DiagnosticException, CortexError) as e:
+            raise ChunkFailure(Diagnostic(f"cannot render graph to '{path}': {e}")) from None
+
+    def list_passes(self) -> str:
+        lines = ["cortex passes:"]
+        for name, factory in sorted(cortex_passes().items()):
+            try:
+                lines.append(f"  {name}  ({describe_options(factory())})")
+            except Exception as e:  # a pass module that does not import yet
+                lines.append(f"  {name}  (cannot be loaded: {type(e).__name__}: {e})")
+        lines.append("xDSL passes:")
+        lines += [f"  {name}" for name in sorted(set(self.available_passes) - set(cortex_passes()))]
+        return "\n".join(lines) + "\n"
+
+
+def image_path(path: str | None) -> bool:
+    return bool(path) and os.path.splitext(path)[1].lower() in (".svg", ".png", ".pdf")
+
+
+def ensure_newline(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
+
+
+def internal_error(e: BaseException) -> int:
+    if os.environ.get("CORTEX_DEBUG"):
+        raise e
+    sys.stderr.write(f"error: internal error: {type(e).__name__ + ': ' if not isinstance(e, InternalError) else ''}{e}\n")
+    sys.stderr.write("(this is a bug in cortex-opt; CORTEX_DEBUG=1 shows the traceback)\n")
+    return 2
+
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The `cortex-opt` console script; returns the exit status, never raises."""
     try:
-        CortexOptMain(description="Cortex modular optimizer driver", args=argv).run()
-    except (ArgSpecParseError, ParseError, DiagnosticException, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        return CortexOptMain(args=argv).run()
+    except UsageError as e:
+        sys.stderr.write(e.diagnostic.render())
         return 1
-    return 0
+    except SystemExit as e:  # argparse: --help, --version, usage errors
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`cortex-opt ... | head`): not an error of ours.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except BaseException as e:  # noqa: BLE001 - the last resort: no traceback for users
+        return internal_error(e)
 
 
 if __name__ == "__main__":
