@@ -86,7 +86,12 @@ class CortexFunctions(InterpreterFunctions):
 
 def _kernel_impl(op_type: type[Operation]):
     def run(self: CortexFunctions, interpreter: Interpreter, op: Operation, args: tuple[Any, ...]):
-        return run_kernel(op, args)
+        try:
+            return run_kernel(op, args)
+        except CortexError:
+            raise
+        except Exception as e:  # a library error (OpenCV, NumPy): one line naming the op
+            raise CortexError(f"'{op.name}' failed: {type(e).__name__}: {' '.join(str(e).split())}") from e
 
     run.__name__ = f"run_{op_type.name.removeprefix('cortex.')}"
     return impl(op_type)(run)
@@ -248,10 +253,13 @@ class ReferenceRunner:
         try:
             results = self._interpreter(functions).call_op(self.function, args)
         except CortexError as e:
-            raise CortexError(str(e)) from None  # drop the IR dump xDSL attaches as a note
+            e.__notes__ = []  # xDSL attaches the whole module as a note; the message is enough
+            raise
         except InterpretationError as e:
             raise CortexError(f"@{self.entry}: {e}") from None
-        self.state = {**functions.state, **functions.updates}
+        # Copies: the caller may reuse its input buffers or write into the outputs.
+        updates = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in functions.updates.items()}
+        self.state = {**functions.state, **updates}
         return tuple(_output(r) for r in results)
 
 

@@ -84,12 +84,14 @@ def scene_change(gray: np.ndarray, prev_gray: np.ndarray) -> float:
     x = np.asarray(gray, np.float64)
     y = np.asarray(prev_gray, np.float64)
     mu_x, mu_y = _gauss11(x), _gauss11(y)
-    mu_xx, mu_yy, mu_xy = mu_x * mu_x, mu_y * mu_y, mu_x * mu_y
-    var_x = _gauss11(x * x) - mu_xx
-    var_y = _gauss11(y * y) - mu_yy
-    cov = _gauss11(x * y) - mu_xy
-    ssim = ((2 * mu_xy + SSIM_C1) * (2 * cov + SSIM_C2)) / ((mu_xx + mu_yy + SSIM_C1) * (var_x + var_y + SSIM_C2))
-    return f32_scalar(1.0 - ssim.mean())
+    mu_xy = mu_x * mu_y
+    mu_sq = np.square(mu_x, out=mu_x)  # μx² + μy², built in place (the frames are large)
+    mu_sq += np.square(mu_y, out=mu_y)
+    var_sum = _gauss11(np.square(x)) + _gauss11(np.square(y)) - mu_sq  # σx² + σy²
+    cov = _gauss11(np.multiply(x, y)) - mu_xy  # σxy
+    numerator = (2.0 * mu_xy + SSIM_C1) * (2.0 * cov + SSIM_C2)
+    denominator = (mu_sq + SSIM_C1) * (var_sum + SSIM_C2)
+    return f32_scalar(1.0 - (numerator / denominator).mean())
 
 
 def center_crop(gray: np.ndarray, *, block: int = 32, sigma: float = 0.3) -> np.ndarray:
@@ -119,7 +121,8 @@ def text_roi(
     )
     regions, _ = mser.detectRegions(to_uint8(gray))
     mask = np.zeros(gray.shape[:2], np.uint8)
-    for points in regions:  # each region: N×2 (x, y) pixel coordinates
+    if len(regions):
+        points = np.concatenate(regions)  # each region: N×2 (x, y) pixel coordinates
         mask[points[:, 1], points[:, 0]] = 1
     return block_mean(mask, block).astype(F32)
 

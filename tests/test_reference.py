@@ -273,3 +273,24 @@ def test_state_writes_take_effect_at_the_next_call():
     assert runner(1.5) == (0.0, 0.0)  # the read after the write still sees the previous call
     assert runner(2.0) == (1.5, 1.5)
     assert runner.state == {"n": 3.5}
+
+
+def test_a_kernel_failure_is_a_one_line_error_naming_the_op():
+    module = parse(
+        """func.func @f(%x: tensor<2x2xf32>) -> tensor<?x?xf32> {
+  %r = cortex.reshape %x : tensor<2x2xf32> -> tensor<?x?xf32>
+  func.return %r : tensor<?x?xf32>
+}"""
+    )
+    with pytest.raises(CortexError) as excinfo:
+        ReferenceRunner(module, entry="f")(np.ones((2, 2), F32))
+    assert one_line(excinfo).startswith("'cortex.reshape' failed: ValueError:")
+
+
+def test_the_state_does_not_alias_inputs_or_outputs(small_pipeline):
+    runner = ReferenceRunner(small_pipeline)
+    frame = textured_frame(13)
+    _, score = runner(frame)
+    kept = runner.state["prev_score"].copy()
+    score *= 0  # writing into an output must not change the state
+    np.testing.assert_array_equal(runner.state["prev_score"], kept)
