@@ -1,0 +1,38 @@
+// The seed's dead-node elimination as three ordinary rewrites: in power_save
+// (ws = wm = 0) saliency_dft and motion_map go, and nothing else does
+// (center_crop is folded to a constant, the zero-weight constants are dead).
+// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'canonicalize,cortex-specialize-mode{mode=power_save},canonicalize,dce' | filecheck %s
+// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-dce{mode=power_save}' 2>/dev/null | filecheck %s
+// In balanced mode every weight is non-zero: every stage stays.
+// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'canonicalize,cortex-specialize-mode{mode=balanced},canonicalize,dce' | filecheck %s --check-prefix=BALANCED
+
+// CHECK-NOT:     saliency_dft
+// CHECK-NOT:     motion_map
+// CHECK:         %gray = cortex.gray %frame
+// CHECK-NEXT:    %prev_gray = cortex.state "prev_gray"
+// CHECK-NEXT:    %prev_score = cortex.state "prev_score"
+// CHECK-NEXT:    %sharpness = cortex.blur_detector %gray
+// CHECK-NEXT:    %blur_threshold = arith.constant 1.000000e+02 : f32
+// CHECK-NEXT:    %blurred = arith.cmpf olt, %sharpness, %blur_threshold
+// CHECK-NEXT:    %score = scf.if %blurred
+// CHECK-NEXT:      scf.yield %prev_score
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %scene = cortex.scene_change %gray, %prev_gray
+// CHECK-NEXT:      %center = cortex.constant dense<"0x{{[0-9A-F]+}}"> : tensor<15x20xf32>
+// CHECK-NEXT:      %text = cortex.text_roi %gray
+// CHECK-NEXT:      %wc = arith.constant 7.000000e-01 : f32
+// CHECK-NEXT:      %wt = arith.constant 3.000000e-01 : f32
+// CHECK-NEXT:      %fused = cortex.score_fusion(%center, %text) weights(%wc, %wt) {terms = ["center_crop", "text_roi"]}
+// CHECK-NEXT:      %smoothed = cortex.temporal_smooth %fused, %prev_score, %scene
+// CHECK-NEXT:      scf.yield %smoothed
+// CHECK-NEXT:    }
+// CHECK-NEXT:    cortex.update_state "prev_gray" = %gray
+// CHECK-NEXT:    cortex.update_state "prev_score" = %score
+// CHECK-NEXT:    %encoded = cortex.encoder %frame, %score
+// CHECK-NEXT:    func.return %encoded, %score
+// CHECK-NOT:     saliency_dft
+// CHECK-NOT:     motion_map
+
+// BALANCED:      cortex.saliency_dft
+// BALANCED:      cortex.motion_map
+// BALANCED:      cortex.score_fusion(%center, %text, %saliency, %motion) weights(%wc, %wt, %ws, %wm)
