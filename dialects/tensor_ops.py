@@ -74,9 +74,10 @@ class ConstantOp(CortexOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
+        start = parser.pos
         value = parser.parse_attribute()
         if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error(f"cortex.constant expects a dense<...> tensor attribute, got {value}")
+            parser.raise_error(f"cortex.constant expects a dense<...> tensor attribute, got {value}", start, parser.pos)
         attrs = parser.parse_optional_attr_dict()
         op = cls(value)
         op.attributes |= attrs
