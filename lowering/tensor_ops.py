@@ -1,0 +1,333 @@
+"""Lowering of the generic tensor ops (ONNX semantics) to linalg/tensor/arith/math.
+
+Elementwise ops become one `linalg.generic` whose indexing maps encode
+NumPy broadcasting; contractions use `linalg.matmul` (a broadcasting
+`linalg.generic` for batched ones), convolutions and pooling the NCHW
+named ops after a constant-padded copy, reductions `linalg.reduce`.
+Semantics are the reference kernels' (`cortex.backends.tensor_kernels`).
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineConstantExpr
+
+from cortex.backends.tensor_kernels import dense_to_numpy
+from cortex.dialects import tensor_ops as ops
+from cortex.dialects.shapes import normalise_axis
+from cortex.lowering import builders as s
+from cortex.lowering.base import CortexLowering
+from cortex.lowering.builders import (
+    PARALLEL,
+    REDUCTION,
+    LinalgBuilder,
+    affine_map,
+    element_of,
+    shape_of,
+)
+
+# ---------------------------------------------------------------- elementwise
+
+
+def _c(like: SSAValue, value: float) -> SSAValue:
+    """A scalar constant of `like`'s float type, inside a body."""
+    return s.const(value, like.type)
+
+
+def _relu(x: SSAValue) -> SSAValue:
+    return s.maxf(x, _c(x, 0.0))
+
+
+def _sigmoid(x: SSAValue) -> SSAValue:
+    return s.divf(_c(x, 1.0), s.addf(_c(x, 1.0), s.exp(s.negf(x))))
+
+
+def _gelu_erf(x: SSAValue) -> SSAValue:
+    """0.5·x·(1 + erf(x/√2))."""
+    cdf = s.mulf(_c(x, 0.5), s.addf(_c(x, 1.0), s.erf(s.mulf(x, _c(x, pymath.sqrt(0.5))))))
+    return s.mulf(x, cdf)
+
+
+def _gelu_tanh(x: SSAValue) -> SSAValue:
+    """0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
+    cube = s.mulf(s.mulf(x, x), x)
+    inner = s.mulf(_c(x, pymath.sqrt(2.0 / pymath.pi)), s.addf(x, s.mulf(_c(x, 0.044715), cube)))
+    cdf = s.mulf(_c(x, 0.5), s.addf(_c(x, 1.0), s.tanh(inner)))
+    return s.mulf(x, cdf)
+
+
+UNARY_BODIES: dict[type[Operation], Callable[[SSAValue], SSAValue]] = {
+    ops.NegOp: s.negf,
+    ops.ExpOp: s.exp,
+    ops.LogOp: s.log,
+    ops.SqrtOp: s.sqrt,
+    ops.AbsOp: s.absf,
+    ops.ReluOp: _relu,
+    ops.SigmoidOp: _sigmoid,
+    ops.TanhOp: s.tanh,
+}
+
+BINARY_BODIES: dict[type[Operation], Callable[[SSAValue, SSAValue], SSAValue]] = {
+    ops.AddOp: s.addf,
+    ops.SubOp: s.subf,
+    ops.MulOp: s.mulf,
+    ops.DivOp: s.divf,
+    ops.PowOp: s.powf,
+}
+
+
+class LowerElementwise(CortexLowering):
+    """One elementwise op class → `linalg.generic` with broadcasting maps around `body`."""
+
+    def __init__(self, op_type: type[Operation], body: Callable[..., SSAValue]):
+        self.op_type = op_type
+        self.body = body
+
+    def lower(self, op: Operation, b: LinalgBuilder) -> list[SSAValue]:
+        return [b.elementwise(self.body, *op.operands, shape=shape_of(op.results[0]))]
+
+
+class LowerGelu(CortexLowering):
+    op_type = ops.GeluOp
+
+    def lower(self, op: ops.GeluOp, b: LinalgBuilder) -> list[SSAValue]:
+        body = _gelu_tanh if op.approximate.data == "tanh" else _gelu_erf
+        return [b.elementwise(body, op.x)]
+
+
+class LowerConstant(CortexLowering):
+    op_type = ops.ConstantOp
+
+    def lower(self, op: ops.ConstantOp, b: LinalgBuilder) -> list[SSAValue]:
+        return [b.constant_attr(op.value)]
+
+
+# ---------------------------------------------------------------- contractions
+
+
+def constant_value(value: SSAValue) -> np.ndarray | None:
+    """The array `value` holds when a constant defines it (cortex or arith), else None."""
+    owner = value.owner
+    attr = None
+    if isinstance(owner, ops.ConstantOp):
+        attr = owner.value
+    elif isinstance(owner, arith.ConstantOp):
+        attr = owner.value
+    return dense_to_numpy(attr) if isinstance(attr, DenseIntOrFPElementsAttr) else None
+
+
+class LowerMatmul(CortexLowering):
+    """2-D: `linalg.matmul`. Batched (ONNX broadcasting over the leading dims): one `linalg.generic`."""
+
+    op_type = ops.MatmulOp
+
+    def lower(self, op: ops.MatmulOp, b: LinalgBuilder) -> list[SSAValue]:
+        a_shape, b_shape, out = shape_of(op.a), shape_of(op.b), shape_of(op.result)
+        if len(a_shape) == len(b_shape) == 2:
+            return [b.matmul(op.a, op.b)]
+        batch = len(out) - 2
+        m, n, k = batch, batch + 1, batch + 2
+
+        def batch_exprs(shape: tuple[int, ...]) -> list[int | AffineConstantExpr]:
+            lead = shape[:-2]
+            offset = batch - len(lead)
+            return [
+                AffineConstantExpr(0) if size == 1 and out[offset + i] != 1 else offset + i
+                for i, size in enumerate(lead)
+            ]
+
+        maps = [
+            affine_map(batch + 3, [*batch_exprs(a_shape), m, k]),
+            affine_map(batch + 3, [*batch_exprs(b_shape), k, n]),
+            affine_map(batch + 3, [*range(batch), m, n]),
+        ]
+        init = b.full(out, 0.0, element_of(op.a))
+        iterators = [PARALLEL] * (batch + 2) + [REDUCTION]
+        return [b.generic([op.a, op.b], init, maps, iterators, lambda x, y, acc: s.addf(acc, s.mulf(x, y)))]
+
+
+class LowerLinear(CortexLowering):
+    """x·Wᵀ + b as `linalg.matmul` into the broadcast bias; a constant W is transposed at compile time."""
+
+    op_type = ops.LinearOp
+
+    def lower(self, op: ops.LinearOp, b: LinalgBuilder) -> list[SSAValue]:
+        element = element_of(op.x)
+        n, k = shape_of(op.weight)
+        weight = constant_value(op.weight)
+        if weight is not None:
+            weight_t = b.constant(np.ascontiguousarray(weight.T), element)
+        else:
+            weight_t = b.transpose(op.weight, [1, 0])
+        out = shape_of(op.result)
+        rows = pymath.prod(out[:-1])
+        x = b.reshape(op.x, (rows, k))
+        if op.bias is not None:
+            init = b.broadcast(op.bias, (rows, n), [0])
+        else:
+            init = b.full((rows, n), 0.0, element)
+        return [b.reshape(b.matmul(x, weight_t, init), out)]
+
+
+class LowerBatchNorm(CortexLowering):
+    """(x − mean)·(1/√(var + ε))·scale + bias, per channel (dim 1)."""
+
+    op_type = ops.BatchNormOp
+
+    def lower(self, op: ops.BatchNormOp, b: LinalgBuilder) -> list[SSAValue]:
+        eps = op.epsilon.value.data
+        inv_std = b.elementwise(lambda v: s.divf(_c(v, 1.0), s.sqrt(s.addf(v, _c(v, eps)))), op.var)
+        shape = shape_of(op.x)
+        rank = len(shape)
+        identity, channel = affine_map(rank, range(rank)), affine_map(rank, [1])
+
+        def body(x, mean, inv, scale, bias, _out):
+            return s.addf(s.mulf(s.mulf(s.subf(x, mean), inv), scale), bias)
+
+        init = b.empty(shape, element_of(op.x))
+        maps = [identity, channel, channel, channel, channel, identity]
+        return [b.generic([op.x, op.mean, inv_std, op.scale, op.bias], init, maps, [PARALLEL] * rank, body)]
+
+
+class LowerConv2d(CortexLowering):
+    """Zero-padded copy, then `linalg.conv_2d_nchw_fchw` accumulating into the broadcast bias."""
+
+    op_type = ops.Conv2dOp
+
+    def lower(self, op: ops.Conv2dOp, b: LinalgBuilder) -> list[SSAValue]:
+        top, left, bottom, right = op.pads.get_values()
+        x = b.pad(op.x, [0, 0, top, left], [0, 0, bottom, right], 0.0)
+        out = shape_of(op.result)
+        if op.bias is not None:
+            init = b.broadcast(op.bias, out, [0, 2, 3])
+        else:
+            init = b.full(out, 0.0, element_of(op.x))
+        return [b.conv_2d_nchw_fchw(x, op.weight, init, op.strides.get_values(), op.dilations.get_values())]
+
+
+def window_counts(size: int, kernel: int, stride: int, pad_lo: int, out: int) -> np.ndarray:
+    """How many cells of each window along one axis lie inside the unpadded input."""
+    starts = np.arange(out) * stride - pad_lo
+    return np.minimum(starts + kernel, size) - np.maximum(starts, 0)
+
+
+class LowerAvgPool(CortexLowering):
+    """Window sums of the zero-padded input ÷ the count of real cells (ONNX count_include_pad=0)."""
+
+    op_type = ops.AvgPoolOp
+
+    def lower(self, op: ops.AvgPoolOp, b: LinalgBuilder) -> list[SSAValue]:
+        top, left, bottom, right = op.pads.get_values()
+        kernel, strides = op.kernel_shape.get_values(), op.strides.get_values()
+        _, _, h, w = shape_of(op.x)
+        out = shape_of(op.result)
+        element = element_of(op.x)
+        x = b.pad(op.x, [0, 0, top, left], [0, 0, bottom, right], 0.0)
+        sums = b.pooling_nchw_sum(x, kernel, b.full(out, 0.0, element), strides)
+        counts = np.outer(
+            window_counts(h, kernel[0], strides[0], top, out[2]), window_counts(w, kernel[1], strides[1], left, out[3])
+        )
+        if np.all(counts == counts.flat[0]):
+            count = float(counts.flat[0])
+            return [b.elementwise(lambda v: s.divf(v, _c(v, count)), sums)]
+        return [b.elementwise(s.divf, sums, b.constant(counts, element))]
+
+
+class LowerMaxPool(CortexLowering):
+    """−inf-padded copy, then `linalg.pooling_nchw_max` from −inf."""
+
+    op_type = ops.MaxPoolOp
+
+    def lower(self, op: ops.MaxPoolOp, b: LinalgBuilder) -> list[SSAValue]:
+        top, left, bottom, right = op.pads.get_values()
+        x = b.pad(op.x, [0, 0, top, left], [0, 0, bottom, right], -pymath.inf)
+        init = b.full(shape_of(op.result), -pymath.inf, element_of(op.x))
+        return [b.pooling_nchw_max(x, op.kernel_shape.get_values(), init, op.strides.get_values())]
+
+
+# ---------------------------------------------------------------- layout and reductions
+
+
+class LowerTranspose(CortexLowering):
+    op_type = ops.TransposeOp
+
+    def lower(self, op: ops.TransposeOp, b: LinalgBuilder) -> list[SSAValue]:
+        return [b.transpose(op.x, op.perm.get_values())]
+
+
+class LowerReshape(CortexLowering):
+    """`tensor.collapse_shape` / `tensor.expand_shape` (through 1-D when the shapes do not nest)."""
+
+    op_type = ops.ReshapeOp
+
+    def lower(self, op: ops.ReshapeOp, b: LinalgBuilder) -> list[SSAValue]:
+        return [b.reshape(op.x, shape_of(op.result))]
+
+
+class LowerSoftmax(CortexLowering):
+    """e = exp(x − max(x)); e / Σe, along `axis`."""
+
+    op_type = ops.SoftmaxOp
+
+    def lower(self, op: ops.SoftmaxOp, b: LinalgBuilder) -> list[SSAValue]:
+        shape = shape_of(op.x)
+        rank = len(shape)
+        axis = normalise_axis(op.axis.value.data, rank)
+        identity = affine_map(rank, range(rank))
+        reduced = affine_map(rank, [d for d in range(rank) if d != axis])
+        element = element_of(op.x)
+
+        def along_axis(fn, x: SSAValue, r: SSAValue) -> SSAValue:
+            init = b.empty(shape, element)
+            return b.generic([x, r], init, [identity, reduced, identity], [PARALLEL] * rank, lambda v, t, _o: fn(v, t))
+
+        peak = b.reduce(op.x, [axis], "max")
+        e = along_axis(lambda v, t: s.exp(s.subf(v, t)), op.x, peak)
+        total = b.reduce(e, [axis], "add")
+        return [along_axis(s.divf, e, total)]
+
+
+class LowerReduce(CortexLowering):
+    """`linalg.reduce` over `axes` (all when empty); mean divides by the count; keepdims reshapes."""
+
+    def __init__(self, op_type: type[Operation], kind: str, mean: bool = False):
+        self.op_type = op_type
+        self.kind = kind
+        self.mean = mean
+
+    def lower(self, op: ops.ReduceOp, b: LinalgBuilder) -> list[SSAValue]:
+        shape = shape_of(op.x)
+        axes = sorted({normalise_axis(a, len(shape)) for a in op.axes.get_values()}) or list(range(len(shape)))
+        result = b.reduce(op.x, axes, self.kind)
+        if self.mean:
+            count = float(pymath.prod(shape[a] for a in axes))
+            result = b.elementwise(lambda v: s.divf(v, _c(v, count)), result)
+        return [b.reshape(result, shape_of(op.result))]
+
+
+TENSOR_LOWERINGS: list[CortexLowering] = [
+    LowerConstant(),
+    *(LowerElementwise(cls, body) for cls, body in UNARY_BODIES.items()),
+    *(LowerElementwise(cls, body) for cls, body in BINARY_BODIES.items()),
+    LowerGelu(),
+    LowerMatmul(),
+    LowerLinear(),
+    LowerBatchNorm(),
+    LowerConv2d(),
+    LowerAvgPool(),
+    LowerMaxPool(),
+    LowerTranspose(),
+    LowerReshape(),
+    LowerSoftmax(),
+    LowerReduce(ops.ReduceSumOp, "add"),
+    LowerReduce(ops.ReduceMeanOp, "add", mean=True),
+    LowerReduce(ops.ReduceMaxOp, "max"),
+]
+
+__all__ = ["TENSOR_LOWERINGS"]

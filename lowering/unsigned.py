@@ -1,0 +1,140 @@
+"""uint8 at the boundary: MLIR's arith ops take signless integers only.
+
+The frame is `tensor<HxWx3xui8>` in cortex; upstream `arith` rejects `ui8`
+(XDSL_NOTES §6.1), so the lowered module carries the same bits as `i8`
+and marks the value `{cortex.unsigned}` where it crosses the function
+boundary (entry arguments and results, extern declarations).
+
+Both passes work like MLIR's dialect conversion: a pattern that needs the
+signless value materialises it with `builtin.unrealized_conversion_cast`,
+`convert_unsigned_signatures` rewrites the entry functions' types (casting
+back for the uses still in cortex), and `reconcile_unrealized_casts`
+folds every cast of a cast back to the original value. Whichever pass runs second leaves no cast.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+    TensorType,
+    UnitAttr,
+    UnrealizedConversionCastOp,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint, Rewriter
+
+UNSIGNED = "cortex.unsigned"
+"""Unit argument/result attribute: this signless integer value holds unsigned bits."""
+
+
+def is_unsigned(t: Attribute) -> bool:
+    element = t.element_type if isinstance(t, TensorType) else t
+    return isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED
+
+
+def signless(t: Attribute) -> Attribute:
+    """The same type with signless integers (`tensor<4xui8>` → `tensor<4xi8>`)."""
+    if isinstance(t, TensorType) and is_unsigned(t):
+        return TensorType(IntegerType(t.element_type.width.data), t.get_shape())
+    if is_unsigned(t):
+        return IntegerType(t.width.data)
+    return t
+
+
+def cast_to(value: SSAValue, target: Attribute, rewriter: PatternRewriter) -> SSAValue:
+    """`value` as `target` (an unrealized cast before the current op, if the types differ)."""
+    if value.type == target:
+        return value
+    op, result = UnrealizedConversionCastOp.cast_one(value, target)
+    rewriter.insert(op)
+    return result
+
+
+def as_signless(value: SSAValue, rewriter: PatternRewriter) -> SSAValue:
+    return cast_to(value, signless(value.type), rewriter)
+
+
+def with_unit(attrs: DictionaryAttr | None, name: str) -> DictionaryAttr:
+    data = dict(attrs.data) if attrs is not None else {}
+    data[name] = UnitAttr()
+    return DictionaryAttr(data)
+
+
+def attr_list(attrs: ArrayAttr | None, n: int) -> list[DictionaryAttr]:
+    """A function's per-argument (or per-result) attribute dictionaries, padded to `n`."""
+    existing = list(attrs.data) if attrs is not None else []
+    return existing + [DictionaryAttr({}) for _ in range(n - len(existing))]
+
+
+def convert_function(fn: func.FuncOp) -> None:
+    """Signless entry types for `fn`, `{cortex.unsigned}` where they were unsigned."""
+    block = fn.body.blocks.first
+    arg_attrs = attr_list(fn.arg_attrs, len(fn.function_type.inputs))
+    res_attrs = attr_list(fn.res_attrs, len(fn.function_type.outputs))
+    changed = False
+    for index, arg in enumerate(list(block.args)):
+        if not is_unsigned(arg.type):
+            continue
+        old_type = arg.type
+        new_arg = block.insert_arg(signless(old_type), index)
+        new_arg.name_hint = arg.name_hint
+        cast, back = UnrealizedConversionCastOp.cast_one(new_arg, old_type)
+        Rewriter.insert_op(cast, InsertPoint.at_start(block))
+        arg.replace_all_uses_with(back)
+        block.erase_arg(arg)
+        arg_attrs[index] = with_unit(arg_attrs[index], UNSIGNED)
+        changed = True
+    for ret in (op for op in fn.walk() if isinstance(op, func.ReturnOp) and op.parent_op() is fn):
+        operands = list(ret.operands)
+        for index, value in enumerate(operands):
+            if is_unsigned(value.type):
+                cast, operands[index] = UnrealizedConversionCastOp.cast_one(value, signless(value.type))
+                Rewriter.insert_op(cast, InsertPoint.before(ret))
+                res_attrs[index] = with_unit(res_attrs[index], UNSIGNED)
+                changed = True
+        ret.operands = operands
+    if changed:
+        inputs = [signless(t) for t in fn.function_type.inputs]
+        outputs = [signless(t) for t in fn.function_type.outputs]
+        fn.properties["function_type"] = FunctionType.from_lists(inputs, outputs)
+        fn.arg_attrs = ArrayAttr(arg_attrs) if any(a.data for a in arg_attrs) else None
+        fn.res_attrs = ArrayAttr(res_attrs) if any(a.data for a in res_attrs) else None
+
+
+class FoldCastPair(RewritePattern):
+    """cast(cast(x : A → B) : B → A) → x, for each such use (dead casts then go)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter) -> None:
+        inner = op.inputs[0].owner if len(op.inputs) == 1 else None
+        if isinstance(inner, UnrealizedConversionCastOp) and len(inner.inputs) == 1:
+            if inner.inputs[0].type == op.outputs[0].type:
+                rewriter.replace(op, [], [inner.inputs[0]])
+
+
+def reconcile_casts(module: ModuleOp) -> None:
+    PatternRewriteWalker(GreedyRewritePatternApplier([FoldCastPair()])).rewrite_module(module)
+
+
+def convert_unsigned_signatures(module: ModuleOp) -> None:
+    """Every function definition of `module` takes and returns signless types."""
+    for fn in module.ops:
+        if isinstance(fn, func.FuncOp) and not fn.is_declaration:
+            convert_function(fn)
+    reconcile_casts(module)
+
+
+__all__ = ["UNSIGNED", "as_signless", "cast_to", "convert_unsigned_signatures", "is_unsigned", "reconcile_casts", "signless"]
