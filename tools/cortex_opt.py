@@ -392,6 +392,7 @@ class CortexOptMain(xDSLOptMain):
             from_parser = failure.from_parser
         if result is not None:
             out.write(result)
+        out.flush()  # keep stdout and stderr in input order when both go to one pipe
         if self.args.verify_diagnostics:
             expected, problems = parse_expectations(padded, name)
             mismatches = problems + check_expectations(expected, produced)
