@@ -1,0 +1,381 @@
+"""The machinery every NumPy translator shares: values, chunks, the op table.
+
+The emitter walks a lowered function op by op. Each op becomes one *chunk*:
+the few Python lines that compute its results, tagged with the cortex op the
+lowering says it came from (`cortex.origin`). A chunk records which SSA names
+it defines and reads, so chunks nobody reads can be dropped once the walk is
+done (xDSL's linalg ops carry no effect traits, so `dce` keeps them in the IR:
+an unread `tensor.empty` or zero `linalg.fill` would otherwise cost a frame's
+worth of memory traffic).
+
+A value is described by a `Term`: the Python expression that holds it, its
+NumPy dtype and static shape (None for a scalar), and whether the array is a
+temporary this code owns (freshly allocated, never aliased), which is what
+lets a later op reuse it with `out=` instead of allocating.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    Signedness,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.traits import IsTerminator
+from xdsl.utils.exceptions import DiagnosticException
+
+from cortex.ir import CortexError
+
+ORIGIN_ATTR = "cortex.origin"
+
+
+class EmitError(CortexError, DiagnosticException):
+    """The lowered module uses something the NumPy backend cannot translate.
+
+    A DiagnosticException too, so `cortex-opt -t numpy` reports it as a one-line error.
+    """
+
+
+def op_error(op: Operation, message: str) -> EmitError:
+    return EmitError(f"numpy backend: '{op.name}' {message}")
+
+
+# ---------------------------------------------------------------- types
+
+
+def np_dtype(t: Attribute) -> str:
+    """The NumPy dtype name of an MLIR element (or scalar) type."""
+    if isinstance(t, TensorType):
+        t = t.element_type
+    if isinstance(t, Float32Type):
+        return "float32"
+    if isinstance(t, Float64Type):
+        return "float64"
+    if isinstance(t, Float16Type):
+        return "float16"
+    if isinstance(t, IndexType):
+        return "int64"
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        if width == 1:
+            return "bool"
+        if width in (8, 16, 32, 64):
+            return ("uint" if t.signedness.data == Signedness.UNSIGNED else "int") + str(width)
+    raise EmitError(f"numpy backend: no NumPy dtype for type {t}")
+
+
+def is_float(t: Attribute) -> bool:
+    if isinstance(t, TensorType):
+        t = t.element_type
+    return isinstance(t, AnyFloat)
+
+
+def bit_width(t: Attribute) -> int:
+    if isinstance(t, TensorType):
+        t = t.element_type
+    if isinstance(t, IndexType):
+        return 64
+    if isinstance(t, IntegerType):
+        return t.width.data
+    raise EmitError(f"numpy backend: {t} is not an integer type")
+
+
+def static_shape(t: Attribute) -> tuple[int, ...] | None:
+    """The shape of a ranked tensor type (dynamic sizes as -1); None for scalars."""
+    if isinstance(t, TensorType):
+        return tuple(t.get_shape())
+    return None
+
+
+def dt(dtype: str) -> str:
+    """The NumPy spelling of a dtype in generated code."""
+    return "np.bool_" if dtype == "bool" else f"np.{dtype}"
+
+
+# ---------------------------------------------------------------- values
+
+
+@dataclass(frozen=True)
+class Term:
+    """How generated code refers to one value."""
+
+    expr: str
+    dtype: str
+    shape: tuple[int, ...] | None = None  # None: a scalar
+    owned: bool = False  # a fresh array no other name aliases
+
+    @property
+    def is_array(self) -> bool:
+        return self.shape is not None
+
+
+def paren(expr: str) -> str:
+    """`expr` safe to use as an operand of any operator: names, attributes, calls and
+    subscripts stay as they are, anything with a top-level operator gets parentheses."""
+    depth = 0
+    for ch in expr:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and not (ch.isalnum() or ch in "_."):
+            return f"({expr})"
+    return expr
+
+
+def literal(value: float | int | bool, dtype: str) -> str:
+    """A Python literal for a scalar constant of `dtype`."""
+    if dtype == "bool":
+        return "True" if value else "False"
+    if dtype.startswith(("int", "uint")):
+        return str(int(value))
+    value = float(value)
+    if value != value:
+        return "np.nan"
+    if value in (float("inf"), float("-inf")):
+        return "np.inf" if value > 0 else "-np.inf"
+    return repr(value)
+
+
+# ---------------------------------------------------------------- chunks
+
+
+@dataclass
+class Chunk:
+    """The Python lines one op became, and what they define and read."""
+
+    lines: list[str]
+    defs: tuple[str, ...]
+    uses: set[str]
+    origin: str
+    note: str
+    pure: bool = True
+    blocks: list[tuple[str, list[Chunk]]] = field(default_factory=list)
+
+    def walk(self) -> Iterator[Chunk]:
+        yield self
+        for _, chunks in self.blocks:
+            for chunk in chunks:
+                yield from chunk.walk()
+
+
+def prune(chunks: list[Chunk]) -> None:
+    """Drop pure chunks whose results nobody reads (repeatedly, nested blocks too)."""
+    counts: dict[str, int] = {}
+    for top in chunks:
+        for chunk in top.walk():
+            for name in chunk.uses:
+                counts[name] = counts.get(name, 0) + 1
+
+    def dead(chunk: Chunk) -> bool:
+        return chunk.pure and not chunk.blocks and all(counts.get(d, 0) == 0 for d in chunk.defs)
+
+    def sweep(block: list[Chunk]) -> bool:
+        changed = False
+        for chunk in list(block):
+            for _, inner in chunk.blocks:
+                changed |= sweep(inner)
+            if dead(chunk):
+                block.remove(chunk)
+                for name in chunk.uses:
+                    counts[name] -= 1
+                changed = True
+        return changed
+
+    while sweep(chunks):
+        pass
+
+
+# ---------------------------------------------------------------- the op table
+
+Translator = Callable[["FunctionEmitter", Operation], None]
+TRANSLATORS: dict[type[Operation], Translator] = {}
+
+
+def translates(*op_types: type[Operation]) -> Callable[[Translator], Translator]:
+    """Register a translator for the given op classes."""
+
+    def register(fn: Translator) -> Translator:
+        for op_type in op_types:
+            TRANSLATORS[op_type] = fn
+        return fn
+
+    return register
+
+
+# ---------------------------------------------------------------- naming
+
+_RESERVED = set(keyword.kwlist) | {"np", "math", "True", "False", "None", "range", "len", "int", "float"}
+
+
+def identifier(hint: str | None, default: str) -> str:
+    """A Python identifier from an SSA name hint (no leading underscore: those are ours)."""
+    name = re.sub(r"\W", "_", hint or "").lstrip("_")
+    if not name:
+        name = default
+    if name[0].isdigit():
+        name = f"v{name}"
+    return name
+
+
+class Namer:
+    """Unique identifiers within one scope."""
+
+    def __init__(self, taken: set[str] | None = None):
+        self.taken = set(_RESERVED) | (taken or set())
+
+    def fresh(self, hint: str) -> str:
+        name, n = hint, 0
+        while name in self.taken:
+            n += 1
+            name = f"{hint}_{n}"
+        self.taken.add(name)
+        return name
+
+
+# ---------------------------------------------------------------- functions
+
+
+class FunctionEmitter:
+    """Translates the ops of one `func.func` body into chunks of Python."""
+
+    def __init__(self, module, label: str, taken: set[str]):
+        self.module = module  # the ModuleEmitter: constants, externs, function names
+        self.label = label  # profiling label for ops without a cortex.origin
+        self.namer = Namer(taken)
+        self.values: dict[SSAValue, Term] = {}
+        self.locals: set[str] = set()
+        self.temps = 0
+        self._blocks: list[list[Chunk]] = [[]]
+        self._chunk: Chunk | None = None
+
+    # ---- values
+
+    def term(self, value: SSAValue) -> Term:
+        """The term of an already-translated value (records the read)."""
+        try:
+            term = self.values[value]
+        except KeyError:
+            raise EmitError(f"numpy backend: value {value} used before its definition") from None
+        self.read(term.expr)
+        return term
+
+    def expr(self, value: SSAValue) -> str:
+        return self.term(value).expr
+
+    def read(self, expr: str) -> None:
+        if self._chunk is not None:
+            self._chunk.uses.update(n for n in re.findall(r"[A-Za-z_]\w*", expr) if n in self.locals)
+
+    def bind(self, value: SSAValue, term: Term) -> Term:
+        self.values[value] = term
+        return term
+
+    def name(self, value: SSAValue, default: str = "v") -> str:
+        """A fresh local name for `value`, from its name hint."""
+        name = self.namer.fresh(identifier(value.name_hint, default))
+        self.locals.add(name)
+        return name
+
+    def temp(self) -> str:
+        """A chunk-local temporary (never read across chunks)."""
+        self.temps += 1
+        return f"_t{self.temps}"
+
+    def define(self, value: SSAValue, code: str, *, owned: bool = True, dtype: str | None = None) -> Term:
+        """Emit `name = code` for `value`; returns its term."""
+        name = self.name(value)
+        self.line(f"{name} = {code}")
+        return self.defined(value, name, owned=owned, dtype=dtype)
+
+    def defined(self, value: SSAValue, name: str, *, owned: bool = True, dtype: str | None = None) -> Term:
+        """Bind `value` to local `name`, which the current chunk assigns."""
+        assert self._chunk is not None
+        self._chunk.defs += (name,)
+        term = Term(name, dtype or np_dtype(value.type), static_shape(value.type), owned and isinstance(value.type, TensorType))
+        return self.bind(value, term)
+
+    def dies_here(self, value: SSAValue, op: Operation) -> bool:
+        """True when `op` is the only reader of `value` (and reads it once)."""
+        uses = list(value.uses)
+        return len(uses) == 1 and uses[0].operation is op
+
+    def reusable(self, value: SSAValue, op: Operation) -> Term | None:
+        """The term of `value` if `op` may overwrite it in place."""
+        term = self.values.get(value)
+        if term is not None and term.owned and self.dies_here(value, op):
+            return term
+        return None
+
+    # ---- chunks
+
+    def line(self, text: str) -> None:
+        assert self._chunk is not None
+        self._chunk.lines.append(text)
+
+    def impure(self) -> None:
+        assert self._chunk is not None
+        self._chunk.pure = False
+
+    def origin(self, op: Operation) -> str:
+        attr = op.attributes.get(ORIGIN_ATTR)
+        return attr.data if isinstance(attr, StringAttr) else self.label
+
+    @contextmanager
+    def chunk(self, op: Operation) -> Iterator[Chunk]:
+        outer = self._chunk
+        self._chunk = Chunk([], (), set(), self.origin(op), op.name)
+        try:
+            yield self._chunk
+            self._blocks[-1].append(self._chunk)
+        finally:
+            self._chunk = outer
+
+    def nested(self, header: str, block: Block, on_terminator: Callable[[Operation], None]) -> None:
+        """Translate `block` as a nested Python block of the current chunk."""
+        outer = self._chunk
+        assert outer is not None
+        self._blocks.append([])
+        self._chunk = None
+        try:
+            self.translate_ops(block.ops, on_terminator)
+        finally:
+            inner = self._blocks.pop()
+            self._chunk = outer
+        outer.blocks.append((header, inner))
+
+    def translate_ops(self, ops, on_terminator: Callable[[Operation], None] | None = None) -> None:
+        """One chunk per op; a block's terminator goes to `on_terminator` (scf.yield, ...)."""
+        for op in ops:
+            with self.chunk(op):
+                if on_terminator is not None and op.has_trait(IsTerminator):
+                    on_terminator(op)
+                else:
+                    self.translate(op)
+
+    def translate(self, op: Operation) -> None:
+        fn = TRANSLATORS.get(type(op))
+        if fn is None:
+            raise op_error(op, "has no NumPy translation")
+        fn(self, op)
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        return self._blocks[0]
+
+
+def with_shape(term: Term, shape: tuple[int, ...] | None, owned: bool | None = None) -> Term:
+    return replace(term, shape=shape, owned=term.owned if owned is None else owned)

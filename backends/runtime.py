@@ -1,0 +1,390 @@
+"""The NumPy backend's runtime: `cortex.compile`, the extern table, state threading, profiling.
+
+    compiled = compile_pipeline("examples/l2_pipeline.mlir", mode="power_save")
+    encoded, score = compiled(frame)        # same call shape as cortex.reference
+    compiled.state, compiled.reset(), compiled.source
+    compiled.profiling = True; ...; print(compiled.profile())
+
+`compile_pipeline` lowers the module (`cortex.lower`: optional passes, then
+convert-cortex-to-linalg and convert-cortex-to-extern), emits Python with
+`numpy_emitter`, and loads it. Everything that can be checked before the
+first frame is: the entry exists, every `cortex.weight` argument has a
+value, every extern names a kernel of the extern table and accepts its
+properties. The runner reads the frame-boundary attributes the lowering
+puts on the entry function (see `cortex.lowering`): state arguments and
+results are threaded from one call to the next, weight arguments are bound
+once, and `{cortex.unsigned}` i8 data is exchanged with the caller as uint8
+(zero-copy views).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, Float32Type, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Attribute
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+
+from cortex.backends.kernels import KERNELS, NO_KERNEL
+from cortex.backends.numpy_codegen import np_dtype
+from cortex.dialects.modes import UnknownModeError, mode_weights
+from cortex.ir import CortexError, parse
+
+STATE_ATTR = "cortex.state"
+WEIGHT_ATTR = "cortex.weight"
+UNSIGNED_ATTR = "cortex.unsigned"
+
+# ---------------------------------------------------------------- the extern table
+
+EXTERNS: Mapping[str, Callable[..., Any]] = {name: k for name, k in KERNELS.items() if name not in NO_KERNEL}
+"""Kernel per extern name (`cortex.extern` on a declaration): the reference kernels themselves."""
+
+
+def bind_extern(name: str, props: Mapping[str, Any]) -> Callable[..., Any]:
+    """The callable a generated module uses for one extern declaration (checked now, not per frame)."""
+    kernel = EXTERNS.get(name)
+    if kernel is None:
+        raise CortexError(f"unknown extern '{name}': no kernel in the extern table (external ops: {', '.join(_external_ops())})")
+    try:
+        inspect.signature(kernel).bind_partial(**props)
+    except TypeError as e:
+        raise CortexError(f"extern '{name}' does not accept its properties {dict(props)}: {e}") from None
+
+    def call(*args):
+        try:
+            return kernel(*args, **props)
+        except CortexError:
+            raise
+        except Exception as e:  # an OpenCV/NumPy failure: one line naming the extern
+            raise CortexError(f"'{name}' failed: {type(e).__name__}: {' '.join(str(e).split())}") from e
+
+    call.__name__ = call.__qualname__ = name.removeprefix("cortex.")
+    return call
+
+
+def _external_ops() -> list[str]:
+    from cortex.dialects import ALL_OPS
+    from cortex.dialects.traits import External
+
+    return sorted(op.name for op in ALL_OPS if External() in op.traits and op.name in EXTERNS)
+
+# ---------------------------------------------------------------- profiling
+
+
+class Section:
+    """One source op's timer: `with section:` adds the elapsed time."""
+
+    __slots__ = ("label", "seconds", "count", "_start")
+
+    def __init__(self, label: str):
+        self.label, self.seconds, self.count, self._start = label, 0.0, 0, 0.0
+
+    def __enter__(self):
+        self._start = time.perf_counter()
+
+    def __exit__(self, *exc):
+        self.seconds += time.perf_counter() - self._start
+        self.count += 1
+
+
+class Profiler:
+    """The timers of one profiled module (one per source op label)."""
+
+    def __init__(self):
+        self.sections: dict[str, Section] = {}
+
+    def section(self, label: str) -> Section:
+        return self.sections.setdefault(label, Section(label))
+
+    def reset(self) -> None:
+        for s in self.sections.values():
+            s.seconds, s.count = 0.0, 0
+
+
+class Profile(dict):
+    """Seconds spent per source op (cortex.origin) over `frames` profiled calls."""
+
+    def __init__(self, seconds: Mapping[str, float], frames: int):
+        super().__init__(seconds)
+        self.frames = frames
+
+    def per_frame_ms(self) -> dict[str, float]:
+        return {k: 1000.0 * v / max(self.frames, 1) for k, v in self.items()}
+
+    def table(self) -> str:
+        rows = sorted(self.per_frame_ms().items(), key=lambda kv: -kv[1])
+        width = max([len(k) for k, _ in rows] + [5])
+        lines = [f"{'op':<{width}}  ms/frame   ({self.frames} frames)"]
+        lines += [f"{k:<{width}}  {v:8.3f}" for k, v in rows]
+        lines.append(f"{'total':<{width}}  {sum(v for _, v in rows):8.3f}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+# ---------------------------------------------------------------- the entry's boundary
+
+
+@dataclass(frozen=True)
+class Port:
+    """One argument or result of the lowered entry function, as the runner sees it."""
+
+    index: int
+    type: Attribute
+    kind: str  # "input" | "state" | "weight" | "output"
+    name: str  # state/weight name, or the argument's SSA name
+    unsigned: bool
+
+    def describe(self) -> str:
+        if isinstance(self.type, TensorType):
+            dtype = "uint8" if self.unsigned else np_dtype(self.type)
+            shape = tuple(None if d < 0 else d for d in self.type.get_shape())
+            return f"a {dtype} array of shape {shape}"
+        return f"an {self.type} scalar"
+
+
+def _attr_dict(attrs, index: int) -> dict[str, Attribute]:
+    if attrs is None:
+        return {}
+    entry = attrs.data[index]
+    return dict(entry.data) if isinstance(entry, DictionaryAttr) else {}
+
+
+def _ports(f: func.FuncOp) -> tuple[list[Port], list[Port]]:
+    args = []
+    for i, (arg, t) in enumerate(zip(f.body.block.args, f.function_type.inputs.data)):
+        attrs = _attr_dict(f.arg_attrs, i)
+        unsigned = UNSIGNED_ATTR in attrs
+        if isinstance(attrs.get(STATE_ATTR), StringAttr):
+            args.append(Port(i, t, "state", attrs[STATE_ATTR].data, unsigned))
+        elif isinstance(attrs.get(WEIGHT_ATTR), StringAttr):
+            args.append(Port(i, t, "weight", attrs[WEIGHT_ATTR].data, unsigned))
+        else:
+            args.append(Port(i, t, "input", arg.name_hint or f"arg{i}", unsigned))
+    results = []
+    for i, t in enumerate(f.function_type.outputs.data):
+        attrs = _attr_dict(f.res_attrs, i)
+        unsigned = UNSIGNED_ATTR in attrs
+        if isinstance(attrs.get(STATE_ATTR), StringAttr):
+            results.append(Port(i, t, "state", attrs[STATE_ATTR].data, unsigned))
+        else:
+            results.append(Port(i, t, "output", f"#{i}", unsigned))
+    return args, results
+
+
+def _zeros(port: Port) -> Any:
+    if isinstance(port.type, TensorType):
+        shape = tuple(port.type.get_shape())
+        if any(d < 0 for d in shape):
+            raise CortexError(f"state '{port.name}' has a dynamic shape ({port.type}); its initial zeros are undefined")
+        return np.zeros(shape, "uint8" if port.unsigned else np_dtype(port.type))
+    return 0.0 if isinstance(port.type, Float32Type) else 0
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"a {value.dtype} array of shape {value.shape}"
+    return f"a {type(value).__name__}"
+
+
+def _to_internal(port: Port, value: Any, what: str) -> Any:
+    """A caller's value as the generated code takes it, or a CortexError saying what is wrong."""
+    t = port.type
+    if isinstance(t, TensorType):
+        dtype = np.dtype("uint8" if port.unsigned else np_dtype(t))
+        shape = t.get_shape()
+        if not (
+            isinstance(value, np.ndarray)
+            and value.dtype == dtype
+            and value.ndim == len(shape)
+            and all(d < 0 or d == s for d, s in zip(shape, value.shape))
+        ):
+            raise CortexError(f"{what}: expected {port.describe()}, got {_describe(value)}")
+        return value.view(np.int8) if port.unsigned else value
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise CortexError(f"{what}: expected {port.describe()}, got {_describe(value)}")
+    if isinstance(t, Float32Type):
+        return np.float32(value)
+    return np.dtype(np_dtype(t)).type(value)
+
+
+def _to_caller(port: Port, value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        if port.unsigned and value.dtype == np.int8:
+            value = value.view(np.uint8)
+        return value if value.flags.writeable else value.copy()  # constants and views stay ours
+    if isinstance(value, (np.floating, np.integer, np.bool_)):
+        return value.item()
+    return value
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load(emitted, filename: str) -> dict[str, Any]:
+    """Compile and run generated module code; returns its namespace."""
+    namespace = emitted.namespace()
+    exec(compile(emitted.source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
+    return namespace
+
+
+class CompiledPipeline:
+    """A lowered entry function compiled to NumPy, called frame after frame.
+
+    `runner(*inputs) -> tuple` (arrays; Python floats for f32 scalars),
+    `runner.state` (state name → value, threaded between calls),
+    `runner.reset()`, `runner.source` (the generated Python),
+    `runner.profiling = True` then `runner.profile()` (seconds per source op).
+    """
+
+    def __init__(self, lowered: ModuleOp, entry: str, weights: Mapping[str, float], weight_source: str):
+        from cortex.backends.numpy_emitter import emit
+
+        self.lowered = lowered
+        self.entry = entry
+        self.function = _find_entry(lowered, entry)
+        self.args, self.results = _ports(self.function)
+        self.inputs = [p for p in self.args if p.kind == "input"]
+        for port in self.args:
+            if port.kind == "weight" and port.name not in weights:
+                raise CortexError(f"weight '{port.name}' has no value: {weight_source}")
+        self._weights = {p.index: _to_internal(p, weights[p.name], f"weight '{p.name}'") for p in self.args if p.kind == "weight"}
+        emitted = emit(lowered)
+        self.source = emitted.source
+        self._namespace = load(emitted, f"<cortex-numpy @{entry}>")
+        self._plain = self._function(self._namespace)
+        self._profiled_namespace: dict[str, Any] | None = None
+        self._call = self._plain
+        self._frames_profiled = 0
+        self.state: dict[str, Any] = {}
+        self.reset()
+
+    def _function(self, namespace: dict[str, Any]) -> Callable[..., tuple]:
+        from cortex.backends.numpy_codegen import identifier
+
+        name = identifier(self.entry, "fn")
+        return namespace[name]
+
+    # ---- state and profiling
+
+    def reset(self) -> None:
+        """Back to before the first frame: every state holds zeros of its type."""
+        self.state = {p.name: _zeros(p) for p in self.args if p.kind == "state"}
+
+    @property
+    def profiling(self) -> bool:
+        return self._call is not self._plain
+
+    @profiling.setter
+    def profiling(self, on: bool) -> None:
+        if on and self._profiled_namespace is None:
+            from cortex.backends.numpy_emitter import emit
+
+            self._profiled_namespace = load(emit(self.lowered, profile=True), f"<cortex-numpy @{self.entry} profiled>")
+        self._call = self._function(self._profiled_namespace) if on else self._plain
+
+    def profile(self, reset: bool = False) -> Profile:
+        """Seconds per source op over the calls made while `profiling` was on."""
+        if self._profiled_namespace is None:
+            return Profile({}, 0)
+        profiler: Any = self._profiled_namespace["_prof"]
+        report = Profile({s.label: s.seconds for s in profiler.sections.values() if s.count}, self._frames_profiled)
+        if reset:
+            profiler.reset()
+            self._frames_profiled = 0
+        return report
+
+    # ---- a frame
+
+    def __call__(self, *inputs: Any) -> tuple[Any, ...]:
+        if len(inputs) != len(self.inputs):
+            raise CortexError(f"@{self.entry} takes {len(self.inputs)} argument(s), got {len(inputs)}")
+        values: list[Any] = [None] * len(self.args)
+        for k, (port, value) in enumerate(zip(self.inputs, inputs)):
+            values[port.index] = _to_internal(port, value, f"argument #{k} (%{port.name}) of @{self.entry}")
+        for port in self.args:
+            if port.kind == "state":
+                values[port.index] = _to_internal(port, self.state[port.name], f"state '{port.name}'")
+            elif port.kind == "weight":
+                values[port.index] = self._weights[port.index]
+        results = self._call(*values)
+        if self._call is not self._plain:
+            self._frames_profiled += 1
+        outputs = tuple(_to_caller(p, r) for p, r in zip(self.results, results) if p.kind == "output")
+        state = dict(self.state)
+        for port, value in zip(self.results, results):
+            if port.kind != "state":
+                continue
+            value = _to_caller(port, value)
+            if isinstance(value, np.ndarray) and _aliased(value, outputs, inputs):
+                value = value.copy()  # the caller may reuse its buffers or write into outputs
+            state[port.name] = value
+        self.state = state
+        return outputs
+
+
+def _aliased(value: np.ndarray, outputs, inputs) -> bool:
+    return any(isinstance(o, np.ndarray) and np.may_share_memory(value, o) for o in (*outputs, *inputs))
+
+
+def _find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
+    for f in functions:
+        if f.sym_name.data == entry:
+            return f
+    names = ", ".join(f.sym_name.data for f in functions) or "none"
+    raise CortexError(f"no function '@{entry}' in the module (functions: {names})")
+
+
+def _weight_table(mode: str | None, weights: Mapping[str, float] | None) -> tuple[dict[str, float], str]:
+    table: dict[str, float] = {}
+    if mode is not None:
+        try:
+            table = mode_weights(mode)
+        except UnknownModeError as e:
+            raise CortexError(str(e)) from None
+    for name, value in (weights or {}).items():
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise CortexError(f"weight '{name}' must be a number, got {value!r}")
+        table[name] = float(value)
+    if mode is None and weights is None:
+        source = "the module reads runtime weights, so give a mode or weights={...}"
+    else:
+        sources = ([f"mode '{mode}'"] if mode is not None else []) + (["weights="] if weights is not None else [])
+        source = f"known weights ({' and '.join(sources)}): {', '.join(sorted(table)) or 'none'}"
+    return table, source
+
+
+def compile_pipeline(
+    module_or_path: ModuleOp | str | Path,
+    entry: str = "l2_frame",
+    mode: str | None = "balanced",
+    weights: Mapping[str, float] | None = None,
+    passes: str | None = None,
+) -> CompiledPipeline:
+    """Lower `entry` of a cortex module (optionally after `passes`), emit NumPy, load it."""
+    from cortex.lowering import lower
+
+    table, source = _weight_table(mode, weights)
+    try:
+        module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
+        _find_entry(module, entry)
+        lowered = lower(module, passes=passes)
+    except CortexError:
+        raise
+    except (DiagnosticException, ValueError, ArgSpecParseError) as e:
+        raise CortexError(str(e).strip()) from None
+    return CompiledPipeline(lowered, entry, table, source)
+
+
+__all__ = ["EXTERNS", "CompiledPipeline", "Profile", "Profiler", "bind_extern", "compile_pipeline", "load"]
