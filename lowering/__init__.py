@@ -20,9 +20,9 @@ encoder's `tensor<?xi8>` result. Used ops:
   `tensor.insert_slice` (constant padding: fill, then insert);
 - `linalg.fill`, `linalg.generic`, `linalg.matmul` (default maps only),
   `linalg.reduce` (add or maximumf), `linalg.transpose`, `linalg.broadcast`,
-  `linalg.conv_2d_nchw_fchw`, `linalg.pooling_nchw_max`. Upstream's
-  `batch_matmul` and `pooling_nchw_sum` are written as `linalg.generic`
-  (xDSL 0.74 lacks those ops). Generic indexing maps may hold the constant
+  `linalg.conv_2d_nchw_fchw`. Upstream's `batch_matmul`, `pooling_nchw_sum`
+  and `pooling_nchw_max` are written as `linalg.generic` (xDSL 0.74 lacks
+  the first two and builds the third with a wrong body). Generic indexing maps may hold the constant
   0 (a broadcast size-1 dim) and `d0 * s + d1` (strided windows); a scalar
   (non-tensor) input has the map `(...) -> ()`.
 

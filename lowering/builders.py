@@ -45,7 +45,6 @@ from xdsl.dialects.linalg.ops import (
     FillOp,
     GenericOp,
     MatmulOp,
-    PoolingNchwMaxOp,
     ReduceOp,
     TransposeOp,
     YieldOp,
@@ -347,16 +346,17 @@ class LinalgBuilder:
     def conv_2d_nchw_fchw(
         self, x: SSAValue, weight: SSAValue, init: SSAValue, strides: Sequence[int], dilations: Sequence[int]
     ) -> SSAValue:
-        op = Conv2DNchwFchwOp([x, weight], [init], strides=i64_vector(strides), dilations=i64_vector(dilations))
+        op = Conv2DNchwFchwOp([x, weight], [init], [init.type], strides=i64_vector(strides), dilations=i64_vector(dilations))
         return self.add(op).res[0]
 
-    def pooling_nchw_max(self, x: SSAValue, kernel: Sequence[int], init: SSAValue, strides: Sequence[int]) -> SSAValue:
-        window = self.empty(kernel, element_of(x))
-        op = PoolingNchwMaxOp([x, window], [init], strides=i64_vector(strides), dilations=i64_vector((1, 1)))
-        return self.add(op).res[0]
+    def pooling_nchw(self, kind: str, x: SSAValue, kernel: Sequence[int], init: SSAValue, strides: Sequence[int]) -> SSAValue:
+        """Window sums or maxima, as upstream's linalg.pooling_nchw_sum / _max, written as `linalg.generic`.
 
-    def pooling_nchw_sum(self, x: SSAValue, kernel: Sequence[int], init: SSAValue, strides: Sequence[int]) -> SSAValue:
-        """Window sums, as upstream's linalg.pooling_nchw_sum (written as linalg.generic: xDSL lacks the op)."""
+        xDSL 0.74 has no pooling_nchw_sum, and its pooling_nchw_max builds the
+        body max(input, window) instead of max(input, out); the generic form
+        states the body itself.
+        """
+        combine, _ = REDUCE_COMBINERS[kind]
         window = self.empty(kernel, element_of(x))
         n, c, oh, ow, kh, kw = (AffineDimExpr(i) for i in range(6))
         sh, sw = strides
@@ -366,7 +366,7 @@ class LinalgBuilder:
             affine_map(6, [n, c, oh, ow]),
         ]
         iterators = [PARALLEL] * 4 + [REDUCTION] * 2
-        return self.generic([x, window], init, maps, iterators, lambda value, _w, acc: addf(acc, value))
+        return self.generic([x, window], init, maps, iterators, lambda value, _w, acc: combine(value, acc))
 
     # -- shapes
 
@@ -383,11 +383,13 @@ class LinalgBuilder:
         return self.add(op).result
 
     def reshape(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
-        """Row-major reshape: one collapse or expand when the shapes nest, else collapse to 1-D and expand."""
+        """Row-major reshape: one collapse or expand when the shapes nest, else through 1-D."""
         source = shape_of(x)
         shape = tuple(shape)
         if source == shape:
             return x
+        if not source:  # xDSL's expand_shape rejects a rank-0 source; a broadcast says the same
+            return self.broadcast(x, shape, range(len(shape)))
         if len(shape) < len(source) and (groups := nesting(shape, source)) is not None:
             return self.collapse(x, groups, shape)
         if len(shape) > len(source) and (groups := nesting(source, shape)) is not None:

@@ -2,8 +2,9 @@
 
 Elementwise ops become one `linalg.generic` whose indexing maps encode
 NumPy broadcasting; contractions use `linalg.matmul` (a broadcasting
-`linalg.generic` for batched ones), convolutions and pooling the NCHW
-named ops after a constant-padded copy, reductions `linalg.reduce`.
+`linalg.generic` for batched ones), convolution the NCHW named op and
+pooling a windowed `linalg.generic`, both after a constant-padded copy;
+reductions `linalg.reduce`.
 Semantics are the reference kernels' (`cortex.backends.tensor_kernels`).
 """
 
@@ -229,7 +230,7 @@ class LowerAvgPool(CortexLowering):
         out = shape_of(op.result)
         element = element_of(op.x)
         x = b.pad(op.x, [0, 0, top, left], [0, 0, bottom, right], 0.0)
-        sums = b.pooling_nchw_sum(x, kernel, b.full(out, 0.0, element), strides)
+        sums = b.pooling_nchw("add", x, kernel, b.full(out, 0.0, element), strides)
         counts = np.outer(
             window_counts(h, kernel[0], strides[0], top, out[2]), window_counts(w, kernel[1], strides[1], left, out[3])
         )
@@ -240,7 +241,7 @@ class LowerAvgPool(CortexLowering):
 
 
 class LowerMaxPool(CortexLowering):
-    """−inf-padded copy, then `linalg.pooling_nchw_max` from −inf."""
+    """−inf-padded copy, then window maxima from −inf."""
 
     op_type = ops.MaxPoolOp
 
@@ -248,7 +249,7 @@ class LowerMaxPool(CortexLowering):
         top, left, bottom, right = op.pads.get_values()
         x = b.pad(op.x, [0, 0, top, left], [0, 0, bottom, right], -pymath.inf)
         init = b.full(shape_of(op.result), -pymath.inf, element_of(op.x))
-        return [b.pooling_nchw_max(x, op.kernel_shape.get_values(), init, op.strides.get_values())]
+        return [b.pooling_nchw("max", x, op.kernel_shape.get_values(), init, op.strides.get_values())]
 
 
 # ---------------------------------------------------------------- layout and reductions
