@@ -74,6 +74,141 @@ def ratio_line(name: str, value: float, target: str) -> str:
     return f"ratio {name}: {value:.3g}  (target {target})"
 
 
+# --------------------------------------------------------------------------- (a) L2 pipeline
+
+COMPILABLE_STAGES = ("gray", "center_crop", "saliency_dft", "motion_map", "score_fusion", "temporal_smooth")
+MODES = ("balanced", "power_save", "motion")
+
+
+class ReferenceFrames:
+    """The reference interpreter; `stages` holds this frame's seconds per compilable stage."""
+
+    def __init__(self, module, mode: str):
+        from cortex.backends.reference import ReferenceRunner
+
+        self.stages: dict[str, float] = {}
+        self.runner = ReferenceRunner(module, mode=mode, op_timer=self._on_op)
+
+    def _on_op(self, op, seconds: float) -> None:
+        stage = op.name.removeprefix("cortex.")
+        if stage in COMPILABLE_STAGES:
+            self.stages[stage] = self.stages.get(stage, 0.0) + seconds
+
+    def __call__(self, frame):
+        self.stages = {}
+        return self.runner(frame)
+
+
+class CompiledFrames:
+    """The NumPy backend as cortex-run compiles it (mode specialised), profiled per source op."""
+
+    def __init__(self, module, mode: str):
+        from cortex.tools.cortex_run import default_passes, stage_table
+
+        self.labels = {label: stage for label, (stage, _) in stage_table(module).items() if stage in COMPILABLE_STAGES}
+        self.compiled = cortex.compile(module, mode=mode, passes=default_passes("numpy", mode))
+        self.compiled.profiling = True
+        self.stages: dict[str, float] = {}
+
+    def __call__(self, frame):
+        result = self.compiled(frame)
+        self.stages = {}
+        for label, seconds in self.compiled.profile(reset=True).items():
+            if label in self.labels:
+                stage = self.labels[label]
+                self.stages[stage] = self.stages.get(stage, 0.0) + seconds
+        return result
+
+
+def bench_pipeline(frame_count: int, warmup: int, modes: Sequence[str]) -> tuple[str, list[str]]:
+    from cortex.video.source import open_video
+
+    module = cortex.parse(L2_FILE)
+    frames = list(open_video(None, 32, warmup + frame_count))  # decoded up front: not part of any timing
+    rows, per_stage, ratios = [], {}, []
+    for mode in modes:
+        runners = {"reference": ReferenceFrames(module, mode), "numpy": CompiledFrames(module, mode)}
+        whole: dict[str, list[float]] = {name: [] for name in runners}
+        compilable: dict[str, list[float]] = {name: [] for name in runners}
+        stages: dict[tuple[str, str], list[float]] = {}
+        max_diff = 0.0
+        for index, frame in enumerate(frames):  # A, B, A, B, ...: both see the same frames, in order
+            scores = []
+            for name, runner in runners.items():
+                start = time.perf_counter()
+                scores.append(runner(frame)[1])
+                seconds = time.perf_counter() - start
+                if index < warmup:
+                    continue
+                whole[name].append(seconds)
+                compilable[name].append(sum(runner.stages.values()))
+                for stage in COMPILABLE_STAGES:
+                    stages.setdefault((stage, name), []).append(runner.stages.get(stage, 0.0))
+            max_diff = max(max_diff, float(abs(scores[0] - scores[1]).max()))
+        w_ref, w_np = median_ms(whole["reference"]), median_ms(whole["numpy"])
+        s_ref, s_np = median_ms(compilable["reference"]), median_ms(compilable["numpy"])
+        rows.append([mode, w_ref, w_np, w_np / w_ref, s_ref, s_np, s_np / s_ref, f"{max_diff:.1e}"])
+        per_stage[mode] = {key: median_ms(v) for key, v in stages.items()}
+        ratios.append(ratio_line(f"pipeline {mode} compilable stages numpy/reference", s_np / s_ref, "<= 0.5"))
+        ratios.append(ratio_line(f"pipeline {mode} whole frame numpy/reference", w_np / w_ref, "<= 1.0"))
+    out = table(
+        f"(a) L2 pipeline 480x640, synthetic video, {frame_count} frames per mode after {warmup} warm-up: "
+        "median ms/frame (compilable = the six compilable stages)",
+        ["mode", "frame ref", "frame numpy", "ratio", "compilable ref", "compilable numpy", "ratio", "max |score diff|"],
+        rows,
+    )
+    stage_rows = [
+        [stage, *(f"{per_stage[m][(stage, 'reference')]:.3f} / {per_stage[m][(stage, 'numpy')]:.3f}" for m in modes)]
+        for stage in COMPILABLE_STAGES
+    ]
+    out += "\n" + table("    per compilable stage: median ms/frame, reference / numpy", ["stage", *modes], stage_rows)
+    return out, ratios
+
+
+# --------------------------------------------------------------------------- (b) vs xDSL's interpreter
+
+
+def bench_interpreter(n_ops: int, size: int, repeat: int) -> tuple[str, list[str]]:
+    import numpy as np
+    import xdsl_interp
+
+    graph = random_tensor_graph(n_ops, seed=7, size=size)
+    compiled = cortex.compile(graph, entry="graph", mode=None)
+    lowered = compiled.lowered  # the very IR the NumPy backend was generated from
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal((size, size)).astype(np.float32) for _ in range(len(compiled.inputs))]
+    expected = compiled(*inputs)
+    interpreted = xdsl_interp.InterpretedFunction(lowered, "graph")
+    got = interpreted(*inputs)
+    rel = max(float(np.max(np.abs(a - b) / (np.abs(b) + 1e-6))) for a, b in zip(got, expected))
+    inner = max(1, int(0.2 / _seconds(lambda: compiled(*inputs))))  # NumPy calls per sample: ~0.2 s
+    times = interleaved(
+        {
+            "xdsl": lambda: interpreted(*inputs),
+            "numpy": lambda: [compiled(*inputs) for _ in range(inner)],
+        },
+        repeat,
+    )
+    t_x, t_np = median_ms(times["xdsl"]), median_ms(times["numpy"]) / inner
+    counts = {}
+    for op in lowered.walk():
+        if op.name.startswith("linalg.") and op.name != "linalg.yield":
+            counts[op.name] = counts.get(op.name, 0) + 1
+    ops = ", ".join(f"{n} {k.removeprefix('linalg.')}" for k, n in sorted(counts.items()))
+    out = table(
+        f"(b) random tensor graph, {n_ops} cortex ops on {size}x{size} f32, lowered to linalg ({ops}): median ms per call",
+        ["runner", "ms/call", "max rel diff vs numpy"],
+        [["xDSL interpreter", t_x, f"{rel:.1e}"], ["NumPy backend", t_np, "-"]],
+    )
+    return out, [ratio_line("numpy backend speed-up over the xDSL interpreter", t_x / t_np, ">= 1000")]
+
+
+def _seconds(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return max(time.perf_counter() - start, 1e-7)
+
+
 # --------------------------------------------------------------------------- (c) compile time
 
 
@@ -142,13 +277,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--compile", action="store_true", help="(c) cortex-opt compile time")
     parser.add_argument("--quick", action="store_true", help="smoke run: tiny sizes, one repeat")
     parser.add_argument("--repeat", type=int, default=None, help="repeats per measurement (default 3, quick 1)")
+    parser.add_argument("--frames", type=int, default=None, help="(a) frames per mode (default 30, quick 2)")
     args = parser.parse_args(argv)
     if not (args.pipeline or args.interp or args.compile):
         args.pipeline = args.interp = args.compile = True
     repeat = args.repeat or (1 if args.quick else 3)
 
     print(f"cortex benchmarks: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    frames = args.frames or (2 if args.quick else 30)
     ratios: list[str] = []
+    if args.pipeline:
+        text, lines = bench_pipeline(frames, 1 if args.quick else 3, MODES)
+        print(text, flush=True)
+        ratios += lines
+    if args.interp:
+        text, lines = bench_interpreter(12 if args.quick else 40, 4 if args.quick else 16, repeat)
+        print(text, flush=True)
+        ratios += lines
     if args.compile:
         sizes = (100, 200) if args.quick else (1000, 2000, 4000, 8000)
         text, lines = bench_compile(sizes, repeat)

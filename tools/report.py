@@ -34,7 +34,8 @@ class Stage:
     name: str
     kind: str
     seconds: float = 0.0
-    calls: int = 0
+    calls: int | None = 0
+    """Executions counted, or None when the timer only reports totals (NumPy profile)."""
 
 
 @dataclass
@@ -43,12 +44,12 @@ class StageTimes:
 
     stages: dict[str, Stage] = field(default_factory=dict)
 
-    def add(self, name: str, kind: str, seconds: float, calls: int = 1) -> None:
+    def add(self, name: str, kind: str, seconds: float, calls: int | None = 1) -> None:
         stage = self.stages.get(name)
         if stage is None:
             stage = self.stages[name] = Stage(name, kind)
         stage.seconds += seconds
-        stage.calls += calls
+        stage.calls = None if calls is None or stage.calls is None else stage.calls + calls
 
     def ms_per_frame(self, frames: int) -> dict[str, float]:
         return {s.name: 1e3 * s.seconds / max(frames, 1) for s in self.stages.values()}
@@ -63,7 +64,7 @@ class StageTimes:
         lines.append(f"  {'stage':<{width}}  {'kind':<10}  {'runs':>5}  {'ms/frame':>9}  {'share':>6}")
         for s in rows:
             lines.append(
-                f"  {s.name:<{width}}  {s.kind:<10}  {s.calls:>5}  {1e3 * s.seconds / max(frames, 1):>9.3f}"
+                f"  {s.name:<{width}}  {s.kind:<10}  {'-' if s.calls is None else s.calls:>5}  {1e3 * s.seconds / max(frames, 1):>9.3f}"
                 f"  {_share(s.seconds, total):>6}"
             )
         by_kind: dict[str, float] = {}
