@@ -16,6 +16,7 @@ lets a later op reuse it with `out=` instead of allocating.
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import re
 from collections.abc import Callable, Iterator
@@ -218,7 +219,7 @@ def translates(*op_types: type[Operation]) -> Callable[[Translator], Translator]
 
 # ---------------------------------------------------------------- naming
 
-_RESERVED = set(keyword.kwlist) | {"np", "math", "True", "False", "None", "range", "len", "int", "float"}
+_RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np"}
 
 
 def identifier(hint: str | None, default: str) -> str:

@@ -144,7 +144,12 @@ def access(op: Operation, x: Term, m: AffineMap, ranges: tuple[int, ...]) -> Acc
 
 
 def align(acc: Access, ranges: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
-    """The view transposed to loop order, with `None` axes for the loops it lacks."""
+    """The view transposed to loop order, with `None` axes for the loops it lacks.
+
+    Leading missing loops are left to broadcasting, so the returned (actual)
+    shape may have fewer axes than there are loops: axis a of an array of
+    rank r runs over loop a + (len(ranges) - r).
+    """
     order = sorted(range(len(acc.dims)), key=lambda a: acc.dims[a])
     expr = acc.expr
     if order != list(range(len(order))):
@@ -152,10 +157,14 @@ def align(acc: Access, ranges: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
     present = set(acc.dims)
     if len(present) < len(ranges):
         index = [":" if d in present else "None" for d in range(len(ranges))]
-        while index[-1] == ":":
+        while index and index[-1] == ":":
             index.pop()
-        expr = f"{paren(expr)}[{', '.join(index)}]"
-    return expr, tuple(ranges[d] if d in present else 1 for d in range(len(ranges)))
+        while index and index[0] == "None":  # broadcasting prepends missing leading axes
+            index.pop(0)
+        if index:
+            expr = f"{paren(expr)}[{', '.join(index)}]"
+    start = min(present, default=len(ranges))
+    return expr, tuple(ranges[d] if d in present else 1 for d in range(start, len(ranges)))
 
 
 def permutation_expr(expr: str, perm: list[int]) -> str:
@@ -350,35 +359,45 @@ def product_factors(value: SSAValue, body: Body) -> list[SSAValue]:
     return [value]
 
 
+def _swap_last(expr: str, rank: int) -> str:
+    return f"{paren(expr)}.T" if rank == 2 else f"np.swapaxes({expr}, -1, -2)"
+
+
 def contraction(operands: list[tuple[str, tuple[int, ...]]], out_dims: tuple[int, ...], ranges) -> str:
     """Σ of the product of the operands over the dims missing from `out_dims`, as BLAS-friendly NumPy.
 
-    Two operands without batch dimensions become one `@` (after transposes
-    and reshapes that are views for contiguous data); anything else is
-    `np.einsum`.
+    Two operands become one `@` where they can: (batched) matrix products,
+    matrix-vector products, and any batch-free contraction after transposes
+    and reshapes (views for contiguous data). Anything else is `np.einsum`.
     """
     if len(operands) == 2:
         (a, da), (b, db) = operands
         shared = [d for d in da if d in db and d not in out_dims]
+        batch = [d for d in da if d in db and d in out_dims]
         a_free = [d for d in da if d not in db]
         b_free = [d for d in db if d not in da]
         distinct = len(set(da)) == len(da) and len(set(db)) == len(db)
-        batch = [d for d in da if d in db and d in out_dims]
-        if distinct and shared and not batch and set(a_free + b_free) == set(out_dims):
-            perm = [(a_free + b_free).index(d) for d in out_dims]
-            if len(shared) == 1 and not b_free and da[-1] == shared[0]:  # (..., k) @ (k,)
+        if distinct and shared and set(batch + a_free + b_free) == set(out_dims):
+            nb = len(batch)
+            natural = batch + a_free + b_free
+            perm = [natural.index(d) for d in out_dims]
+            if len(shared) == 1 and not batch and not b_free and da[-1] == shared[0]:  # (..., k) @ (k,)
                 return permutation_expr(f"{paren(a)} @ {b}", perm)
-            if len(da) == 2 and len(db) == 2 and len(shared) == 1:
+            if (
+                len(shared) == 1 and len(a_free) == 1 and len(b_free) == 1
+                and list(da[:nb]) == batch and list(db[:nb]) == batch
+            ):  # (batched) matrix product
                 (k,) = shared
-                lhs = a if da[1] == k else f"{paren(a)}.T"
-                rhs = b if db[0] == k else f"{paren(b)}.T"
+                lhs = a if da[-1] == k else _swap_last(a, len(da))
+                rhs = b if db[-2] == k else _swap_last(b, len(db))
                 return permutation_expr(f"{paren(lhs)} @ {paren(rhs)}", perm)
-            m, n, k = (prod(ranges[d] for d in dims) for dims in (a_free, b_free, shared))
-            lhs = permutation_expr(a, [da.index(d) for d in a_free + shared])
-            rhs = permutation_expr(b, [db.index(d) for d in shared + b_free])
-            shape = tuple(ranges[d] for d in a_free + b_free)
-            product = f"({paren(lhs)}.reshape({m}, {k}) @ {paren(rhs)}.reshape({k}, {n})).reshape({shape})"
-            return permutation_expr(product, perm)
+            if not batch:
+                m, n, k = (prod(ranges[d] for d in dims) for dims in (a_free, b_free, shared))
+                lhs = permutation_expr(a, [da.index(d) for d in a_free + shared])
+                rhs = permutation_expr(b, [db.index(d) for d in shared + b_free])
+                shape = tuple(ranges[d] for d in a_free + b_free)
+                product = f"({paren(lhs)}.reshape({m}, {k}) @ {paren(rhs)}.reshape({k}, {n})).reshape({shape})"
+                return permutation_expr(product, perm)
     subscripts = ",".join("".join(LETTERS[d] for d in dims) for _, dims in operands)
     spec = f"{subscripts}->{''.join(LETTERS[d] for d in out_dims)}"
     optimize = ", optimize=True" if len(operands) > 2 else ""
@@ -515,34 +534,32 @@ class Structured:
         return Term(name, dtype, tuple(self.ranges[d] for d in out_dims), owned=True)
 
     def reduce_aligned(self, body: Body, kind: str, factors: list[SSAValue], out_dims, dtype: str) -> Term:
+        n = len(self.ranges)
         terms = [body.term(v) for v in factors]
-        if not terms:  # a sum of scalars only
-            e = Term("1", dtype)
-        else:
-            e = terms[0]
-            for t in terms[1:]:
-                shape = tuple(np.broadcast_shapes(*(x.shape for x in (e, t) if x.is_array)))
-                if e.owned and e.shape == shape:
-                    self.fe.line(f"np.multiply({e.expr}, {t.expr}, out={e.expr})")
-                else:
-                    name = self.fe.temp()
-                    self.fe.line(f"{name} = {paren(e.expr)} * {paren(t.expr)}")
-                    e = Term(name, e.dtype, shape, owned=True)
-        shape = e.shape or (1,) * len(self.ranges)
-        expr = e.expr if e.is_array else f"np.full({(1,) * len(self.ranges)}, {e.expr}, {dt(dtype)})"
-        axes = self.reduction
-        dtype_arg = f", dtype={dt(dtype)}" if kind in ("sum", "prod") and dtype.startswith(("int", "uint")) else ""
-        axis = axes[0] if len(axes) == 1 else axes
+        e = terms[0] if terms else Term("1", dtype)
+        for t in terms[1:]:
+            shape = tuple(np.broadcast_shapes(*(x.shape for x in (e, t) if x.is_array)))
+            if e.owned and e.shape == shape:
+                self.fe.line(f"np.multiply({e.expr}, {t.expr}, out={e.expr})")
+            else:
+                name = self.fe.temp()
+                self.fe.line(f"{name} = {paren(e.expr)} * {paren(t.expr)}")
+                e = Term(name, e.dtype, shape, owned=True)
+        if not e.is_array:
+            e = Term(f"np.full({self.ranges}, {e.expr}, {dt(dtype)})", dtype, self.ranges)
+        shape = e.shape
+        lead = n - len(shape)  # loops dropped in front (broadcast)
+        axes = [d - lead for d in self.reduction if d >= lead]
+        missing = [d for d in self.reduction if self.ranges[d] > 1 and (d < lead or shape[d - lead] == 1)]
+        kept = [d for d in range(lead, n) if d not in self.reduction]
         name = self.fe.temp()
-        self.fe.line(f"{name} = {REDUCE[kind]}({expr}, axis={axis}{dtype_arg})")
-        missing = [d for d in self.reduction if shape[d] == 1 and self.ranges[d] > 1]
+        self.fe.line(f"{name} = {reduce_expr(self.fe, kind, e.expr, shape, axes, dtype) if axes else e.expr}")
         if missing and kind in ("sum", "prod"):
             count = prod(self.ranges[d] for d in missing)
-            op = "*" if kind == "sum" else "**"
-            self.fe.line(f"{name} = {name} {op} {count}")
-        reduced_shape = tuple(shape[d] for d in self.parallel)
+            self.fe.line(f"{name} = {name} {'*' if kind == 'sum' else '**'} {count}")
+        reduced_shape = tuple(shape[d - lead] for d in kept)
         full = tuple(self.ranges[d] for d in self.parallel)
-        owned = True
+        owned = bool(full)  # a rank-0 reduction is a NumPy scalar: never written in place
         if reduced_shape != full:
             self.fe.line(f"{name} = np.broadcast_to({name}, {full})")
             owned = False
@@ -550,6 +567,29 @@ class Structured:
         if perm != sorted(perm):
             self.fe.line(f"{name} = {permutation_expr(name, perm)}")
         return Term(name, dtype, tuple(self.ranges[d] for d in out_dims), owned)
+
+
+def reduce_expr(fe: FunctionEmitter, kind: str, expr: str, shape: tuple[int, ...], axes: list[int], dtype: str) -> str:
+    """`kind` over `axes` of an array of `shape`, in the order NumPy runs fastest.
+
+    NumPy is slow at reducing several axes at once when the innermost is
+    short (a 60x8x80x8 pooling takes 2 ms in one `np.sum`): the outer axes
+    go first (whole contiguous rows added together), and an innermost float
+    sum becomes a product with a ones vector (BLAS).
+    """
+    axes = sorted(axes)
+    last = len(shape) - 1
+    int_arg = f", dtype={dt(dtype)}" if kind in ("sum", "prod") and dtype.startswith(("int", "uint")) else ""
+
+    def axis(a: list[int]) -> str:
+        return str(a[0]) if len(a) == 1 else str(tuple(a))
+
+    if axes[-1] != last or len(axes) == len(shape) or len(axes) == 1 and kind != "sum":
+        return f"{REDUCE[kind]}({expr}, axis={axis(axes)}{int_arg})"
+    outer = f"{REDUCE[kind]}({expr}, axis={axis(axes[:-1])}{int_arg})" if axes[:-1] else expr
+    if kind == "sum" and dtype.startswith("float") and len(shape) > len(axes):
+        return f"{paren(outer)} @ {fe.module.splat((shape[last],), 1.0, dtype, 'ones')}"
+    return f"{REDUCE[kind]}({outer}, axis=-1{int_arg})"
 
 
 def structured_classes() -> list[type[Operation]]:
@@ -627,16 +667,15 @@ def translate_reduce(fe: FunctionEmitter, op: ReduceOp) -> None:
     kind = match[0]
     result = op.result[0]
     dtype = np_dtype(result.type)
-    axes = tuple(op.dimensions.get_values())
-    axis = axes[0] if len(axes) == 1 else axes
-    dtype_arg = f", dtype={dt(dtype)}" if kind in ("sum", "prod") and dtype.startswith(("int", "uint")) else ""
-    red = Term(fe.temp(), dtype, static_shape(result.type), owned=True)
-    fe.line(f"{red.expr} = {REDUCE[kind]}({fe.expr(op.input)}, axis={axis}{dtype_arg})")
+    axes = list(op.dimensions.get_values())
+    shape = static_shape(result.type)
+    red = Term(fe.temp(), dtype, shape, owned=bool(shape))
+    fe.line(f"{red.expr} = {reduce_expr(fe, kind, fe.expr(op.input), static_shape(op.input.type), axes, dtype)}")
     init = initial_value(op.init)
-    if isinstance(init, SSAValue):
-        fe.line(f"{COMBINE[kind]}({red.expr}, {fe.expr(init)}, out={red.expr})")
-    elif init is None:
-        fe.line(f"{COMBINE[kind]}({red.expr}, {fe.expr(op.init)}, out={red.expr})")
-    elif init != identity_of(kind, dtype):
-        fe.line(f"{COMBINE[kind]}({red.expr}, {literal(init, dtype)}, out={red.expr})")
-    finish(fe, result, red, owned=True)
+    other = fe.expr(init) if isinstance(init, SSAValue) else fe.expr(op.init) if init is None else None
+    if other is None and init != identity_of(kind, dtype):
+        other = literal(init, dtype)
+    if other is not None:
+        out = f", out={red.expr}" if red.owned else ""
+        fe.line(f"{red.expr} = {COMBINE[kind]}({red.expr}, {other}{out})")
+    finish(fe, result, red, owned=red.owned)

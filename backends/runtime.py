@@ -147,7 +147,7 @@ class Port:
         if isinstance(self.type, TensorType):
             dtype = "uint8" if self.unsigned else np_dtype(self.type)
             shape = tuple(None if d < 0 else d for d in self.type.get_shape())
-            return f"a {dtype} array of shape {shape}"
+            return f"{'an' if dtype.startswith('i') else 'a'} {dtype} array of shape {shape}"
         return f"an {self.type} scalar"
 
 
@@ -191,7 +191,7 @@ def _zeros(port: Port) -> Any:
 
 def _describe(value: Any) -> str:
     if isinstance(value, np.ndarray):
-        return f"a {value.dtype} array of shape {value.shape}"
+        return f"{'an' if value.dtype.name.startswith('i') else 'a'} {value.dtype} array of shape {value.shape}"
     return f"a {type(value).__name__}"
 
 
