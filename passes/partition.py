@@ -19,7 +19,9 @@ DAG. Ops with unknown or write effects are chained in their original order
 so that no schedule reorders them. The block is then rebuilt in a
 topological order of the contracted graph (stable: ties keep program order).
 
-An op with regions that is not compilable as a whole (the L2 pipeline's
+A group whose results nothing uses (dead code) is left in place for DCE
+rather than turned into an unremovable call. An op with regions that is
+not compilable as a whole (the L2 pipeline's
 `scf.if`, whose else-branch calls OpenCV) stays where it is, and each block
 of its regions is partitioned on its own.
 """
@@ -38,7 +40,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike, IsTerminator, SymbolTable, is_side_effect_free
 
-from cortex.dialects.traits import op_kind
+from cortex.dialects.traits import EXTERN_ATTR, op_kind
 
 COMPILED_ATTR = "cortex.compiled"
 """Unit attribute on a `func.func` that holds one outlined compilable piece."""
@@ -60,13 +62,30 @@ def is_constant(op: Operation) -> bool:
     return op.has_trait(ConstantLike) and not op.operands and not op.regions
 
 
-def is_candidate(op: Operation) -> bool:
-    """An op that may be outlined into a compiled piece."""
-    return (
-        not op.has_trait(IsTerminator)
-        and not is_constant(op)
-        and compiled_callee(op) is None
-        and op_kind(op) == "compilable"
+def is_candidate(op: Operation, symbols: dict[str, Operation]) -> bool:
+    """An op that may be outlined into a compiled piece (`symbols`: the module's, by name)."""
+    if op.has_trait(IsTerminator) or is_constant(op):
+        return False
+    if isinstance(op, func.CallOp):  # a call to a defined function that is neither an extern nor a piece
+        callee = symbols.get(op.callee.root_reference.data)
+        return (
+            isinstance(callee, func.FuncOp)
+            and not callee.is_declaration
+            and EXTERN_ATTR not in callee.attributes
+            and not is_compiled_function(callee)
+        )
+    return op_kind(op) == "compilable"
+
+
+def is_dead(group: list[Operation]) -> bool:
+    """Side-effect-free ops whose results nothing outside the group uses.
+
+    Outlining them would turn dead code into a call, which DCE cannot
+    remove; they stay in place for `dce` instead.
+    """
+    inside = {inner for op in group for inner in op.walk()}
+    return all(is_side_effect_free(op) for op in group) and not any(
+        use.operation not in inside for op in group for r in op.results for use in r.uses
     )
 
 
@@ -127,15 +146,17 @@ def ancestor_in_block(op: Operation, block: Block) -> Operation | None:
     return op
 
 
-def group_block(graph: BlockGraph) -> tuple[_UnionFind, list[int]]:
-    """Merge candidate ops into convex, connected groups.
+def group_block(graph: BlockGraph, candidate: list[bool]) -> _UnionFind:
+    """Merge candidate ops into convex, connected groups (a union-find over op indices).
 
-    Returns the union-find over op indices and, per index, whether it is a
-    candidate (1) or not (0).
+    Edges are tried in program order of their consumer, each merge allowed
+    only if it keeps the contracted graph acyclic. The property test in
+    tests/test_partition.py checks the result is maximal in the sense that
+    matters: two pieces joined by an edge always have another path between
+    them, so they could not have been merged.
     """
     n = len(graph.ops)
     uf = _UnionFind(n)
-    candidate = [1 if is_candidate(op) else 0 for op in graph.ops]
     # Successor op indices of each group, outside the group (kept on the root).
     out: list[set[int]] = [set(s) for s in graph.succs]
     members: list[list[int]] = [[i] for i in range(n)]
@@ -143,8 +164,9 @@ def group_block(graph: BlockGraph) -> tuple[_UnionFind, list[int]]:
     def creates_cycle(a: int, b: int, current: int) -> bool:
         """Whether some path a ⇝ b passes through a third group.
 
-        Every op after `current` is still a singleton whose successors lie
-        further on, so such ops can never lead back to `b`: skip them.
+        While ops are taken in program order, every op after `current` is
+        still a singleton whose successors lie further on, so such ops can
+        never lead back to `b`: the search skips them.
         """
         stack = [g for g in {uf.find(k) for k in out[a] if k <= current} if g not in (a, b)]
         seen = set(stack)
@@ -161,23 +183,25 @@ def group_block(graph: BlockGraph) -> tuple[_UnionFind, list[int]]:
                     stack.append(h)
         return False
 
-    for i, op in enumerate(graph.ops):
-        if not candidate[i]:
-            continue
-        for j in graph.data_preds[i]:
-            if not candidate[j]:
-                continue
-            a, b = uf.find(j), uf.find(i)
-            if a == b or creates_cycle(a, b, i):
-                continue
-            if len(members[a]) < len(members[b]):
-                a, b = b, a
-            uf.parent[b] = a
-            members[a].extend(members[b])
-            merged = out[a] | out[b]
-            merged.difference_update(members[a])
-            out[a], out[b], members[b] = merged, set(), []
-    return uf, candidate
+    def merge(j: int, i: int, horizon: int) -> bool:
+        a, b = uf.find(j), uf.find(i)
+        if a == b or creates_cycle(a, b, horizon):
+            return False
+        if len(members[a]) < len(members[b]):
+            a, b = b, a  # the larger group absorbs the smaller: linear-logarithmic overall
+        out[a].update(k for k in out[b] if uf.find(k) != a)
+        out[a].difference_update(members[b])
+        uf.parent[b] = a
+        members[a].extend(members[b])
+        out[b], members[b] = set(), []
+        return True
+
+    for i in range(n):  # in program order: ops after i are still singletons
+        if candidate[i]:
+            for j in graph.data_preds[i]:
+                if candidate[j]:
+                    merge(j, i, i)
+    return uf
 
 
 def schedule(graph: BlockGraph, uf: _UnionFind) -> list[list[int]]:
@@ -215,38 +239,41 @@ def schedule(graph: BlockGraph, uf: _UnionFind) -> list[list[int]]:
 class _Outliner:
     """Rebuilds blocks of one function, outlining its groups as compiled functions."""
 
-    def __init__(self, module: ModuleOp, fn: func.FuncOp):
+    def __init__(self, module: ModuleOp, fn: func.FuncOp, symbols: dict[str, Operation]):
         self.module = module
         self.fn = fn
         self.anchor: Operation = fn
         self.count = 0
         self.sunk: list[Operation] = []  # constants cloned into pieces
+        self.symbols = symbols
 
     def fresh_name(self) -> str:
         while True:
             name = f"{self.fn.sym_name.data}_compiled_{self.count}"
             self.count += 1
-            if SymbolTable.lookup_symbol(self.module, name) is None:
+            if name not in self.symbols:
                 return name
 
     def partition(self, block: Block) -> None:
         graph = BlockGraph.of(block)
         if not graph.ops:
             return
-        uf, candidate = group_block(graph)
+        candidate = [is_candidate(op, self.symbols) for op in graph.ops]
+        uf = group_block(graph, candidate)
         terminator = block.last_op if block.last_op is not None and block.last_op.has_trait(IsTerminator) else None
         for op in graph.ops:
             op.detach()
         for idxs in schedule(graph, uf):
             ops = [graph.ops[i] for i in idxs]
-            if candidate[idxs[0]]:
+            if candidate[idxs[0]] and not is_dead(ops):
                 self.outline(block, terminator, ops)
                 continue
-            (op,) = ops
-            self.insert(block, terminator, op)
-            for region in op.regions:
-                for inner in region.blocks:
-                    self.partition(inner)
+            for op in ops:
+                self.insert(block, terminator, op)
+                if not candidate[idxs[0]]:
+                    for region in op.regions:
+                        for inner in region.blocks:
+                            self.partition(inner)
 
     def erase_sunk_constants(self) -> None:
         """Constants whose every use moved into pieces (each piece has its clone)."""
@@ -293,6 +320,7 @@ class _Outliner:
         body.add_op(func.ReturnOp(*(mapping[r] for r in outputs)))
         Rewriter.insert_op(callee, InsertPoint.after(self.anchor))
         self.anchor = callee
+        self.symbols[name] = callee
 
         call = func.CallOp(name, inputs, [r.type for r in outputs])
         self.insert(block, terminator, call)
@@ -310,10 +338,11 @@ class PartitionPass(ModulePass):
     name = "cortex-partition"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        symbols = {sym.data: o for o in op.body.block.ops if isinstance(sym := o.properties.get("sym_name"), StringAttr)}
         for fn in list(op.body.block.ops):
             if not isinstance(fn, func.FuncOp) or fn.is_declaration or is_compiled_function(fn):
                 continue
-            outliner = _Outliner(op, fn)
+            outliner = _Outliner(op, fn, symbols)
             for block in fn.body.blocks:
                 outliner.partition(block)
             outliner.erase_sunk_constants()
