@@ -79,8 +79,8 @@ def attr_list(attrs: ArrayAttr | None, n: int) -> list[DictionaryAttr]:
     return existing + [DictionaryAttr({}) for _ in range(n - len(existing))]
 
 
-def convert_function(fn: func.FuncOp) -> None:
-    """Signless entry types for `fn`, `{cortex.unsigned}` where they were unsigned."""
+def convert_function(fn: func.FuncOp) -> bool:
+    """Signless entry types for `fn`, `{cortex.unsigned}` where they were unsigned; True if any changed."""
     block = fn.body.blocks.first
     arg_attrs = attr_list(fn.arg_attrs, len(fn.function_type.inputs))
     res_attrs = attr_list(fn.res_attrs, len(fn.function_type.outputs))
@@ -112,6 +112,33 @@ def convert_function(fn: func.FuncOp) -> None:
         fn.properties["function_type"] = FunctionType.from_lists(inputs, outputs)
         fn.arg_attrs = ArrayAttr(arg_attrs) if any(a.data for a in arg_attrs) else None
         fn.res_attrs = ArrayAttr(res_attrs) if any(a.data for a in res_attrs) else None
+    return changed
+
+
+def _cast_before(op, value: SSAValue, target: Attribute) -> SSAValue:
+    if value.type == target:
+        return value
+    cast, result = UnrealizedConversionCastOp.cast_one(value, target)
+    Rewriter.insert_op(cast, InsertPoint.before(op))
+    return result
+
+
+def convert_call(call: func.CallOp) -> None:
+    """A call to a converted function passes and receives signless values (cast at the call)."""
+    operands = [_cast_before(call, v, signless(v.type)) for v in call.operands]
+    new = func.CallOp(call.callee, operands, [signless(r.type) for r in call.res])
+    new.attributes.update(call.attributes)
+    Rewriter.insert_op(new, InsertPoint.before(call))
+    results = []
+    for old, value in zip(call.res, new.res):
+        value.name_hint = old.name_hint
+        if value.type != old.type:
+            cast, value = UnrealizedConversionCastOp.cast_one(value, old.type)
+            Rewriter.insert_op(cast, InsertPoint.before(call))
+        results.append(value)
+    Rewriter.replace_op(call, [], results)
+
+
 
 
 class FoldCastPair(RewritePattern):
@@ -130,10 +157,15 @@ def reconcile_casts(module: ModuleOp) -> None:
 
 
 def convert_unsigned_signatures(module: ModuleOp) -> None:
-    """Every function definition of `module` takes and returns signless types."""
-    for fn in module.ops:
-        if isinstance(fn, func.FuncOp) and not fn.is_declaration:
-            convert_function(fn)
+    """Every function definition of `module` takes and returns signless types (its calls too)."""
+    converted = {
+        fn.sym_name.data
+        for fn in list(module.ops)
+        if isinstance(fn, func.FuncOp) and not fn.is_declaration and convert_function(fn)
+    }
+    for call in [op for op in module.walk() if isinstance(op, func.CallOp)]:
+        if call.callee.string_value() in converted:
+            convert_call(call)
     reconcile_casts(module)
 
 

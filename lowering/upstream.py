@@ -135,12 +135,33 @@ def _print_bits(value: SSAValue, printers: dict[str, func.FuncOp]) -> None:
     func.CallOp(printer, [tensor.CastOp(bits, UnrankedTensorType(int_type)).dest], [])
 
 
-def with_main(module: ModuleOp, entry: str, inputs: Sequence[np.ndarray | float]) -> ModuleOp:
-    """A copy of `module` with `main`: `entry` applied to constant `inputs`, every result printed."""
-    program = module.clone()
-    fn = next((op for op in program.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
-    if fn is None:
+def reachable(module: ModuleOp, entry: str) -> set[str]:
+    """The functions `entry` calls, directly or not (itself included)."""
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    if entry not in functions:
         raise ValueError(f"no function @{entry} in the module")
+    seen, todo = set(), [entry]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in functions:
+            continue
+        seen.add(name)
+        todo.extend(op.callee.string_value() for op in functions[name].walk() if isinstance(op, func.CallOp))
+    return seen
+
+
+def with_main(module: ModuleOp, entry: str, inputs: Sequence[np.ndarray | float]) -> ModuleOp:
+    """`entry` and what it calls, with a `main` that applies it to constant `inputs` and prints every result."""
+    program = module.clone()
+    keep = reachable(program, entry)
+    for op in list(program.ops):
+        if isinstance(op, func.FuncOp) and op.sym_name.data not in keep:
+            op.detach()
+            op.erase()
+    fn = next(op for op in program.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry)
+    if fn.is_declaration:
+        raise ValueError(f"@{entry} is a declaration")
+    fn.sym_visibility = None  # callable from main (a private piece, e.g. from cortex-partition)
     arg_types, res_types = fn.function_type.inputs.data, fn.function_type.outputs.data
     if len(inputs) != len(arg_types):
         raise ValueError(f"@{entry} takes {len(arg_types)} arguments, got {len(inputs)} inputs")
@@ -181,9 +202,10 @@ def parse_printed(stdout: str, dtypes: Sequence[str]) -> list[np.ndarray]:
 
 def run_with_mlir(module: ModuleOp, entry: str, inputs: Sequence[np.ndarray | float]) -> list[np.ndarray]:
     """Compile `entry` of a lowered module with mlir-opt, run it with mlir-runner; its results as arrays."""
-    for op in module.walk():
-        if isinstance(op, func.FuncOp) and op.is_declaration and PROPS_ATTR in op.attributes:
-            raise ValueError(f"@{op.sym_name.data} is an OpenCV extern: mlir-runner cannot run this module")
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    for name in reachable(module, entry):
+        if PROPS_ATTR in functions[name].attributes:
+            raise ValueError(f"@{entry} calls @{name}, an OpenCV extern: mlir-runner cannot run it")
     program = with_main(module, entry, inputs)
     fn = next(op for op in program.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry)
     dtypes = []
