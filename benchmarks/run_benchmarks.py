@@ -120,11 +120,13 @@ class CompiledFrames:
         return result
 
 
-def bench_pipeline(frame_count: int, warmup: int, modes: Sequence[str]) -> tuple[str, list[str]]:
+def bench_pipeline(frame_count: int, warmup: int, modes: Sequence[str], size: tuple[int, int] | None) -> tuple[str, list[str]]:
+    """The bundled 480x640 pipeline, or one built for `size` (the smoke run's small frames)."""
     from cortex.video.source import open_video
 
-    module = cortex.parse(L2_FILE)
-    frames = list(open_video(None, 32, warmup + frame_count))  # decoded up front: not part of any timing
+    module = cortex.parse(L2_FILE) if size is None else cortex.build_l2_pipeline(*size)
+    h, w = size or (480, 640)
+    frames = list(open_video(None, 32, warmup + frame_count, height=h, width=w))  # decoded up front: untimed
     rows, per_stage, ratios = [], {}, []
     for mode in modes:
         runners = {"reference": ReferenceFrames(module, mode), "numpy": CompiledFrames(module, mode)}
@@ -152,7 +154,7 @@ def bench_pipeline(frame_count: int, warmup: int, modes: Sequence[str]) -> tuple
         ratios.append(ratio_line(f"pipeline {mode} compilable stages numpy/reference", s_np / s_ref, "<= 0.5"))
         ratios.append(ratio_line(f"pipeline {mode} whole frame numpy/reference", w_np / w_ref, "<= 1.0"))
     out = table(
-        f"(a) L2 pipeline 480x640, synthetic video, {frame_count} frames per mode after {warmup} warm-up: "
+        f"(a) L2 pipeline {h}x{w}, synthetic video, {frame_count} frames per mode after {warmup} warm-up: "
         "median ms/frame (compilable = the six compilable stages)",
         ["mode", "frame ref", "frame numpy", "ratio", "compilable ref", "compilable numpy", "ratio", "max |score diff|"],
         rows,
@@ -287,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     frames = args.frames or (2 if args.quick else 30)
     ratios: list[str] = []
     if args.pipeline:
-        text, lines = bench_pipeline(frames, 1 if args.quick else 3, MODES)
+        text, lines = bench_pipeline(frames, 1 if args.quick else 3, MODES, (96, 128) if args.quick else None)
         print(text, flush=True)
         ratios += lines
     if args.interp:

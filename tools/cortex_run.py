@@ -18,7 +18,7 @@ import itertools
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -220,6 +220,10 @@ def check_passes(passes: str) -> None:
         raise CortexError(f"--passes: {' '.join(str(e).split())}") from None
 
 
+UNSPECIALISED = {"numpy": "canonicalize,dce", "reference": ""}
+"""Passes that keep every stage: what the mode's DCE is priced against."""
+
+
 def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: str | None):
     cls = NumpyBackend if backend == "numpy" else ReferenceBackend
     return cls(module, entry, mode, passes if passes is not None else default_passes(backend, mode))
@@ -261,34 +265,36 @@ class Outputs:
             self.overlay.close()
 
 
-def run_frames(backend, source, outputs: Outputs | None, probed: bool, quiet: bool) -> tuple[int, float, int]:
-    """Every frame of `source` through `backend`; returns (frames, seconds in the backend, skipped)."""
-    h, w = source.size
-    bar = ProgressBar(source.frame_count, enabled=False if quiet else None)
-    frames, seconds, skipped = 0, 0.0, 0
+def run_frames(backend, frames: Iterable[np.ndarray], size: tuple[int, int], total: int | None,
+               outputs: Outputs | None = None, probed: bool = False, quiet: bool = True) -> tuple[int, float, int]:
+    """`frames` through `backend`; returns (frames, seconds inside the backend, frames the blur gate skipped)."""
+    h, w = size
+    bar = ProgressBar(total, enabled=False if quiet else None)
+    count, seconds, skipped = 0, 0.0, 0
     try:
-        for frame in source:
+        for frame in frames:
             start = time.perf_counter()
             results = backend(frame)
             seconds += time.perf_counter() - start
             if probed and results[3]:
                 skipped += 1
             if outputs:
-                outputs.write(frames, frame[:h, :w], results, probed)
-            frames += 1
-            bar.update(frames)
+                outputs.write(count, frame[:h, :w], results, probed)  # the frame without its padding
+            count += 1
+            bar.update(count)
     finally:
         bar.close()
-    return frames, seconds, skipped
+    return count, seconds, skipped
 
 
 def dce_report(args, module: ModuleOp, measured: StageTimes, frames: int, frame_seconds: float, source) -> str:
     """What the mode's dead-node elimination removes, priced with times of the unspecialised pipeline.
 
-    The reference runs the pipeline as written (weights at run time), so its
-    own times price the removed stages. The numpy backend ran the
-    specialised pipeline, where those stages no longer exist: an
-    unspecialised compile is profiled on the first `--dce-frames` frames.
+    The removed stages come from `cortex-dce`'s own report (on a copy of the
+    module). Their price: the reference, run as written (weights at run
+    time), has timed them already. A specialised run (numpy's default, or
+    any `--passes`) never executed them, so the unspecialised pipeline on
+    the same backend is profiled on the first `--dce-frames` frames.
     """
     removed = eliminate_dead_nodes(module.clone(), args.mode).names
     if not removed:
@@ -297,21 +303,10 @@ def dce_report(args, module: ModuleOp, measured: StageTimes, frames: int, frame_
         return dce_summary(args.mode, removed, measured.ms_per_frame(frames), 1e3 * frame_seconds / max(frames, 1))
     if args.dce_frames <= 0:
         return dce_summary(args.mode, removed, {}, None)
-    unspecialised = NumpyBackend(module, args.entry, args.mode, "canonicalize,dce")
-    calibration = itertools.islice(iter(source), args.dce_frames)
-    n, seconds, _ = run_frames(unspecialised, _Frames(calibration, source), None, False, True)
+    unspecialised = make_backend(args.backend, module, args.entry, args.mode, UNSPECIALISED[args.backend])
+    n, seconds, _ = run_frames(unspecialised, itertools.islice(source, args.dce_frames), source.size, None)
     line = dce_summary(args.mode, removed, unspecialised.stage_times().ms_per_frame(n), 1e3 * seconds / max(n, 1))
-    return f"{line} [unspecialised numpy pipeline, {n} frames]"
-
-
-class _Frames:
-    """A frame iterator that keeps the size of the source it came from."""
-
-    def __init__(self, frames, source):
-        self.frames, self.size, self.frame_count = frames, source.size, None
-
-    def __iter__(self):
-        return iter(self.frames)
+    return f"{line} [unspecialised {args.backend} pipeline, {n} frames]"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -343,7 +338,7 @@ def run(args: argparse.Namespace) -> int:
 
     outputs = Outputs(args, source.fps)
     try:
-        frames, seconds, skipped = run_frames(backend, source, outputs, probed, args.quiet)
+        frames, seconds, skipped = run_frames(backend, source, source.size, source.frame_count, outputs, probed, args.quiet)
     finally:
         outputs.close()
 
