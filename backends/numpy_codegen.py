@@ -123,9 +123,14 @@ class Term:
         return self.shape is not None
 
 
+_NUMBER = re.compile(r"^\d+(\.\d*)?(e[+-]?\d+)?$")
+
+
 def paren(expr: str) -> str:
     """`expr` safe to use as an operand of any operator: names, attributes, calls and
     subscripts stay as they are, anything with a top-level operator gets parentheses."""
+    if _NUMBER.match(expr):
+        return expr
     depth = 0
     for ch in expr:
         if ch in "([{":

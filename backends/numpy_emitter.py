@@ -143,12 +143,12 @@ class ModuleEmitter:
         self._constants[key] = name
         return name
 
-    def splat(self, shape: tuple[int, ...], value, dtype: str, hint: str) -> str:
+    def splat(self, shape: tuple[int, ...], value, dtype: str, hint: str, origin: str) -> str:
         """A module-level read-only array of one value (ones vectors for reductions, ...)."""
         key = ("splat", dtype, shape, value)
         if key not in self._constants:
             name = self.namer.fresh(f"_k_{hint}{'x'.join(map(str, shape))}")
-            self.constant_lines.append(f"{name} = _rt.full({shape}, {literal(value, dtype)}, {dtype!r})")
+            self.constant_lines.append(f"{name} = _rt.full({shape}, {literal(value, dtype)}, {dtype!r})  # {origin}")
             self._constants[key] = name
         return self._constants[key]
 

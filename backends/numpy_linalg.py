@@ -588,7 +588,8 @@ def reduce_expr(fe: FunctionEmitter, kind: str, expr: str, shape: tuple[int, ...
         return f"{REDUCE[kind]}({expr}, axis={axis(axes)}{int_arg})"
     outer = f"{REDUCE[kind]}({expr}, axis={axis(axes[:-1])}{int_arg})" if axes[:-1] else expr
     if kind == "sum" and dtype.startswith("float") and len(shape) > len(axes):
-        return f"{paren(outer)} @ {fe.module.splat((shape[last],), 1.0, dtype, 'ones')}"
+        ones = fe.module.splat((shape[last],), 1.0, dtype, "ones", fe._chunk.origin)
+        return f"{paren(outer)} @ {ones}"
     return f"{REDUCE[kind]}({outer}, axis=-1{int_arg})"
 
 
