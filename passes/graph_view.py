@@ -170,12 +170,17 @@ def match_stages(before: list[Stage], after: list[Stage]) -> dict[int, int]:
 def render_diff(before: ModuleOp, after: ModuleOp) -> str:
     """Rows of `before`, `- REMOVED` when gone from `after`, `✓` otherwise; then the saving.
 
+    A stage whose result became a constant of the same name (canonicalize
+    folds center_crop, which depends only on the shape) is `- FOLDED`: it
+    no longer runs either.
+
     As in the seed, the times are the profile of `before`: the saving is
     what the removed stages cost. A stage that only `after` has is listed
     as `+ ADDED` with its own time (0 when `after` was not profiled).
     """
     old, new = stages(before), stages(after)
     matched = match_stages(old, new)
+    folded = {op.results[0].name_hint for op, _ in program_order(after) if op.has_trait(ConstantLike) and op.results}
     lines = ["[graph diff]"]
     before_total = after_total = 0.0
     for i, s in enumerate(old):
@@ -183,6 +188,8 @@ def render_diff(before: ModuleOp, after: ModuleOp) -> str:
         if i in matched:
             after_total += s.ms
             lines.append(_row("✓        ", s, s.ms, approx=True))
+        elif s.hint and s.hint in folded:
+            lines.append(_row("- FOLDED ", s, s.ms, approx=True))
         else:
             lines.append(_row("- REMOVED", s, s.ms, approx=True))
     for j in sorted(set(range(len(new))) - set(matched.values())):
