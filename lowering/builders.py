@@ -22,7 +22,6 @@ from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.builtin import (
     AffineMapAttr,
-    AnyFloat,
     ArrayAttr,
     BytesAttr,
     DenseArrayBase,
@@ -456,10 +455,6 @@ def nesting(coarse: Sequence[int], fine: Sequence[int]) -> list[list[int]] | Non
         groups[-1].append(i)
         i += 1
     return groups if i == len(fine) else None
-
-
-def is_float_tensor(value: SSAValue) -> bool:
-    return isinstance(value.type, TensorType) and isinstance(value.type.element_type, AnyFloat)
 
 
 __all__ = [

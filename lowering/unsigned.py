@@ -7,9 +7,10 @@ boundary (entry arguments and results, extern declarations).
 
 Both passes work like MLIR's dialect conversion: a pattern that needs the
 signless value materialises it with `builtin.unrealized_conversion_cast`,
-`convert_unsigned_signatures` rewrites the entry functions' types (casting
-back for the uses still in cortex), and `reconcile_unrealized_casts`
-folds every cast of a cast back to the original value. Whichever pass runs second leaves no cast.
+`convert_unsigned_signatures` rewrites the functions' types and the calls
+to them (casting back for the uses still in cortex), and `reconcile_casts`
+folds every cast of a cast back to the original value. Whichever pass runs
+second leaves no cast.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnrealizedConversionCastOp,
 )
+from xdsl.builder import Builder
 from xdsl.ir import Attribute, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -54,8 +56,8 @@ def signless(t: Attribute) -> Attribute:
     return t
 
 
-def cast_to(value: SSAValue, target: Attribute, rewriter: PatternRewriter) -> SSAValue:
-    """`value` as `target` (an unrealized cast before the current op, if the types differ)."""
+def cast_to(value: SSAValue, target: Attribute, rewriter: Builder) -> SSAValue:
+    """`value` as `target` (an unrealized cast at the builder's insertion point, if the types differ)."""
     if value.type == target:
         return value
     op, result = UnrealizedConversionCastOp.cast_one(value, target)
@@ -63,7 +65,7 @@ def cast_to(value: SSAValue, target: Attribute, rewriter: PatternRewriter) -> SS
     return result
 
 
-def as_signless(value: SSAValue, rewriter: PatternRewriter) -> SSAValue:
+def as_signless(value: SSAValue, rewriter: Builder) -> SSAValue:
     return cast_to(value, signless(value.type), rewriter)
 
 
@@ -115,30 +117,15 @@ def convert_function(fn: func.FuncOp) -> bool:
     return changed
 
 
-def _cast_before(op, value: SSAValue, target: Attribute) -> SSAValue:
-    if value.type == target:
-        return value
-    cast, result = UnrealizedConversionCastOp.cast_one(value, target)
-    Rewriter.insert_op(cast, InsertPoint.before(op))
-    return result
-
-
 def convert_call(call: func.CallOp) -> None:
     """A call to a converted function passes and receives signless values (cast at the call)."""
-    operands = [_cast_before(call, v, signless(v.type)) for v in call.operands]
-    new = func.CallOp(call.callee, operands, [signless(r.type) for r in call.res])
+    builder = Builder(InsertPoint.before(call))
+    operands = [as_signless(v, builder) for v in call.operands]
+    new = builder.insert(func.CallOp(call.callee, operands, [signless(r.type) for r in call.res]))
     new.attributes.update(call.attributes)
-    Rewriter.insert_op(new, InsertPoint.before(call))
-    results = []
     for old, value in zip(call.res, new.res):
         value.name_hint = old.name_hint
-        if value.type != old.type:
-            cast, value = UnrealizedConversionCastOp.cast_one(value, old.type)
-            Rewriter.insert_op(cast, InsertPoint.before(call))
-        results.append(value)
-    Rewriter.replace_op(call, [], results)
-
-
+    Rewriter.replace_op(call, [], [cast_to(v, old.type, builder) for v, old in zip(new.res, call.res)])
 
 
 class FoldCastPair(RewritePattern):

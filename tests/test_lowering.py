@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, StringAttr, UnitAttr
+from xdsl.dialects.builtin import StringAttr, UnitAttr
 
 import cortex
 from cortex.backends.vision_kernels import gray

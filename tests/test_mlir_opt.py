@@ -22,6 +22,8 @@ from xdsl.dialects.builtin import Float32Type, TensorType
 
 import cortex
 from cortex.backends import vision_kernels
+from cortex.dialects.modes import mode_weights
+from cortex.dialects.traits import External
 from cortex.ir import parse
 from cortex.lowering import lower
 from cortex.lowering.upstream import (
@@ -40,7 +42,7 @@ needs_mlir_runner = pytest.mark.skipif(not mlir_runner_available(), reason="mlir
 
 
 def has_externs(module) -> bool:
-    return any(op.has_trait(cortex.dialects.traits.External) for op in module.walk())
+    return any(op.has_trait(External) for op in module.walk())
 
 
 def example_spec(path: Path):
@@ -164,7 +166,7 @@ def l2_core_inputs():
         "text": vision_kernels.text_roi(gray),
         "prev_score": rng.random((15, 20), dtype=np.float32),
         "scene": vision_kernels.scene_change(gray, prev_gray),
-        **cortex.dialects.modes.mode_weights("balanced"),
+        **mode_weights("balanced"),
     }
 
 
