@@ -30,10 +30,11 @@ Provenance. Every op the lowering inserts at function level carries the
 discardable attribute `cortex.origin = "<name>"`: the SSA name of the source
 op's first result when it has one (`"saliency"`, `"gray"`, `"encoded"`),
 else the source op's name (`"cortex.saliency_dft"`). Ops inside linalg
-bodies belong to their linalg op and are not tagged. xDSL's custom printer
-drops attributes of `tensor.empty`, `linalg.transpose`, `linalg.broadcast`
-and `linalg.reduce`; print the generic form (`--print-op-generic`) to keep
-every origin in text. In-memory modules (`lower()`) keep them all.
+bodies belong to their linalg op and are not tagged. In-memory modules
+(`lower()`) keep every origin; so does the generic printed form
+(`--print-op-generic`). xDSL's custom printers of `tensor.empty`,
+`arith.cmpf`, `linalg.transpose`, `linalg.broadcast` and `linalg.reduce`
+drop discardable attributes, so text meant to be read back should be generic.
 
 Externs. Each external op (blur_detector, scene_change, text_roi, encoder)
 becomes `func.call @cortex_<op>(...) {cortex.origin = ...}` to a private

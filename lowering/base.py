@@ -16,11 +16,15 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.utils.exceptions import DiagnosticException
 
 from cortex.dialects.shapes import DYNAMIC
+from cortex.ir import CortexError
 from cortex.lowering.builders import LinalgBuilder
 
 
-class LoweringError(DiagnosticException):
-    """An op the lowering cannot handle: one line naming the op (and where it is)."""
+class LoweringError(DiagnosticException, CortexError):
+    """An op the lowering cannot handle: one line naming the op (and where it is).
+
+    A DiagnosticException for the opt driver, a CortexError for the Python API.
+    """
 
 
 def describe(op: Operation) -> str:

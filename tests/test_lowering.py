@@ -13,6 +13,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr, UnitAttr
 
@@ -545,3 +547,48 @@ def test_tests_can_fail():
     expected = cortex.reference(module, entry="f", mode=None)(*inputs)[0]
     (got,) = run_with_mlir(lower(parse_module(wrong)), "f", inputs)
     assert not np.allclose(got, expected, rtol=1e-3)
+
+
+# ---------------------------------------------------------------- properties
+
+
+@st.composite
+def groupings(draw):
+    """A fine shape and the coarse shape of some grouping of its consecutive dims."""
+    fine = draw(st.lists(st.integers(1, 4), min_size=1, max_size=5))
+    cuts = sorted(draw(st.sets(st.integers(1, len(fine) - 1), max_size=len(fine) - 1))) if len(fine) > 1 else []
+    bounds = [0, *cuts, len(fine)]
+    coarse = [int(np.prod(fine[a:b])) for a, b in zip(bounds, bounds[1:])]
+    return tuple(coarse), tuple(fine)
+
+
+@given(groupings())
+def test_nesting_finds_a_reassociation(shapes):
+    coarse, fine = shapes
+    groups = nesting(coarse, fine)
+    assert groups is not None
+    assert [i for g in groups for i in g] == list(range(len(fine)))
+    assert [int(np.prod([fine[i] for i in g])) for g in groups] == list(coarse)
+
+
+@st.composite
+def broadcast_pairs(draw):
+    """Two operand shapes that broadcast (NumPy rules) to a random output shape."""
+    out = draw(st.lists(st.integers(1, 4), min_size=0, max_size=3))
+
+    def operand():
+        rank = draw(st.integers(0, len(out)))
+        tail = out[len(out) - rank :]
+        return tuple(1 if draw(st.booleans()) else d for d in tail)
+
+    return operand(), operand()
+
+
+@needs_mlir
+@settings(max_examples=6, deadline=None)
+@given(broadcast_pairs(), st.sampled_from(["cortex.add", "cortex.sub", "cortex.mul"]))
+def test_broadcasting_binary_ops_match_reference(shapes, op):
+    a, b = shapes
+    out = np.broadcast_shapes(a, b)
+    text = binary(op, a, b, out)
+    check_against_reference(op, text, lambda: [normal(*a), normal(*b)])
