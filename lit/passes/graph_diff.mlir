@@ -1,0 +1,19 @@
+// --graph-diff: what the power_save pipeline removes from a profiled
+// pipeline, and the time that saves (the removed stages' profile).
+// center_crop depends only on the frame size: canonicalize folds it.
+// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-profile{frames=1}' \
+// RUN:   | cortex-opt -p 'canonicalize,cortex-specialize-mode{mode=power_save},canonicalize,dce' --graph-diff \
+// RUN:   | filecheck %s
+
+// CHECK:      [graph diff]
+// CHECK-NEXT: ✓          gray                 %gray
+// CHECK-NEXT: ✓          blur_detector        %sharpness
+// CHECK-NEXT: ✓          scene_change         %scene
+// CHECK-NEXT: - FOLDED   center_crop          %center
+// CHECK-NEXT: ✓          text_roi             %text
+// CHECK-NEXT: - REMOVED  saliency_dft         %saliency
+// CHECK-NEXT: - REMOVED  motion_map           %motion
+// CHECK-NEXT: ✓          score_fusion         %fused
+// CHECK-NEXT: ✓          temporal_smooth      %smoothed
+// CHECK-NEXT: ✓          encoder              %encoded
+// CHECK-NEXT: Total: {{[0-9]+\.[0-9]}}ms → {{[0-9]+\.[0-9]}}ms (~{{[0-9]+\.[0-9]}}ms saved)

@@ -1,0 +1,35 @@
+// cortex-profile runs the reference interpreter over synthetic frames and
+// records each cortex op's median time as cortex.profile_ms (f64, ms);
+// non-cortex ops get nothing. The values vary from run to run: only their
+// presence and type are checked.
+// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-profile{frames=2}' | filecheck %s
+// RUN: cortex-opt %s -p 'cortex-profile{frames=2}' | filecheck %s --check-prefix=GRAPH
+// RUN: cortex-opt %s -p 'cortex-profile{frames=1 entry=graph seed=7}' | filecheck %s --check-prefix=GRAPH
+// RUN: not cortex-opt %examples/l2_pipeline.mlir -p 'cortex-profile{entry=nope}' 2>&1 | filecheck %s --check-prefix=ENTRY
+// RUN: not cortex-opt %examples/l2_pipeline.mlir -p 'cortex-profile{mode=turbo}' 2>&1 | filecheck %s --check-prefix=MODE
+
+// CHECK:      %gray = cortex.gray %frame {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
+// CHECK:      %prev_gray = cortex.state "prev_gray" {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
+// CHECK:      %sharpness = cortex.blur_detector %gray {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
+// CHECK-NEXT: %blur_threshold = arith.constant 1.000000e+02 : f32{{$}}
+// CHECK-NEXT: %blurred = arith.cmpf olt, %sharpness, %blur_threshold : f32{{$}}
+// CHECK:      %scene = cortex.scene_change %gray, %prev_gray {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
+// CHECK:      %saliency = cortex.saliency_dft %gray {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
+// CHECK:      %motion = cortex.motion_map %gray, %prev_gray {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
+// CHECK:      %fused = cortex.score_fusion({{.*}}) weights({{.*}}) {cortex.profile_ms = {{[0-9.e+-]+}} : f64, terms = ["center_crop", "text_roi", "saliency_dft", "motion_map"]}
+// CHECK:      %smoothed = cortex.temporal_smooth {{.*}} {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
+// CHECK:      cortex.update_state "prev_score" = %score {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
+// CHECK:      %encoded = cortex.encoder %frame, %score {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
+
+// A tensor graph: seeded random inputs of the argument types; with no
+// @l2_frame, the module's only public function is the entry.
+func.func @graph(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %m = cortex.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %r = cortex.relu %m : tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+// GRAPH:      %m = cortex.matmul %x, %w {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
+// GRAPH-NEXT: %r = cortex.relu %m {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
+
+// ENTRY: no function '@nope' to run in the module (functions: @l2_frame)
+// MODE: unknown mode 'turbo'
