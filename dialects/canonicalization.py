@@ -7,7 +7,8 @@ carries, so xDSL's `canonicalize` runs them.
 
 Three groups:
 - `CANONICAL`: always-exact identities (x·1, x+0, x−0, x/1, x**2 → x·x,
-  relu∘relu, transpose∘transpose, reshape∘reshape, zero-weight fusion terms);
+  relu∘relu, transpose∘transpose, identity transpose, reshape∘reshape,
+  same-shape reshape, zero-weight fusion terms);
 - constant folding (`FoldConstantOperands`, `cortex.dialects.folding`),
   tried first on every op class that may fold;
 - `FAST_MATH`: identities exact only for finite (or positive) inputs —
@@ -146,6 +147,15 @@ def compose_perms(inner: Sequence[int], outer: Sequence[int]) -> tuple[int, ...]
     return tuple(inner[p] for p in outer)
 
 
+class IdentityTranspose(RewritePattern):
+    """transpose(x, [0, 1, ...]) → x."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter, /) -> None:
+        if op.perm.get_values() == tuple(range(len(op.perm))):
+            forward(rewriter, op, op.x)
+
+
 class TransposeOfTranspose(RewritePattern):
     """transpose(transpose(x, p), q) → transpose(x, p∘q), or x when that is the identity."""
 
@@ -251,7 +261,7 @@ CANONICAL: dict[type[Operation], tuple[RewritePattern, ...]] = {
     DivOp: (DivOne(),),
     PowOp: (PowTwo(),),
     ReluOp: (ReluOfRelu(),),
-    TransposeOp: (TransposeOfTranspose(),),
+    TransposeOp: (IdentityTranspose(), TransposeOfTranspose()),
     ReshapeOp: (ReshapeToSameType(), ReshapeOfReshape()),
     ScoreFusionOp: (DropZeroWeightTerms(),),
 }

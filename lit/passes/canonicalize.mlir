@@ -72,18 +72,19 @@ func.func @relu_relu(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
   func.return %c, %d : tensor<3xf32>, tensor<3xf32>
 }
 
-// Two transposes compose into one ([1,2,0] twice is [2,0,1]), or vanish.
+// Two transposes compose into one ([1,2,0] twice is [2,0,1]), or vanish; so does one with the identity perm.
 // CHECK-LABEL: func.func @transposes(
 // CHECK-SAME:    %[[X:.*]]: tensor<2x3x4xf32>, %[[Y:.*]]: tensor<5x6xf32>)
 // CHECK:         %[[T:.*]] = cortex.transpose %[[X]] {perm = array<i64: 2, 0, 1>} : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
 // CHECK-NOT:     cortex.transpose
-// CHECK:         func.return %[[T]], %[[Y]]
-func.func @transposes(%x: tensor<2x3x4xf32>, %y: tensor<5x6xf32>) -> (tensor<4x2x3xf32>, tensor<5x6xf32>) {
+// CHECK:         func.return %[[T]], %[[Y]], %[[X]]
+func.func @transposes(%x: tensor<2x3x4xf32>, %y: tensor<5x6xf32>) -> (tensor<4x2x3xf32>, tensor<5x6xf32>, tensor<2x3x4xf32>) {
   %a = cortex.transpose %x {perm = array<i64: 1, 2, 0>} : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
   %b = cortex.transpose %a {perm = array<i64: 1, 2, 0>} : tensor<3x4x2xf32> -> tensor<4x2x3xf32>
   %c = cortex.transpose %y {perm = array<i64: 1, 0>} : tensor<5x6xf32> -> tensor<6x5xf32>
   %d = cortex.transpose %c {perm = array<i64: 1, 0>} : tensor<6x5xf32> -> tensor<5x6xf32>
-  func.return %b, %d : tensor<4x2x3xf32>, tensor<5x6xf32>
+  %e = cortex.transpose %x {perm = array<i64: 0, 1, 2>} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  func.return %b, %d, %e : tensor<4x2x3xf32>, tensor<5x6xf32>, tensor<2x3x4xf32>
 }
 
 // reshape(reshape(x)) is one reshape; back to x's own shape it is x.
