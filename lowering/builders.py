@@ -133,10 +133,15 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
 # ---------------------------------------------------------------- scalar bodies
 
 
-def const(value: float, element: Attribute = f32) -> SSAValue:
+def constant_op(value: float, element: Attribute = f32) -> arith.ConstantOp:
+    """A scalar `arith.constant` of an integer or float type."""
     if isinstance(element, IntegerType):
-        return arith.ConstantOp(IntegerAttr(int(value), element)).result
-    return arith.ConstantOp(FloatAttr(float(value), element)).result
+        return arith.ConstantOp(IntegerAttr(int(value), element))
+    return arith.ConstantOp(FloatAttr(float(value), element))
+
+
+def const(value: float, element: Attribute = f32) -> SSAValue:
+    return constant_op(value, element).result
 
 
 def addf(a: SSAValue, b: SSAValue) -> SSAValue:
@@ -244,10 +249,7 @@ class LinalgBuilder:
         return self.add(arith.ConstantOp(value)).result
 
     def scalar(self, value: float, element: Attribute = f32) -> SSAValue:
-        """A scalar `arith.constant`."""
-        if isinstance(element, IntegerType):
-            return self.add(arith.ConstantOp(IntegerAttr(int(value), element))).result
-        return self.add(arith.ConstantOp(FloatAttr(float(value), element))).result
+        return self.add(constant_op(value, element)).result
 
     def empty(self, shape: Sequence[int], element: Attribute = f32) -> SSAValue:
         return self.add(tensor.EmptyOp([], tensor_type(shape, element))).tensor
