@@ -19,8 +19,11 @@ frames, so a pass that breaks state shows up on the second frame):
   blur decision, which changes the bytes and not the picture; the score map
   itself is compared as a float output.
 
-Weights come from `mode` (as for the reference interpreter): validate a
-pipeline that specialises to a mode with that mode. Modules the reference
+Weights come from `mode` (as for the reference interpreter). A
+`cortex-specialize-mode{mode=M}` pass fixes the weights to M's: from that
+pass on, the reference is the original module run in mode M (with a note),
+so a specialising pipeline is checked for what it claims — equal to the
+original in mode M — whatever `mode` was given. Modules the reference
 interpreter cannot run (anything but cortex, func, arith and scf ops, or
 calls to extern declarations, i.e. lowered IR) are skipped with a note in
 `callback.notes`; validation resumes if a later pass returns to runnable IR.
@@ -38,6 +41,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import ArgSpecParseError
 
+from cortex.dialects.modes import mode_weights
 from cortex.ir import CortexError, make_context
 from cortex.passes.profile import entry_function, sample_inputs
 
@@ -60,11 +64,17 @@ def why_not_runnable(module: ModuleOp) -> str | None:
     return None
 
 
-def run_reference(module: ModuleOp, entry: str, mode: str | None, inputs: Sequence[tuple[Any, ...]]) -> list[tuple]:
+def run_reference(
+    module: ModuleOp,
+    entry: str,
+    mode: str | None,
+    inputs: Sequence[tuple[Any, ...]],
+    weights: dict[str, float] | None = None,
+) -> list[tuple]:
     """The results of `entry` frame after frame (fresh state)."""
     from cortex.backends.reference import ReferenceRunner
 
-    runner = ReferenceRunner(module, entry=entry, mode=mode)
+    runner = ReferenceRunner(module, entry=entry, mode=mode, weights=weights)
     return [runner(*args) for args in inputs]
 
 
@@ -139,6 +149,16 @@ def _pass_name(p: ModulePass) -> str:
         return p.name
 
 
+def specialised_weights(p: ModulePass) -> tuple[str, dict[str, float]] | None:
+    """The mode and weights a `cortex-specialize-mode` pass bakes in; None for any other pass."""
+    if p.name != "cortex-specialize-mode":
+        return None
+    from cortex.passes.specialize_mode import resolve_weights
+
+    mode = getattr(p, "mode", None)
+    return mode, resolve_weights(mode, getattr(p, "table", None))
+
+
 class SemanticsCallback:
     """A `PassPipeline` callback that checks every pass against the reference results."""
 
@@ -151,6 +171,7 @@ class SemanticsCallback:
         seed: int = 0,
     ):
         self.mode = mode
+        self.weights: dict[str, float] | None = None  # set once a pass specialises to a mode
         fn = entry_function(module, entry)
         self.entry = fn.sym_name.data
         self.inputs = list(sample_inputs(fn, frames, seed))
@@ -160,11 +181,22 @@ class SemanticsCallback:
         if reason is not None:
             raise CortexError(f"cannot validate: the reference interpreter cannot run the input module: {reason}")
         self.expected = run_reference(module, self.entry, mode, self.inputs)
+        self.original = module.clone()  # the pipeline changes `module` in place
+
+    def current_weights(self) -> dict[str, float] | None:
+        if self.weights is not None:
+            return self.weights
+        return mode_weights(self.mode) if self.mode is not None else None
 
     def __call__(self, previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
         if previous is None:
             return  # before the first pass: the module is the one we started from
         name = _pass_name(previous)
+        specialised = specialised_weights(previous)
+        if specialised is not None and specialised[1] != self.current_weights():
+            mode, self.weights = specialised
+            self.expected = run_reference(self.original, self.entry, None, self.inputs, self.weights)
+            self.notes.append(f"after pass '{name}': comparing with @{self.entry} in mode '{mode}' from here on")
         reason = why_not_runnable(module)
         if reason is not None:
             self.notes.append(f"after pass '{name}': not checked, {reason}")
@@ -172,7 +204,10 @@ class SemanticsCallback:
         try:
             if not any(isinstance(f, func.FuncOp) and f.sym_name.data == self.entry for f in module.ops):
                 raise CortexError(f"@{self.entry} is gone from the module")
-            actual = run_reference(module, self.entry, self.mode, self.inputs)
+            if self.weights is None:
+                actual = run_reference(module, self.entry, self.mode, self.inputs)
+            else:
+                actual = run_reference(module, self.entry, None, self.inputs, self.weights)
         except CortexError as e:
             raise CortexError(f"pass '{name}' broke @{self.entry}: {e}") from None
         except Exception as e:  # a kernel crashing on what the pass produced is the pass's fault too

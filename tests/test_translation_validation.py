@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.dialects import tensor
+from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, f32
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
@@ -17,11 +17,13 @@ from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
+from cortex.dialects.state import WeightOp
 from cortex.dialects.tensor_ops import AddOp, SubOp
 from cortex.dialects.vision import TemporalSmoothOp
 from cortex.examples.l2_pipeline import build_l2_pipeline
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import CortexError, make_context, parse_module
+from cortex.passes.registry import all_passes
 from cortex.passes.translation_validation import SemanticsCallback, difference, validate_pipeline
 
 
@@ -51,6 +53,18 @@ class SmootherPass(ModulePass):
         for smooth in op.walk():
             if isinstance(smooth, TemporalSmoothOp):
                 smooth.properties["alpha"] = FloatAttr(0.9, f32)
+
+
+@dataclass(frozen=True)
+class WrongWeightsPass(ModulePass):
+    """Deliberately wrong: every cortex.weight becomes 0.25."""
+
+    name = "test-wrong-weights"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for weight in list(op.walk()):
+            if isinstance(weight, WeightOp):
+                Rewriter.replace_op(weight, arith.ConstantOp(FloatAttr(0.25, f32)))
 
 
 @dataclass(frozen=True)
@@ -107,14 +121,23 @@ def test_state_bug_shows_on_a_later_frame():
         apply(module, (CanonicalizePass(), SmootherPass()), frames=3)
 
 
-def test_l2_power_save_pipeline_is_valid_in_its_mode():
+def test_l2_power_save_pipeline_is_valid():
     module = build_l2_pipeline(96, 128, 32)
     pipeline = "canonicalize,cortex-specialize-mode{mode=power_save},canonicalize,dce"
     assert validate_pipeline(module, pipeline, mode="power_save") is None
-    # ... and changes the results of the balanced mode, at the pass that specialises
-    problem = validate_pipeline(module, pipeline, mode="balanced")
-    assert problem.startswith("pass 'cortex-specialize-mode{mode=\"power_save\"}' changed the results of @l2_frame:")
-    assert "output #1 differs by" in problem
+    # given another mode, the comparison switches to power_save at the pass that specialises
+    callback = apply(module.clone(), tuple(PassPipeline.parse_spec(all_passes(), pipeline).passes), mode="balanced")
+    assert callback.notes == [
+        "after pass 'cortex-specialize-mode{mode=\"power_save\"}': comparing with @l2_frame in mode 'power_save' from here on"
+    ]
+    assert len(callback.checked) == 4
+
+
+def test_wrong_weights_are_caught():
+    """A 'specialisation' that bakes in the wrong weights (not mode power_save's) is named."""
+    module = build_l2_pipeline(96, 128, 32)
+    with pytest.raises(CortexError, match=r"^pass 'test-wrong-weights' changed the results of @l2_frame: .*output #1 differs by"):
+        apply(module, (WrongWeightsPass(),), mode="balanced", frames=2)
 
 
 def test_validate_pipeline_leaves_the_module_alone():
