@@ -58,6 +58,10 @@ a ui8 frame argument becomes `tensor<HxWx3xi8> {cortex.unsigned}`, the
 encoder's bytes `tensor<?xi8> {cortex.unsigned}` (results and extern
 declarations alike); `arith.uitofp` reads the pixels. (xDSL prints the
 argument attributes of a declaration only in the generic form.)
+
+Cross-checking. `cortex.lowering.upstream` verifies lowered modules with
+`mlir-opt` and runs extern-free functions natively (`mlir-opt` to LLVM, then
+`mlir-runner`), which tests/test_mlir_opt.py compares with the reference.
 """
 
 from __future__ import annotations
