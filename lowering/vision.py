@@ -108,7 +108,7 @@ class LowerSaliencyDft(CortexLowering):
     G = e^R·(Re F, Im F)/|F| (θ = 0 where |F| = 0) → |IDFT2(G)|² →
     Gaussian 5×5 σ=1 → / max if max > 0 → pool to the block grid.
 
-    In float32 this matches the float64 reference to ~1e-6 on natural
+    In float32 this matches the float64 reference to ~1e-5 on natural
     images. Where |F| is (nearly) zero the phase θ is numerically
     undefined, so images with exact spectral zeros (flat or piecewise-flat
     synthetic patterns) give a different, equally arbitrary result; an
