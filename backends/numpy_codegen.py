@@ -21,7 +21,7 @@ import keyword
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -309,8 +309,7 @@ class FunctionEmitter:
 
     def defined(self, value: SSAValue, name: str, *, owned: bool = True, dtype: str | None = None) -> Term:
         """Bind `value` to local `name`, which the current chunk assigns."""
-        assert self._chunk is not None
-        self._chunk.defs += (name,)
+        self.defines(name)
         term = Term(name, dtype or np_dtype(value.type), static_shape(value.type), owned and isinstance(value.type, TensorType))
         return self.bind(value, term)
 
@@ -328,13 +327,21 @@ class FunctionEmitter:
 
     # ---- chunks
 
+    @property
+    def current(self) -> Chunk:
+        """The chunk of the op being translated."""
+        assert self._chunk is not None, "no op is being translated"
+        return self._chunk
+
     def line(self, text: str) -> None:
-        assert self._chunk is not None
-        self._chunk.lines.append(text)
+        self.current.lines.append(text)
+
+    def defines(self, *names: str) -> None:
+        """Record that the current chunk assigns `names` (beyond what `define` records)."""
+        self.current.defs += names
 
     def impure(self) -> None:
-        assert self._chunk is not None
-        self._chunk.pure = False
+        self.current.pure = False
 
     def origin(self, op: Operation) -> str:
         attr = op.attributes.get(ORIGIN_ATTR)
@@ -381,7 +388,3 @@ class FunctionEmitter:
     @property
     def chunks(self) -> list[Chunk]:
         return self._blocks[0]
-
-
-def with_shape(term: Term, shape: tuple[int, ...] | None, owned: bool | None = None) -> Term:
-    return replace(term, shape=shape, owned=term.owned if owned is None else owned)

@@ -37,7 +37,7 @@ def _assign(fe: FunctionEmitter, names: list[str], values) -> None:
 def _yield_to(fe: FunctionEmitter, names: list[str], values) -> None:
     """The terminator of a branch or loop body: assign the carried names."""
     _assign(fe, names, values)
-    fe._chunk.defs += tuple(names)
+    fe.defines(*names)
 
 
 @translates(scf.IfOp)
@@ -49,7 +49,7 @@ def translate_if(fe: FunctionEmitter, op: scf.IfOp) -> None:
         fe.nested("else:", op.false_region.block, on_yield)
     for r, name in zip(op.output, names):
         fe.bind(r, Term(name, np_dtype(r.type), static_shape(r.type)))
-    fe._chunk.defs += tuple(names)
+    fe.defines(*names)
 
 
 @translates(scf.ForOp)
@@ -65,7 +65,7 @@ def translate_for(fe: FunctionEmitter, op: scf.ForOp) -> None:
     fe.nested(header, block, lambda y: _yield_to(fe, names, y.operands))
     for r, name in zip(op.res, names):
         fe.bind(r, Term(name, np_dtype(r.type), static_shape(r.type)))
-    fe._chunk.defs += tuple(names)
+    fe.defines(*names)
 
 
 @translates(func.ReturnOp)

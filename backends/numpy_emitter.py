@@ -62,6 +62,7 @@ class EmittedModule:
     head: list[str]
     body: list[str]
     blobs: dict[str, bytes] = field(default_factory=dict)
+    functions: dict[str, str] = field(default_factory=dict)  # symbol -> Python name
 
     @property
     def source(self) -> str:
@@ -209,7 +210,7 @@ class ModuleEmitter:
             tail += ["# constants: built once, when the module loads", *self.constant_lines, ""]
         if self.extern_lines:
             tail += ["# externs: kernels from the runtime's extern table, bound when the module loads", *self.extern_lines, ""]
-        return EmittedModule(head, tail + body[1:], dict(self.blobs))
+        return EmittedModule(head, tail + body[1:], dict(self.blobs), dict(self.function_names))
 
     def emit_function(self, f: FuncOp) -> list[str]:
         symbol = f.sym_name.data

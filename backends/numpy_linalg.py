@@ -260,7 +260,7 @@ class Body:
 
 def finish(fe: FunctionEmitter, value: SSAValue, term: Term, *, owned: bool) -> Term:
     """Bind `value` to `term`, naming the last temporary after the value when that is all it takes."""
-    chunk_lines = fe._chunk.lines
+    chunk_lines = fe.current.lines
     name = fe.name(value)
     last = chunk_lines[-1] if chunk_lines else ""
     if term.expr.startswith("_t") and last.startswith(f"{term.expr} = "):
@@ -588,7 +588,7 @@ def reduce_expr(fe: FunctionEmitter, kind: str, expr: str, shape: tuple[int, ...
         return f"{REDUCE[kind]}({expr}, axis={axis(axes)}{int_arg})"
     outer = f"{REDUCE[kind]}({expr}, axis={axis(axes[:-1])}{int_arg})" if axes[:-1] else expr
     if kind == "sum" and dtype.startswith("float") and len(shape) > len(axes):
-        ones = fe.module.splat((shape[last],), 1.0, dtype, "ones", fe._chunk.origin)
+        ones = fe.module.splat((shape[last],), 1.0, dtype, "ones", fe.current.origin)
         return f"{paren(outer)} @ {ones}"
     return f"{REDUCE[kind]}({outer}, axis=-1{int_arg})"
 

@@ -45,17 +45,34 @@ def _dynamic_iter(shape, dynamic):
         yield dynamic.pop(0) if s < 0 else None
 
 
-def _slices(fe: FunctionEmitter, op) -> tuple[str, list[str]]:
-    """The NumPy index of an extract/insert_slice, and its sizes."""
+def _dropped(sizes: list[str], result_shape: tuple[int, ...]) -> set[int]:
+    """The unit dimensions a rank-reducing slice drops (matched left to right, as MLIR does)."""
+    dropped, j = set(), 0
+    for i, n in enumerate(sizes):
+        if j < len(result_shape) and (result_shape[j] < 0 or str(result_shape[j]) == n):
+            j += 1
+        elif n == "1":
+            dropped.add(i)
+        else:
+            return set()
+    return dropped if j == len(result_shape) else set()
+
+
+def _slices(fe: FunctionEmitter, op, reduced_shape: tuple[int, ...]) -> tuple[str, list[str]]:
+    """The NumPy index of an extract/insert_slice (unit dims of a rank-reducing one as integers), and its sizes."""
     offsets = _sizes(fe, op.static_offsets.get_values(), op.offsets)
     sizes = _sizes(fe, op.static_sizes.get_values(), op.sizes)
     strides = _sizes(fe, op.static_strides.get_values(), op.strides)
+    dropped = _dropped(sizes, reduced_shape) if len(reduced_shape) < len(sizes) else set()
     parts = []
-    for o, n, s in zip(offsets, sizes, strides):
+    for i, (o, n, s) in enumerate(zip(offsets, sizes, strides)):
+        if i in dropped:
+            parts.append(o)
+            continue
         if o.isdigit() and n.isdigit() and s.isdigit():
-            stop = str(int(o) + int(n) * int(s) - (int(s) - 1))
+            stop = str(int(o) + (int(n) - 1) * int(s) + 1)
         else:
-            stop = f"{paren(o)} + {paren(n)} * {paren(s)} - {paren(s)} + 1"
+            stop = f"{paren(o)} + ({paren(n)} - 1) * {paren(s)} + 1"
         parts.append(f"{'' if o == '0' else o}:{stop}" + ("" if s == "1" else f":{s}"))
     return ", ".join(parts), sizes
 
@@ -91,21 +108,15 @@ def translate_insert(fe: FunctionEmitter, op: tensor.InsertOp) -> None:
 
 @translates(tensor.ExtractSliceOp)
 def translate_extract_slice(fe: FunctionEmitter, op: tensor.ExtractSliceOp) -> None:
-    index, sizes = _slices(fe, op)
-    expr = f"{paren(fe.expr(op.source))}[{index}]"
-    shape = static_shape(op.result.type)
-    if len(shape) != len(sizes):  # rank-reducing slice
-        expr = f"{expr}.reshape({_shape_expr(fe, op.result, [])})" if all(s >= 0 for s in shape) else expr
-    fe.define(op.result, expr, owned=False)
+    index, _ = _slices(fe, op, static_shape(op.result.type))
+    fe.define(op.result, f"{paren(fe.expr(op.source))}[{index}]", owned=False)
 
 
 @translates(tensor.InsertSliceOp)
 def translate_insert_slice(fe: FunctionEmitter, op: tensor.InsertSliceOp) -> None:
-    index, sizes = _slices(fe, op)
+    index, _ = _slices(fe, op, static_shape(op.source.type))
     dest = fe.expr(op.dest)
     source = fe.expr(op.source)
-    if len(static_shape(op.source.type)) != len(sizes):
-        source = f"{paren(source)}.reshape(({', '.join(sizes)},))"
     name = fe.name(op.result)
     fe.line(f"{name} = {dest}" if fe.reusable(op.dest, op) else f"{name} = {dest}.copy()")
     fe.line(f"{name}[{index}] = {source}")

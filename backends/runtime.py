@@ -261,19 +261,14 @@ class CompiledPipeline:
         self._weights = {p.index: _to_internal(p, weights[p.name], f"weight '{p.name}'") for p in self.args if p.kind == "weight"}
         emitted = emit(lowered)
         self.source = emitted.source
+        self._name = emitted.functions[entry]
         self._namespace = load(emitted, f"<cortex-numpy @{entry}>")
-        self._plain = self._function(self._namespace)
+        self._plain = self._namespace[self._name]
         self._profiled_namespace: dict[str, Any] | None = None
         self._call = self._plain
         self._frames_profiled = 0
         self.state: dict[str, Any] = {}
         self.reset()
-
-    def _function(self, namespace: dict[str, Any]) -> Callable[..., tuple]:
-        from cortex.backends.numpy_codegen import identifier
-
-        name = identifier(self.entry, "fn")
-        return namespace[name]
 
     # ---- state and profiling
 
@@ -291,7 +286,7 @@ class CompiledPipeline:
             from cortex.backends.numpy_emitter import emit
 
             self._profiled_namespace = load(emit(self.lowered, profile=True), f"<cortex-numpy @{self.entry} profiled>")
-        self._call = self._function(self._profiled_namespace) if on else self._plain
+        self._call = self._profiled_namespace[self._name] if on else self._plain
 
     def profile(self, reset: bool = False) -> Profile:
         """Seconds per source op over the calls made while `profiling` was on."""
