@@ -176,7 +176,9 @@ def render_diff(before: ModuleOp, after: ModuleOp) -> str:
 
     As in the seed, the times are the profile of `before`: the saving is
     what the removed stages cost. A stage that only `after` has is listed
-    as `+ ADDED` with its own time (0 when `after` was not profiled).
+    as `+ ADDED` with its own time (0 when `after` was not profiled). So
+    `after` may come from an unprofiled copy, which CSE can simplify fully
+    (profile times, being attributes, keep identical ops apart).
     """
     old, new = stages(before), stages(after)
     matched = match_stages(old, new)

@@ -17,6 +17,12 @@ says "not measured", which the graph view shows as 0.00 ms. An op that ran
 on some frames only gets the median over the frames it ran on. Pieces
 outlined by `cortex-partition` are profiled too: the interpreter follows
 the calls.
+
+The times are discardable attributes like any other, and CSE (xDSL's, as
+MLIR's) only merges ops whose attributes are equal: two identical ops with
+different times stay apart. To see what an optimisation pipeline removes,
+profile one copy and optimise another: `render_diff` reads the times from
+the module before the pipeline only.
 """
 
 from __future__ import annotations

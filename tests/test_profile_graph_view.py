@@ -166,6 +166,29 @@ def test_power_save_diff_removes_saliency_and_motion(l2):
     assert saved_ms >= profile_ms(next(op for op in l2.walk() if op.name == "cortex.saliency_dft"))
 
 
+def test_diff_of_tensor_graph_against_an_unprofiled_copy():
+    """Times from the profiled module; the pipeline on a copy without them, so CSE merges %b into %a."""
+    spec = EXAMPLES["unoptimized_model"]
+    before = parse_module(spec.text())
+    after = run_pipeline(before.clone(), "canonicalize,cse,dce")
+    ProfilePass(frames=2).apply(make_context(), before)
+    rows = diff_rows(render_diff(before, after))
+    assert [(status, name) for status, name, _ in rows] == [
+        ("- FOLDED", "mul"),  # %scale = 2 * 3
+        ("✓", "relu"),  # %a
+        ("- REMOVED", "relu"),  # %b: CSE
+        ("- REMOVED", "mul"),  # %c = %a * 1
+        ("- REMOVED", "exp"),  # %d: dead
+        ("✓", "mul"),
+        ("✓", "add"),
+        ("✓", "relu"),
+        ("✓", "add"),
+    ]
+    text = render_diff(before, after)
+    saved = sum(s.ms for s in stages(before) if s.hint in ("scale", "b", "c", "d"))
+    assert float(re.search(r"\(~(\d+\.\d)ms saved\)", text)[1]) == pytest.approx(saved, abs=0.05)
+
+
 def test_diff_of_unchanged_module_saves_nothing(l2):
     text = render_diff(l2, l2.clone())
     assert all(status == "✓" for status, _, _ in diff_rows(text))
