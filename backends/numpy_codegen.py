@@ -187,7 +187,9 @@ def prune(chunks: list[Chunk]) -> None:
                 counts[name] = counts.get(name, 0) + 1
 
     def dead(chunk: Chunk) -> bool:
-        return chunk.pure and not chunk.blocks and all(counts.get(d, 0) == 0 for d in chunk.defs)
+        """Pure, nothing reads what it defines, and (an if/for) nothing is left inside."""
+        unread = all(counts.get(d, 0) == 0 for d in chunk.defs)
+        return chunk.pure and unread and all(not inner for _, inner in chunk.blocks)
 
     def sweep(block: list[Chunk]) -> bool:
         changed = False

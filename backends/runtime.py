@@ -30,7 +30,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, Float32Type, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 from cortex.backends.kernels import KERNELS, NO_KERNEL
 from cortex.backends.numpy_codegen import np_dtype
@@ -377,7 +377,7 @@ def compile_pipeline(
         lowered = lower(module, passes=passes)
     except CortexError:
         raise
-    except (DiagnosticException, ValueError, ArgSpecParseError) as e:
+    except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
         raise CortexError(str(e).strip()) from None
     return CompiledPipeline(lowered, entry, table, source)
 

@@ -515,6 +515,36 @@ def test_profiling_sections_only_in_the_profiled_module():
     assert runner.profile().frames == 3
 
 
+DEAD = """
+#id = affine_map<(d0) -> (d0)>
+func.func @f(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %unused = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.exp %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %r = scf.if %c -> (tensor<4xf32>) {
+    %d = arith.addf %x, %x : tensor<4xf32>
+    scf.yield %d : tensor<4xf32>
+  } else {
+    scf.yield %unused : tensor<4xf32>
+  }
+  func.return %x : tensor<4xf32>
+}
+"""
+
+
+def test_unread_values_are_not_computed():
+    """xDSL's dce keeps unused linalg ops (no effect traits); the emitter drops them."""
+    source, ns = build(DEAD)
+    body = source.split("def f(", 1)[1]
+    assert "np.exp" not in body and "np.empty" not in body and "if " not in body
+    x = f32(4)
+    assert ns["f"](x, True)[0] is x
+
+
 # ---------------------------------------------------------------- errors
 
 
@@ -544,6 +574,10 @@ def test_unknown_extern_fails_at_compile_time():
 def test_compile_errors_name_what_is_wrong():
     with pytest.raises(CortexError, match="no function '@nope'"):
         compile_pipeline(ELEMENTWISE, entry="nope", mode=None)
+    with pytest.raises(CortexError, match="Unrecognized passes: \\['nope'\\]"):
+        compile_pipeline(ELEMENTWISE, entry="f", mode=None, passes="nope")
+    with pytest.raises(CortexError, match="<string>:1:15"):
+        compile_pipeline("func.func @f( {", entry="f", mode=None)
     with pytest.raises(EmitError, match="still contains 'cortex.gray'"):
         emit(cortex.parse(str(cortex.__path__[0] + "/examples/l2_pipeline.mlir")))
     weird = REDUCTIONS.replace("%s = arith.addf %o, %sq : f32", "%o2 = arith.mulf %o, %o : f32\n    %s = arith.addf %o2, %sq : f32")
