@@ -182,6 +182,7 @@ class Body:
     def __init__(self, fe: FunctionEmitter, op: Operation, block: Block, args: dict[BlockArgument, Callable[[], Term]], ranges):
         self.fe, self.op, self.block, self.args, self.ranges = fe, op, block, args, ranges
         self.values: dict[SSAValue, Term] = {}
+        self._depends: dict[SSAValue, frozenset] = {}
 
     def term(self, value: SSAValue) -> Term:
         if value in self.values:
@@ -240,9 +241,9 @@ class Body:
         self.fe.line(f"{name} = {expr}")
         return Term(name, dtype, shape, owned=shape is not None)
 
-    def depends(self, value: SSAValue, memo: dict | None = None) -> frozenset:
+    def depends(self, value: SSAValue) -> frozenset:
         """The block arguments (and 'index' for linalg.index) a body value depends on."""
-        memo = {} if memo is None else memo
+        memo = self._depends
         if value in memo:
             return memo[value]
         if isinstance(value, BlockArgument) and value.owner is self.block:
@@ -251,7 +252,7 @@ class Body:
             op = value.owner
             deps = frozenset(["index"]) if isinstance(op, IndexOp) else frozenset()
             for v in op.operands:
-                deps |= self.depends(v, memo)
+                deps |= self.depends(v)
         else:
             deps = frozenset()
         memo[value] = deps

@@ -43,13 +43,14 @@ UNSIGNED_ATTR = "cortex.unsigned"
 
 # ---------------------------------------------------------------- the extern table
 
-EXTERNS: Mapping[str, Callable[..., Any]] = {name: k for name, k in KERNELS.items() if name not in NO_KERNEL}
-"""Kernel per extern name (`cortex.extern` on a declaration): the reference kernels themselves."""
+EXTERNS: Mapping[str, Callable[..., Any]] = KERNELS
+"""Kernel per extern name (`cortex.extern` on a declaration): the reference interpreter's own
+table, so an extern and the op it stands for have one implementation."""
 
 
 def bind_extern(name: str, props: Mapping[str, Any]) -> Callable[..., Any]:
     """The callable a generated module uses for one extern declaration (checked now, not per frame)."""
-    kernel = EXTERNS.get(name)
+    kernel = EXTERNS.get(name) if name not in NO_KERNEL else None
     if kernel is None:
         raise CortexError(f"unknown extern '{name}': no kernel in the extern table (external ops: {', '.join(_external_ops())})")
     try:
