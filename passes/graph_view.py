@@ -81,7 +81,9 @@ def root_functions(module: ModuleOp) -> list[func.FuncOp]:
     ]
 
 
-def _walk_calls(block_ops: Iterator[Operation], piece: str | None, active: set[str]) -> Iterator[tuple[Operation, str | None]]:
+def _walk_calls(
+    block_ops: Iterator[Operation], piece: str | None, active: set[str]
+) -> Iterator[tuple[Operation, str | None]]:
     for op in block_ops:
         callee = _callee(op)
         if callee is not None and not _is_extern_decl(callee) and callee.sym_name.data not in active:
@@ -304,7 +306,8 @@ class _DotWriter:
             else:
                 self.emit_op(op, style, indent)
         if externals:
-            self.open_cluster("external (OpenCV)", indent, 'style="dashed,rounded"; color="#cc7a00"; fontcolor="#cc7a00";')
+            look = 'style="dashed,rounded"; color="#cc7a00"; fontcolor="#cc7a00";'
+            self.open_cluster("external (OpenCV)", indent, look)
             for op in externals:
                 self.emit_op(op, "external", indent + "  ")
             self.out.append(f"{indent}}}")
@@ -395,4 +398,13 @@ def write_image(dot_text: str, path: str | Path) -> Path:
     return path
 
 
-__all__ = ["Stage", "match_stages", "program_order", "render_diff", "render_dot", "render_table", "stages", "write_image"]
+__all__ = [
+    "Stage",
+    "match_stages",
+    "program_order",
+    "render_diff",
+    "render_dot",
+    "render_table",
+    "stages",
+    "write_image",
+]

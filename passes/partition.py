@@ -21,9 +21,10 @@ topological order of the contracted graph (stable: ties keep program order).
 
 A group whose results nothing uses (dead code) is left in place for DCE
 rather than turned into an unremovable call. An op with regions that is
-not compilable as a whole (the L2 pipeline's
-`scf.if`, whose else-branch calls OpenCV) stays where it is, and each block
-of its regions is partitioned on its own.
+not compilable as a whole (the L2 pipeline's `scf.if`, whose else-branch
+calls OpenCV) stays where it is, and each block of its regions is
+partitioned on its own. Running the pass again changes nothing: calls to
+pieces are never outlined again.
 """
 
 from __future__ import annotations
@@ -102,11 +103,13 @@ class _UnionFind:
 
 @dataclass
 class BlockGraph:
-    """The dependency graph of one block's ops (terminator excluded).
+    """The dependency graph of one block's ops (terminator excluded), by index into `ops`.
 
-    `preds[i]` / `succs[i]` are indices into `ops`. A use inside an op's
-    regions counts as a use by the op itself; values defined outside the
-    block are not edges. Ops with effects are chained in program order.
+    `data_preds[i]`: the ops whose results op i uses; `succs[i]`: the ops
+    that must come after op i, i.e. its users and, if op i has effects, the
+    next op with effects (ops with effects keep their program order). A use
+    inside an op's regions counts as a use by the op; values defined
+    outside the block are not edges.
     """
 
     ops: list[Operation]
@@ -244,7 +247,7 @@ class _Outliner:
         self.fn = fn
         self.anchor: Operation = fn
         self.count = 0
-        self.sunk: list[Operation] = []  # constants cloned into pieces
+        self.sunk: dict[Operation, None] = {}  # constants cloned into pieces
         self.symbols = symbols
 
     def fresh_name(self) -> str:
@@ -291,20 +294,20 @@ class _Outliner:
 
     def outline(self, block: Block, terminator: Operation | None, members: list[Operation]) -> None:
         inside = {inner for op in members for inner in op.walk()}
-        inputs: list[SSAValue] = []
-        constants: list[Operation] = []
+        # dicts as ordered sets: arguments and cloned constants in order of first use
+        arguments: dict[SSAValue, None] = {}
+        constants: dict[Operation, None] = {}
         for op in members:
             for value in operands_used_by(op):
                 owner = value.owner
                 if owner in inside or (not isinstance(owner, Operation) and owner.parent_op() in inside):
                     continue
                 if isinstance(owner, Operation) and is_constant(owner):
-                    if owner not in constants:
-                        constants.append(owner)
-                    if owner not in self.sunk:
-                        self.sunk.append(owner)
-                elif value not in inputs:
-                    inputs.append(value)
+                    constants[owner] = None
+                else:
+                    arguments[value] = None
+        self.sunk.update(constants)
+        inputs = list(arguments)
         outputs = [r for op in members for r in op.results if any(u.operation not in inside for u in r.uses)]
 
         name = self.fresh_name()
@@ -338,7 +341,9 @@ class PartitionPass(ModulePass):
     name = "cortex-partition"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        symbols = {sym.data: o for o in op.body.block.ops if isinstance(sym := o.properties.get("sym_name"), StringAttr)}
+        symbols = {
+            sym.data: o for o in op.body.block.ops if isinstance(sym := o.properties.get("sym_name"), StringAttr)
+        }
         for fn in list(op.body.block.ops):
             if not isinstance(fn, func.FuncOp) or fn.is_declaration or is_compiled_function(fn):
                 continue

@@ -281,7 +281,10 @@ def dataflow(module: ModuleOp, ids: dict[tuple, int]) -> tuple[Counter, tuple[in
     return counts, returned
 
 
-def caller_graph(module: ModuleOp) -> tuple[func.FuncOp, dict[Operation, set[Operation]], dict[Operation, set[Operation]]]:
+Graph = dict[Operation, set[Operation]]
+
+
+def caller_graph(module: ModuleOp) -> tuple[func.FuncOp, Graph, Graph]:
     """@g; per op of its body, the users of its results; and the ops that must come after it.
 
     The latter adds, for an extern call (unknown effects), the next extern

@@ -117,7 +117,11 @@ def test_the_wrong_pass_is_named_with_output_and_index():
 
 def test_state_bug_shows_on_a_later_frame():
     module = build_l2_pipeline(96, 128, 32)
-    with pytest.raises(CortexError, match=r"^pass 'test-smoother' changed the results of @l2_frame: output #1 differs by [0-9.e-]+ at \[\d+, \d+\] \(frame [1-9]\)"):
+    expected = (
+        r"^pass 'test-smoother' changed the results of @l2_frame: "
+        r"output #1 differs by [0-9.e-]+ at \[\d+, \d+\] \(frame [1-9]\)"
+    )
+    with pytest.raises(CortexError, match=expected):
         apply(module, (CanonicalizePass(), SmootherPass()), frames=3)
 
 
@@ -128,7 +132,8 @@ def test_l2_power_save_pipeline_is_valid():
     # given another mode, the comparison switches to power_save at the pass that specialises
     callback = apply(module.clone(), tuple(PassPipeline.parse_spec(all_passes(), pipeline).passes), mode="balanced")
     assert callback.notes == [
-        "after pass 'cortex-specialize-mode{mode=\"power_save\"}': comparing with @l2_frame in mode 'power_save' from here on"
+        "after pass 'cortex-specialize-mode{mode=\"power_save\"}': "
+        "comparing with @l2_frame in mode 'power_save' from here on"
     ]
     assert len(callback.checked) == 4
 
@@ -136,7 +141,8 @@ def test_l2_power_save_pipeline_is_valid():
 def test_wrong_weights_are_caught():
     """A 'specialisation' that bakes in the wrong weights (not mode power_save's) is named."""
     module = build_l2_pipeline(96, 128, 32)
-    with pytest.raises(CortexError, match=r"^pass 'test-wrong-weights' changed the results of @l2_frame: .*output #1 differs by"):
+    expected = r"^pass 'test-wrong-weights' changed the results of @l2_frame: .*output #1 differs by"
+    with pytest.raises(CortexError, match=expected):
         apply(module, (WrongWeightsPass(),), mode="balanced", frames=2)
 
 
