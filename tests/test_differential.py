@@ -137,6 +137,35 @@ def no_python_loops(source: str) -> bool:
     return "for " not in source and "while " not in source
 
 
+# ---------------------------------------------------------------- each map on its own
+
+STAGES = """
+func.func @maps(%frame: tensor<480x640x3xui8>, %prev: tensor<480x640x3xui8>)
+    -> (tensor<480x640xf32>, tensor<15x20xf32>, tensor<15x20xf32>, tensor<15x20xf32>, tensor<15x20xf32>) {
+  %gray = cortex.gray %frame : tensor<480x640x3xui8> -> tensor<480x640xf32>
+  %prev_gray = cortex.gray %prev : tensor<480x640x3xui8> -> tensor<480x640xf32>
+  %center = cortex.center_crop %gray : tensor<480x640xf32> -> tensor<15x20xf32>
+  %text = cortex.text_roi %gray : tensor<480x640xf32> -> tensor<15x20xf32>
+  %saliency = cortex.saliency_dft %gray : tensor<480x640xf32> -> tensor<15x20xf32>
+  %motion = cortex.motion_map %gray, %prev_gray : (tensor<480x640xf32>, tensor<480x640xf32>) -> tensor<15x20xf32>
+  func.return %gray, %center, %text, %saliency, %motion : tensor<480x640xf32>, tensor<15x20xf32>, tensor<15x20xf32>, tensor<15x20xf32>, tensor<15x20xf32>
+}
+"""
+
+
+def test_each_stage_map_matches_at_480x640():
+    """The fused score could hide a stage behind a small weight: compare every map directly."""
+    module = cortex.parse(STAGES)
+    reference = cortex.reference(module, entry="maps", mode=None)
+    compiled = cortex.compile(module, entry="maps", mode=None)
+    frames = list(SyntheticVideo(*FULL).frames(8, start=18))  # across a scene cut
+    for i, (prev, frame) in enumerate(zip(frames, frames[1:])):
+        want, got = reference(frame, prev), compiled(frame, prev)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-4, err_msg=f"gray, frame {i}")
+        for name, w, g in zip(("center_crop", "text_roi", "saliency_dft", "motion_map"), want[1:], got[1:]):
+            np.testing.assert_allclose(g, w, rtol=0, atol=MAP_ATOL, err_msg=f"{name}, frame {i}")
+
+
 # ---------------------------------------------------------------- tensor graphs
 
 
