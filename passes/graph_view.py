@@ -107,7 +107,7 @@ def _stage(op: Operation, piece: str | None) -> Stage | None:
     if callee is not None and _is_extern_decl(callee):
         extern = callee.attributes.get(EXTERN_ATTR)
         name = extern.data if isinstance(extern, StringAttr) else callee.sym_name.data
-        return Stage(op, name, hint, True, ms, piece)
+        return Stage(op, name.removeprefix("cortex."), hint, True, ms, piece)
     if not op.name.startswith("cortex.") or op.has_trait(FrameBoundary) or op.has_trait(ConstantLike):
         return None
     return Stage(op, op.name.removeprefix("cortex."), hint, op_kind(op) == "external", ms, piece)
@@ -174,7 +174,9 @@ def render_diff(before: ModuleOp, after: ModuleOp) -> str:
 
     A stage whose result became a constant of the same name (canonicalize
     folds center_crop, which depends only on the shape) is `- FOLDED`: it
-    no longer runs either.
+    no longer runs either. One whose result is now computed by other ops
+    of the same name (convert-cortex-to-linalg) is `↓ LOWERED`: it still
+    runs, so its time stays in the total.
 
     As in the seed, the times are the profile of `before`: the saving is
     what the removed stages cost. A stage that only `after` has is listed
@@ -184,7 +186,10 @@ def render_diff(before: ModuleOp, after: ModuleOp) -> str:
     """
     old, new = stages(before), stages(after)
     matched = match_stages(old, new)
-    folded = {op.results[0].name_hint for op, _ in program_order(after) if op.has_trait(ConstantLike) and op.results}
+    # what now defines each SSA name of `after`: a constant, or other ops
+    defined = {
+        r.name_hint: op.has_trait(ConstantLike) for op, _ in program_order(after) for r in op.results if r.name_hint
+    }
     lines = ["[graph diff]"]
     before_total = after_total = 0.0
     for i, s in enumerate(old):
@@ -192,8 +197,11 @@ def render_diff(before: ModuleOp, after: ModuleOp) -> str:
         if i in matched:
             after_total += s.ms
             lines.append(_row("✓        ", s, s.ms, approx=True))
-        elif s.hint and s.hint in folded:
+        elif s.hint in defined and defined[s.hint]:
             lines.append(_row("- FOLDED ", s, s.ms, approx=True))
+        elif s.hint in defined:
+            after_total += s.ms
+            lines.append(_row("↓ LOWERED", s, s.ms, approx=True))
         else:
             lines.append(_row("- REMOVED", s, s.ms, approx=True))
     for j in sorted(set(range(len(new))) - set(matched.values())):

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 import pytest
-from xdsl.dialects.builtin import Float64Type
+from xdsl.dialects.builtin import Float64Type, FloatAttr, f64
 from xdsl.utils.exceptions import PassFailedException
 
 from cortex.examples.l2_pipeline import build_l2_pipeline
@@ -139,7 +139,7 @@ def test_table_of_partitioned_module_names_the_pieces(l2):
 
 # ---- the diff ------------------------------------------------------------
 
-DIFF_ROW = re.compile(r"^  (✓|- REMOVED|- FOLDED|\+ ADDED)\s+(\w+)\s+(%\w+)?\s+\(~(\d+\.\d\d)ms\)")
+DIFF_ROW = re.compile(r"^  (✓|- REMOVED|- FOLDED|↓ LOWERED|\+ ADDED)\s+(\w+)\s+(%\w+)?\s+\(~(\d+\.\d\d)ms\)")
 
 
 def diff_rows(text: str) -> list[tuple[str, str, float]]:
@@ -218,6 +218,32 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
         ("✓", "exp"),
         ("+ ADDED", "tanh"),
     ]
+
+
+def test_diff_names_folded_and_lowered_stages():
+    before = parse_module("""
+func.func @f(%x: tensor<4xf32>, %g: tensor<64x64xf32>) -> tensor<4xf32> {
+  %k = cortex.center_crop %g : tensor<64x64xf32> -> tensor<2x2xf32>
+  %a = cortex.relu %x : tensor<4xf32> -> tensor<4xf32>
+  %b = cortex.exp %a : tensor<4xf32> -> tensor<4xf32>
+  func.return %b : tensor<4xf32>
+}""")
+    for op, ms in zip([op for op in before.walk() if op.name.startswith("cortex.")], (1.0, 2.0, 4.0)):
+        op.attributes["cortex.profile_ms"] = FloatAttr(ms, f64)
+    after = parse_module("""
+func.func @f(%x: tensor<4xf32>, %g: tensor<64x64xf32>) -> tensor<4xf32> {
+  %k = cortex.constant dense<0.5> : tensor<2x2xf32>
+  %a = tensor.empty() : tensor<4xf32>
+  %b = cortex.exp %a : tensor<4xf32> -> tensor<4xf32>
+  func.return %b : tensor<4xf32>
+}""")
+    text = render_diff(before, after)
+    assert [(status, name) for status, name, _ in diff_rows(text)] == [
+        ("- FOLDED", "center_crop"),
+        ("↓ LOWERED", "relu"),
+        ("✓", "exp"),
+    ]
+    assert "Total: 7.0ms → 6.0ms (~1.0ms saved)" in text  # a lowered stage still runs
 
 
 # ---- DOT -----------------------------------------------------------------
