@@ -38,11 +38,13 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.traits import ConstantLike, is_side_effect_free
 
 from cortex.backends.kernels import run_kernel
+from cortex.backends.tensor_kernels import numpy_dtype
 from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp
 from cortex.dialects.tensor_ops import ConstantOp
 from cortex.dialects.traits import External, FrameBoundary
 from cortex.dialects.vision import CenterCropOp
+from cortex.ir import CortexError
 
 MAX_FOLDED_ELEMENTS = 1 << 20
 """Largest result (in elements) that folding turns into a constant."""
@@ -56,17 +58,17 @@ Value = np.ndarray | float
 # ---------------------------------------------------------------- attributes
 
 
-def numpy_dtype(element: Attribute) -> np.dtype | None:
-    """The NumPy dtype with the byte layout xDSL uses for `element`, if any."""
+def element_dtype(element: Attribute) -> np.dtype | None:
+    """The little-endian NumPy dtype of `element` (xDSL's byte layout), if it has one."""
     try:
-        return np.dtype(element.format)  # struct codes: "<f", "<B", "<q", ...
-    except (AttributeError, NotImplementedError, TypeError):
+        return numpy_dtype(element).newbyteorder("<")
+    except CortexError:
         return None
 
 
 def numpy_to_dense(array: np.ndarray, tensor_type: TensorType) -> DenseIntOrFPElementsAttr | None:
     """A dense attribute of `tensor_type` holding `array` (cast to its element type)."""
-    dtype = numpy_dtype(tensor_type.element_type)
+    dtype = element_dtype(tensor_type.element_type)
     if dtype is None:
         return None
     data = np.ascontiguousarray(np.broadcast_to(np.asarray(array), tuple(tensor_type.get_shape())), dtype=dtype)
@@ -104,7 +106,7 @@ def placeholder(value: SSAValue) -> np.ndarray | None:
     """Zeros shaped like `value`, for ops that read only their operands' shapes."""
     if not is_static(value.type):
         return None
-    dtype = numpy_dtype(value.type.element_type)
+    dtype = element_dtype(value.type.element_type)
     return None if dtype is None else np.zeros(tuple(value.type.get_shape()), dtype=dtype)
 
 
@@ -145,8 +147,11 @@ def fold(op: Operation) -> list[Value] | None:
     values = operand_values(op)
     if values is None:
         return None
-    with np.errstate(all="ignore"):  # inf/nan are values like any other here
+    try:
+        with np.errstate(all="ignore"):  # inf/nan are values like any other here
             return list(run_kernel(op, values))
+    except CortexError:
+        return None  # a kernel that rejects these values: left for run time to report, if it ever runs
 
 
 def materialize(value: Value, result_type: Attribute) -> Operation | None:
@@ -170,7 +175,5 @@ class FoldConstantOperands(RewritePattern):
         constants = [materialize(v, r.type) for v, r in zip(values, op.results)]
         if any(c is None for c in constants):
             return
-        for constant, result in zip(constants, op.results):
-            constant.results[0].name_hint = result.name_hint
         rewriter.replace(op, constants, [c.results[0] for c in constants])
 

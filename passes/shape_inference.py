@@ -118,9 +118,7 @@ def cast_operands_to(rewriter: PatternRewriter, terminator: Operation, types: Se
         rewriter.notify_op_modified(terminator)
 
 
-def refine_from_terminators(
-    rewriter: PatternRewriter, results: Sequence[Attribute], terminators: Sequence[Operation]
-) -> list[Attribute]:
+def refine_from_terminators(results: Sequence[Attribute], terminators: Sequence[Operation]) -> list[Attribute]:
     """The refined types of a region-holding op's results, from what its terminators pass."""
     new_types = []
     for index, declared in enumerate(results):
@@ -159,7 +157,7 @@ class RefineIfResults(RewritePattern):
         yields = [region.block.last_op for region in op.regions if region.blocks]
         if len(yields) != 2 or not all(isinstance(y, scf.YieldOp) for y in yields):
             return  # an `if` without `else` has no results to refine
-        new_types = refine_from_terminators(rewriter, op.result_types, yields)
+        new_types = refine_from_terminators(op.result_types, yields)
         for result, t in zip(op.results, new_types):
             set_type(rewriter, result, t)
         for y in yields:
@@ -177,7 +175,7 @@ class RefineFunctionResults(RewritePattern):
         if not returns:
             return
         outputs = list(op.function_type.outputs.data)
-        new_types = refine_from_terminators(rewriter, outputs, returns)
+        new_types = refine_from_terminators(outputs, returns)
         if new_types != outputs:
             op.function_type = FunctionType.from_lists(list(op.function_type.inputs.data), new_types)
             rewriter.notify_op_modified(op)
