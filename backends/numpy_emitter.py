@@ -129,7 +129,7 @@ class ModuleEmitter:
         key = (dtype, shape, data)
         if key in self._constants:
             return self._constants[key]
-        name = self.namer.fresh("_k_" + identifier(hint, "c"))
+        name = self.namer.fresh("_k_" + identifier(hint or origin, "c"))  # named after its cortex op if anonymous
         value = numpy_support.const(data, dtype, shape)
         flat = value.reshape(-1)
         if flat.size > 1 and bool(np.all(flat == flat[0])):

@@ -7,7 +7,7 @@
 // CHECK:      from cortex.backends import numpy_support as _rt
 // CHECK:      _BLOBS = {
 // CHECK:      # constants: built once, when the module loads
-// CHECK-NEXT: _k_c = _rt.array([0.11400000005960464, 0.5870000123977661, 0.29899999499320984], 'float32', (3,))  # gray
+// CHECK-NEXT: _k_gray = _rt.array([0.11400000005960464, 0.5870000123977661, 0.29899999499320984], 'float32', (3,))  # gray
 // CHECK-NEXT: _k_center = _rt.const(_BLOBS['_k_center'], 'float32', (15, 20))  # center
 // CHECK:      # externs: kernels from the runtime's extern table, bound when the module loads
 // CHECK-NEXT: _x_cortex_blur_detector = _extern('cortex.blur_detector', {})  # @cortex_blur_detector
@@ -18,7 +18,7 @@
 // CHECK-LABEL: def l2_frame(frame, prev_gray, prev_score, wc, wt, ws, wm):
 // CHECK-NOT:   for
 // CHECK:         _t1 = frame.view(np.uint8).astype(np.float32)  # gray: linalg.generic
-// CHECK-NEXT:    gray = _t1 @ _k_c  # gray: linalg.generic
+// CHECK-NEXT:    gray = _t1 @ _k_gray  # gray: linalg.generic
 // CHECK-NEXT:    sharpness = _x_cortex_blur_detector(gray)  # sharpness: func.call
 // CHECK-NEXT:    sharpness = np.float32(sharpness)  # sharpness: func.call
 // CHECK-NEXT:    blurred = sharpness < 100.0  # l2_frame: arith.cmpf
@@ -27,7 +27,7 @@
 // CHECK-NEXT:    else:  # l2_frame: scf.if
 // CHECK:             text = _x_cortex_text_roi(gray)  # text: func.call
 // CHECK:             = np.sum({{.*}}, axis=1) @ _k_ones8  # saliency: linalg.reduce
-// CHECK:             = _k_c_1 @ {{.*}}  # saliency: linalg.matmul
+// CHECK:             = _k_saliency @ {{.*}}  # saliency: linalg.matmul
 // CHECK:             saliency = np.multiply({{.*}}, 0.0625, out={{.*}})  # saliency: linalg.generic
 // CHECK:             _t{{[0-9]+}} = gray - prev_gray  # motion: linalg.generic
 // CHECK:             motion = np.multiply(
