@@ -295,7 +295,7 @@ def test_center_crop_folds_from_the_shape():
 
 def test_what_does_not_fold(monkeypatch):
     monkeypatch.setattr(folding, "MAX_FOLDED_ELEMENTS", 4)
-    text = f"""func.func @f(%frame: tensor<32x32x3xui8>) -> (tensor<2xf32>, tensor<6xf32>, f32, tensor<2xf32>) {{
+    text = """func.func @f(%frame: tensor<32x32x3xui8>) -> (tensor<2xf32>, tensor<6xf32>, f32, tensor<2xf32>) {
   %a = cortex.constant dense<[1.0, 2.0]> : tensor<2xf32>
   %b = cortex.constant dense<1.0> : tensor<6xf32>
   %small = cortex.add %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
@@ -305,7 +305,7 @@ def test_what_does_not_fold(monkeypatch):
   %s = cortex.state "s" : tensor<2xf32>
   cortex.update_state "s" = %small : tensor<2xf32>
   func.return %small, %large, %sharp, %s : tensor<2xf32>, tensor<6xf32>, f32, tensor<2xf32>
-}}"""
+}"""
     _, after = rewrite(text)
     names = cortex_ops(after)
     assert names.count("cortex.add") == 1  # the 6-element result is over the (patched) limit
