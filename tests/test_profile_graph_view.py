@@ -114,10 +114,10 @@ def test_table_rows_tags_order_times_and_total(l2):
     ]
     by_name = {op.name.removeprefix("cortex."): profile_ms(op) for op in cortex_ops(l2)}
     for _, name, ms, piece in rows:
-        assert ms == pytest.approx(by_name[name], abs=0.005) and piece is None
+        assert ms == pytest.approx(by_name[name], abs=0.0051) and piece is None  # printed to 0.01 ms
     total = float(re.search(r"Total: (\d+\.\d\d)ms", text)[1])
-    assert total == pytest.approx(sum(s.ms for s in stages(l2)), abs=0.005)
-    assert total == pytest.approx(sum(ms for _, _, ms, _ in rows), abs=0.05)
+    assert total == pytest.approx(sum(s.ms for s in stages(l2)), abs=0.0051)
+    assert total == pytest.approx(sum(ms for _, _, ms, _ in rows), abs=0.0051 * (len(rows) + 1))
 
 
 def test_table_without_profile_shows_zero():
@@ -160,9 +160,9 @@ def test_power_save_diff_removes_saliency_and_motion(l2):
     assert total, text
     before_ms = sum(s.ms for s in stages(l2))
     saved_ms = sum(s.ms for s in stages(l2) if s.name in gone)
-    assert float(total[1]) == pytest.approx(before_ms, abs=0.05)
-    assert float(total[2]) == pytest.approx(before_ms - saved_ms, abs=0.05)
-    assert float(total[3]) == pytest.approx(saved_ms, abs=0.05)
+    assert float(total[1]) == pytest.approx(before_ms, abs=0.051)
+    assert float(total[2]) == pytest.approx(before_ms - saved_ms, abs=0.051)
+    assert float(total[3]) == pytest.approx(saved_ms, abs=0.051)
     assert saved_ms >= profile_ms(next(op for op in l2.walk() if op.name == "cortex.saliency_dft"))
 
 
@@ -186,7 +186,7 @@ def test_diff_of_tensor_graph_against_an_unprofiled_copy():
     ]
     text = render_diff(before, after)
     saved = sum(s.ms for s in stages(before) if s.hint in ("scale", "b", "c", "d"))
-    assert float(re.search(r"\(~(\d+\.\d)ms saved\)", text)[1]) == pytest.approx(saved, abs=0.05)
+    assert float(re.search(r"\(~(\d+\.\d)ms saved\)", text)[1]) == pytest.approx(saved, abs=0.051)
 
 
 def test_diff_of_unchanged_module_saves_nothing(l2):
