@@ -146,6 +146,13 @@ def test_wrong_weights_are_caught():
         apply(module, (WrongWeightsPass(),), mode="balanced", frames=2)
 
 
+def test_partition_and_profile_keep_the_results():
+    module = build_l2_pipeline(96, 128, 32)
+    assert validate_pipeline(module, "cortex-profile{frames=1},cortex-partition,cse,cortex-partition", frames=2) is None
+    graph_module, entry = graph("conv_bn")
+    assert validate_pipeline(graph_module, "cortex-partition,cortex-profile{frames=1}", entry=entry) is None
+
+
 def test_validate_pipeline_leaves_the_module_alone():
     module, entry = graph("gelu_tanh")
     before = str(module)
