@@ -532,7 +532,8 @@ class Structured:
             raise op_error(self.op, "contracts to an output dimension no operand has")
         name = self.fe.temp()
         self.fe.line(f"{name} = {contraction(operands, out_dims, self.ranges)}")
-        return Term(name, dtype, tuple(self.ranges[d] for d in out_dims), owned=True)
+        # a full contraction gives a NumPy scalar, which cannot be written in place
+        return Term(name, dtype, tuple(self.ranges[d] for d in out_dims), owned=bool(out_dims))
 
     def reduce_aligned(self, body: Body, kind: str, factors: list[SSAValue], out_dims, dtype: str) -> Term:
         n = len(self.ranges)

@@ -220,6 +220,8 @@ def _to_internal(port: Port, value: Any, what: str) -> Any:
 
 
 def _to_caller(port: Port, value: Any) -> Any:
+    if isinstance(port.type, TensorType) and not isinstance(value, np.ndarray):
+        value = np.array(value, np_dtype(port.type))  # a rank-0 tensor computed as a NumPy scalar
     if isinstance(value, np.ndarray):
         if port.unsigned and value.dtype == np.int8:
             value = value.view(np.uint8)

@@ -240,6 +240,39 @@ def test_linalg_reduce():
     np.testing.assert_array_equal(m, np.maximum(x.max(axis=(0, 2)), -3.0))
 
 
+FULL_REDUCTIONS = """
+#a = affine_map<(d0) -> (d0)>
+#o = affine_map<(d0) -> ()>
+func.func @dot(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<f32>, tensor<f32>) {
+  %init = arith.constant dense<1.5> : tensor<f32>
+  %d = linalg.generic {indexing_maps = [#a, #a, #o], iterator_types = ["reduction"]}
+      ins(%x, %y : tensor<5xf32>, tensor<5xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %m = arith.mulf %u, %v : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %m = linalg.generic {indexing_maps = [#a, #o], iterator_types = ["reduction"]}
+      ins(%x : tensor<5xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%u: f32, %o: f32):
+    %s = arith.maximumf %o, %u : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  func.return %d, %m : tensor<f32>, tensor<f32>
+}
+"""
+
+
+def test_full_reductions_give_rank_0_arrays():
+    """NumPy reduces to scalars; the runner hands rank-0 tensors back as 0-d arrays."""
+    runner = compile_pipeline(FULL_REDUCTIONS, entry="dot", mode=None)
+    x, y = f32(5, lo=-1.0, hi=1.0), f32(5)
+    d, m = runner(x, y)
+    assert isinstance(d, np.ndarray) and d.shape == () and d.dtype == np.float32
+    np.testing.assert_allclose(d, x @ y + 1.5, rtol=1e-6)
+    assert m == max(x.max(), 1.5)
+
+
 # ---------------------------------------------------------------- contractions
 
 CONTRACTIONS = """
