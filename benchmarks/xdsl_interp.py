@@ -5,7 +5,8 @@ executed by `xdsl.interpreter.Interpreter` with xDSL's implementations.
 xDSL 0.74 lacks a few that the lowering emits (XDSL_NOTES.md §7); each is
 filled here by a small implementation in xDSL's own style, scalar by scalar:
 dense `arith.constant`, `linalg.fill` on tensors, `arith.negf/divf`,
-`math.tanh/absf/erf/powf`.
+`math.tanh/absf/erf/powf`; and `math.exp`, whose xDSL version raises
+OverflowError where IEEE float (and the compiled code) gives inf.
 """
 
 from __future__ import annotations
@@ -67,6 +68,13 @@ class MissingScalarOps(InterpreterFunctions):
             return (pymath.copysign(pymath.inf, lhs) if lhs else pymath.nan,)
         return (lhs / rhs,)
 
+    @impl(math.ExpOp)
+    def run_exp(self, interpreter: Interpreter, op: math.ExpOp, args):
+        try:
+            return (pymath.exp(args[0]),)
+        except OverflowError:
+            return (pymath.inf,)
+
     @impl(math.TanhOp)
     def run_tanh(self, interpreter: Interpreter, op: math.TanhOp, args):
         return (pymath.tanh(args[0]),)
@@ -104,7 +112,7 @@ def make_interpreter(module: ModuleOp) -> Interpreter:
     interpreter = Interpreter(module)
     register_implementations(interpreter, make_context())
     interpreter.register_implementations(MathFunctions())
-    interpreter.register_implementations(MissingScalarOps())
+    interpreter.register_implementations(MissingScalarOps(), override=True)
     interpreter.register_implementations(DenseConstants(), override=True)
     interpreter.register_implementations(TensorFill(), override=True)
     return interpreter

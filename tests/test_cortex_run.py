@@ -162,6 +162,16 @@ def test_heat_overlay_marks_the_hottest_block_red():
     assert b > 100 and r < 50  # a zero score is blue
 
 
+def test_heat_overlay_of_a_cropped_frame_is_the_padded_overlay_cropped():
+    """Cells land on the pixels they scored even when the frame is not a whole number of blocks."""
+    padded = np.random.default_rng(0).integers(0, 256, (128, 160, 3), dtype=np.uint8)
+    score = np.random.default_rng(1).random((4, 5)).astype(np.float32)
+    expected = heat_overlay(padded, score)[:100, :150]
+    np.testing.assert_array_equal(heat_overlay(padded[:100, :150], score, block=32), expected)
+    with pytest.raises(ValueError, match="give the block size"):
+        heat_overlay(padded[:100, :150], score)
+
+
 # ----------------------------------------------------------------------- pieces
 
 

@@ -181,8 +181,12 @@ class ReferenceBackend:
     def __call__(self, frame: np.ndarray) -> tuple:
         return self.runner(frame)
 
-    def stage_times(self) -> StageTimes:
-        return self.times
+    def stage_times(self, reset: bool = False) -> StageTimes:
+        """Seconds per stage since the start (or the last reset)."""
+        times = self.times
+        if reset:
+            self.times = StageTimes()
+        return times
 
 
 class NumpyBackend:
@@ -199,9 +203,10 @@ class NumpyBackend:
     def __call__(self, frame: np.ndarray) -> tuple:
         return self.compiled(frame)
 
-    def stage_times(self) -> StageTimes:
+    def stage_times(self, reset: bool = False) -> StageTimes:
+        """Seconds per stage since the start (or the last reset)."""
         times = StageTimes()
-        for label, seconds in self.compiled.profile().items():
+        for label, seconds in self.compiled.profile(reset=reset).items():
             stage, kind = self.labels.get(label, (f"({label})", "compilable"))
             times.add(stage, kind, seconds, calls=None)
         return times
@@ -235,9 +240,9 @@ def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: 
 class Outputs:
     """The optional per-frame outputs: JSONL scores, heat-map overlays, encoded JPEGs."""
 
-    def __init__(self, args: argparse.Namespace, fps: float):
+    def __init__(self, args: argparse.Namespace, fps: float, block: int):
         self.jsonl = open(args.scores_jsonl, "w") if args.scores_jsonl else None  # noqa: SIM115
-        self.overlay = OverlayWriter(args.overlay, fps) if args.overlay else None
+        self.overlay = OverlayWriter(args.overlay, fps, block) if args.overlay else None
         self.encoded = Path(args.encoded) if args.encoded else None
         if self.encoded:
             self.encoded.mkdir(parents=True, exist_ok=True)
@@ -336,7 +341,7 @@ def run(args: argparse.Namespace) -> int:
     backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes)
     compile_seconds = time.perf_counter() - start
 
-    outputs = Outputs(args, source.fps)
+    outputs = Outputs(args, source.fps, block)
     try:
         frames, seconds, skipped = run_frames(backend, source, source.size, source.frame_count, outputs, probed, args.quiet)
     finally:

@@ -127,29 +127,33 @@ class ProgressBar:
             self.stream.flush()
 
 
-def heat_overlay(frame: np.ndarray, score: np.ndarray, alpha: float = 0.45) -> np.ndarray:
+def heat_overlay(frame: np.ndarray, score: np.ndarray, block: int | None = None, alpha: float = 0.45) -> np.ndarray:
     """The score map, scaled to [0, max] and upsampled to the frame, blended as a JET heat map.
 
-    The map may cover a padded frame (a whole number of blocks): it is
-    resized to the padded size and cropped back to the frame.
+    The map may cover a padded frame (a whole number of `block`s larger than
+    `frame`): it is upsampled to the padded size and cropped back, so each
+    cell lands on the pixels it scored. Without `block`, the frame must be
+    a whole number of cells.
     """
     h, w = frame.shape[:2]
     grid_h, grid_w = score.shape
-    block = max(-(-h // grid_h), -(-w // grid_w))
+    if block is None:
+        if h % grid_h or w % grid_w or h // grid_h != w // grid_w:
+            raise ValueError(f"a {grid_h}x{grid_w} score map does not tile a {h}x{w} frame; give the block size")
+        block = h // grid_h
     peak = float(np.max(score)) if score.size else 0.0
     levels = np.clip(score / peak, 0.0, 1.0) if peak > 0 else np.zeros_like(score)
-    heat = cv2.resize(
-        (levels * 255).astype(np.uint8), (grid_w * block, grid_h * block), interpolation=cv2.INTER_LINEAR
-    )[:h, :w]
-    colored = cv2.applyColorMap(heat, cv2.COLORMAP_JET)
+    heat = cv2.resize((levels * 255).astype(np.uint8), (grid_w * block, grid_h * block), interpolation=cv2.INTER_LINEAR)
+    colored = cv2.applyColorMap(heat[:h, :w], cv2.COLORMAP_JET)
     return cv2.addWeighted(frame, 1.0 - alpha, colored, alpha, 0.0)
 
 
 class OverlayWriter:
     """Heat-map frames into `dest`: a directory of PNGs, or a video when it ends in .mp4/.avi."""
 
-    def __init__(self, dest: str | Path, fps: float = 25.0):
+    def __init__(self, dest: str | Path, fps: float = 25.0, block: int | None = None):
         self.dest = Path(dest)
+        self.block = block
         self.fps = fps if fps and fps > 0 else 25.0
         self.video: cv2.VideoWriter | None = None
         self.count = 0
@@ -159,7 +163,7 @@ class OverlayWriter:
             self.dest.mkdir(parents=True, exist_ok=True)
 
     def write(self, frame: np.ndarray, score: np.ndarray) -> None:
-        image = heat_overlay(frame, score)
+        image = heat_overlay(frame, score, self.block)
         suffix = self.dest.suffix.lower()
         if suffix in VIDEO_SUFFIXES:
             if self.video is None:
