@@ -61,15 +61,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", metavar="HxW", help="size of the synthetic video (default: the pipeline's frame size)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)  # internal errors with a traceback
-    p.add_argument("--scores-jsonl", metavar="FILE", help="one JSON object per frame: score map, sharpness, size")
+    p.add_argument(
+        "--scores-jsonl",
+        metavar="FILE",
+        help="one JSON object per frame: index, blurred (the blur gate skipped scoring), sharpness, encoded_bytes, score",
+    )
     p.add_argument("--overlay", metavar="DIR_OR_VIDEO", help="score heat maps: PNGs into a directory, or a .mp4/.avi")
-    p.add_argument("--encoded", metavar="DIR", help="write each encoded frame as DIR/frame_NNNNN.jpg")
+    p.add_argument(
+        "--encoded", metavar="DIR", help="write the encoder's JPEG of each frame (padded frames stay padded) as DIR/frame_NNNNN.jpg"
+    )
     p.add_argument(
         "--dce-frames",
         type=int,
         default=10,
         metavar="N",
-        help="numpy: frames of the unspecialised pipeline profiled to price the mode's DCE (default: 10; 0: skip)",
+        help="frames of the unspecialised pipeline run to price the mode's DCE when this run is specialised (default: 10; 0: skip)",
     )
     return p
 
