@@ -525,10 +525,14 @@ def internal_error(e: BaseException) -> int:
     return 2
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """The `cortex-opt` console script; returns the exit status, never raises."""
+def main(argv: Sequence[str] | None = None, driver: type[CortexOptMain] = CortexOptMain) -> int:
+    """The `cortex-opt` console script; returns the exit status, never raises.
+
+    `driver` lets a subclass (say, one registering an extra pass) run under
+    the same error handling.
+    """
     try:
-        return CortexOptMain(args=argv).run()
+        return driver(args=argv).run()
     except UsageError as e:
         sys.stderr.write(e.diagnostic.render())
         return 1
