@@ -1,10 +1,10 @@
 // The state and weight ops round-trip in the custom and the generic form.
-// RUN: cortex-opt %s | filecheck %s
-// RUN: cortex-opt %s | cortex-opt | filecheck %s
-// RUN: cortex-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 // RUN: cortex-opt %s > %t.custom
-// RUN: cortex-opt %s --print-op-generic | cortex-opt > %t.generic
-// RUN: diff %t.custom %t.generic
+// RUN: filecheck %s --input-file %t.custom
+// RUN: cortex-opt %t.custom | diff %t.custom -
+// RUN: cortex-opt %s --print-op-generic > %t.generic
+// RUN: filecheck %s --check-prefix=GENERIC --input-file %t.generic
+// RUN: cortex-opt %t.generic | diff %t.custom -
 
 func.func @state(%x: tensor<2x3xf32>) -> f32 {
   %prev = cortex.state "prev_x" : tensor<2x3xf32>

@@ -1,12 +1,12 @@
 // Every generic tensor op round-trips: the custom form re-parses to itself,
 // and the generic form (properties in <{...}>, defaults spelled out)
 // re-parses to the same IR.
-// RUN: cortex-opt %s | filecheck %s
-// RUN: cortex-opt %s | cortex-opt | filecheck %s
-// RUN: cortex-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 // RUN: cortex-opt %s > %t.custom
-// RUN: cortex-opt %s --print-op-generic | cortex-opt > %t.generic
-// RUN: diff %t.custom %t.generic
+// RUN: filecheck %s --input-file %t.custom
+// RUN: cortex-opt %t.custom | diff %t.custom -
+// RUN: cortex-opt %s --print-op-generic > %t.generic
+// RUN: filecheck %s --check-prefix=GENERIC --input-file %t.generic
+// RUN: cortex-opt %t.generic | diff %t.custom -
 
 func.func @tensor_ops(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %img: tensor<1x2x8x8xf32>, %k: tensor<4x2x3x3xf32>, %cvec: tensor<2xf32>, %kb: tensor<4xf32>, %wt: tensor<5x3xf32>, %b5: tensor<5xf32>, %m35: tensor<3x5xf32>) -> tensor<2x3xf32> {
   %c = cortex.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>

@@ -1,12 +1,12 @@
 // Every vision op round-trips: the custom form re-parses to itself, and the
 // generic form (properties in <{...}>, defaults spelled out) re-parses to the
 // same IR.
-// RUN: cortex-opt %s | filecheck %s
-// RUN: cortex-opt %s | cortex-opt | filecheck %s
-// RUN: cortex-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 // RUN: cortex-opt %s > %t.custom
-// RUN: cortex-opt %s --print-op-generic | cortex-opt > %t.generic
-// RUN: diff %t.custom %t.generic
+// RUN: filecheck %s --input-file %t.custom
+// RUN: cortex-opt %t.custom | diff %t.custom -
+// RUN: cortex-opt %s --print-op-generic > %t.generic
+// RUN: filecheck %s --check-prefix=GENERIC --input-file %t.generic
+// RUN: cortex-opt %t.generic | diff %t.custom -
 
 func.func @vision(%frame: tensor<64x96x3xui8>, %prev: tensor<64x96xf32>, %prev_score: tensor<4x6xf32>, %w: f32) -> (tensor<?xui8>, tensor<4x6xf32>) {
   %gray = cortex.gray %frame : tensor<64x96x3xui8> -> tensor<64x96xf32>
