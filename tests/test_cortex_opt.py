@@ -25,7 +25,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.tensor_ops import SoftmaxOp
 from cortex.passes.registry import cortex_passes
-from cortex.tools.cortex_opt import CortexOptMain, main, split_input
+from cortex.tools.cortex_opt import CortexOptMain, UsageError, load_engine, main, split_input
 from cortex.tools.diagnostics import Diagnostic, check_expectations, parse_expectations
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -488,3 +488,19 @@ def test_console_script_round_trips_the_l2_pipeline():
     assert first.returncode == 0, first.stderr
     again = subprocess.run(["cortex-opt"], input=first.stdout, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0 and again.stdout == first.stdout
+
+
+def test_a_missing_engine_is_reported_not_raised():
+    with pytest.raises(UsageError, match=r"--view-graph is not available: cortex.passes.no_such_view is not part"):
+        load_engine("--view-graph", "cortex.passes.no_such_view", ["render_table"])
+    with pytest.raises(UsageError, match=r"cortex.passes.registry does not define render_table"):
+        load_engine("--view-graph", "cortex.passes.registry", ["render_table"])
+
+
+def test_list_passes(capsys):
+    rc, out, _ = run(capsys, "--list-passes")
+    assert rc == 0
+    cortex_part, xdsl_part = out.split("xDSL passes:")
+    for name in cortex_passes():
+        assert f"  {name}  (" in cortex_part
+    assert "\n  canonicalize\n" in xdsl_part and "\n  cse\n" in xdsl_part
