@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--size", metavar="HxW", help="size of the synthetic video (default: the pipeline's frame size)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--no-frame-log", action="store_true", help="no per-frame line (sharpness, score mean/max, JPEG size)"
+    )
     p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)  # internal errors with a traceback
     p.add_argument(
         "--scores-jsonl",
@@ -277,8 +280,12 @@ class Outputs:
 
 
 def run_frames(backend, frames: Iterable[np.ndarray], size: tuple[int, int], total: int | None,
-               outputs: Outputs | None = None, probed: bool = False, quiet: bool = True) -> tuple[int, float, int]:
-    """`frames` through `backend`; returns (frames, seconds inside the backend, frames the blur gate skipped)."""
+               outputs: Outputs | None = None, probed: bool = False, quiet: bool = True,
+               log: bool = False) -> tuple[int, float, int]:
+    """`frames` through `backend`; returns (frames, seconds inside the backend, frames the blur gate skipped).
+
+    With `log`, one line per frame on stdout (see `frame_line`).
+    """
     h, w = size
     bar = ProgressBar(total, enabled=False if quiet else None)
     count, seconds, skipped = 0, 0.0, 0
@@ -291,11 +298,27 @@ def run_frames(backend, frames: Iterable[np.ndarray], size: tuple[int, int], tot
                 skipped += 1
             if outputs:
                 outputs.write(count, frame[:h, :w], results, probed)  # the frame without its padding
+            if log:
+                bar.clear()
+                print(frame_line(count, results, probed), flush=True)
             count += 1
             bar.update(count)
     finally:
         bar.close()
     return count, seconds, skipped
+
+
+def frame_line(index: int, results: tuple, probed: bool) -> str:
+    """`frame  12  sharpness 1523.4  score mean 0.284 max 0.712 at (7, 10)  jpeg 41.2 kB`."""
+    encoded, score = results[0], np.asarray(results[1])
+    row, col = np.unravel_index(int(np.argmax(score)), score.shape)
+    gate = ""
+    if probed:
+        gate = f"  sharpness {float(results[2]):8.1f}" + ("  blurred: kept previous score" if results[3] else "")
+    return (
+        f"frame {index:4d}{gate}  score mean {float(score.mean()):.3f} max {float(score.max()):.3f} "
+        f"at ({row}, {col})  jpeg {encoded.size / 1000:.1f} kB"
+    )
 
 
 def dce_report(args, module: ModuleOp, measured: StageTimes, frames: int, frame_seconds: float, source) -> str:
@@ -349,7 +372,9 @@ def run(args: argparse.Namespace) -> int:
 
     outputs = Outputs(args, source.fps, block)
     try:
-        frames, seconds, skipped = run_frames(backend, source, source.size, source.frame_count, outputs, probed, args.quiet)
+        frames, seconds, skipped = run_frames(
+            backend, source, source.size, source.frame_count, outputs, probed, args.quiet, log=not args.no_frame_log
+        )
     finally:
         outputs.close()
 

@@ -121,6 +121,12 @@ class ProgressBar:
             return f"[{bar}] {self.done}/{self.total} frames {fps:6.1f} fps"
         return f"{self.done} frames {fps:6.1f} fps"
 
+    def clear(self) -> None:
+        """Erase the bar's line, so that a line printed next starts clean (the bar redraws after)."""
+        if self.enabled and self.done:
+            self.stream.write("\r\033[K")
+            self.last_draw = 0.0
+
     def close(self) -> None:
         if self.enabled:
             self.stream.write("\n")
