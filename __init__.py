@@ -17,11 +17,14 @@ from cortex.examples.l2_pipeline import build_l2_pipeline
 from cortex.ir import CortexError, make_context, parse, to_text
 
 
-def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", weights=None):
-    """The eager reference interpreter over `module`'s `entry` function."""
+def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, op_timer=None):
+    """The eager reference interpreter over `module`'s `entry` function.
+
+    `op_timer(op, seconds)`, when given, is called after each cortex op runs.
+    """
     from cortex.backends.reference import ReferenceRunner
 
-    return ReferenceRunner(module, entry=entry, mode=mode, weights=weights)
+    return ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
 
 
 def compile(module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None):

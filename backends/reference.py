@@ -28,10 +28,10 @@ from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
+from cortex.backends.calling import find_entry, resolve_weights
 from cortex.backends.kernels import KERNELS, run_kernel
 from cortex.backends.tensor_kernels import numpy_dtype
 from cortex.dialects import ALL_OPS
-from cortex.dialects.modes import UnknownModeError, mode_weights
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.ir import CortexError, parse, verify_located
 
@@ -191,40 +191,11 @@ class ReferenceRunner:
         self.module = module
         self.entry = entry
         self.mode = mode
-        self.function = self._find_entry(module, entry)
-        table: dict[str, float] = {}
-        if mode is not None:
-            try:
-                table = mode_weights(mode)
-            except UnknownModeError as e:
-                raise CortexError(str(e)) from None
-        for name, value in (weights or {}).items():
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-                raise CortexError(f"weight '{name}' must be a number, got {value!r}")
-            table[name] = float(value)
-        self.weights = table
-        self._weight_source = self._describe_weights(mode, weights, table)
+        self.function = find_entry(module, entry)
+        self.weights, self._weight_source = resolve_weights(mode, weights)
         self.op_timer = op_timer
         self.state: dict[str, Any] = {}
         self.reset()
-
-    @staticmethod
-    def _describe_weights(mode: str | None, weights: Mapping[str, float] | None, table: Mapping[str, float]) -> str:
-        """What a missing weight's diagnostic says about where weights come from."""
-        if mode is None and weights is None:
-            return "the module reads runtime weights, so give a mode or weights={...}"
-        sources = ([f"mode '{mode}'"] if mode is not None else []) + (["weights="] if weights is not None else [])
-        source = " and ".join(sources)
-        return f"known weights ({source}): {', '.join(sorted(table)) or 'none'}"
-
-    @staticmethod
-    def _find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
-        functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
-        for f in functions:
-            if f.sym_name.data == entry and not f.is_declaration:
-                return f
-        names = ", ".join(f.sym_name.data for f in functions if not f.is_declaration) or "none"
-        raise CortexError(f"no function '@{entry}' in the module (functions: {names})")
 
     def reset(self) -> None:
         """Back to before the first frame: every state holds zeros of its type."""

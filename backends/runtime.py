@@ -32,9 +32,9 @@ from xdsl.dialects.builtin import DictionaryAttr, Float32Type, ModuleOp, StringA
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
+from cortex.backends.calling import find_entry, resolve_weights
 from cortex.backends.kernels import KERNELS, NO_KERNEL
 from cortex.backends.numpy_codegen import np_dtype
-from cortex.dialects.modes import UnknownModeError, mode_weights
 from cortex.ir import CortexError, parse
 
 STATE_ATTR = "cortex.state"
@@ -255,7 +255,7 @@ class CompiledPipeline:
 
         self.lowered = lowered
         self.entry = entry
-        self.function = _find_entry(lowered, entry)
+        self.function = find_entry(lowered, entry)
         self.args, self.results = _ports(self.function)
         self.inputs = [p for p in self.args if p.kind == "input"]
         for port in self.args:
@@ -335,34 +335,6 @@ def _aliased(value: np.ndarray, outputs, inputs) -> bool:
     return any(isinstance(o, np.ndarray) and np.may_share_memory(value, o) for o in (*outputs, *inputs))
 
 
-def _find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
-    functions = [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
-    for f in functions:
-        if f.sym_name.data == entry:
-            return f
-    names = ", ".join(f.sym_name.data for f in functions) or "none"
-    raise CortexError(f"no function '@{entry}' in the module (functions: {names})")
-
-
-def _weight_table(mode: str | None, weights: Mapping[str, float] | None) -> tuple[dict[str, float], str]:
-    table: dict[str, float] = {}
-    if mode is not None:
-        try:
-            table = mode_weights(mode)
-        except UnknownModeError as e:
-            raise CortexError(str(e)) from None
-    for name, value in (weights or {}).items():
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise CortexError(f"weight '{name}' must be a number, got {value!r}")
-        table[name] = float(value)
-    if mode is None and weights is None:
-        source = "the module reads runtime weights, so give a mode or weights={...}"
-    else:
-        sources = ([f"mode '{mode}'"] if mode is not None else []) + (["weights="] if weights is not None else [])
-        source = f"known weights ({' and '.join(sources)}): {', '.join(sorted(table)) or 'none'}"
-    return table, source
-
-
 def compile_pipeline(
     module_or_path: ModuleOp | str | Path,
     entry: str = "l2_frame",
@@ -373,10 +345,10 @@ def compile_pipeline(
     """Lower `entry` of a cortex module (optionally after `passes`), emit NumPy, load it."""
     from cortex.lowering import lower
 
-    table, source = _weight_table(mode, weights)
+    table, source = resolve_weights(mode, weights)
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
-        _find_entry(module, entry)
+        find_entry(module, entry)
         lowered = lower(module, passes=passes)
     except CortexError:
         raise
