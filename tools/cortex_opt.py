@@ -26,6 +26,7 @@ import argparse
 import contextlib
 import dataclasses
 import difflib
+import itertools
 import os
 import re
 import sys
@@ -422,8 +423,16 @@ class CortexOptMain(xDSLOptMain):
                     raise ChunkFailure(Diagnostic.at(e.span, e.message)) from None
                 except DiagnosticException as e:
                     raise ChunkFailure(Diagnostic(str(e))) from None
+        passes = self.passes
+        if self.args.graph_diff:
+            # Profiling only annotates: the diff's "before" is the graph with its
+            # profile, so `-p 'cortex-profile,...' --graph-diff` can price removed ops.
+            leading = len(list(itertools.takewhile(lambda p: p.name == "cortex-profile", passes)))
+            if leading:
+                self.apply_pipeline(module, None, verify, passes[:leading])
+                passes = passes[leading:]
         before = module.clone() if (self.args.graph_diff or self.semantics is not None) else None
-        self.apply_pipeline(module, before, verify)
+        self.apply_pipeline(module, before, verify, passes)
         with self.timer.scope("Output"):
             return self.emit(module, before, index)
 
@@ -438,7 +447,7 @@ class CortexOptMain(xDSLOptMain):
                 raise ChunkFailure(from_parse_error(e), from_parser=True) from None
             return module, parser.spans
 
-    def apply_pipeline(self, module: ModuleOp, before: ModuleOp | None, verify) -> None:
+    def apply_pipeline(self, module: ModuleOp, before: ModuleOp | None, verify, passes: tuple[ModulePass, ...]) -> None:
         checks = []
         if self.semantics is not None:
             try:
@@ -452,7 +461,7 @@ class CortexOptMain(xDSLOptMain):
         )
         instrumentation = PassInstrumentation(verify=verify, printer=printer, timer=self.timer, checks=checks)
         try:
-            PassPipeline(self.passes, instrumentation).apply(self.ctx, module)
+            PassPipeline(passes, instrumentation).apply(self.ctx, module)
         except PassVerificationError as e:
             raise ChunkFailure(Diagnostic.at(getattr(e.error, "span", None), str(e))) from None
         except (DiagnosticException, CortexError) as e:

@@ -17,3 +17,13 @@
 // CHECK-NEXT: ✓          temporal_smooth      %smoothed
 // CHECK-NEXT: ✓          encoder              %encoded
 // CHECK-NEXT: Total: {{[0-9]+\.[0-9]}}ms → {{[0-9]+\.[0-9]}}ms (~{{[0-9]+\.[0-9]}}ms saved)
+
+// The same in one command: leading cortex-profile passes only annotate, so
+// the diff's "before" is the profiled graph and the removed stages are priced.
+// RUN: cortex-opt %examples/l2_pipeline.mlir --graph-diff \
+// RUN:   -p 'cortex-profile{frames=1},canonicalize,cortex-specialize-mode{mode=power_save},canonicalize,dce' \
+// RUN:   | filecheck %s --check-prefix=ONE
+
+// ONE:      - REMOVED  saliency_dft         %saliency{{ +}}(~{{0*[1-9][0-9]*\.[0-9]+|0*\.[0-9]*[1-9][0-9]*}}ms)
+// ONE-NEXT: - REMOVED  motion_map           %motion{{ +}}(~{{0*[1-9][0-9]*\.[0-9]+|0*\.[0-9]*[1-9][0-9]*}}ms)
+// ONE:      Total: {{[0-9]+\.[0-9]}}ms → {{[0-9]+\.[0-9]}}ms
