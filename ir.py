@@ -13,7 +13,7 @@ from pathlib import Path
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, linalg, math, scf, tensor
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -92,8 +92,12 @@ class LocatingParser(Parser):
             name = self._name_spans[depth]
             raise ParseError(name, f"'{name.text.strip(chr(34))}' op {e}") from None
         if op is not None:
-            self.spans[op] = self._name_spans[depth] if len(self._name_spans) > depth else start
+            span = self.spans[op] = self._name_spans[depth] if len(self._name_spans) > depth else start
             del self._name_spans[depth:]
+            if not isinstance(op.location, FileLineColLoc):
+                # Passes report a located error from the op alone (printed only with debug info).
+                where = span.get_location()
+                op.location = FileLineColLoc(StringAttr(where.file), IntAttr(where.line), IntAttr(int(where.col)))
         return op
 
     def _get_op_by_name(self, name: str):

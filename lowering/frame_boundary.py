@@ -70,7 +70,7 @@ def thread_frame_boundary(module: ModuleOp, fn: func.FuncOp) -> None:
         for op in group:
             if op.parent_block() is not block:
                 raise LoweringError(
-                    f"{PASS}: {describe(op)} \"{op.state_name}\" is inside '{op.parent_op().name}'; "
+                    f"{PASS}: {describe(op)} of state \"{op.state_name}\" is inside '{op.parent_op().name}'; "
                     "state updates must be at the top level of the function"
                 )
 

@@ -129,7 +129,7 @@ def test_the_first_op_that_cannot_agree_is_reported_on_one_line():
     message = str(info.value)
     assert isinstance(info.value, PassFailedException)
     assert message == (
-        "'cortex.matmul' op (in @f, defining %m): matmul contraction mismatch: 2x3 has K=3, 5x4 has K=5"
+        "'cortex.matmul' op (<input>:3:8, in @f, defining %m): matmul contraction mismatch: 2x3 has K=3, 5x4 has K=5"
     )
 
 
