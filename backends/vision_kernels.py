@@ -198,9 +198,19 @@ def low_score_mask(score: np.ndarray, threshold: float) -> np.ndarray:
 
 
 def encoder(
-    frame: np.ndarray, score: np.ndarray, *, block: int = 32, threshold: float = 0.5, quality: int = 85
+    frame: np.ndarray,
+    score: np.ndarray,
+    *,
+    block: int = 32,
+    threshold: float = 0.5,
+    quality: int = 85,
+    crop: tuple[int, int] | None = None,
 ) -> np.ndarray:
-    """ROI-aware JPEG: low-score blocks take the 9×9-Gaussian-blurred pixels; 1-D uint8 bytes."""
+    """ROI-aware JPEG: low-score blocks take the 9×9-Gaussian-blurred pixels; 1-D uint8 bytes.
+
+    `crop` (height, width): the frame was padded to a multiple of `block`;
+    the JPEG shows only the video's own top-left height×width pixels.
+    """
     gh, gw = block_grid(frame.shape, block)
     if score.shape != (gh, gw):
         raise CortexError(f"encoder: score of shape {score.shape} does not cover the {gh}x{gw} block grid")
@@ -210,6 +220,8 @@ def encoder(
         blurred = cv2.GaussianBlur(frame, ENCODER_BLUR_KSIZE, 0)
         pixel_mask = np.repeat(np.repeat(low, block, axis=0), block, axis=1)
         image = np.where(pixel_mask[..., None], blurred, frame)
+    if crop is not None:
+        image = image[: crop[0], : crop[1]]
     ok, encoded = cv2.imencode(".jpg", np.ascontiguousarray(image), [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
     if not ok:
         raise CortexError(f"encoder: JPEG encoding of a {frame.shape} frame failed")

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     Float32Type,
     FloatAttr,
     I64,
@@ -25,6 +26,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -40,6 +42,7 @@ from cortex.dialects.base import (
     f32_scalar,
     frame_image,
     gray_image,
+    i64_array,
     i64_attr,
     tensor,
     ui8,
@@ -337,6 +340,9 @@ class EncoderOp(CortexOp):
     block = prop_def(IntegerAttr[I64], default_value=i64_attr(32))
     threshold = prop_def(FloatAttr[Float32Type], default_value=f32_attr(0.5))
     quality = prop_def(IntegerAttr[I64], default_value=i64_attr(85))
+    crop = opt_prop_def(DenseArrayBase[I64])
+    """(height, width) of the video's own frames, when the pipeline runs on frames
+    padded to a multiple of `block`: the encoder crops back to it. Absent: no crop."""
     result = result_def(TensorType)
     traits = traits_def(External(), CortexCanonicalization(), Pure())
     irdl_options = (ParsePropInAttrDict(),)
@@ -344,11 +350,20 @@ class EncoderOp(CortexOp):
         "$frame `,` $score attr-dict `:` `(` type($frame) `,` type($score) `)` `->` type($result)"
     )
 
-    def __init__(self, frame: SSAValue, score: SSAValue, block: int = 32, threshold: float = 0.5, quality: int = 85):
+    def __init__(
+        self,
+        frame: SSAValue,
+        score: SSAValue,
+        block: int = 32,
+        threshold: float = 0.5,
+        quality: int = 85,
+        crop: Sequence[int] | None = None,
+    ):
+        properties = {"block": i64_attr(block), "threshold": f32_attr(threshold), "quality": i64_attr(quality)}
+        if crop is not None:
+            properties["crop"] = i64_array(crop)
         super().__init__(
-            operands=[frame, score],
-            result_types=[tensor((shapes.DYNAMIC,), ui8)],
-            properties={"block": i64_attr(block), "threshold": f32_attr(threshold), "quality": i64_attr(quality)},
+            operands=[frame, score], result_types=[tensor((shapes.DYNAMIC,), ui8)], properties=properties
         )
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
@@ -358,6 +373,14 @@ class EncoderOp(CortexOp):
             raise VerifyException(f"quality must lie in [0, 100], got {quality}")
         h, w = frame_image(self.frame)
         grid = map_type(self, h, w)
+        if self.crop is not None:
+            crop = tuple(self.crop.get_values())
+            if len(crop) != 2 or not all(0 < c for c in crop) or any(
+                size != shapes.DYNAMIC and c > size for c, size in zip(crop, (h, w))
+            ):
+                raise VerifyException(
+                    f"crop must be (height, width) within the {shapes.fmt((h, w))} frame, got {list(crop)}"
+                )
         gray_image(self.score, "score")
         if not shapes.shapes_agree(self.score.type.get_shape(), grid.get_shape()):
             raise VerifyException(f"score must cover the block grid of the frame ({grid}), got {self.score.type}")

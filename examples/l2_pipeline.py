@@ -40,9 +40,17 @@ def padded_size(height: int, width: int, block: int = 32) -> tuple[int, int]:
 
 
 def build_l2_pipeline(
-    height: int = 480, width: int = 640, block: int = 32, blur_threshold: float = BLUR_THRESHOLD
+    height: int = 480,
+    width: int = 640,
+    block: int = 32,
+    blur_threshold: float = BLUR_THRESHOLD,
+    crop: tuple[int, int] | None = None,
 ) -> ModuleOp:
-    """`@l2_frame(tensor<HxWx3xui8>) -> (tensor<?xui8>, tensor<H/b x W/b x f32>)`."""
+    """`@l2_frame(tensor<HxWx3xui8>) -> (tensor<?xui8>, tensor<H/b x W/b x f32>)`.
+
+    For a video whose frames are padded up to `height`×`width`, `crop` is their
+    own size: the encoder crops back to it (see `padded_size`).
+    """
     grid = shapes.block_grid(height, width, block)
     frame_t, gray_t, map_t = tensor((height, width, 3), ui8), tensor((height, width)), tensor(grid)
     bytes_t = tensor((shapes.DYNAMIC,), ui8)
@@ -67,7 +75,7 @@ def build_l2_pipeline(
         score = named(branch.results[0], "score")
         UpdateStateOp("prev_gray", gray)
         UpdateStateOp("prev_score", score)
-        encoded = named(EncoderOp(fn.args[0], score, block=block).result, "encoded")
+        encoded = named(EncoderOp(fn.args[0], score, block=block, crop=crop).result, "encoded")
         func.ReturnOp(encoded, score)
 
     with ImplicitBuilder(branch.true_region):

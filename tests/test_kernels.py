@@ -199,6 +199,23 @@ def test_encoder_blurs_nothing_when_the_score_is_zero():
     np.testing.assert_array_equal(vk.encoder(frame, np.zeros((1, 2), F32), quality=70), plain.ravel())
 
 
+def test_encoder_crops_a_padded_frame_back_to_the_video_size():
+    frame = np.random.default_rng(6).integers(0, 256, (64, 64, 3), dtype=np.uint8)
+    score = arr([[1.0, 0.2], [0.5, 0.9]])
+    full = cv2.imdecode(vk.encoder(frame, score), cv2.IMREAD_COLOR)
+    cropped = vk.encoder(frame, score, crop=(50, 40))
+    _, expected = cv2.imencode(".jpg", np.ascontiguousarray(full_blend(frame, score)[:50, :40]), [cv2.IMWRITE_JPEG_QUALITY, 85])
+    assert full.shape == (64, 64, 3)
+    np.testing.assert_array_equal(cropped, expected.ravel())
+
+
+def full_blend(frame: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """The encoder's image before JPEG for a 2x2 grid where only cell (0, 1) is low."""
+    image = frame.copy()
+    image[0:32, 32:64] = cv2.GaussianBlur(frame, (9, 9), 0)[0:32, 32:64]
+    return image
+
+
 def test_encoder_quality_changes_the_size():
     frame = np.random.default_rng(5).integers(0, 256, (64, 64, 3), dtype=np.uint8)
     score = np.ones((2, 2), F32)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -71,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--overlay", metavar="DIR_OR_VIDEO", help="score heat maps: PNGs into a directory, or a .mp4/.avi")
     p.add_argument(
-        "--encoded", metavar="DIR", help="write the encoder's JPEG of each frame (padded frames stay padded) as DIR/frame_NNNNN.jpg"
+        "--encoded", metavar="DIR", help="write the encoder's JPEG of each frame as DIR/frame_NNNNN.jpg (cropped back to the video's size)"
     )
     p.add_argument(
         "--dce-frames",
@@ -354,7 +355,7 @@ def run(args: argparse.Namespace) -> int:
     module, (h, w, block) = load_pipeline(args.pipeline, args.entry)
     size = parse_size(args.size) if args.size else (h, w)
     source = open_video(args.video, block, args.frames, height=size[0], width=size[1])
-    if source.padded_size != (h, w):
+    if source.padded_size != (h, w) or (source.size != source.padded_size and not args.pipeline):
         if args.pipeline:
             ph, pw = source.padded_size
             raise CortexError(
@@ -362,7 +363,8 @@ def run(args: argparse.Namespace) -> int:
                 f"{source.size[0]}x{source.size[1]} (padded {ph}x{pw}): build one with "
                 f"cortex.build_l2_pipeline({ph}, {pw}, {block})"
             )
-        module = build_l2_pipeline(*source.padded_size, block)
+        crop = source.size if source.size != source.padded_size else None
+        module = build_l2_pipeline(*source.padded_size, block, crop=crop)
 
     probed_module = module.clone()
     probed = expose_blur_gate(probed_module, args.entry)
@@ -401,6 +403,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CortexError, UnknownModeError, ParseError, DiagnosticException, ArgSpecParseError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `cortex-run | head`: the reader has gone, nothing to say
+        sys.stderr.close()
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

@@ -367,3 +367,19 @@ func.func @encoder_result_not_bytes(%f: tensor<64x64x3xui8>, %s: tensor<2x2xf32>
   %b = cortex.encoder %f, %s : (tensor<64x64x3xui8>, tensor<2x2xf32>) -> tensor<?xf32>
   func.return
 }
+
+// -----
+
+func.func @encoder_crop_larger_than_frame(%f: tensor<64x64x3xui8>, %s: tensor<2x2xf32>) {
+  // expected-error@+1 {{'cortex.encoder' op crop must be (height, width) within the 64x64 frame, got [64, 65]}}
+  %b = cortex.encoder %f, %s {crop = array<i64: 64, 65>} : (tensor<64x64x3xui8>, tensor<2x2xf32>) -> tensor<?xui8>
+  func.return
+}
+
+// -----
+
+func.func @encoder_crop_not_two_sizes(%f: tensor<64x64x3xui8>, %s: tensor<2x2xf32>) {
+  // expected-error@+1 {{'cortex.encoder' op crop must be (height, width) within the 64x64 frame, got [60]}}
+  %b = cortex.encoder %f, %s {crop = array<i64: 60>} : (tensor<64x64x3xui8>, tensor<2x2xf32>) -> tensor<?xui8>
+  func.return
+}

@@ -20,6 +20,7 @@ func.func @vision(%frame: tensor<64x96x3xui8>, %prev: tensor<64x96xf32>, %prev_s
   %fused = cortex.score_fusion(%center, %text) weights(%w, %w) {terms = ["center_crop", "text_roi"]} : tensor<4x6xf32>, tensor<4x6xf32> -> tensor<4x6xf32>
   %smooth = cortex.temporal_smooth %fused, %prev_score, %scene {alpha = 0.75 : f32, reset_threshold = 0.4 : f32} : (tensor<4x6xf32>, tensor<4x6xf32>, f32) -> tensor<4x6xf32>
   %bytes = cortex.encoder %frame, %smooth {block = 16 : i64, threshold = 0.25 : f32, quality = 70 : i64} : (tensor<64x96x3xui8>, tensor<4x6xf32>) -> tensor<?xui8>
+  %cropped = cortex.encoder %frame, %smooth {block = 16 : i64, crop = array<i64: 60, 90>} : (tensor<64x96x3xui8>, tensor<4x6xf32>) -> tensor<?xui8>
   func.return %bytes, %smooth : tensor<?xui8>, tensor<4x6xf32>
 }
 
@@ -35,6 +36,7 @@ func.func @vision(%frame: tensor<64x96x3xui8>, %prev: tensor<64x96xf32>, %prev_s
 // CHECK-NEXT:    %fused = cortex.score_fusion(%center, %text) weights(%w, %w) {terms = ["center_crop", "text_roi"]} : tensor<4x6xf32>, tensor<4x6xf32> -> tensor<4x6xf32>
 // CHECK-NEXT:    %smooth = cortex.temporal_smooth %fused, %prev_score, %scene {alpha = 7.500000e-01 : f32, reset_threshold = 4.000000e-01 : f32} : (tensor<4x6xf32>, tensor<4x6xf32>, f32) -> tensor<4x6xf32>
 // CHECK-NEXT:    %bytes = cortex.encoder %frame, %smooth {block = 16 : i64, threshold = 2.500000e-01 : f32, quality = 70 : i64} : (tensor<64x96x3xui8>, tensor<4x6xf32>) -> tensor<?xui8>
+// CHECK-NEXT:    %cropped = cortex.encoder %frame, %smooth {block = 16 : i64, crop = array<i64: 60, 90>} : (tensor<64x96x3xui8>, tensor<4x6xf32>) -> tensor<?xui8>
 // CHECK-NEXT:    func.return %bytes, %smooth
 
 // GENERIC:      %gray = "cortex.gray"(%frame) : (tensor<64x96x3xui8>) -> tensor<64x96xf32>
@@ -48,3 +50,4 @@ func.func @vision(%frame: tensor<64x96x3xui8>, %prev: tensor<64x96xf32>, %prev_s
 // GENERIC-NEXT: %fused = "cortex.score_fusion"(%center, %text, %w, %w) <{terms = ["center_crop", "text_roi"], operandSegmentSizes = array<i32: 2, 2>}>
 // GENERIC-NEXT: %smooth = "cortex.temporal_smooth"(%fused, %prev_score, %scene) <{alpha = 7.500000e-01 : f32, reset_threshold = 4.000000e-01 : f32}>
 // GENERIC-NEXT: %bytes = "cortex.encoder"(%frame, %smooth) <{block = 16 : i64, threshold = 2.500000e-01 : f32, quality = 70 : i64}>
+// GENERIC-NEXT: %cropped = "cortex.encoder"(%frame, %smooth) <{block = 16 : i64, crop = array<i64: 60, 90>, threshold = 5.000000e-01 : f32, quality = 85 : i64}>
