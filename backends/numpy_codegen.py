@@ -25,12 +25,8 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import (
     AnyFloat,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     IndexType,
     IntegerType,
-    Signedness,
     StringAttr,
     TensorType,
 )
@@ -38,6 +34,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import DiagnosticException
 
+from cortex.backends.tensor_kernels import numpy_dtype
 from cortex.ir import CortexError
 
 ORIGIN_ATTR = "cortex.origin"
@@ -59,23 +56,10 @@ def op_error(op: Operation, message: str) -> EmitError:
 
 def np_dtype(t: Attribute) -> str:
     """The NumPy dtype name of an MLIR element (or scalar) type."""
-    if isinstance(t, TensorType):
-        t = t.element_type
-    if isinstance(t, Float32Type):
-        return "float32"
-    if isinstance(t, Float64Type):
-        return "float64"
-    if isinstance(t, Float16Type):
-        return "float16"
-    if isinstance(t, IndexType):
-        return "int64"
-    if isinstance(t, IntegerType):
-        width = t.width.data
-        if width == 1:
-            return "bool"
-        if width in (8, 16, 32, 64):
-            return ("uint" if t.signedness.data == Signedness.UNSIGNED else "int") + str(width)
-    raise EmitError(f"numpy backend: no NumPy dtype for type {t}")
+    try:
+        return numpy_dtype(t.element_type if isinstance(t, TensorType) else t).name
+    except CortexError:
+        raise EmitError(f"numpy backend: no NumPy dtype for type {t}") from None
 
 
 def is_float(t: Attribute) -> bool:
