@@ -1,0 +1,105 @@
+"""`cortex-fuse-batch-norm`: fold inference batch norm into the linear/conv before it.
+
+Batch norm at inference is a per-channel affine map y·s + t with
+s = scale / √(var + ε) and t = bias − mean·s. When it reads the result of a
+`cortex.linear` or `cortex.conv2d` whose weight, bias and the batch norm's
+parameters are all `cortex.constant`s, the map folds into that op (seeds/003
+and /004):
+
+    W' = W · s   (along the output-channel axis: W's axis 0, N×K or O×I×kh×kw)
+    b' = (b − mean) · s + bias      (b = 0 when the op has no bias)
+
+The new constants are computed with NumPy at compile time (in float64, stored
+as float32), so one op replaces two at run time. The producer must have no
+other use: otherwise it would stay alive for that use and the pass would add
+work instead of removing it. `cortex.linear` folds only for rank-2 results,
+where batch norm's channel axis 1 is the linear's output-feature axis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker
+
+from cortex.dialects.base import tensor
+from cortex.dialects.folding import numpy_to_dense
+from cortex.dialects.tensor_ops import BatchNormOp, ConstantOp, Conv2dOp, LinearOp
+from cortex.passes.pattern import Any, Const, Match, Op, Optional, PatternTable
+
+
+def batch_norm_of(producer: type[LinearOp] | type[Conv2dOp]) -> Op:
+    """batch_norm(producer(x, W, b?), scale, bias, mean, var), every parameter constant."""
+    inner = Op(producer, Any().bind("x"), Const().bind("weight"), Optional(Const().bind("bias")), one_use=True)
+    params = (Const().bind(name) for name in ("bn_scale", "bn_bias", "bn_mean", "bn_var"))
+    return Op(BatchNormOp, inner.bind("producer"), *params).bind("bn")
+
+
+LINEAR_BN = batch_norm_of(LinearOp)
+CONV_BN = batch_norm_of(Conv2dOp)
+
+
+def is_f32_tensor(t) -> bool:
+    return isinstance(t, TensorType) and isinstance(t.element_type, Float32Type)
+
+
+def fold_into_producer(m: Match, rewriter: PatternRewriter) -> bool:
+    """Replace the batch norm by the producer with the folded weight and bias."""
+    bn, producer = m.op("bn"), m.op("producer")
+    assert isinstance(bn, BatchNormOp)
+    result_type = bn.result.type
+    weight = np.asarray(m.constant("weight"), dtype=np.float64)
+    if not (is_f32_tensor(result_type) and is_f32_tensor(m["weight"].type)) or weight.ndim < 2:
+        return False
+    if isinstance(producer, LinearOp) and len(result_type.get_shape()) != 2:
+        return False  # batch norm's channel axis 1 is not the linear's feature axis
+    channels = weight.shape[0]
+    try:
+        scale, bn_bias, mean, var = (
+            np.broadcast_to(np.asarray(m.constant(n), dtype=np.float64), (channels,))
+            for n in ("bn_scale", "bn_bias", "bn_mean", "bn_var")
+        )
+        bias = np.broadcast_to(np.asarray(m.constant("bias"), np.float64), (channels,)) if "bias" in m else 0.0
+    except ValueError:
+        return False  # parameters that do not describe `channels` channels
+    factor = scale / np.sqrt(var + bn.epsilon.value.data)
+    new_weight = weight * factor.reshape((channels,) + (1,) * (weight.ndim - 1))
+    new_bias = (bias - mean) * factor + bn_bias
+
+    weight_op = ConstantOp(numpy_to_dense(new_weight.astype(np.float32), m["weight"].type))
+    bias_type = tensor((channels,))
+    bias_op = ConstantOp(numpy_to_dense(new_bias.astype(np.float32), bias_type))
+    fused = type(producer).build(
+        operands=[m["x"], weight_op.result, bias_op.result],
+        result_types=[result_type],
+        properties=dict(producer.properties),
+        attributes=dict(producer.attributes),
+    )
+    weight_op.result.name_hint, bias_op.result.name_hint = "fused_weight", "fused_bias"
+    for new in (weight_op, bias_op, fused):
+        new.location = bn.location
+    rewriter.replace(bn, [weight_op, bias_op, fused])
+    rewriter.erase(producer)
+    # The old constants go too, unless something else still reads them.
+    for name in ("weight", "bias", "bn_scale", "bn_bias", "bn_mean", "bn_var"):
+        old = m.get(name)
+        if old is not None and not old.uses and old.owner.parent is not None:
+            rewriter.erase(m.op(name))
+    return True
+
+
+FUSE_BATCH_NORM = PatternTable([(LINEAR_BN, fold_into_producer), (CONV_BN, fold_into_producer)])
+
+
+@dataclass(frozen=True)
+class FuseBatchNormPass(ModulePass):
+    """Fold batch_norm into a preceding constant-weight linear or conv2d."""
+
+    name = "cortex-fuse-batch-norm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(FUSE_BATCH_NORM).rewrite_module(op)
