@@ -29,7 +29,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker
 from cortex.dialects.base import tensor
 from cortex.dialects.folding import numpy_to_dense
 from cortex.dialects.tensor_ops import BatchNormOp, ConstantOp, Conv2dOp, LinearOp
-from cortex.passes.pattern import Any, Const, Match, Op, Optional, PatternTable
+from cortex.passes.pattern import Any, Const, Match, Op, Optional, PatternTable, erase_dead_producers
 
 
 def batch_norm_of(producer: type[LinearOp] | type[Conv2dOp]) -> Op:
@@ -82,13 +82,9 @@ def fold_into_producer(m: Match, rewriter: PatternRewriter) -> bool:
     weight_op.result.name_hint, bias_op.result.name_hint = "fused_weight", "fused_bias"
     for new in (weight_op, bias_op, fused):
         new.location = bn.location
+    old_operands = list(bn.operands)
     rewriter.replace(bn, [weight_op, bias_op, fused])
-    rewriter.erase(producer)
-    # The old constants go too, unless something else still reads them.
-    for name in ("weight", "bias", "bn_scale", "bn_bias", "bn_mean", "bn_var"):
-        old = m.get(name)
-        if old is not None and not old.uses and old.owner.parent is not None:
-            rewriter.erase(m.op(name))
+    erase_dead_producers(rewriter, old_operands)  # the producer, and the old constants nothing else reads
     return True
 
 

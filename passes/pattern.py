@@ -29,14 +29,14 @@ decline (the next entry is then tried). Passes run it with xDSL's
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
-from xdsl.traits import Commutative
+from xdsl.traits import Commutative, is_side_effect_free
 
 from cortex.dialects.base import attr_value
 from cortex.dialects.folding import constant_value
@@ -375,6 +375,23 @@ def explain(pattern: Pattern, value: SSAValue) -> str:
         return f"matched: {', '.join(f'{k} = {show(v)}' for k, v in env.items()) or 'no bindings'}"
     assert trace.best is not None, "a failed match always records why"
     return trace.best[1]
+
+
+def erase_dead_producers(rewriter: PatternRewriter, values: Iterable[SSAValue]) -> None:
+    """Erase the producers of `values` that a rewrite left unused, and theirs in turn.
+
+    Why: after replacing a matched root, the rest of the matched tree is dead;
+    erasing just that (side-effect-free ops only) keeps a fusion pass from
+    touching unrelated dead code, which is DCE's business.
+    """
+    worklist = [v.owner for v in values if isinstance(v, OpResult)]
+    while worklist:
+        op = worklist.pop()
+        if op.parent is None or any(r.uses for r in op.results) or not is_side_effect_free(op):
+            continue
+        operands = list(op.operands)
+        rewriter.erase(op)
+        worklist.extend(v.owner for v in operands if isinstance(v, OpResult))
 
 
 Rewrite = Callable[[Match, PatternRewriter], bool | None]

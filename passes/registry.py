@@ -22,6 +22,8 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-shape-inference": ("cortex.passes.shape_inference", "ShapeInferencePass"),
     "cortex-partition": ("cortex.passes.partition", "PartitionPass"),
     "cortex-profile": ("cortex.passes.profile", "ProfilePass"),
+    "cortex-fuse-batch-norm": ("cortex.passes.fuse_batch_norm", "FuseBatchNormPass"),
+    "cortex-recognize-gelu": ("cortex.passes.recognize_gelu", "RecognizeGeluPass"),
     # lowering (issue 4)
     "convert-cortex-to-linalg": ("cortex.lowering.cortex_to_linalg", "ConvertCortexToLinalgPass"),
     "convert-cortex-to-extern": ("cortex.lowering.cortex_to_extern", "ConvertCortexToExternPass"),

@@ -1,0 +1,85 @@
+"""`cortex-recognize-gelu`: a tanh-approximated GELU spelled out in single ops → `cortex.gelu`.
+
+Traced models (seeds/002, Exercise 3) write GELU as
+
+    0.5 · x · (1 + tanh(0.7978845608 · (x + 0.044715 · x · x · x)))
+
+ten elementwise ops and four constants; one `cortex.gelu {approximate =
+"tanh"}` computes the same in one pass over the data. The pattern allows
+either operand order of every add/mul (the matcher's commutativity), the
+cube written ((k·x)·x)·x or k·((x·x)·x), the 0.5 applied to x or to the
+whole product, and constants within 1e-6 of the textbook values (a constant
+further off is a different function, left alone). Every intermediate must
+have no other use, so the whole chain disappears; the constants may be shared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker
+
+from cortex.dialects.tensor_ops import AddOp, GeluOp, MulOp, TanhOp
+from cortex.passes.pattern import Any, Const, Match, Op, Pattern, PatternTable, erase_dead_producers
+
+GELU_C = 0.7978845608  # √(2/π)
+GELU_K = 0.044715
+TOLERANCE = 1e-6
+
+
+def mul(a: Pattern, b: Pattern) -> Op:
+    """An intermediate product (one use: it dies with the chain)."""
+    return Op(MulOp, a, b, one_use=True)
+
+
+def add(a: Pattern, b: Pattern) -> Op:
+    return Op(AddOp, a, b, one_use=True)
+
+
+def const(value: float) -> Const:
+    return Const(value, tol=TOLERANCE)
+
+
+def gelu_tanh_pattern() -> Pattern:
+    x = Any().bind("x")
+    cube_times_k = mul(mul(mul(const(GELU_K), x), x), x) | mul(const(GELU_K), mul(mul(x, x), x))
+    tanh = Op(TanhOp, mul(const(GELU_C), add(x, cube_times_k)), one_use=True)
+    one_plus = add(const(1.0), tanh)
+    root = (
+        Op(MulOp, mul(const(0.5), x), one_plus)  # (0.5·x)·(1 + tanh(...)), PyTorch's order
+        | Op(MulOp, x, mul(const(0.5), one_plus))  # x·(0.5·(1 + tanh(...)))
+        | Op(MulOp, const(0.5), mul(x, one_plus))  # 0.5·(x·(1 + tanh(...)))
+    )
+    return root.bind("gelu")
+
+
+GELU_TANH = gelu_tanh_pattern()
+
+
+def replace_with_gelu(m: Match, rewriter: PatternRewriter) -> bool:
+    """One `cortex.gelu`, if it has the chain's result type (no broadcasting by a constant)."""
+    root, x = m.op("gelu"), m["x"]
+    if root.results[0].type != x.type:
+        return False
+    gelu = GeluOp(x, approximate="tanh")
+    gelu.location = root.location
+    chain = list(root.operands)
+    rewriter.replace(root, gelu)
+    erase_dead_producers(rewriter, chain)  # the one-use chain; constants other ops share stay
+    return True
+
+
+RECOGNIZE_GELU = PatternTable([(GELU_TANH, replace_with_gelu)])
+
+
+@dataclass(frozen=True)
+class RecognizeGeluPass(ModulePass):
+    """Replace tanh-approximated GELU chains with `cortex.gelu {approximate = "tanh"}`."""
+
+    name = "cortex-recognize-gelu"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(RECOGNIZE_GELU).rewrite_module(op)
