@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from xdsl.pattern_rewriter import PatternRewriteWalker
 
-from cortex.dialects.tensor_ops import AddOp, BatchNormOp, ConstantOp, Conv2dOp, LinearOp, MulOp, ReluOp, SubOp, TanhOp
+from cortex.dialects.tensor_ops import AddOp, Conv2dOp, LinearOp, MulOp, ReluOp, SubOp, TanhOp
 from cortex.ir import parse_module
 from cortex.passes.pattern import Any, Const, Not, Op, Optional, PatternTable, explain, match
 
