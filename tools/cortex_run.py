@@ -400,13 +400,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return run(args)
+    except BrokenPipeError:  # `cortex-run | head`: the reader has gone, nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (CortexError, UnknownModeError, ParseError, DiagnosticException, ArgSpecParseError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except BrokenPipeError:  # `cortex-run | head`: the reader has gone, nothing to say
-        sys.stderr.close()
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
