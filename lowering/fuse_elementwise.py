@@ -156,6 +156,9 @@ def fuse(producer: GenericOp, consumer: GenericOp, operand_index: int) -> Generi
         arg_types[s] = p_block.args[j].type
     out_args = c_block.args[n_in:]
     block = Block(arg_types=[*arg_types, *(a.type for a in out_args)])
+    sources = [*((s, p_block.args[j]) for j, s in enumerate(producer_slots)), *((s, c_block.args[i]) for i, s in consumer_slots.items())]
+    for s, source in [*sources, *((len(inputs) + k, a) for k, a in enumerate(out_args))]:
+        block.args[s].name_hint = block.args[s].name_hint or source.name_hint
 
     mapping: dict[SSAValue, SSAValue] = {}
     for j, s in enumerate(producer_slots):
