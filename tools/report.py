@@ -55,27 +55,33 @@ class StageTimes:
         return {s.name: 1e3 * s.seconds / max(frames, 1) for s in self.stages.values()}
 
     def table(self, frames: int, frame_seconds: float | None = None, title: str = "per-stage time") -> str:
-        """Rows in first-run order; the share is of the whole measured frame time when given."""
+        """Rows in first-run order; the share is of the whole measured frame time when given.
+
+        A "runs" column appears when the timer counted executions (the
+        reference interpreter does; the compiled profile keeps totals only).
+        """
         rows = list(self.stages.values())
         staged = sum(s.seconds for s in rows)
         total = frame_seconds if frame_seconds and frame_seconds >= staged else staged
         width = max([len("stage")] + [len(s.name) for s in rows])
+        counted = any(s.calls is not None for s in rows)
+
+        def line(name: str, kind: str, runs: str, seconds: float) -> str:
+            runs_cell = f"  {runs:>5}" if counted else ""
+            return f"  {name:<{width}}  {kind:<10}{runs_cell}  {1e3 * seconds / max(frames, 1):>9.3f}  {_share(seconds, total):>6}"
+
         lines = [f"{title} ({frames} frame{'s' if frames != 1 else ''})"]
-        lines.append(f"  {'stage':<{width}}  {'kind':<10}  {'runs':>5}  {'ms/frame':>9}  {'share':>6}")
+        lines.append(f"  {'stage':<{width}}  {'kind':<10}" + (f"  {'runs':>5}" if counted else "") + f"  {'ms/frame':>9}  {'share':>6}")
         for s in rows:
-            lines.append(
-                f"  {s.name:<{width}}  {s.kind:<10}  {'-' if s.calls is None else s.calls:>5}  {1e3 * s.seconds / max(frames, 1):>9.3f}"
-                f"  {_share(s.seconds, total):>6}"
-            )
+            lines.append(line(s.name, s.kind, "-" if s.calls is None else str(s.calls), s.seconds))
         by_kind: dict[str, float] = {}
         for s in rows:
             by_kind[s.kind] = by_kind.get(s.kind, 0.0) + s.seconds
         for kind, seconds in by_kind.items():
-            lines.append(f"  {'all ' + kind:<{width}}  {'':<10}  {'':>5}  {1e3 * seconds / max(frames, 1):>9.3f}  {_share(seconds, total):>6}")
+            lines.append(line("all " + kind, "", "", seconds))
         if total > staged:
-            other = total - staged
-            lines.append(f"  {'(between stages)':<{width}}  {'':<10}  {'':>5}  {1e3 * other / max(frames, 1):>9.3f}  {_share(other, total):>6}")
-        lines.append(f"  {'frame':<{width}}  {'':<10}  {'':>5}  {1e3 * total / max(frames, 1):>9.3f}  {_share(total, total):>6}")
+            lines.append(line("(between stages)", "", "", total - staged))
+        lines.append(line("frame", "", "", total))
         return "\n".join(lines)
 
 
