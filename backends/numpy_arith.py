@@ -234,29 +234,20 @@ CUSTOM[arith.MinUIOp] = _unsigned_binary("np.minimum({a}, {b})")
 CUSTOM[arith.ShRUIOp] = _unsigned_binary("{a} >> {b}")
 
 
-@custom(arith.DivSIOp)
-def _divsi(op, args, array):
-    return f"_rt.divsi({args[0].expr}, {args[1].expr})"
+def _call(template: str) -> Custom:
+    """An op NumPy spells as one call: `template` with the operands' expressions as {0}, {1}, ..."""
+
+    def fn(op, args, array):
+        return template.format(*(t.expr for t in args))
+
+    return fn
 
 
-@custom(arith.CeilDivSIOp)
-def _ceildivsi(op, args, array):
-    return f"_rt.ceildiv({args[0].expr}, {args[1].expr})"
-
-
-@custom(math.RsqrtOp)
-def _rsqrt(op, args, array):
-    return f"1.0 / np.sqrt({args[0].expr})"
-
-
-@custom(math.RoundOp)
-def _round(op, args, array):
-    return f"_rt.round_half_away({args[0].expr})"
-
-
-@custom(math.ErfOp)
-def _erf(op, args, array):
-    return f"_rt.erf({args[0].expr})"
+CUSTOM[arith.DivSIOp] = _call("_rt.divsi({0}, {1})")
+CUSTOM[arith.CeilDivSIOp] = _call("_rt.ceildiv({0}, {1})")
+CUSTOM[math.RsqrtOp] = _call("1.0 / np.sqrt({0})")
+CUSTOM[math.RoundOp] = _call("_rt.round_half_away({0})")
+CUSTOM[math.ErfOp] = _call("_rt.erf({0})")
 
 
 @custom(math.FmaOp)
