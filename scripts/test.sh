@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Installs everything the tests need (Python extras, upstream mlir-opt), then
+# Installs everything the tests need (Python extras, upstream mlir-opt,
+# OpenCV's sample videos for the real-footage tests), then
 # runs every test: pytest, then the lit/FileCheck suite. CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ ! -x /usr/lib/llvm-22/bin/mlir-opt ] || ! command -v dot >/dev/null; then
+if [ ! -x /usr/lib/llvm-22/bin/mlir-opt ] || ! command -v dot >/dev/null \
+   || [ ! -d /usr/share/doc/opencv-doc/examples/data ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mlir-22-tools graphviz >/dev/null
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mlir-22-tools graphviz opencv-doc >/dev/null
 fi
 python3 -m pip install -q -e '.[test]'
 
