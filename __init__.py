@@ -8,6 +8,7 @@ The Python API:
     encoded, score = runner(frame)                            # runner.state, runner.reset()
     compiled = cortex.compile(module, mode="power_save")      # same call shape, NumPy backend
     lowered = cortex.lower(module)                            # upstream linalg/arith/func IR
+    module = cortex.from_onnx("model.onnx")                   # ONNX in: one func.func @main
     source = cortex.emit_numpy(lowered)                       # the generated Python
 """
 
@@ -48,6 +49,13 @@ def emit_numpy(module) -> str:
     return _emit(module)
 
 
+def from_onnx(model_or_path, constant_inputs=None):
+    """The cortex module of an ONNX model (a ModelProto, a .onnx path or its bytes): one `func.func @main`."""
+    from cortex.frontends.onnx import from_onnx as _from_onnx
+
+    return _from_onnx(model_or_path, constant_inputs)
+
+
 def run_passes(module, pipeline: str):
     """Apply a pass pipeline written as for `cortex-opt -p` (in place); returns the module."""
     from cortex.passes.pipeline import run_pipeline
@@ -60,6 +68,7 @@ __all__ = [
     "build_l2_pipeline",
     "compile",
     "emit_numpy",
+    "from_onnx",
     "lower",
     "make_context",
     "parse",

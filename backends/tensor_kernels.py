@@ -255,7 +255,8 @@ def reduce_mean(x, *, axes=(), keepdims: int = 1):
 
 
 def reduce_max(x, *, axes=(), keepdims: int = 1):
-    return np.asarray(np.max(as_f32(x), axis=_axes(axes), keepdims=bool(keepdims)))
+    """The maximum; of an empty set, −inf (ONNX ReduceMax)."""
+    return np.asarray(np.max(as_f32(x), axis=_axes(axes), keepdims=bool(keepdims), initial=-np.inf))
 
 
 TENSOR_KERNELS = {

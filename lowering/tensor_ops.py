@@ -305,7 +305,12 @@ class LowerReduce(CortexLowering):
     def lower(self, op: ops.ReduceOp, b: LinalgBuilder) -> list[SSAValue]:
         shape = shape_of(op.x)
         axes = sorted({normalise_axis(a, len(shape)) for a in op.axes.get_values()}) or list(range(len(shape)))
-        result = b.reduce(op.x, axes, self.kind)
+        if any(shape[a] == 0 for a in axes):  # an empty set: the identity (ONNX: sum 0, max −inf)
+            _, identity = s.REDUCE_COMBINERS[self.kind]
+            kept = [d for i, d in enumerate(shape) if i not in axes]
+            result = b.full(kept, identity, element_of(op.x))
+        else:
+            result = b.reduce(op.x, axes, self.kind)
         if self.mean:
             count = float(pymath.prod(shape[a] for a in axes))
             result = b.elementwise(lambda v: s.divf(v, _c(v, count)), result)
