@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import onnx
-from onnx.backend.base import Backend, BackendRep
-
 from cortex.frontends.onnx import ENTRY, from_onnx, load_model
 from cortex.ir import CortexError
+
+import onnx
+from onnx.backend.base import Backend, BackendRep
 
 ENGINES = ("compiled", "reference")
 

@@ -24,16 +24,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
+from cortex.dialects import tensor_ops as ops
+from cortex.ir import CortexError
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    ModuleOp,
+    TensorType,
+    f32,
+)
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from cortex.dialects import tensor_ops as ops
-from cortex.ir import CortexError
+import onnx
+from onnx import numpy_helper
 
 ENTRY = "main"
 FLOAT = onnx.TensorProto.FLOAT
@@ -71,7 +77,7 @@ def same_pads(size: Sequence[int], kernel: Sequence[int], strides: Sequence[int]
     """ONNX SAME_UPPER / SAME_LOWER: output = ceil(size / stride), the odd cell at the end (upper) or start."""
     begins, ends = [], []
     for n, k, s, d in zip(size, kernel, strides, dilations):
-        total = max(0, (math.ceil(n / s) - 1) * s + (k - 1) * d + 1 - n)
+        total = (math.ceil(n / s) - 1) * s + (k - 1) * d + 1 - n  # negative (a crop) when stride > kernel
         small, big = total // 2, total - total // 2
         begins.append(small if upper else big)
         ends.append(big if upper else small)
@@ -174,6 +180,9 @@ class Importer:
         """The SSA value of tensor `name`, turning a known float32 array into a cortex.constant on first use."""
         if name in self.values:
             return self.values[name]
+        if name not in self.known and any(i.name == name and is_integer_tensor(i) for i in self.graph.input):
+            elem = next(i for i in self.graph.input if i.name == name).type.tensor_type.elem_type
+            raise ctx.error(f"{what} '{name}' is a graph input of {type_name(elem)}; cortex tensors are float32")
         if name in self.known:
             array = self.known[name]
             if array.dtype != np.float32:
@@ -212,6 +221,9 @@ class Importer:
     def run(self) -> ModuleOp:
         initialized = {i.name for i in self.graph.initializer}
         args = [i for i in self.graph.input if i.name not in initialized and i.name not in self.constant_inputs]
+        # An integer input can only be a shape or axes, which must be known now: the node reading it says so.
+        unbound = {i.name: i for i in args if is_integer_tensor(i)}
+        args = [i for i in args if i.name not in unbound]
         types = [self.input_type(i) for i in args]
         self.block = Block(arg_types=types)
         for arg, info in zip(self.block.args, args):
@@ -219,6 +231,8 @@ class Importer:
             self.values[info.name] = arg
         for index, node in enumerate(self.graph.node):
             self.import_node(node, index)
+        for info in unbound.values():
+            self.input_type(info)  # an integer input no node reads: still not a cortex argument
         results = []
         for out in self.graph.output:
             ctx = NodeContext(onnx.helper.make_node("Output", [out.name], []), 0)
@@ -274,6 +288,16 @@ class Importer:
                 self.values[name] = value
 
 
+INTEGER_TYPES = {
+    onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
+    onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64,
+}
+
+
+def is_integer_tensor(info: onnx.ValueInfoProto) -> bool:
+    return info.type.HasField("tensor_type") and info.type.tensor_type.elem_type in INTEGER_TYPES
+
+
 def type_name(elem_type: int) -> str:
     try:
         return onnx.TensorProto.DataType.Name(elem_type).lower()
@@ -311,9 +335,9 @@ def unary(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
 
 @handles(*BINARY)
 def binary(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
-    if ctx.node.op_type in ("Add", "Sub", "Mul", "Div") and "broadcast" in ctx.attrs:  # opset < 7
-        if ctx.get("broadcast") and ctx.get("axis") is not None:
-            raise ctx.error("legacy broadcasting along an axis is not supported", "axis")
+    # opset < 7: `broadcast` = 1 is NumPy's trailing broadcast, but not along an explicit axis
+    if ctx.get("broadcast", 0) and ctx.get("axis") is not None:
+        raise ctx.error("legacy broadcasting along an axis is not supported", "axis")
     lhs, rhs = im.value(inputs[0], ctx, "input A"), im.value(inputs[1], ctx, "input B")
     return [im.build(ctx, BINARY[ctx.node.op_type], lhs, rhs)]
 
@@ -334,7 +358,6 @@ def identity(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue
 def propagate_known(im: Importer, ctx: NodeContext, name: str) -> None:
     """An Identity of a known value is known too (it may be a shape)."""
     im.known[ctx.node.output[0]] = im.known[name]
-    return None
 
 
 @handles("Constant")
@@ -390,7 +413,6 @@ def gemm(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
         raise ctx.error(f"Gemm input A must be 2-D, got shape {shape(a)}")
     if trans_a:
         a = im.build(ctx, ops.TransposeOp, a, [1, 0])
-    m, k = shape(a)
     bias_name = inputs[2] if len(inputs) > 2 and inputs[2] else None
     if inputs[1] in im.known and inputs[1] not in im.values:
         b_array = im.known[inputs[1]]
@@ -464,6 +486,12 @@ class Window:
             pads = [0] * (2 * rank)
         elif auto_pad != "NOTSET":
             raise ctx.error("must be NOTSET, SAME_UPPER, SAME_LOWER or VALID", "auto_pad")
+        if any(p < 0 for p in pads):
+            raise ctx.error(
+                f"gives negative padding {pads} (a stride larger than the window): a crop, which cortex pads "
+                "cannot express (ONNX Runtime rejects it too)",
+                "auto_pad" if auto_pad != "NOTSET" else "pads",
+            )
         self.begin, self.end = pads[:rank], pads[rank:]
 
     def as_2d(self, rank: int) -> tuple[list[int], list[int], list[int], list[int]]:
@@ -675,4 +703,4 @@ def from_onnx(
     return module
 
 
-__all__ = ["ENTRY", "SUPPORTED_OPS", "OnnxImportError", "from_onnx", "load_model", "same_pads", "ceil_extra"]
+__all__ = ["ENTRY", "SUPPORTED_OPS", "OnnxImportError", "ceil_extra", "from_onnx", "load_model", "same_pads"]

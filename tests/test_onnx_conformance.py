@@ -21,9 +21,9 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 
-from cortex.frontends.onnx import SUPPORTED_OPS  # noqa: E402
-from cortex.ir import CortexError  # noqa: E402
-from cortex.onnx_backend import CortexBackend  # noqa: E402
+from cortex.frontends.onnx import SUPPORTED_OPS
+from cortex.ir import CortexError
+from cortex.onnx_backend import CortexBackend
 
 UNSUPPORTED_FILE = Path(__file__).parent / "data" / "onnx_unsupported.txt"
 SHAPE_OPERANDS = {"Reshape": {1}, "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}}
