@@ -428,7 +428,10 @@ def gemm(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
             if c.dtype == np.float32 and c.ndim <= 2 and all(d == 1 for d in c.shape[:-1]) and c.shape[-1:] in ((), (1,), (n,)):
                 bias_vector = np.broadcast_to(c.reshape(-1) * np.float32(beta) if beta != 1.0 else c.reshape(-1), (n,))
         w = im.constant(weight)
+        w.name_hint = ssa_name(inputs[1])
         bias = im.constant(bias_vector) if bias_vector is not None else None
+        if bias is not None:
+            bias.name_hint = ssa_name(bias_name)
         y = im.build(ctx, ops.LinearOp, a, w, bias)
         if bias_name is None or bias_vector is not None:
             return [y]
