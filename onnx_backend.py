@@ -27,13 +27,15 @@ import onnx
 from onnx.backend.base import Backend, BackendRep
 
 ENGINES = ("compiled", "reference")
+COMPILE_PASSES = "convert-cortex-to-linalg,cortex-conv-im2col"
+"""Before the standard lowering: convolutions as one im2col matrix product each."""
 
 
 def _make_runner(module, engine: str):
     if engine == "compiled":
         from cortex.backends.runtime import compile_pipeline
 
-        return compile_pipeline(module, entry=ENTRY, mode=None)
+        return compile_pipeline(module, entry=ENTRY, mode=None, passes=COMPILE_PASSES)
     from cortex.backends.reference import ReferenceRunner
 
     return ReferenceRunner(module, entry=ENTRY, mode=None)

@@ -28,6 +28,7 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "convert-cortex-to-linalg": ("cortex.lowering.cortex_to_linalg", "ConvertCortexToLinalgPass"),
     "convert-cortex-to-extern": ("cortex.lowering.cortex_to_extern", "ConvertCortexToExternPass"),
     "cortex-fuse-linalg-elementwise": ("cortex.lowering.fuse_elementwise", "FuseElementwisePass"),
+    "cortex-conv-im2col": ("cortex.lowering.conv_im2col", "ConvIm2colPass"),
 }
 
 TARGET_LOCATIONS: dict[str, tuple[str, str]] = {
