@@ -80,9 +80,12 @@ class CortexRep(BackendRep):
             values = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
             if len(values) != len(self.input_names):
                 raise CortexError(f"the model takes {len(self.input_names)} input(s), got {len(values)}")
-        static = {n: np.asarray(v) for n, v in zip(self.input_names, values) if n in self.static_inputs}
-        args = [np.asarray(v) for n, v in zip(self.input_names, values) if n not in self.static_inputs]
-        outputs = self._runner(static)(*args)
+        if self.static_inputs:
+            static = {n: np.asarray(v) for n, v in zip(self.input_names, values) if n in self.static_inputs}
+            args = [np.asarray(v) for n, v in zip(self.input_names, values) if n not in self.static_inputs]
+            outputs = self._runner(static)(*args)
+        else:
+            outputs = self._runners[()](*[np.asarray(v) for v in values])
         return tuple(np.asarray(o, dtype=np.float32) for o in outputs)
 
 
