@@ -27,8 +27,9 @@ import onnx
 from onnx.backend.base import Backend, BackendRep
 
 ENGINES = ("compiled", "reference")
-COMPILE_PASSES = "convert-cortex-to-linalg,cortex-conv-im2col"
-"""Before the standard lowering: convolutions as one im2col matrix product each."""
+COMPILE_PASSES = "convert-cortex-to-linalg,cortex-conv-im2col,cortex-unroll-pooling,cortex-fold-constant-layouts"
+"""Before the standard lowering: convolutions as one im2col matrix product each, small pooling windows
+unrolled into elementwise maxima (sums), and broadcasts and transposes of constants done at compile time."""
 
 
 def _make_runner(module, engine: str):
@@ -85,8 +86,8 @@ class CortexRep(BackendRep):
             args = [np.asarray(v) for n, v in zip(self.input_names, values) if n not in self.static_inputs]
             outputs = self._runner(static)(*args)
         else:
-            outputs = self._runners[()](*[np.asarray(v) for v in values])
-        return tuple(np.asarray(o, dtype=np.float32) for o in outputs)
+            outputs = self._runners[()](*values)  # the runner checks (or converts) each value
+        return tuple(o if type(o) is np.ndarray and o.dtype == np.float32 else np.asarray(o, dtype=np.float32) for o in outputs)
 
 
 class CortexBackend(Backend):

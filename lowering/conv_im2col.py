@@ -4,8 +4,8 @@
     y[f, (n, oh, ow)]          = W[f, (c, kh, kw)] · cols[(c, kh, kw), (n, oh, ow)] + init
 
 The filter stays on the left, so the product comes out F × (N·OH·OW): for
-N = 1 that already is NCHW, and the final `linalg.transpose` is a no-op
-view. A constant filter is reshaped to F × (C·KH·KW) at compile time; the
+N = 1 that already is NCHW (one `tensor.expand_shape`); otherwise a
+`linalg.transpose` moves N first. A constant filter is reshaped to F × (C·KH·KW) at compile time; the
 columns are gathered with unit-stride inner rows (ow). The NumPy backend
 turns the generic into a strided view, its collapse into one copy and the
 matmul into one BLAS call; mlir-opt accepts every op. An init that is the
@@ -71,7 +71,10 @@ class Im2colConv(RewritePattern):
 
         acc = self.accumulator(b, init, f_, m)
         product = b.matmul(lhs, cols, acc)
-        y = b.transpose(b.expand(product, [[0], [1, 2, 3]], (f_, n_, oh_, ow_)), [1, 0, 2, 3])
+        if n_ == 1:  # F × OH·OW already is the row-major NCHW result
+            y = b.expand(product, [[0, 1], [2, 3]], (1, f_, oh_, ow_))
+        else:
+            y = b.transpose(b.expand(product, [[0], [1, 2, 3]], (f_, n_, oh_, ow_)), [1, 0, 2, 3])
         rewriter.replace_matched_op([], [y])
 
     @staticmethod
