@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.dialects.linalg import BroadcastOp, Conv2DNchwFchwOp, FillOp
+from xdsl.dialects.linalg.ops import BroadcastOp, Conv2DNchwFchwOp, FillOp
+from xdsl.dialects.tensor import EmptyOp
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr
 from xdsl.passes import ModulePass
@@ -75,7 +76,9 @@ class Im2colConv(RewritePattern):
             y = b.expand(product, [[0, 1], [2, 3]], (1, f_, oh_, ow_))
         else:
             y = b.transpose(b.expand(product, [[0], [1, 2, 3]], (f_, n_, oh_, ow_)), [1, 0, 2, 3])
-        rewriter.replace_matched_op([], [y])
+        rewriter.replace(op, [], [y])
+        erase_if_dead(rewriter, init.owner)
+
 
     @staticmethod
     def accumulator(b: LinalgBuilder, init: SSAValue, f_: int, m: int) -> SSAValue:
@@ -88,6 +91,17 @@ class Im2colConv(RewritePattern):
         n_, _, oh_, ow_ = shape_of(init)
         moved = b.transpose(init, [1, 0, 2, 3])
         return b.collapse(moved, [[0], [1, 2, 3]], (f_, n_ * oh_ * ow_))
+
+
+def erase_if_dead(rewriter: PatternRewriter, op) -> None:
+    """The conv's old accumulator (a fill or broadcast, and its tensor.empty) once nothing reads it.
+
+    xDSL's linalg ops declare no memory effects, so the applier's DCE keeps them (XDSL_NOTES.md §3).
+    """
+    while isinstance(op, (BroadcastOp, FillOp, EmptyOp)) and all(not r.uses for r in op.results):
+        inits = [op.init] if isinstance(op, BroadcastOp) else list(op.outputs) if isinstance(op, FillOp) else []
+        rewriter.erase(op)
+        op = inits[0].owner if inits else None
 
 
 class ConvIm2colPass(ModulePass):

@@ -16,7 +16,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
-from xdsl.dialects.linalg import BroadcastOp, TransposeOp
+from xdsl.dialects.linalg.ops import BroadcastOp, TransposeOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern
@@ -55,7 +55,7 @@ class FoldConstantLayout(RewritePattern):
         constant = arith.ConstantOp(dense_attr(np.ascontiguousarray(value), op.results[0].type.element_type))
         if ORIGIN in op.attributes:
             constant.attributes[ORIGIN] = op.attributes[ORIGIN]
-        rewriter.replace_matched_op(constant)
+        rewriter.replace(op, constant)
 
 
 @dataclass(frozen=True)

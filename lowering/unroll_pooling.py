@@ -4,11 +4,11 @@
 with two reduction loops over the window (upstream's pooling_nchw_max/sum).
 Reductions over 2×2 or 3×3 axes are what NumPy does worst (a 2×2 max pool
 of 8×16×16 takes ~25 µs as `np.max` over the window axes). With the window
-unrolled into the operands — one read of x per window cell, at the map
-(n, c, oh, ow) → (n, c, oh·sh + i, ow·sw + j) — the generic is
-all-parallel and its body a chain of `maximumf`/`addf`: the NumPy backend
-emits kh·kw strided views and kh·kw − 1 ufunc calls (~5 µs), and mlir-opt
-reads it as any elementwise generic. Windows larger than `max-window`
+unrolled into the operands — one strided `tensor.extract_slice` of x per
+window cell, x[:, :, i::sh, j::sw] — the generic is elementwise and its body
+a chain of `maximumf`/`addf`: the NumPy backend emits kh·kw slices and
+kh·kw − 1 ufunc calls (~5 µs), and mlir-opt reads it as any elementwise
+generic. Windows larger than `max-window`
 cells are left alone.
 """
 
@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr
-from xdsl.dialects.linalg import FillOp, GenericOp, IteratorType, YieldOp
-from xdsl.ir.affine import AffineDimExpr
+from xdsl.dialects.linalg.attrs import IteratorType
+from xdsl.dialects.linalg.ops import FillOp, GenericOp, YieldOp
+from xdsl.dialects.tensor import ExtractSliceOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -105,9 +106,15 @@ class UnrollPooling(RewritePattern):
         b = LinalgBuilder(rewriter, op)
         if isinstance(op.attributes.get(ORIGIN), StringAttr):
             b.origin = op.attributes[ORIGIN]
-        n, c, oh, ow = (AffineDimExpr(i) for i in range(4))
+        out_shape = shape_of(init)
         cells = [(i, j) for i in range(kh) for j in range(kw)]
-        maps = [affine_map(4, [n, c, oh * sh + i, ow * sw + j]) for i, j in cells]
+        # One strided slice per window cell, so every map of the generic is the identity (a map
+        # `oh + j` with unit stride would be a plain dim, from which the verifier infers the loop range).
+        reads = [
+            b.add(ExtractSliceOp.from_static_parameters(x, [0, 0, i, j], list(out_shape), [1, 1, sh, sw])).result
+            for i, j in cells
+        ]
+        identity = affine_map(4, range(4))
         from_identity = fills_with(init, REDUCE_COMBINERS[name][1])
 
         def body(*args):
@@ -117,8 +124,8 @@ class UnrollPooling(RewritePattern):
                 acc = combine(acc, value)
             return acc if from_identity else combine(acc, out)
 
-        result = b.generic([x] * len(cells), init, [*maps, affine_map(4, range(4))], [PARALLEL] * 4, body)
-        rewriter.replace_matched_op([], [result])
+        result = b.generic(reads, init, [identity] * (len(reads) + 1), [PARALLEL] * 4, body)
+        rewriter.replace(op, [], [result])
 
 
 @dataclass(frozen=True)

@@ -52,3 +52,161 @@ def test_affine_view_layout_depends_on_the_strides():
     coefs = ((1, 0), (0, 2))
     np.testing.assert_array_equal(numpy_support.affine_view(a, (0, 1), (4, 2), coefs), a[:, 1::2][:, :2])
     np.testing.assert_array_equal(numpy_support.affine_view(b, (0, 1), (4, 2), coefs), b[:, 1::2][:, :2])
+
+
+# ---------------------------------------------------------------- the linalg rewrites, against the reference interpreter
+
+from xdsl.builder import ImplicitBuilder  # noqa: E402
+from xdsl.dialects import func  # noqa: E402
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32  # noqa: E402
+from xdsl.ir import Block, Region  # noqa: E402
+
+import cortex  # noqa: E402
+from cortex.dialects import tensor_ops as ops  # noqa: E402
+from cortex.frontends.onnx import f32_constant  # noqa: E402
+from cortex.lowering import lower  # noqa: E402
+from cortex.lowering.conv_im2col import ConvIm2colPass  # noqa: E402
+from cortex.lowering.fold_constant_layouts import FoldConstantLayoutsPass  # noqa: E402
+from cortex.lowering.unroll_pooling import UnrollPoolingPass  # noqa: E402
+from cortex.onnx_backend import COMPILE_PASSES  # noqa: E402
+
+REWRITES = "convert-cortex-to-linalg,cortex-conv-im2col,cortex-unroll-pooling,cortex-fold-constant-layouts"
+
+
+def one_function(arg_shapes, build) -> ModuleOp:
+    """@main(args) -> build(*args), built with the op classes (their shape rules give the types)."""
+    block = Block(arg_types=[TensorType(f32, list(s)) for s in arg_shapes])
+    with ImplicitBuilder(block):
+        result = build(*block.args)
+        func.ReturnOp(result)
+    return ModuleOp([func.FuncOp("main", ([a.type for a in block.args], [result.type]), Region(block))])
+
+
+def both(module: ModuleOp, *inputs: np.ndarray):
+    want = cortex.reference(module, entry="main", mode=None)(*inputs)
+    got = cortex.compile(module, entry="main", mode=None, passes=REWRITES)(*inputs)
+    return got, want
+
+
+def test_the_onnx_backend_compiles_with_these_rewrites():
+    assert COMPILE_PASSES == REWRITES
+
+
+CONVS = st.fixed_dictionaries(
+    {
+        "n": st.integers(1, 2),
+        "c": st.integers(1, 3),
+        "f": st.integers(1, 4),
+        "hw": st.tuples(st.integers(3, 8), st.integers(3, 8)),
+        "k": st.tuples(st.integers(1, 3), st.integers(1, 3)),
+        "strides": st.tuples(st.integers(1, 2), st.integers(1, 2)),
+        "dilations": st.tuples(st.integers(1, 2), st.integers(1, 2)),
+        "pads": st.tuples(*[st.integers(0, 2)] * 4),
+        "bias": st.sampled_from(["none", "constant", "argument"]),
+        "constant_weight": st.booleans(),
+    }
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=CONVS, seed=st.integers(0, 2**16))
+def test_im2col_conv_equals_the_reference(case, seed):
+    rng = np.random.default_rng(seed)
+    n, c, f = case["n"], case["c"], case["f"]
+    (h, w), (kh, kw), dil = case["hw"], case["k"], case["dilations"]
+    if h + case["pads"][0] + case["pads"][2] < (kh - 1) * dil[0] + 1 or w + case["pads"][1] + case["pads"][3] < (kw - 1) * dil[1] + 1:
+        return
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    weight = rng.standard_normal((f, c, kh, kw)).astype(np.float32)
+    bias = rng.standard_normal((f,)).astype(np.float32)
+    shapes = [x.shape] + ([] if case["constant_weight"] else [weight.shape]) + ([bias.shape] if case["bias"] == "argument" else [])
+
+    def build(xv, *rest):
+        """Ops made here are inserted by the ImplicitBuilder, constants included."""
+        rest = list(rest)
+        wv = f32_constant(weight).result if case["constant_weight"] else rest.pop(0)
+        bv = None
+        if case["bias"] == "argument":
+            bv = rest.pop(0)
+        elif case["bias"] == "constant":
+            bv = f32_constant(bias).result
+        return ops.Conv2dOp(xv, wv, bv, strides=case["strides"], pads=case["pads"], dilations=dil).result
+
+    inputs = [x] + ([] if case["constant_weight"] else [weight]) + ([bias] if case["bias"] == "argument" else [])
+    module = one_function(shapes, build)
+    (got,), (want,) = both(module, *inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    lowered = lower(module, passes="convert-cortex-to-linalg,cortex-conv-im2col")
+    assert not any(op.name == "linalg.conv_2d_nchw_fchw" for op in lowered.walk())
+
+
+POOLS = st.fixed_dictionaries(
+    {
+        "kind": st.sampled_from(["max", "avg"]),
+        "hw": st.tuples(st.integers(2, 9), st.integers(2, 9)),
+        "k": st.tuples(st.integers(1, 4), st.integers(1, 4)),
+        "strides": st.tuples(st.integers(1, 3), st.integers(1, 3)),
+        "pads": st.tuples(*[st.integers(0, 1)] * 4),
+    }
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=POOLS, seed=st.integers(0, 2**16))
+def test_unrolled_pooling_equals_the_reference(case, seed):
+    (h, w), (kh, kw) = case["hw"], case["k"]
+    pads = tuple(min(p, k - 1) for p, k in zip(case["pads"], (kh, kw, kh, kw)))  # ONNX: a window never lies in the padding only
+    if h + pads[0] + pads[2] < kh or w + pads[1] + pads[3] < kw:
+        return
+    x = np.random.default_rng(seed).standard_normal((2, 3, h, w)).astype(np.float32)
+    op = ops.MaxPoolOp if case["kind"] == "max" else ops.AvgPoolOp
+    module = one_function([x.shape], lambda xv: op(xv, (kh, kw), case["strides"], pads).result)
+    (got,), (want,) = both(module, x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_windows_above_the_limit_keep_their_reduction():
+    module = one_function([(1, 1, 8, 8)], lambda xv: ops.MaxPoolOp(xv, (5, 5)).result)
+    lowered = lower(module, passes="convert-cortex-to-linalg")
+    UnrollPoolingPass(max_window=16).apply(cortex.make_context(), lowered)
+    generics = [op for op in lowered.walk() if op.name == "linalg.generic"]
+    assert any("reduction" in str(g.iterator_types) for g in generics)
+
+
+def test_constant_layouts_fold_and_keep_results():
+    rng = np.random.default_rng(5)
+    weight = rng.standard_normal((6, 4)).astype(np.float32)
+    bias = rng.standard_normal((6,)).astype(np.float32)
+    module = one_function([(3, 4)], lambda xv: ops.LinearOp(xv, f32_constant(weight).result, f32_constant(bias).result).result)
+    lowered = lower(module, passes="convert-cortex-to-linalg")
+    FoldConstantLayoutsPass().apply(cortex.make_context(), lowered)
+    assert not any(op.name == "linalg.broadcast" for op in lowered.walk())
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    (got,), (want,) = both(module, x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got, x @ weight.T + bias, rtol=1e-5, atol=1e-5)
+
+
+def test_large_broadcasts_stay_broadcasts():
+    bias = np.arange(4, dtype=np.float32)
+    module = one_function([(1, 4, 64, 64)], lambda xv: ops.AddOp(xv, f32_constant(bias.reshape(1, 4, 1, 1)).result).result)
+    lowered = lower(module, passes="convert-cortex-to-linalg,cortex-conv-im2col")
+    before = [op.name for op in lowered.walk()]
+    FoldConstantLayoutsPass(max_elements=1000).apply(cortex.make_context(), lowered)
+    assert [op.name for op in lowered.walk()] == before
+
+
+# ---------------------------------------------------------------- the runtime's fast path
+
+
+def test_fast_path_still_rejects_wrong_arrays_and_returns_writeable_outputs():
+    constant = np.ones((2, 3), np.float32)
+    module = one_function([(2, 3)], lambda xv: f32_constant(constant).result)
+    compiled = cortex.compile(module, entry="main", mode=None)
+    (out,) = compiled(np.zeros((2, 3), np.float32))
+    out[0, 0] = 5.0  # the caller owns its outputs, even a constant's
+    (again,) = compiled(np.zeros((2, 3), np.float32))
+    assert again[0, 0] == 1.0
+    for bad in (np.zeros((2, 3), np.float64), np.zeros((3, 2), np.float32), [[0.0] * 3] * 2):
+        with pytest.raises(CortexError, match="argument #0"):
+            compiled(bad)
