@@ -210,3 +210,13 @@ def test_fast_path_still_rejects_wrong_arrays_and_returns_writeable_outputs():
     for bad in (np.zeros((2, 3), np.float64), np.zeros((3, 2), np.float32), [[0.0] * 3] * 2):
         with pytest.raises(CortexError, match="argument #0"):
             compiled(bad)
+
+
+def test_zero_fills_are_calloc_and_other_fills_stay_full():
+    module = one_function([(1, 2, 3, 3)], lambda xv: ops.MaxPoolOp(ops.Conv2dOp(xv, f32_constant(np.ones((2, 2, 1, 1), np.float32)).result, pads=(1, 1, 1, 1)).result, (2, 2), pads=(1, 1, 1, 1)).result)
+    source = cortex.compile(module, entry="main", mode=None).source
+    assert "np.zeros((1, 2, 5, 5), np.float32)" in source  # the conv's zero padding
+    assert "np.full((1, 2, 7, 7), -np.inf, np.float32)" in source  # the max pool's padding
+    x = np.random.default_rng(0).standard_normal((1, 2, 3, 3)).astype(np.float32)
+    (got,), (want,) = both(module, x)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
