@@ -307,13 +307,17 @@ class CompiledPipeline:
 
     def __call__(self, *inputs: Any) -> tuple[Any, ...]:
         signature = self._plain_signature
-        if signature is not None and len(inputs) == len(signature) and all(
-            type(v) is np.ndarray and v.dtype == dtype and v.shape == shape for v, (dtype, shape) in zip(inputs, signature)
-        ):  # arrays in, arrays out, no state: nothing to convert (the checks below would pass)
-            results = self._call(*inputs)
-            if self._call is not self._plain:
-                self._frames_profiled += 1
-            return tuple(_to_caller(p, r) for p, r in zip(self.results, results))
+        if signature is not None and len(inputs) == len(signature):
+            for v, (dtype, shape) in zip(inputs, signature):
+                if type(v) is not np.ndarray or v.dtype != dtype or v.shape != shape:
+                    break
+            else:  # arrays in, arrays out, no state: nothing to convert (the checks below would pass)
+                results = self._call(*inputs)
+                if self._call is not self._plain:
+                    self._frames_profiled += 1
+                return tuple(
+                    r if type(r) is np.ndarray and r.flags.writeable else _to_caller(p, r) for p, r in zip(self.results, results)
+                )
         if len(inputs) != len(self.inputs):
             raise CortexError(f"@{self.entry} takes {len(self.inputs)} argument(s), got {len(inputs)}")
         values: list[Any] = [None] * len(self.args)
