@@ -72,7 +72,7 @@ class CortexRep(BackendRep):
         return self._runners[key]
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
-        if isinstance(inputs, Mapping):
+        if type(inputs) is not list and isinstance(inputs, Mapping):
             missing = [n for n in self.input_names if n not in inputs]
             if missing:
                 raise CortexError(f"missing graph input(s): {', '.join(missing)}")

@@ -4,6 +4,7 @@ the runtime's no-conversion fast path, and the linalg-level rewrites the ONNX ba
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -220,3 +221,27 @@ def test_zero_fills_are_calloc_and_other_fills_stay_full():
     x = np.random.default_rng(0).standard_normal((1, 2, 3, 3)).astype(np.float32)
     (got,), (want,) = both(module, x)
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_a_reshape_is_written_in_place_only_when_nothing_else_reads_its_source():
+    one = np.ones((), np.float32)
+
+    def build(xv):
+        t = ops.AddOp(xv, f32_constant(one).result).result
+        r = ops.ReshapeOp(t, (6,)).result
+        return ops.ReluOp(r).result
+
+    module = one_function([(2, 3)], build)
+    source = cortex.compile(module, entry="main", mode=None).source
+    assert re.search(r"np\.maximum\((\w+), 0\.0, out=\1\)", source)  # the relu after the reshape runs in place
+    # Two readers of the sum: the relu must not overwrite it.
+    blk = Block(arg_types=[TensorType(f32, [2, 3])])
+    with ImplicitBuilder(blk):
+        t = ops.AddOp(blk.args[0], f32_constant(one).result).result
+        r = ops.ReluOp(ops.ReshapeOp(t, (6,)).result).result
+        func.ReturnOp(r, t)
+    shared = ModuleOp([func.FuncOp("main", ([blk.args[0].type], [r.type, t.type]), Region(blk))])
+    x = np.array([[-3, -2, -1], [0, 1, 2]], np.float32)
+    got, want = both(shared, x)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
