@@ -17,7 +17,8 @@ encoder's `tensor<?xi8>` result. Used ops:
   ops outside and inside linalg bodies (`addf subf mulf divf negf maximumf
   cmpf select uitofp`, `math.exp log sqrt absf tanh erf powf`);
 - `tensor.empty`, `tensor.expand_shape`, `tensor.collapse_shape`,
-  `tensor.insert_slice` (constant padding: fill, then insert);
+  `tensor.insert_slice` (constant padding: fill, then insert),
+  `tensor.extract_slice` (static, possibly strided: `cortex-unroll-pooling`);
 - `linalg.fill`, `linalg.generic`, `linalg.matmul` (default maps only),
   `linalg.reduce` (add or maximumf), `linalg.transpose`, `linalg.broadcast`,
   `linalg.conv_2d_nchw_fchw`. Upstream's `batch_matmul`, `pooling_nchw_sum`
