@@ -551,6 +551,8 @@ def pool(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     """Pooling; ceil_mode becomes extra end padding (never counted, never the max), and
     count_include_pad = 1 a constant rescale of the dialect's count-excluding average."""
     is_max = ctx.node.op_type == "MaxPool"
+    if len([o for o in ctx.node.output if o]) > 1:
+        raise ctx.error("the Indices output (argmax) is not supported")
     original = im.value(inputs[0], ctx, "input X")
     x, rank = spatial_input(im, ctx, inputs[0])
     spatial = shape(original)[2:]
@@ -565,6 +567,7 @@ def pool(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     ceil_mode = ctx.require("ceil_mode", (0, 1), 0, "must be 0 or 1")
     include_pad = 0 if is_max else ctx.require("count_include_pad", (0, 1), 0, "must be 0 or 1")
     begin, end = list(window.begin), list(window.end)
+    stated_end = (0, end[0]) if rank == 1 else (end[0], end[1])  # the padding count_include_pad counts
     if ceil_mode:
         end = [e + ceil_extra(n, k, s, b, e) for n, k, s, b, e in zip(spatial, kernel, window.strides, begin, end)]
     window.end = end
@@ -574,25 +577,16 @@ def pool(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     if include_pad:
         out = shape(y)[2:]
         size2 = [1, *spatial] if rank == 1 else list(spatial)
-        begin2, end2 = (pads2[0], pads2[1]), (window_pads_before_ceil(ctx, rank, window, spatial))
+        begin2 = (pads2[0], pads2[1])
         real, counted = [], []
         for axis in range(2):
             n, k, s, lo = size2[axis], kernel2[axis], strides2[axis], begin2[axis]
             real.append(window_cells(n, k, s, lo, out[axis], 0, n))
-            counted.append(window_cells(n, k, s, lo, out[axis], -lo, n + end2[axis]))
+            counted.append(window_cells(n, k, s, lo, out[axis], -lo, n + stated_end[axis]))
         scale = np.outer(real[0], real[1]) / np.outer(counted[0], counted[1])
         if not np.all(scale == 1.0):
             y = im.build(ctx, ops.MulOp, y, im.constant(scale.astype(np.float32)))
-    if len([o for o in ctx.node.output if o]) > 1:
-        raise ctx.error("the Indices output (argmax) is not supported")
     return [restore_rank(im, ctx, y, rank)]
-
-
-def window_pads_before_ceil(ctx: NodeContext, rank: int, window: Window, spatial: Sequence[int]) -> tuple[int, int]:
-    """The end pads as the node states them (auto_pad resolved), without ceil_mode's extra: the cells counted."""
-    stated = Window(ctx, spatial, window.kernel)
-    ends = list(stated.end)
-    return (0, ends[0]) if rank == 1 else (ends[0], ends[1])
 
 
 # ---------------------------------------------------------------- layout
