@@ -25,6 +25,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 needs_mlir_opt = pytest.mark.skipif(not mlir_opt_available(), reason="mlir-opt (mlir-22-tools) not installed")
+needs_mlir_runner = pytest.mark.skipif(not mlir_runner_available(), reason="mlir-runner (mlir-22-tools) not installed")
 
 
 def f32_info(name: str, shape) -> onnx.ValueInfoProto:
@@ -314,3 +315,14 @@ def test_imported_model_lowers_to_ir_mlir_opt_verifies(build):
     lowered = lower(parse(to_text(from_onnx(build()))))
     canonical = verify_with_mlir_opt(lowered)
     assert "func.func @main" in canonical
+
+
+@needs_mlir_runner
+@pytest.mark.parametrize("passes", [None, COMPILE_PASSES], ids=["plain", "onnx-backend-rewrites"])
+def test_imported_cnn_runs_natively_with_mlir_runner(passes):
+    """Upstream MLIR compiles and runs what the ONNX backend runs (im2col, unrolled pooling included)."""
+    model = cnn()
+    x = sample_input(model)
+    (got,) = run_with_mlir(lower(from_onnx(model), passes=passes), ENTRY, [x])
+    (want,) = onnx_reference(model, {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
