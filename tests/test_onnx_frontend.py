@@ -19,8 +19,8 @@ from cortex.frontends.onnx import ENTRY, ceil_extra, from_onnx, same_pads
 from cortex.frontends.onnx_models import cnn, mlp, sample_input
 from cortex.ir import CortexError, parse, to_text
 from cortex.lowering import lower
-from cortex.lowering.upstream import mlir_opt_available, verify_with_mlir_opt
-from cortex.onnx_backend import CortexBackend, ReferenceBackend, run_node
+from cortex.lowering.upstream import mlir_opt_available, mlir_runner_available, run_with_mlir, verify_with_mlir_opt
+from cortex.onnx_backend import COMPILE_PASSES, CortexBackend, ReferenceBackend, run_node
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
