@@ -447,9 +447,18 @@ def gemm(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
         if bias_name is None:
             return [y]
     c = im.value(bias_name, ctx, "input C")
+    if not unidirectional(shape(c), shape(y)):
+        raise ctx.error(f"input C of shape {list(shape(c))} does not broadcast to the product's {list(shape(y))}")
     if beta != 1.0:
         c = im.build(ctx, ops.MulOp, c, im.constant(np.float32(beta)))
     return [im.build(ctx, ops.AddOp, y, c)]
+
+
+def unidirectional(source: Sequence[int], target: Sequence[int]) -> bool:
+    """ONNX's unidirectional broadcasting: `source` stretches to `target`, never the other way."""
+    if len(source) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(reversed(source), reversed(target)))
 
 
 @handles("BatchNormalization")
@@ -483,6 +492,9 @@ class Window:
         for attr, values, size in (("strides", self.strides, rank), ("dilations", self.dilations, rank), ("pads", pads, 2 * rank)):
             if len(values) != size:
                 raise ctx.error(f"expected {size} values for a {rank}-D input", attr)
+        for attr, values in (("strides", self.strides), ("dilations", self.dilations), ("kernel_shape", self.kernel)):
+            if any(v < 1 for v in values):
+                raise ctx.error("must be positive", attr)
         if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             pads = same_pads(spatial, self.kernel, self.strides, self.dilations, auto_pad == "SAME_UPPER")
         elif auto_pad == "VALID":
@@ -672,10 +684,12 @@ def reduce(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     everything unless noop_with_empty_axes = 1, which makes the node an identity."""
     op, axes_as_input_since = REDUCE[ctx.node.op_type]
     x = im.value(inputs[0], ctx, "input data")
+    if im.opset >= axes_as_input_since and "axes" in ctx.attrs:
+        raise ctx.error(f"is an input since opset {axes_as_input_since} (this model's opset is {im.opset})", "axes")
     if len(inputs) > 1 and inputs[1]:
         axes = [int(a) for a in im.static(inputs[1], ctx, "input axes").reshape(-1)]
     else:
-        axes = ctx.ints("axes", []) if im.opset < axes_as_input_since or "axes" in ctx.attrs else []
+        axes = ctx.ints("axes", [])
     keepdims = ctx.require("keepdims", (0, 1), 1, "must be 0 or 1")
     noop = ctx.require("noop_with_empty_axes", (0, 1), 0, "must be 0 or 1")
     if not axes and noop:

@@ -326,3 +326,23 @@ def test_imported_cnn_runs_natively_with_mlir_runner(passes):
     (got,) = run_with_mlir(lower(from_onnx(model), passes=passes), ENTRY, [x])
     (want,) = onnx_reference(model, {"x": x})
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_gemm_bias_must_broadcast_to_the_product_not_widen_it():
+    """Regression: a C of shape (4,) with a 3x1 product was broadcast both ways (a 3x4 result)."""
+    node = helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="g")
+    model = one_node_model(node, [f32_info("a", [3, 1]), f32_info("b", [1, 1]), f32_info("c", [4])], [f32_info("y", None)])
+    assert "node 'g' (Gemm): input C of shape [4] does not broadcast to the product's [3, 1]" in error_of(model)
+
+
+def test_reduce_axes_attribute_after_it_became_an_input_is_an_error():
+    node = helper.make_node("ReduceMax", ["x"], ["y"], name="r", axes=[0])
+    model = one_node_model(node, [f32_info("x", [2, 3])], [f32_info("y", None)], opset=20)
+    assert "attribute 'axes' = [0]: is an input since opset 18" in error_of(model)
+
+
+def test_zero_stride_with_same_padding_is_an_error_not_a_crash():
+    """Regression (found by tests/test_onnx_fuzz.py): SAME padding divided by a zero stride."""
+    node = helper.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[2, 2], strides=[0, 1], auto_pad="SAME_UPPER")
+    model = one_node_model(node, [f32_info("x", [1, 1, 4, 4])], [f32_info("y", None)])
+    assert "attribute 'strides' = [0, 1]: must be positive" in error_of(model)
