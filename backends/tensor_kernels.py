@@ -208,19 +208,19 @@ def conv2d(x, weight, bias=None, *, strides=(1, 1), pads=(0, 0, 0, 0), dilations
     return y
 
 
-def avg_pool(x, *, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0)):
-    """Average over each window; padded cells are not counted (ONNX count_include_pad=0)."""
+def avg_pool(x, *, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1)):
+    """Average over each (dilated) window; padded cells are not counted (ONNX count_include_pad=0)."""
     x = as_f32(x)
-    sums = _windows(_pad_hw(x, pads, 0.0), kernel_shape, strides, (1, 1)).sum(axis=(4, 5), dtype=np.float64)
+    sums = _windows(_pad_hw(x, pads, 0.0), kernel_shape, strides, dilations).sum(axis=(4, 5), dtype=np.float64)
     ones = np.ones((1, 1) + x.shape[2:], np.float64)
-    counts = _windows(_pad_hw(ones, pads, 0.0), kernel_shape, strides, (1, 1)).sum(axis=(4, 5))
+    counts = _windows(_pad_hw(ones, pads, 0.0), kernel_shape, strides, dilations).sum(axis=(4, 5))
     return (sums / counts).astype(F32)
 
 
-def max_pool(x, *, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0)):
-    """Maximum over each window; padding is −inf, so it never wins."""
+def max_pool(x, *, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1)):
+    """Maximum over each (dilated) window; padding is −inf, so it never wins."""
     x = as_f32(x)
-    return _windows(_pad_hw(x, pads, -np.inf), kernel_shape, strides, (1, 1)).max(axis=(4, 5))
+    return _windows(_pad_hw(x, pads, -np.inf), kernel_shape, strides, dilations).max(axis=(4, 5))
 
 
 # ---------------------------------------------------------------- layout, reductions

@@ -334,22 +334,31 @@ class PoolOp(CortexOp):
     kernel_shape = prop_def(DenseArrayBase[I64])
     strides = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
     pads = prop_def(DenseArrayBase[I64], default_value=i64_array([0, 0, 0, 0]))
+    dilations = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))  # ONNX pooling's (opset 10+)
     result = result_def(TensorType)
     traits = traits_def(*TENSOR_TRAITS)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
-    def __init__(self, x: SSAValue, kernel_shape: Sequence[int], strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0)):
-        shape = shapes.pool2d(x.type.get_shape(), kernel_shape, strides, pads)
-        super().__init__(
-            operands=[x],
-            result_types=[tensor(shape, x.type.element_type)],
-            properties={"kernel_shape": i64_array(kernel_shape), "strides": i64_array(strides), "pads": i64_array(pads)},
-        )
+    def __init__(
+        self,
+        x: SSAValue,
+        kernel_shape: Sequence[int],
+        strides: Sequence[int] = (1, 1),
+        pads: Sequence[int] = (0, 0, 0, 0),
+        dilations: Sequence[int] = (1, 1),
+    ):
+        shape = shapes.pool2d(x.type.get_shape(), kernel_shape, strides, pads, dilations)
+        properties = {"kernel_shape": i64_array(kernel_shape), "strides": i64_array(strides), "pads": i64_array(pads)}
+        if tuple(dilations) != (1, 1):
+            properties["dilations"] = i64_array(dilations)
+        super().__init__(operands=[x], result_types=[tensor(shape, x.type.element_type)], properties=properties)
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         element = float_tensor(self.x, "x").element_type
-        shape = shapes.pool2d(shape_of(self.x, "x"), ints(self.kernel_shape), ints(self.strides), ints(self.pads))
+        shape = shapes.pool2d(
+            shape_of(self.x, "x"), ints(self.kernel_shape), ints(self.strides), ints(self.pads), ints(self.dilations)
+        )
         return [tensor(shape, element)]
 
 

@@ -96,10 +96,10 @@ def ceil_extra(n: int, k: int, s: int, lo: int, hi: int) -> int:
     return max(0, (out - 1) * s + k - (n + lo + hi))
 
 
-def window_cells(n: int, k: int, s: int, lo: int, out: int, limit_lo: int, limit_hi: int) -> np.ndarray:
-    """Per output position, how many of the k window cells lie in [limit_lo, limit_hi) (input coordinates)."""
-    starts = np.arange(out) * s - lo
-    return np.minimum(starts + k, limit_hi) - np.maximum(starts, limit_lo)
+def window_cells(n: int, k: int, s: int, lo: int, out: int, limit_lo: int, limit_hi: int, d: int = 1) -> np.ndarray:
+    """Per output position, how many of the k window cells (d apart) lie in [limit_lo, limit_hi) (input coordinates)."""
+    cells = (np.arange(out) * s - lo)[:, None] + np.arange(k)[None, :] * d
+    return ((cells >= limit_lo) & (cells < limit_hi)).sum(axis=1)
 
 
 class NodeContext:
@@ -572,8 +572,6 @@ def pool(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     if kernel is None or len(kernel) != rank:
         raise ctx.error(f"must give {rank} sizes", "kernel_shape")
     window = Window(ctx, spatial, kernel)
-    if any(d != 1 for d in window.dilations):
-        raise ctx.error("dilated pooling is not expressible by cortex pooling ops (dilations must be 1)", "dilations")
     if is_max:
         ctx.require("storage_order", (0,), 0, "only row-major storage order is supported")
     ceil_mode = ctx.require("ceil_mode", (0, 1), 0, "must be 0 or 1")
@@ -581,20 +579,21 @@ def pool(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     begin, end = list(window.begin), list(window.end)
     stated_end = (0, end[0]) if rank == 1 else (end[0], end[1])  # the padding count_include_pad counts
     if ceil_mode:
-        end = [e + ceil_extra(n, k, s, b, e) for n, k, s, b, e in zip(spatial, kernel, window.strides, begin, end)]
+        spans = [(k - 1) * d + 1 for k, d in zip(kernel, window.dilations)]
+        end = [e + ceil_extra(n, k, s, b, e) for n, k, s, b, e in zip(spatial, spans, window.strides, begin, end)]
     window.end = end
-    kernel2, strides2, _, pads2 = window.as_2d(rank)
+    kernel2, strides2, dilations2, pads2 = window.as_2d(rank)
     op = ops.MaxPoolOp if is_max else ops.AvgPoolOp
-    y = im.build(ctx, op, x, kernel2, strides2, pads2)
+    y = im.build(ctx, op, x, kernel2, strides2, pads2, dilations2)
     if include_pad:
         out = shape(y)[2:]
         size2 = [1, *spatial] if rank == 1 else list(spatial)
         begin2 = (pads2[0], pads2[1])
         real, counted = [], []
         for axis in range(2):
-            n, k, s, lo = size2[axis], kernel2[axis], strides2[axis], begin2[axis]
-            real.append(window_cells(n, k, s, lo, out[axis], 0, n))
-            counted.append(window_cells(n, k, s, lo, out[axis], -lo, n + stated_end[axis]))
+            n, k, s, lo, d = size2[axis], kernel2[axis], strides2[axis], begin2[axis], dilations2[axis]
+            real.append(window_cells(n, k, s, lo, out[axis], 0, n, d))
+            counted.append(window_cells(n, k, s, lo, out[axis], -lo, n + stated_end[axis], d))
         scale = np.outer(real[0], real[1]) / np.outer(counted[0], counted[1])
         if not np.all(scale == 1.0):
             y = im.build(ctx, ops.MulOp, y, im.constant(scale.astype(np.float32)))

@@ -47,8 +47,8 @@ def coefficients(amap, num_dims: int) -> tuple[list[int], list[list[int]]]:
     return base, [[columns[d][r] for d in range(num_dims)] for r in range(len(base))]
 
 
-def pooling_window(op: GenericOp) -> tuple[int, int, int, int] | None:
-    """(sh, sw, kh, kw) when `op` is a 2-D NCHW pooling generic as convert-cortex-to-linalg writes it."""
+def pooling_window(op: GenericOp) -> tuple[int, int, int, int, int, int] | None:
+    """(sh, sw, kh, kw, dh, dw) when `op` is a 2-D NCHW pooling generic as convert-cortex-to-linalg writes it."""
     iterators = [it.data for it in op.iterator_types]
     if iterators != [IteratorType.PARALLEL] * 4 + [IteratorType.REDUCTION] * 2 or len(op.inputs) != 2 or len(op.outputs) != 1:
         return None
@@ -60,11 +60,11 @@ def pooling_window(op: GenericOp) -> tuple[int, int, int, int] | None:
     base, rows = coefficients(maps[0], 6)
     if any(base) or rows[0] != [1, 0, 0, 0, 0, 0] or rows[1] != [0, 1, 0, 0, 0, 0]:
         return None
-    (_, _, sh, _, one_h, zero_h), (_, _, zero_w, sw, zero_h2, one_w) = rows[2], rows[3]
-    if (one_h, one_w, zero_h, zero_w, zero_h2) != (1, 1, 0, 0, 0) or rows[2][3] or rows[3][2] or sh <= 0 or sw <= 0:
+    (_, _, sh, _, dh, zero_h), (_, _, zero_w, sw, zero_h2, dw) = rows[2], rows[3]
+    if (zero_h, zero_w, zero_h2) != (0, 0, 0) or rows[2][3] or rows[3][2] or min(sh, sw, dh, dw) <= 0:
         return None
     kh, kw = shape_of(op.inputs[1])
-    return sh, sw, kh, kw
+    return sh, sw, kh, kw, dh, dw
 
 
 def combiner(op: GenericOp) -> tuple[str, object] | None:
@@ -98,7 +98,7 @@ class UnrollPooling(RewritePattern):
         kind = combiner(op) if window is not None else None
         if window is None or kind is None:
             return
-        sh, sw, kh, kw = window
+        sh, sw, kh, kw, dh, dw = window
         if kh * kw > self.max_window:
             return
         name, combine = kind
@@ -111,7 +111,7 @@ class UnrollPooling(RewritePattern):
         # One strided slice per window cell, so every map of the generic is the identity (a map
         # `oh + j` with unit stride would be a plain dim, from which the verifier infers the loop range).
         reads = [
-            b.add(ExtractSliceOp.from_static_parameters(x, [0, 0, i, j], list(out_shape), [1, 1, sh, sw])).result
+            b.add(ExtractSliceOp.from_static_parameters(x, [0, 0, i * dh, j * dw], list(out_shape), [1, 1, sh, sw])).result
             for i, j in cells
         ]
         identity = affine_map(4, range(4))

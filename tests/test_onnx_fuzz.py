@@ -21,8 +21,8 @@ from cortex.onnx_backend import CompiledBackend, ReferenceBackend  # noqa: E402
 INTS = st.lists(st.integers(-2, 4), min_size=1, max_size=5)  # onnx.helper cannot type an empty list
 ATTRIBUTES = {
     "Conv": {"pads": INTS, "strides": INTS, "dilations": INTS, "group": st.integers(0, 3), "auto_pad": st.sampled_from(["NOTSET", "SAME_UPPER", "VALID", "BOGUS"])},
-    "MaxPool": {"kernel_shape": INTS, "pads": INTS, "strides": INTS, "ceil_mode": st.integers(0, 2), "auto_pad": st.sampled_from(["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"])},
-    "AveragePool": {"kernel_shape": INTS, "pads": INTS, "strides": INTS, "count_include_pad": st.integers(0, 1), "ceil_mode": st.integers(0, 1), "auto_pad": st.sampled_from(["NOTSET", "SAME_UPPER", "SAME_LOWER"])},
+    "MaxPool": {"kernel_shape": INTS, "pads": INTS, "strides": INTS, "dilations": INTS, "ceil_mode": st.integers(0, 2), "auto_pad": st.sampled_from(["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"])},
+    "AveragePool": {"kernel_shape": INTS, "pads": INTS, "strides": INTS, "dilations": INTS, "count_include_pad": st.integers(0, 1), "ceil_mode": st.integers(0, 1), "auto_pad": st.sampled_from(["NOTSET", "SAME_UPPER", "SAME_LOWER"])},
     "Transpose": {"perm": INTS},
     "Softmax": {"axis": st.integers(-4, 4)},
     "Flatten": {"axis": st.integers(-4, 4)},

@@ -66,7 +66,6 @@ import cortex  # noqa: E402
 from cortex.dialects import tensor_ops as ops  # noqa: E402
 from cortex.frontends.onnx import f32_constant  # noqa: E402
 from cortex.lowering import lower  # noqa: E402
-from cortex.lowering.conv_im2col import ConvIm2colPass  # noqa: E402
 from cortex.lowering.fold_constant_layouts import FoldConstantLayoutsPass  # noqa: E402
 from cortex.lowering.unroll_pooling import UnrollPoolingPass  # noqa: E402
 from cortex.onnx_backend import COMPILE_PASSES  # noqa: E402
@@ -148,6 +147,7 @@ POOLS = st.fixed_dictionaries(
         "k": st.tuples(st.integers(1, 4), st.integers(1, 4)),
         "strides": st.tuples(st.integers(1, 3), st.integers(1, 3)),
         "pads": st.tuples(*[st.integers(0, 1)] * 4),
+        "dilations": st.tuples(st.integers(1, 2), st.integers(1, 2)),
     }
 )
 
@@ -157,11 +157,12 @@ POOLS = st.fixed_dictionaries(
 def test_unrolled_pooling_equals_the_reference(case, seed):
     (h, w), (kh, kw) = case["hw"], case["k"]
     pads = tuple(min(p, k - 1) for p, k in zip(case["pads"], (kh, kw, kh, kw)))  # ONNX: a window never lies in the padding only
-    if h + pads[0] + pads[2] < kh or w + pads[1] + pads[3] < kw:
+    dh, dw = case["dilations"]
+    if h + pads[0] + pads[2] < (kh - 1) * dh + 1 or w + pads[1] + pads[3] < (kw - 1) * dw + 1:
         return
     x = np.random.default_rng(seed).standard_normal((2, 3, h, w)).astype(np.float32)
     op = ops.MaxPoolOp if case["kind"] == "max" else ops.AvgPoolOp
-    module = one_function([x.shape], lambda xv: op(xv, (kh, kw), case["strides"], pads).result)
+    module = one_function([x.shape], lambda xv: op(xv, (kh, kw), case["strides"], pads, (dh, dw)).result)
     (got,), (want,) = both(module, x)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 

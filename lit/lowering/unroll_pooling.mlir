@@ -36,3 +36,14 @@ func.func @avg_pool(%x: tensor<1x2x5x6xf32>) -> tensor<1x2x3x4xf32> {
   %y = cortex.avg_pool %x {kernel_shape = array<i64: 3, 3>} : tensor<1x2x5x6xf32> -> tensor<1x2x3x4xf32>
   func.return %y : tensor<1x2x3x4xf32>
 }
+
+// Dilated windows (ONNX pooling's dilations): the slices start i*dh, j*dw apart.
+// CHECK-LABEL: func.func @dilated_max_pool
+// CHECK:         tensor.extract_slice %x[0, 0, 0, 0] [1, 1, 2, 2] [1, 1, 2, 2]
+// CHECK-NEXT:    tensor.extract_slice %x[0, 0, 0, 3] [1, 1, 2, 2] [1, 1, 2, 2]
+// CHECK-NEXT:    tensor.extract_slice %x[0, 0, 2, 0] [1, 1, 2, 2] [1, 1, 2, 2]
+// CHECK-NEXT:    tensor.extract_slice %x[0, 0, 2, 3] [1, 1, 2, 2] [1, 1, 2, 2]
+func.func @dilated_max_pool(%x: tensor<1x1x5x6xf32>) -> tensor<1x1x2x2xf32> {
+  %y = cortex.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 2, 3>} : tensor<1x1x5x6xf32> -> tensor<1x1x2x2xf32>
+  func.return %y : tensor<1x1x2x2xf32>
+}
