@@ -21,6 +21,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.lexer import Span
 
 from cortex.dialects import Cortex
+from cortex.errors import CortexError
 
 UPSTREAM_DIALECTS = (builtin.Builtin, func.Func, arith.Arith, math.Math, scf.Scf, tensor.Tensor, linalg.Linalg)
 
@@ -32,10 +33,6 @@ def make_context(allow_unregistered: bool = False) -> Context:
         ctx.load_dialect(dialect)
     ctx.load_dialect(Cortex)
     return ctx
-
-
-class CortexError(Exception):
-    """A user-facing diagnostic: one message, with a location when known."""
 
 
 STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
@@ -174,7 +171,6 @@ def to_text(op: Operation, generic: bool = False) -> str:
 
 
 __all__ = [
-    "CortexError",
     "DiagnosticException",
     "LocatedVerifyException",
     "LocatingParser",

@@ -2,7 +2,7 @@
 
 from xdsl.universe import Universe
 
-from cortex.passes.registry import PASS_LOCATIONS, TARGET_LOCATIONS, _loader
+from cortex.registry import PASS_LOCATIONS, TARGET_LOCATIONS, _loader
 
 
 def _dialect():

@@ -34,8 +34,8 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import DiagnosticException
 
-from cortex.backends.tensor_kernels import numpy_dtype
-from cortex.ir import CortexError
+from cortex.errors import CortexError
+from cortex.semantics.values import numpy_dtype
 
 ORIGIN_ATTR = "cortex.origin"
 

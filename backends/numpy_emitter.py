@@ -34,8 +34,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.utils.target import Target
 
 # The translators register themselves in TRANSLATORS on import.
-from cortex.backends import numpy_arith, numpy_control, numpy_linalg, numpy_tensor  # noqa: F401
-from cortex.backends import numpy_support
+from cortex.backends import numpy_arith, numpy_control, numpy_linalg, numpy_support, numpy_tensor  # noqa: F401
 from cortex.backends.numpy_codegen import (
     Chunk,
     EmitError,
@@ -48,7 +47,7 @@ from cortex.backends.numpy_codegen import (
     prune,
     static_shape,
 )
-from cortex.dialects.base import attr_value
+from cortex.semantics.values import attr_value
 
 EXTERN_ATTR = "cortex.extern"
 PROPS_ATTR = "cortex.props"

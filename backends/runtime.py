@@ -1,11 +1,11 @@
 """The NumPy backend's runtime: `cortex.compile`, the extern table, state threading, profiling.
 
-    compiled = compile_pipeline("examples/l2_pipeline.mlir", mode="power_save")
+    compiled = cortex.compile("examples/l2_pipeline.mlir", mode="power_save")
     encoded, score = compiled(frame)        # same call shape as cortex.reference
     compiled.state, compiled.reset(), compiled.source
     compiled.profiling = True; ...; print(compiled.profile())
 
-`compile_pipeline` lowers the module (`cortex.lower`: optional passes, then
+`cortex.driver.compile_pipeline` lowers the module (`cortex.lower`: optional passes, then
 convert-cortex-to-linalg and convert-cortex-to-extern), emits Python with
 `numpy_emitter`, and loads it. Everything that can be checked before the
 first frame is: the entry exists, every `cortex.weight` argument has a
@@ -23,19 +23,17 @@ import inspect
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, Float32Type, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
-from cortex.backends.calling import find_entry, resolve_weights
-from cortex.backends.kernels import KERNELS, NO_KERNEL
 from cortex.backends.numpy_codegen import np_dtype
-from cortex.ir import CortexError, parse
+from cortex.errors import CortexError
+from cortex.interpreter.calling import find_entry
+from cortex.semantics.kernels import KERNELS, NO_KERNEL
 
 STATE_ATTR = "cortex.state"
 WEIGHT_ATTR = "cortex.weight"
@@ -335,26 +333,4 @@ def _aliased(value: np.ndarray, outputs, inputs) -> bool:
     return any(isinstance(o, np.ndarray) and np.may_share_memory(value, o) for o in (*outputs, *inputs))
 
 
-def compile_pipeline(
-    module_or_path: ModuleOp | str | Path,
-    entry: str = "l2_frame",
-    mode: str | None = "balanced",
-    weights: Mapping[str, float] | None = None,
-    passes: str | None = None,
-) -> CompiledPipeline:
-    """Lower `entry` of a cortex module (optionally after `passes`), emit NumPy, load it."""
-    from cortex.lowering import lower
-
-    table, source = resolve_weights(mode, weights)
-    try:
-        module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
-        find_entry(module, entry)
-        lowered = lower(module, passes=passes)
-    except CortexError:
-        raise
-    except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
-        raise CortexError(str(e).strip()) from None
-    return CompiledPipeline(lowered, entry, table, source)
-
-
-__all__ = ["EXTERNS", "CompiledPipeline", "Profile", "Profiler", "bind_extern", "compile_pipeline", "load"]
+__all__ = ["EXTERNS", "CompiledPipeline", "Profile", "Profiler", "bind_extern", "load"]

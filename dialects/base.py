@@ -44,28 +44,6 @@ def i64_array(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, list(values))
 
 
-def attr_value(attr: Attribute):
-    """A property as a plain Python value (int, float, str, tuple, or the attribute itself)."""
-    from xdsl.dialects.builtin import ArrayAttr, StringAttr
-
-    if isinstance(attr, IntegerAttr):
-        return attr.value.data
-    if isinstance(attr, FloatAttr):
-        return attr.value.data
-    if isinstance(attr, StringAttr):
-        return attr.data
-    if isinstance(attr, DenseArrayBase):
-        return tuple(attr.get_values())
-    if isinstance(attr, ArrayAttr):
-        return tuple(attr_value(a) for a in attr.data)
-    return attr
-
-
-def op_params(op: IRDLOperation) -> dict[str, object]:
-    """The op's properties as Python values, keyed by property name (segment sizes left out)."""
-    return {k: attr_value(v) for k, v in op.properties.items() if k != "operandSegmentSizes"}
-
-
 def tensor_of(value: SSAValue | Attribute, what: str) -> TensorType:
     t = value.type if isinstance(value, SSAValue) else value
     if not isinstance(t, TensorType):
@@ -153,7 +131,6 @@ __all__ = [
     "gray_image",
     "i64_array",
     "i64_attr",
-    "op_params",
     "shape_of",
     "tensor",
     "tensor_of",

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    I64,
     AnyFloat,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float32Type,
     FloatAttr,
-    I64,
     IntegerAttr,
     StringAttr,
     TensorType,

@@ -1,6 +1,6 @@
 """The vision stages of the L2 pipeline (DESIGN.md, "The cortex dialect").
 
-Semantics live in the reference kernels (`cortex.backends.kernels`); these
+Semantics live in the reference kernels (`cortex.semantics.kernels`); these
 classes state operands, properties with their defaults, typing rules and
 whether the stage is compilable or an OpenCV extern.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    I64,
     ArrayAttr,
     DenseArrayBase,
     Float32Type,
     FloatAttr,
-    I64,
     IntegerAttr,
     StringAttr,
     TensorType,

@@ -1,6 +1,6 @@
 """Progressive lowering of cortex IR to upstream MLIR, and the lowered-module contract.
 
-`lower(module)` runs `convert-cortex-to-linalg` then `convert-cortex-to-extern`
+`cortex.lower(module)` (in `cortex.driver`) runs `convert-cortex-to-linalg` then `convert-cortex-to-extern`
 on a copy of `module` (the two passes are independent; either order gives
 the same module). The result holds no cortex op and is valid for upstream
 `mlir-opt` 22 in both the custom and the generic printed form.
@@ -64,28 +64,3 @@ Cross-checking. `cortex.lowering.upstream` verifies lowered modules with
 `mlir-runner`), which tests/test_mlir_opt.py compares with the reference.
 """
 
-from __future__ import annotations
-
-from xdsl.dialects.builtin import ModuleOp
-
-from cortex.ir import make_context
-
-
-def lower(module: ModuleOp, passes: str | None = None) -> ModuleOp:
-    """A lowered copy of `module`; `passes` (cortex-opt `-p` syntax) runs on the copy first."""
-    from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
-    from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
-
-    lowered = module.clone()
-    if passes:
-        from cortex.passes.pipeline import run_pipeline
-
-        run_pipeline(lowered, passes)
-    ctx = make_context()
-    ConvertCortexToLinalgPass().apply(ctx, lowered)
-    ConvertCortexToExternPass().apply(ctx, lowered)
-    lowered.verify()
-    return lowered
-
-
-__all__ = ["lower"]

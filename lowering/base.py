@@ -16,7 +16,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.utils.exceptions import DiagnosticException
 
 from cortex.dialects.shapes import DYNAMIC
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 from cortex.lowering.builders import LinalgBuilder
 
 

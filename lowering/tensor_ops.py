@@ -5,7 +5,7 @@ NumPy broadcasting; contractions use `linalg.matmul` (a broadcasting
 `linalg.generic` for batched ones), convolution the NCHW named op and
 pooling a windowed `linalg.generic`, both after a constant-padded copy;
 reductions `linalg.reduce`.
-Semantics are the reference kernels' (`cortex.backends.tensor_kernels`).
+Semantics are the reference kernels' (`cortex.semantics.tensor_kernels`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr
 
-from cortex.backends.tensor_kernels import dense_to_numpy
 from cortex.dialects import tensor_ops as ops
 from cortex.dialects.shapes import normalise_axis
 from cortex.lowering import builders as s
@@ -32,6 +31,7 @@ from cortex.lowering.builders import (
     element_of,
     shape_of,
 )
+from cortex.semantics.values import dense_to_numpy
 
 # ---------------------------------------------------------------- elementwise
 

@@ -15,6 +15,7 @@ second leaves no cast.
 
 from __future__ import annotations
 
+from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -27,7 +28,6 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnrealizedConversionCastOp,
 )
-from xdsl.builder import Builder
 from xdsl.ir import Attribute, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,

@@ -1,7 +1,7 @@
 """Lowering of the compilable vision stages (gray, center_crop, saliency_dft, motion_map,
 score_fusion, temporal_smooth) to linalg/arith/math on tensors.
 
-Semantics are the reference kernels' (`cortex.backends.vision_kernels`);
+Semantics are the reference kernels' (`cortex.semantics.vision_kernels`);
 where a stage depends on the shape alone (center_crop) or needs constant
 matrices (saliency_dft), the lowering computes them at compile time with
 the same functions, so there is one definition of each constant.
@@ -13,7 +13,6 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
-from cortex.backends import vision_kernels as kernels
 from cortex.dialects.vision import (
     CenterCropOp,
     GrayOp,
@@ -27,6 +26,7 @@ from cortex.lowering.base import CortexLowering
 from cortex.lowering.builders import PARALLEL, REDUCTION, LinalgBuilder, affine_map, shape_of
 from cortex.lowering.spectral import dft_matrices, replicate_band
 from cortex.lowering.unsigned import as_signless
+from cortex.semantics import vision_kernels as kernels
 
 
 class LowerGray(CortexLowering):

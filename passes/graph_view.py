@@ -32,7 +32,7 @@ from xdsl.traits import ConstantLike, IsTerminator, SymbolTable
 
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.dialects.traits import EXTERN_ATTR, FrameBoundary, op_kind
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 from cortex.passes.partition import is_compiled_function
 from cortex.passes.profile import profile_ms
 

@@ -38,9 +38,9 @@ from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.traits import Commutative, is_side_effect_free
 
-from cortex.dialects.base import attr_value
 from cortex.dialects.folding import constant_value
 from cortex.dialects.tensor_ops import AddOp, ConstantOp, MulOp
+from cortex.semantics.values import attr_value
 
 Env = Mapping[str, SSAValue]
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 import cortex
+from cortex.driver import run_pipeline
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import parse_module
 from cortex.passes.fuse_batch_norm import CONV_BN, LINEAR_BN
 from cortex.passes.pattern import explain, match
-from cortex.passes.pipeline import run_pipeline
 from cortex.passes.recognize_gelu import GELU_TANH
 
 FUSIONS = "cortex-fuse-batch-norm,cortex-recognize-gelu"

@@ -19,14 +19,14 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr, UnitAttr
 
 import cortex
-from cortex.backends.vision_kernels import gray
+from cortex.driver import lower
 from cortex.ir import parse_module, to_text
-from cortex.lowering import lower
 from cortex.lowering.base import LoweringError
 from cortex.lowering.builders import ORIGIN, nesting
 from cortex.lowering.cortex_to_extern import PROPS_ATTR, ConvertCortexToExternPass
 from cortex.lowering.cortex_to_linalg import LOWERINGS, ConvertCortexToLinalgPass
 from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
+from cortex.semantics.vision_kernels import gray
 
 needs_mlir = pytest.mark.skipif(not mlir_runner_available(), reason="mlir-opt/mlir-runner (mlir-22-tools) not installed")
 

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 import cortex
-from cortex.backends import vision_kernels as vk
-from cortex.backends.reference import ReferenceRunner
 from cortex.dialects.modes import MODES
+from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import build_l2_pipeline
-from cortex.ir import CortexError, parse
+from cortex.interpreter.reference import ReferenceRunner
+from cortex.ir import parse
+from cortex.semantics import vision_kernels as vk
 
 F32 = np.float32
 H, W, BLOCK = 64, 96, 32

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 
 F32 = np.float32
 

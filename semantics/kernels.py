@@ -17,10 +17,10 @@ from typing import Any
 
 from xdsl.irdl import IRDLOperation, OptOperandDef, VarOperandDef
 
-from cortex.backends.tensor_kernels import TENSOR_KERNELS
-from cortex.backends.vision_kernels import VISION_KERNELS
-from cortex.dialects.base import op_params
-from cortex.ir import CortexError
+from cortex.errors import CortexError
+from cortex.semantics.tensor_kernels import TENSOR_KERNELS
+from cortex.semantics.values import op_params
+from cortex.semantics.vision_kernels import VISION_KERNELS
 
 KERNELS: dict[str, Callable[..., Any]] = {**VISION_KERNELS, **TENSOR_KERNELS}
 

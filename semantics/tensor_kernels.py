@@ -17,52 +17,12 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
-    Signedness,
 )
-from xdsl.ir import Attribute
 
-from cortex.ir import CortexError
+from cortex.errors import CortexError
+from cortex.semantics.values import dense_to_numpy
 
 F32 = np.float32
-
-
-def numpy_dtype(element_type: Attribute) -> np.dtype:
-    """The NumPy dtype of an MLIR element type (f16/f32/f64, i1, [u]i8…i64, index)."""
-    if isinstance(element_type, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(element_type, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(element_type, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(element_type, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(element_type, IntegerType):
-        width = element_type.width.data
-        if width == 1:
-            return np.dtype(np.bool_)
-        if width in (8, 16, 32, 64):
-            unsigned = element_type.signedness.data == Signedness.UNSIGNED
-            return np.dtype(f"{'u' if unsigned else ''}int{width}")
-    raise CortexError(f"no NumPy dtype for element type {element_type}")
-
-
-def dense_to_numpy(value: DenseIntOrFPElementsAttr) -> np.ndarray:
-    """The array a `dense<...>` attribute holds (splats expanded, read-only)."""
-    dtype = numpy_dtype(value.get_element_type())
-    shape = tuple(value.get_shape())
-    if dtype == np.bool_:
-        flat = np.array(list(value.get_values()), dtype=np.bool_)
-    else:
-        flat = np.frombuffer(value.data.data, dtype=dtype.newbyteorder("<")).astype(dtype, copy=False)
-    size = math.prod(shape)
-    if flat.size == 1 and size != 1:
-        return np.broadcast_to(flat.reshape(()), shape)
-    return flat.reshape(shape)
 
 
 def as_f32(x) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 Built on xDSL's Interpreter: func, arith and scf run on xDSL's own
 implementations, and `CortexFunctions` adds one implementation per cortex
-op (a kernel from `cortex.backends.kernels`, or state/weight handling).
+op (a kernel from `cortex.semantics.kernels`, or state/weight handling).
 Values are NumPy arrays, and f32 scalars are Python floats so that xDSL's
 arith and scf implementations work on them unchanged. This is the
 semantic ground truth every pass and backend is compared against.
@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.interpreters.arith import ArithFunctions
@@ -28,12 +27,13 @@ from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
-from cortex.backends.calling import find_entry, resolve_weights
-from cortex.backends.kernels import KERNELS, run_kernel
-from cortex.backends.tensor_kernels import numpy_dtype
 from cortex.dialects import ALL_OPS
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
-from cortex.ir import CortexError, parse, verify_located
+from cortex.errors import CortexError
+from cortex.interpreter.calling import find_entry, resolve_weights
+from cortex.ir import parse, verify_located
+from cortex.semantics.kernels import KERNELS, run_kernel
+from cortex.semantics.values import numpy_dtype
 
 OpTimer = Callable[[Operation, float], None]
 

@@ -14,7 +14,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from cortex.dialects.modes import UnknownModeError, mode_weights
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 
 
 def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
