@@ -26,6 +26,7 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     # lowering (issue 4)
     "convert-cortex-to-linalg": ("cortex.lowering.cortex_to_linalg", "ConvertCortexToLinalgPass"),
     "convert-cortex-to-extern": ("cortex.lowering.cortex_to_extern", "ConvertCortexToExternPass"),
+    "convert-cortex-frame-boundary": ("cortex.lowering.frame_boundary", "ConvertFrameBoundaryPass"),
     "cortex-fuse-linalg-elementwise": ("cortex.lowering.fuse_elementwise", "FuseElementwisePass"),
 }
 

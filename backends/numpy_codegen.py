@@ -34,10 +34,9 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import DiagnosticException
 
+from cortex.dialects import abi
 from cortex.errors import CortexError
 from cortex.semantics.values import numpy_dtype
-
-ORIGIN_ATTR = "cortex.origin"
 
 
 class EmitError(CortexError, DiagnosticException):
@@ -330,7 +329,7 @@ class FunctionEmitter:
         self.current.pure = False
 
     def origin(self, op: Operation) -> str:
-        attr = op.attributes.get(ORIGIN_ATTR)
+        attr = op.attributes.get(abi.ORIGIN)
         return attr.data if isinstance(attr, StringAttr) else self.label
 
     @contextmanager

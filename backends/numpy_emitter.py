@@ -29,7 +29,7 @@ from typing import IO
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.utils.target import Target
 
@@ -47,10 +47,9 @@ from cortex.backends.numpy_codegen import (
     prune,
     static_shape,
 )
-from cortex.semantics.values import attr_value
+from cortex.dialects import abi
+from cortex.errors import CortexError
 
-EXTERN_ATTR = "cortex.extern"
-PROPS_ATTR = "cortex.props"
 SMALL_CONSTANT = 16  # elements; larger constants are stored as raw bytes
 
 
@@ -157,22 +156,12 @@ class ModuleEmitter:
         symbol = decl.sym_name.data
         if symbol in self._externs:
             return self._externs[symbol]
-        kernel = decl.attributes.get(EXTERN_ATTR)
-        if not isinstance(kernel, StringAttr):
-            raise EmitError(
-                f"numpy backend: @{symbol} is a declaration without a '{EXTERN_ATTR}' attribute: no kernel to call"
-            )
-        props = decl.attributes.get(PROPS_ATTR, DictionaryAttr({}))
-        if not isinstance(props, DictionaryAttr):
-            raise EmitError(f"numpy backend: @{symbol}: '{PROPS_ATTR}' must be a dictionary, got {props}")
-        values = {}
-        for key, attr in props.data.items():
-            value = attr_value(attr)
-            if not isinstance(value, (int, float, str, tuple)):
-                raise EmitError(f"numpy backend: @{symbol}: property {key} = {attr} has no Python value")
-            values[key] = value
+        try:
+            kernel, values = abi.extern_of(decl)
+        except CortexError as e:
+            raise EmitError(f"numpy backend: {e}") from None
         name = self.namer.fresh("_x_" + identifier(symbol, "extern"))
-        self.extern_lines.append(f"{name} = _extern({kernel.data!r}, {values!r})  # @{symbol}")
+        self.extern_lines.append(f"{name} = _extern({kernel!r}, {values!r})  # @{symbol}")
         self._externs[symbol] = name
         return name
 

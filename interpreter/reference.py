@@ -19,35 +19,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
 from cortex.dialects import ALL_OPS
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.errors import CortexError
-from cortex.interpreter.calling import find_entry, resolve_weights
+from cortex.interpreter.calling import check_value, find_entry, initial_zeros, resolve_weights
 from cortex.ir import parse, verify_located
 from cortex.semantics.kernels import KERNELS, run_kernel
-from cortex.semantics.values import numpy_dtype
 
 OpTimer = Callable[[Operation, float], None]
-
-
-def zeros_of(type_: Attribute, what: str) -> Any:
-    """The value a state holds before the first frame: zeros of its type."""
-    if isinstance(type_, Float32Type):
-        return 0.0
-    if isinstance(type_, TensorType):
-        shape = tuple(type_.get_shape())
-        if any(d < 0 for d in shape):
-            raise CortexError(f"{what} has a dynamic shape ({type_}); its initial zeros are undefined")
-        return np.zeros(shape, numpy_dtype(type_.element_type))
-    raise CortexError(f"{what} has type {type_}, which has no zero value")
 
 
 class CortexFunctions(InterpreterFunctions):
@@ -68,7 +55,7 @@ class CortexFunctions(InterpreterFunctions):
     def run_state(self, interpreter: Interpreter, op: StateOp, args: tuple[Any, ...]):
         name = op.state_name
         if name not in self.state:
-            self.state[name] = zeros_of(op.result.type, f"state '{name}'")
+            self.state[name] = initial_zeros(op.result.type, f"state '{name}'")
         return (self.state[name],)
 
     @impl(UpdateStateOp)
@@ -122,43 +109,6 @@ class OpTimerListener(Interpreter.Listener):
             self.op_timer(op, time.perf_counter() - self.started.pop())
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"{value.dtype} {value.shape}"
-    return type(value).__name__
-
-
-def _format_expected(type_: Attribute) -> str:
-    if isinstance(type_, TensorType):
-        dtype = numpy_dtype(type_.element_type)
-        shape = tuple(None if d < 0 else d for d in type_.get_shape())
-        return f"a {dtype} array of shape {shape}"
-    return f"an {type_} scalar"
-
-
-def check_argument(index: int, type_: Attribute, value: Any) -> Any:
-    """The value to bind to an entry argument of type `type_`, or a CortexError saying what is wrong."""
-    if isinstance(type_, Float32Type):
-        if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-            return float(np.float32(value))
-        if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind == "f":
-            return float(np.float32(value))
-        raise CortexError(f"argument #{index}: expected an f32 scalar, got {_describe(value)}")
-    if isinstance(type_, TensorType):
-        expected = numpy_dtype(type_.element_type)
-        shape = type_.get_shape()
-        ok = (
-            isinstance(value, np.ndarray)
-            and value.dtype == expected
-            and value.ndim == len(shape)
-            and all(d < 0 or d == s for d, s in zip(shape, value.shape))
-        )
-        if not ok:
-            raise CortexError(f"argument #{index}: expected {_format_expected(type_)}, got {_describe(value)}")
-        return value
-    raise CortexError(f"argument #{index}: arguments of type {type_} are not supported by the reference interpreter")
-
-
 def _output(value: Any) -> Any:
     if isinstance(value, (np.floating, np.integer)):
         return value.item()
@@ -200,7 +150,7 @@ class ReferenceRunner:
     def reset(self) -> None:
         """Back to before the first frame: every state holds zeros of its type."""
         self.state = {
-            op.state_name: zeros_of(op.result.type, f"state '{op.state_name}'")
+            op.state_name: initial_zeros(op.result.type, f"state '{op.state_name}'")
             for op in self.module.walk()
             if isinstance(op, StateOp)
         }
@@ -218,7 +168,7 @@ class ReferenceRunner:
         arg_types = self.function.function_type.inputs.data
         if len(inputs) != len(arg_types):
             raise CortexError(f"@{self.entry} takes {len(arg_types)} argument(s), got {len(inputs)}")
-        args = tuple(check_argument(i, t, v) for i, (t, v) in enumerate(zip(arg_types, inputs)))
+        args = tuple(check_value(t, v, f"argument #{i}") for i, (t, v) in enumerate(zip(arg_types, inputs)))
         functions = CortexFunctions(self.weights, self._weight_source)
         functions.state = dict(self.state)
         try:
@@ -234,4 +184,4 @@ class ReferenceRunner:
         return tuple(_output(r) for r in results)
 
 
-__all__ = ["CortexFunctions", "OpTimerListener", "ReferenceRunner", "check_argument", "zeros_of"]
+__all__ = ["CortexFunctions", "OpTimerListener", "ReferenceRunner"]
