@@ -70,7 +70,7 @@ from xdsl.ir import Attribute
 from xdsl.irdl import IRDLOperation
 
 from cortex.errors import CortexError
-from cortex.semantics.values import attr_value
+from cortex.semantics.values import attr_value, properties_with_defaults
 
 ORIGIN = "cortex.origin"
 """On every op the lowering inserts at function level: the source op's SSA name (or op name)."""
@@ -91,12 +91,7 @@ PROPS = "cortex.props"
 
 def encode_props(op: IRDLOperation) -> DictionaryAttr:
     """Every property of `op`, defaults filled in (segment sizes left out): the `cortex.props` value."""
-    props: dict[str, Attribute] = {}
-    for name, definition in type(op).get_irdl_definition().properties.items():
-        value = op.properties.get(name, definition.default_value)
-        if value is not None and name != "operandSegmentSizes":
-            props[name] = value
-    return DictionaryAttr(props)
+    return DictionaryAttr(properties_with_defaults(op))
 
 
 def extern_of(decl: func.FuncOp) -> tuple[str, dict[str, Any]]:

@@ -27,6 +27,7 @@ from cortex.dialects.vision import (
     TemporalSmoothOp,
     TextRoiOp,
 )
+from cortex.semantics import defaults as D
 
 ENTRY = "l2_frame"
 TERMS = ("center_crop", "text_roi", "saliency_dft", "motion_map")
@@ -37,7 +38,7 @@ BLUR_THRESHOLD = 100.0
 def build_l2_pipeline(
     height: int = 480,
     width: int = 640,
-    block: int = 32,
+    block: int = D.BLOCK,
     blur_threshold: float = BLUR_THRESHOLD,
     crop: tuple[int, int] | None = None,
 ) -> ModuleOp:

@@ -23,11 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
+from cortex.semantics import defaults as D
+
 HERE = Path(__file__).resolve().parent
 PARAM_SEED = 2024
-BN_EPSILON = 1e-5  # cortex.batch_norm's default epsilon (DESIGN.md)
+BN_EPSILON = D.BATCH_NORM_EPSILON
 GELU_C = 0.7978845608  # sqrt(2/π), as written in seeds/002
-GELU_K = 0.044715
+GELU_K = D.GELU_TANH_K
 
 
 # ---- constants --------------------------------------------------------

@@ -31,6 +31,7 @@ from cortex.lowering.builders import (
     element_of,
     shape_of,
 )
+from cortex.semantics import defaults as D
 from cortex.semantics.values import dense_to_numpy
 
 # ---------------------------------------------------------------- elementwise
@@ -58,7 +59,7 @@ def _gelu_erf(x: SSAValue) -> SSAValue:
 def _gelu_tanh(x: SSAValue) -> SSAValue:
     """0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
     cube = s.mulf(s.mulf(x, x), x)
-    inner = s.mulf(_c(x, pymath.sqrt(2.0 / pymath.pi)), s.addf(x, s.mulf(_c(x, 0.044715), cube)))
+    inner = s.mulf(_c(x, D.GELU_TANH_C), s.addf(x, s.mulf(_c(x, D.GELU_TANH_K), cube)))
     cdf = s.mulf(_c(x, 0.5), s.addf(_c(x, 1.0), s.tanh(inner)))
     return s.mulf(x, cdf)
 

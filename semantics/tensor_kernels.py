@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
 )
 
 from cortex.errors import CortexError
+from cortex.semantics import defaults as D
 from cortex.semantics.values import dense_to_numpy
 
 F32 = np.float32
@@ -101,13 +102,13 @@ def tanh(x):
 _erf = np.frompyfunc(math.erf, 1, 1)
 
 
-def gelu(x, *, approximate: str = "none"):
+def gelu(x, *, approximate: str = D.GELU_APPROXIMATE):
     """x·Φ(x): exact with erf ("none"), or 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))) ("tanh")."""
     x64 = np.asarray(x, np.float64)
     if approximate == "none":
         cdf = 0.5 * (1.0 + _erf(x64 / math.sqrt(2.0)).astype(np.float64))
     elif approximate == "tanh":
-        cdf = 0.5 * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x64 + 0.044715 * x64**3)))
+        cdf = 0.5 * (1.0 + np.tanh(D.GELU_TANH_C * (x64 + D.GELU_TANH_K * x64**3)))
     else:
         raise CortexError(f'gelu: approximate must be "none" or "tanh", got "{approximate}"')
     return (x64 * cdf).astype(F32)
@@ -128,7 +129,7 @@ def linear(x, weight, bias=None):
     return y
 
 
-def batch_norm(x, scale, bias, mean, var, *, epsilon: float = 1e-5):
+def batch_norm(x, scale, bias, mean, var, *, epsilon: float = D.BATCH_NORM_EPSILON):
     """Inference batch norm over channel axis 1: (x − mean)/√(var + ε)·scale + bias."""
     x = as_f32(x)
     channel = (1, -1) + (1,) * (x.ndim - 2)
@@ -157,7 +158,7 @@ def _windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int], dilat
     return view[:, :, ::sh, ::sw, ::dh, ::dw]
 
 
-def conv2d(x, weight, bias=None, *, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1)):
+def conv2d(x, weight, bias=None, *, strides=D.STRIDES, pads=D.PADS, dilations=D.DILATIONS):
     """NCHW × OIHW convolution (cross-correlation, as ONNX Conv), pads (top, left, bottom, right)."""
     x, weight = as_f32(x), as_f32(weight)
     patches = _windows(_pad_hw(x, pads, 0.0), weight.shape[2:], strides, dilations)
@@ -168,7 +169,7 @@ def conv2d(x, weight, bias=None, *, strides=(1, 1), pads=(0, 0, 0, 0), dilations
     return y
 
 
-def avg_pool(x, *, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0)):
+def avg_pool(x, *, kernel_shape, strides=D.STRIDES, pads=D.PADS):
     """Average over each window; padded cells are not counted (ONNX count_include_pad=0)."""
     x = as_f32(x)
     sums = _windows(_pad_hw(x, pads, 0.0), kernel_shape, strides, (1, 1)).sum(axis=(4, 5), dtype=np.float64)
@@ -177,7 +178,7 @@ def avg_pool(x, *, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0)):
     return (sums / counts).astype(F32)
 
 
-def max_pool(x, *, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0)):
+def max_pool(x, *, kernel_shape, strides=D.STRIDES, pads=D.PADS):
     """Maximum over each window; padding is −inf, so it never wins."""
     x = as_f32(x)
     return _windows(_pad_hw(x, pads, -np.inf), kernel_shape, strides, (1, 1)).max(axis=(4, 5))
@@ -195,7 +196,7 @@ def reshape(x, *, shape):
     return np.reshape(as_f32(x), tuple(shape))
 
 
-def softmax(x, *, axis: int = -1):
+def softmax(x, *, axis: int = D.SOFTMAX_AXIS):
     x = as_f32(x)
     shifted = x - x.max(axis=axis, keepdims=True)
     e = np.exp(shifted)
@@ -206,15 +207,15 @@ def _axes(axes: Sequence[int]) -> tuple[int, ...] | None:
     return tuple(axes) if len(axes) else None
 
 
-def reduce_sum(x, *, axes=(), keepdims: int = 1):
+def reduce_sum(x, *, axes=(), keepdims: int = D.KEEPDIMS):
     return np.asarray(np.sum(as_f32(x), axis=_axes(axes), keepdims=bool(keepdims), dtype=F32))
 
 
-def reduce_mean(x, *, axes=(), keepdims: int = 1):
+def reduce_mean(x, *, axes=(), keepdims: int = D.KEEPDIMS):
     return np.asarray(np.mean(as_f32(x), axis=_axes(axes), keepdims=bool(keepdims), dtype=F32))
 
 
-def reduce_max(x, *, axes=(), keepdims: int = 1):
+def reduce_max(x, *, axes=(), keepdims: int = D.KEEPDIMS):
     return np.asarray(np.max(as_f32(x), axis=_axes(axes), keepdims=bool(keepdims)))
 
 

@@ -98,9 +98,19 @@ def attr_value(attr: Attribute):
     return attr
 
 
+def properties_with_defaults(op: IRDLOperation) -> dict[str, Attribute]:
+    """Every property of `op`, absent ones with their IRDL default (segment sizes left out)."""
+    props: dict[str, Attribute] = {}
+    for name, definition in type(op).get_irdl_definition().properties.items():
+        value = op.properties.get(name, definition.default_value)
+        if value is not None and name != "operandSegmentSizes":
+            props[name] = value
+    return props
+
+
 def op_params(op: IRDLOperation) -> dict[str, object]:
-    """The op's properties as Python values, keyed by property name (segment sizes left out)."""
-    return {k: attr_value(v) for k, v in op.properties.items() if k != "operandSegmentSizes"}
+    """The op's properties as Python values, defaults filled in: a kernel's keyword arguments."""
+    return {k: attr_value(v) for k, v in properties_with_defaults(op).items()}
 
 
-__all__ = ["attr_value", "dense_to_numpy", "element_dtype", "numpy_dtype", "numpy_to_dense", "op_params"]
+__all__ = ["attr_value", "dense_to_numpy", "element_dtype", "numpy_dtype", "numpy_to_dense", "op_params", "properties_with_defaults"]

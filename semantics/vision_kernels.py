@@ -21,6 +21,7 @@ import cv2
 import numpy as np
 
 from cortex.errors import CortexError
+from cortex.semantics import defaults as D
 
 F32 = np.float32
 
@@ -94,7 +95,7 @@ def scene_change(gray: np.ndarray, prev_gray: np.ndarray) -> float:
     return f32_scalar(1.0 - (numerator / denominator).mean())
 
 
-def center_crop(gray: np.ndarray, *, block: int = 32, sigma: float = 0.3) -> np.ndarray:
+def center_crop(gray: np.ndarray, *, block: int = D.BLOCK, sigma: float = D.CENTER_SIGMA) -> np.ndarray:
     """Centre prior: cell (i, j) at y=(i+.5)/Gh, x=(j+.5)/Gw gets exp(−((x−.5)²+(y−.5)²)/(2σ²))."""
     gh, gw = block_grid(gray.shape, block)
     y = (np.arange(gh, dtype=np.float64) + 0.5) / gh
@@ -109,7 +110,7 @@ def to_uint8(gray: np.ndarray) -> np.ndarray:
 
 
 def text_roi(
-    gray: np.ndarray, *, block: int = 32, delta: int = 5, min_area: int = 60, max_area: int = 14400
+    gray: np.ndarray, *, block: int = D.BLOCK, delta: int = D.MSER_DELTA, min_area: int = D.MSER_MIN_AREA, max_area: int = D.MSER_MAX_AREA
 ) -> np.ndarray:
     """Per block, the fraction of its pixels covered by the union of the MSER regions.
 
@@ -143,7 +144,7 @@ def separable_filter_edge(image: np.ndarray, taps: np.ndarray) -> np.ndarray:
     return sum(t * rows[i : i + h, :] for i, t in enumerate(taps))
 
 
-def saliency_dft(gray: np.ndarray, *, block: int = 32, scale: int = 8) -> np.ndarray:
+def saliency_dft(gray: np.ndarray, *, block: int = D.BLOCK, scale: int = D.SALIENCY_SCALE) -> np.ndarray:
     """Spectral-residual saliency (Hou & Zhang 2007), step by step as DESIGN.md writes it."""
     if block % scale:
         raise CortexError(f"saliency_dft: block ({block}) must be a multiple of scale ({scale})")
@@ -161,7 +162,7 @@ def saliency_dft(gray: np.ndarray, *, block: int = 32, scale: int = 8) -> np.nda
     return block_mean(saliency, block // scale).astype(F32)
 
 
-def motion_map(gray: np.ndarray, prev_gray: np.ndarray, *, block: int = 32) -> np.ndarray:
+def motion_map(gray: np.ndarray, prev_gray: np.ndarray, *, block: int = D.BLOCK) -> np.ndarray:
     """Mean over each block of abs(gray − prev_gray)/255."""
     diff = np.abs(np.subtract(gray, prev_gray, dtype=F32))
     return (block_mean(diff, block) / 255.0).astype(F32)
@@ -180,7 +181,7 @@ def score_fusion(maps: Sequence[np.ndarray], weights: Sequence[float], *, terms:
 
 
 def temporal_smooth(
-    score: np.ndarray, prev_score: np.ndarray, scene: float, *, alpha: float = 0.6, reset_threshold: float = 0.5
+    score: np.ndarray, prev_score: np.ndarray, scene: float, *, alpha: float = D.SMOOTH_ALPHA, reset_threshold: float = D.SMOOTH_RESET_THRESHOLD
 ) -> np.ndarray:
     """scene > reset_threshold ? score : alpha·prev_score + (1−alpha)·score."""
     if scene > reset_threshold:
@@ -201,9 +202,9 @@ def encoder(
     frame: np.ndarray,
     score: np.ndarray,
     *,
-    block: int = 32,
-    threshold: float = 0.5,
-    quality: int = 85,
+    block: int = D.BLOCK,
+    threshold: float = D.ENCODER_THRESHOLD,
+    quality: int = D.ENCODER_QUALITY,
     crop: tuple[int, int] | None = None,
 ) -> np.ndarray:
     """ROI-aware JPEG: low-score blocks take the 9×9-Gaussian-blurred pixels; 1-D uint8 bytes.

@@ -1,0 +1,78 @@
+"""Each dialect fact stated once: property defaults, the typing rule, commutativity."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+from xdsl.ir import Block
+from xdsl.utils.exceptions import VerifyException
+
+from cortex.dialects import ALL_OPS
+from cortex.dialects.base import CortexOp, tensor
+from cortex.dialects.tensor_ops import AddOp, Conv2dOp, MatmulOp, SoftmaxOp
+from cortex.dialects.vision import MotionMapOp
+from cortex.semantics import defaults as D
+from cortex.semantics.kernels import KERNELS
+from cortex.semantics.values import attr_value, op_params
+
+
+def _defaults(op_class) -> dict[str, object]:
+    props = op_class.get_irdl_definition().properties.items()
+    return {name: attr_value(d.default_value) for name, d in props if d.default_value is not None}
+
+
+@pytest.mark.parametrize("op_class", [op for op in ALL_OPS if _defaults(op) and op.name in KERNELS], ids=lambda op: op.name)
+def test_kernel_keyword_defaults_are_the_property_defaults(op_class):
+    signature = inspect.signature(KERNELS[op_class.name])
+    for name, default in _defaults(op_class).items():
+        kernel_default = signature.parameters[name].default
+        assert attr_value_like(kernel_default) == default, (op_class.name, name)
+
+
+def attr_value_like(value):
+    """A Python default as the property holds it (tuples; floats rounded to f32 as the attribute is)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(value)
+    if isinstance(value, float):
+        return float(np.float32(value))
+    return value
+
+
+@pytest.mark.parametrize("op_class", [op for op in ALL_OPS if _defaults(op) and "__init__" in vars(op)], ids=lambda op: op.name)
+def test_builder_keyword_defaults_are_the_property_defaults(op_class):
+    signature = inspect.signature(op_class.__init__)
+    for name, default in _defaults(op_class).items():
+        if name in signature.parameters:
+            assert attr_value_like(signature.parameters[name].default) in (default, bool(default)), (op_class.name, name)
+
+
+def test_kernels_receive_absent_properties_filled_in():
+    (gray,) = Block(arg_types=[tensor((64, 64))]).args
+    op = MotionMapOp(gray, gray)
+    del op.properties["block"]
+    assert op_params(op) == {"block": D.BLOCK}
+
+
+def test_builders_take_their_result_types_from_the_typing_rule():
+    a, b, w = Block(arg_types=[tensor((2, 3)), tensor((1, 3)), tensor((3, 5))]).args
+    assert AddOp(a, b).result.type == tensor((2, 3))
+    assert MatmulOp(a, w).result.type == tensor((2, 5))
+    image, kernel = Block(arg_types=[tensor((1, 3, 8, 8)), tensor((4, 3, 3, 3))]).args
+    conv = Conv2dOp(image, kernel, pads=(1, 1, 1, 1))
+    assert conv.result.type == tensor((1, 4, 8, 8))
+    assert list(conv.infer_result_types()) == [conv.result.type]
+
+
+def test_a_builder_rejects_what_the_verifier_rejects():
+    (x,) = Block(arg_types=[tensor((4,))]).args
+    with pytest.raises(VerifyException, match="axis 4 is out of range for rank 1"):
+        SoftmaxOp(x, axis=4)
+    a, b = Block(arg_types=[tensor((2, 3)), tensor((4, 5))]).args
+    with pytest.raises(VerifyException):
+        MatmulOp(a, b)
+
+
+def test_every_cortex_op_derives_from_cortex_op():
+    assert all(issubclass(op, CortexOp) for op in ALL_OPS)
