@@ -32,7 +32,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import Commutative, ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
@@ -123,6 +123,7 @@ class BinaryOp(CortexOp):
 @irdl_op_definition
 class AddOp(BinaryOp):
     name = "cortex.add"
+    traits = traits_def(*TENSOR_TRAITS, Commutative())
 
 
 @irdl_op_definition
@@ -133,6 +134,7 @@ class SubOp(BinaryOp):
 @irdl_op_definition
 class MulOp(BinaryOp):
     name = "cortex.mul"
+    traits = traits_def(*TENSOR_TRAITS, Commutative())
 
 
 @irdl_op_definition

@@ -76,3 +76,37 @@ def test_a_builder_rejects_what_the_verifier_rejects():
 
 def test_every_cortex_op_derives_from_cortex_op():
     assert all(issubclass(op, CortexOp) for op in ALL_OPS)
+
+
+def test_add_and_mul_carry_xdsl_commutative_trait_and_sub_div_do_not():
+    from xdsl.traits import Commutative
+
+    from cortex.dialects.tensor_ops import DivOp, MulOp, SubOp
+
+    assert AddOp.has_trait(Commutative) and MulOp.has_trait(Commutative)
+    assert not SubOp.has_trait(Commutative) and not DivOp.has_trait(Commutative)
+
+
+@pytest.mark.parametrize(
+    "expr, folds",
+    [
+        ("cortex.add %x, %zero", True),
+        ("cortex.add %zero, %x", True),  # Commutative: the unit on the left too
+        ("cortex.sub %x, %zero", True),
+        ("cortex.sub %zero, %x", False),  # not commutative: 0 - x stays
+        ("cortex.mul %one, %x", True),
+        ("cortex.div %one, %x", False),
+    ],
+)
+def test_one_unit_pattern_reads_the_algebra_table_and_the_trait(expr, folds):
+    from cortex.driver import run_pipeline
+    from cortex.ir import parse_module, to_text
+
+    text = f"""func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {{
+  %zero = cortex.constant dense<0.0> : tensor<4xf32>
+  %one = cortex.constant dense<1.0> : tensor<4xf32>
+  %r = {expr} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}}"""
+    out = to_text(run_pipeline(parse_module(text), "canonicalize,dce"))
+    assert ("func.return %x" in out) == folds, out
