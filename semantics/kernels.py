@@ -18,11 +18,9 @@ from typing import Any
 from xdsl.irdl import IRDLOperation, OptOperandDef, VarOperandDef
 
 from cortex.errors import CortexError
-from cortex.semantics.tensor_kernels import TENSOR_KERNELS
+from cortex.semantics import tensor_kernels, vision_kernels  # noqa: F401 - their @kernel registrations
+from cortex.semantics.kernel_table import KERNELS
 from cortex.semantics.values import op_params
-from cortex.semantics.vision_kernels import VISION_KERNELS
-
-KERNELS: dict[str, Callable[..., Any]] = {**VISION_KERNELS, **TENSOR_KERNELS}
 
 NO_KERNEL = frozenset({"cortex.state", "cortex.update_state", "cortex.weight"})
 """Ops whose value is not a function of their operands: the interpreter handles them."""

@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
 
 from cortex.errors import CortexError
 from cortex.semantics import defaults as D
+from cortex.semantics.kernel_table import kernel
 from cortex.semantics.values import dense_to_numpy
 
 F32 = np.float32
@@ -33,6 +34,7 @@ def as_f32(x) -> np.ndarray:
 # ---------------------------------------------------------------- constants, elementwise
 
 
+@kernel("cortex.constant")
 def constant(*, value) -> np.ndarray:
     """`value`: a DenseIntOrFPElementsAttr (as `op_params` gives it) or anything array-like."""
     if isinstance(value, DenseIntOrFPElementsAttr):
@@ -40,61 +42,74 @@ def constant(*, value) -> np.ndarray:
     return np.asarray(value)
 
 
+@kernel("cortex.add")
 def add(lhs, rhs):
     return np.add(lhs, rhs, dtype=F32)
 
 
+@kernel("cortex.sub")
 def sub(lhs, rhs):
     return np.subtract(lhs, rhs, dtype=F32)
 
 
+@kernel("cortex.mul")
 def mul(lhs, rhs):
     return np.multiply(lhs, rhs, dtype=F32)
 
 
+@kernel("cortex.div")
 def div(lhs, rhs):
     with np.errstate(divide="ignore", invalid="ignore"):  # IEEE: x/0 = ±inf, 0/0 = nan
         return np.divide(lhs, rhs, dtype=F32)
 
 
+@kernel("cortex.pow")
 def pow(lhs, rhs):  # noqa: A001 - the op's name
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         return np.power(as_f32(lhs), as_f32(rhs), dtype=F32)
 
 
+@kernel("cortex.neg")
 def neg(x):
     return np.negative(x, dtype=F32)
 
 
+@kernel("cortex.exp")
 def exp(x):
     with np.errstate(over="ignore"):
         return np.exp(x, dtype=F32)
 
 
+@kernel("cortex.log")
 def log(x):
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(x, dtype=F32)
 
 
+@kernel("cortex.sqrt")
 def sqrt(x):
     with np.errstate(invalid="ignore"):
         return np.sqrt(x, dtype=F32)
 
 
+@kernel("cortex.abs")
 def abs(x):  # noqa: A001 - the op's name
     return np.abs(x, dtype=F32)
 
 
+@kernel("cortex.relu")
 def relu(x):
     return np.maximum(x, F32(0), dtype=F32)
 
 
+@kernel("cortex.sigmoid")
 def sigmoid(x):
     """1 / (1 + e^−x), with e^−x allowed to overflow to inf (giving 0)."""
     with np.errstate(over="ignore"):
         return (1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))).astype(F32)
 
 
+@kernel("cortex.tanh")
 def tanh(x):
     return np.tanh(x, dtype=F32)
 
@@ -102,6 +117,7 @@ def tanh(x):
 _erf = np.frompyfunc(math.erf, 1, 1)
 
 
+@kernel("cortex.gelu")
 def gelu(x, *, approximate: str = D.GELU_APPROXIMATE):
     """x·Φ(x): exact with erf ("none"), or 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))) ("tanh")."""
     x64 = np.asarray(x, np.float64)
@@ -117,10 +133,12 @@ def gelu(x, *, approximate: str = D.GELU_APPROXIMATE):
 # ---------------------------------------------------------------- linear algebra
 
 
+@kernel("cortex.matmul")
 def matmul(a, b):
     return np.matmul(a, b, dtype=F32)
 
 
+@kernel("cortex.linear")
 def linear(x, weight, bias=None):
     """x·Wᵀ + b with W of shape N×K."""
     y = np.matmul(x, np.swapaxes(weight, -1, -2), dtype=F32)
@@ -129,6 +147,7 @@ def linear(x, weight, bias=None):
     return y
 
 
+@kernel("cortex.batch_norm")
 def batch_norm(x, scale, bias, mean, var, *, epsilon: float = D.BATCH_NORM_EPSILON):
     """Inference batch norm over channel axis 1: (x − mean)/√(var + ε)·scale + bias."""
     x = as_f32(x)
@@ -158,6 +177,7 @@ def _windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int], dilat
     return view[:, :, ::sh, ::sw, ::dh, ::dw]
 
 
+@kernel("cortex.conv2d")
 def conv2d(x, weight, bias=None, *, strides=D.STRIDES, pads=D.PADS, dilations=D.DILATIONS):
     """NCHW × OIHW convolution (cross-correlation, as ONNX Conv), pads (top, left, bottom, right)."""
     x, weight = as_f32(x), as_f32(weight)
@@ -169,6 +189,7 @@ def conv2d(x, weight, bias=None, *, strides=D.STRIDES, pads=D.PADS, dilations=D.
     return y
 
 
+@kernel("cortex.avg_pool")
 def avg_pool(x, *, kernel_shape, strides=D.STRIDES, pads=D.PADS):
     """Average over each window; padded cells are not counted (ONNX count_include_pad=0)."""
     x = as_f32(x)
@@ -178,6 +199,7 @@ def avg_pool(x, *, kernel_shape, strides=D.STRIDES, pads=D.PADS):
     return (sums / counts).astype(F32)
 
 
+@kernel("cortex.max_pool")
 def max_pool(x, *, kernel_shape, strides=D.STRIDES, pads=D.PADS):
     """Maximum over each window; padding is −inf, so it never wins."""
     x = as_f32(x)
@@ -187,15 +209,18 @@ def max_pool(x, *, kernel_shape, strides=D.STRIDES, pads=D.PADS):
 # ---------------------------------------------------------------- layout, reductions
 
 
+@kernel("cortex.transpose")
 def transpose(x, *, perm):
     return np.transpose(as_f32(x), perm)
 
 
+@kernel("cortex.reshape")
 def reshape(x, *, shape):
     """`shape` is the result type's shape: `run_kernel` reads it off the op (the op has no property)."""
     return np.reshape(as_f32(x), tuple(shape))
 
 
+@kernel("cortex.softmax")
 def softmax(x, *, axis: int = D.SOFTMAX_AXIS):
     x = as_f32(x)
     shifted = x - x.max(axis=axis, keepdims=True)
@@ -207,44 +232,17 @@ def _axes(axes: Sequence[int]) -> tuple[int, ...] | None:
     return tuple(axes) if len(axes) else None
 
 
+@kernel("cortex.reduce_sum")
 def reduce_sum(x, *, axes=(), keepdims: int = D.KEEPDIMS):
     return np.asarray(np.sum(as_f32(x), axis=_axes(axes), keepdims=bool(keepdims), dtype=F32))
 
 
+@kernel("cortex.reduce_mean")
 def reduce_mean(x, *, axes=(), keepdims: int = D.KEEPDIMS):
     return np.asarray(np.mean(as_f32(x), axis=_axes(axes), keepdims=bool(keepdims), dtype=F32))
 
 
+@kernel("cortex.reduce_max")
 def reduce_max(x, *, axes=(), keepdims: int = D.KEEPDIMS):
     return np.asarray(np.max(as_f32(x), axis=_axes(axes), keepdims=bool(keepdims)))
 
-
-TENSOR_KERNELS = {
-    "cortex.constant": constant,
-    "cortex.add": add,
-    "cortex.sub": sub,
-    "cortex.mul": mul,
-    "cortex.div": div,
-    "cortex.pow": pow,
-    "cortex.neg": neg,
-    "cortex.exp": exp,
-    "cortex.log": log,
-    "cortex.sqrt": sqrt,
-    "cortex.abs": abs,
-    "cortex.relu": relu,
-    "cortex.sigmoid": sigmoid,
-    "cortex.tanh": tanh,
-    "cortex.gelu": gelu,
-    "cortex.matmul": matmul,
-    "cortex.linear": linear,
-    "cortex.batch_norm": batch_norm,
-    "cortex.conv2d": conv2d,
-    "cortex.avg_pool": avg_pool,
-    "cortex.max_pool": max_pool,
-    "cortex.transpose": transpose,
-    "cortex.reshape": reshape,
-    "cortex.softmax": softmax,
-    "cortex.reduce_sum": reduce_sum,
-    "cortex.reduce_mean": reduce_mean,
-    "cortex.reduce_max": reduce_max,
-}

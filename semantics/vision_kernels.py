@@ -22,6 +22,7 @@ import numpy as np
 
 from cortex.errors import CortexError
 from cortex.semantics import defaults as D
+from cortex.semantics.kernel_table import kernel
 
 F32 = np.float32
 
@@ -55,6 +56,7 @@ def block_mean(image: np.ndarray, block: int, dtype=np.float64) -> np.ndarray:
     return image.reshape(gh, block, gw, block).mean(axis=(1, 3), dtype=dtype)
 
 
+@kernel("cortex.gray")
 def gray(frame: np.ndarray) -> np.ndarray:
     """Y = 0.114·B + 0.587·G + 0.299·R of a BGR uint8 frame, in float32."""
     b, g, r = (frame[..., c].astype(F32) for c in range(3))
@@ -65,6 +67,7 @@ def gray(frame: np.ndarray) -> np.ndarray:
     return y
 
 
+@kernel("cortex.blur_detector")
 def blur_detector(gray: np.ndarray) -> float:
     """Sharpness: variance of the 3×3 Laplacian [[0,1,0],[1,-4,1],[0,1,0]], reflect-101 border.
 
@@ -80,6 +83,7 @@ def _gauss11(image: np.ndarray) -> np.ndarray:
     return cv2.GaussianBlur(image, SSIM_WINDOW, SSIM_SIGMA, sigmaY=SSIM_SIGMA, borderType=cv2.BORDER_REFLECT_101)
 
 
+@kernel("cortex.scene_change")
 def scene_change(gray: np.ndarray, prev_gray: np.ndarray) -> float:
     """1 − mean SSIM over the whole image (Gaussian 11×11, σ=1.5, reflect-101, no cropping)."""
     x = np.asarray(gray, np.float64)
@@ -95,6 +99,7 @@ def scene_change(gray: np.ndarray, prev_gray: np.ndarray) -> float:
     return f32_scalar(1.0 - (numerator / denominator).mean())
 
 
+@kernel("cortex.center_crop")
 def center_crop(gray: np.ndarray, *, block: int = D.BLOCK, sigma: float = D.CENTER_SIGMA) -> np.ndarray:
     """Centre prior: cell (i, j) at y=(i+.5)/Gh, x=(j+.5)/Gw gets exp(−((x−.5)²+(y−.5)²)/(2σ²))."""
     gh, gw = block_grid(gray.shape, block)
@@ -109,6 +114,7 @@ def to_uint8(gray: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(gray), 0, 255).astype(np.uint8)
 
 
+@kernel("cortex.text_roi")
 def text_roi(
     gray: np.ndarray, *, block: int = D.BLOCK, delta: int = D.MSER_DELTA, min_area: int = D.MSER_MIN_AREA, max_area: int = D.MSER_MAX_AREA
 ) -> np.ndarray:
@@ -144,6 +150,7 @@ def separable_filter_edge(image: np.ndarray, taps: np.ndarray) -> np.ndarray:
     return sum(t * rows[i : i + h, :] for i, t in enumerate(taps))
 
 
+@kernel("cortex.saliency_dft")
 def saliency_dft(gray: np.ndarray, *, block: int = D.BLOCK, scale: int = D.SALIENCY_SCALE) -> np.ndarray:
     """Spectral-residual saliency (Hou & Zhang 2007), step by step as DESIGN.md writes it."""
     if block % scale:
@@ -162,12 +169,14 @@ def saliency_dft(gray: np.ndarray, *, block: int = D.BLOCK, scale: int = D.SALIE
     return block_mean(saliency, block // scale).astype(F32)
 
 
+@kernel("cortex.motion_map")
 def motion_map(gray: np.ndarray, prev_gray: np.ndarray, *, block: int = D.BLOCK) -> np.ndarray:
     """Mean over each block of abs(gray − prev_gray)/255."""
     diff = np.abs(np.subtract(gray, prev_gray, dtype=F32))
     return (block_mean(diff, block) / 255.0).astype(F32)
 
 
+@kernel("cortex.score_fusion")
 def score_fusion(maps: Sequence[np.ndarray], weights: Sequence[float], *, terms: Sequence[str] = ()) -> np.ndarray:
     """S = Σ wᵢ·mapᵢ in float32 (`terms` only names the maps)."""
     if not maps or len(maps) != len(weights):
@@ -180,6 +189,7 @@ def score_fusion(maps: Sequence[np.ndarray], weights: Sequence[float], *, terms:
     return total
 
 
+@kernel("cortex.temporal_smooth")
 def temporal_smooth(
     score: np.ndarray, prev_score: np.ndarray, scene: float, *, alpha: float = D.SMOOTH_ALPHA, reset_threshold: float = D.SMOOTH_RESET_THRESHOLD
 ) -> np.ndarray:
@@ -198,6 +208,7 @@ def low_score_mask(score: np.ndarray, threshold: float) -> np.ndarray:
     return score < F32(threshold) * F32(peak)
 
 
+@kernel("cortex.encoder")
 def encoder(
     frame: np.ndarray,
     score: np.ndarray,
@@ -228,16 +239,3 @@ def encoder(
         raise CortexError(f"encoder: JPEG encoding of a {frame.shape} frame failed")
     return encoded.reshape(-1)
 
-
-VISION_KERNELS = {
-    "cortex.gray": gray,
-    "cortex.blur_detector": blur_detector,
-    "cortex.scene_change": scene_change,
-    "cortex.center_crop": center_crop,
-    "cortex.text_roi": text_roi,
-    "cortex.saliency_dft": saliency_dft,
-    "cortex.motion_map": motion_map,
-    "cortex.score_fusion": score_fusion,
-    "cortex.temporal_smooth": temporal_smooth,
-    "cortex.encoder": encoder,
-}

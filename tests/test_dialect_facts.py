@@ -110,3 +110,23 @@ def test_one_unit_pattern_reads_the_algebra_table_and_the_trait(expr, folds):
 }}"""
     out = to_text(run_pipeline(parse_module(text), "canonicalize,dce"))
     assert ("func.return %x" in out) == folds, out
+
+
+def test_every_op_has_its_kernel_and_every_compilable_op_its_lowering():
+    from cortex.dialects.traits import Compilable
+    from cortex.lowering.base import LOWERINGS
+    from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass  # noqa: F401 - fills LOWERINGS
+    from cortex.semantics.kernels import NO_KERNEL
+
+    assert {op.name for op in ALL_OPS} - NO_KERNEL == set(KERNELS)
+    assert {op for op in ALL_OPS if op.has_trait(Compilable)} == set(LOWERINGS)
+
+
+def test_a_second_registration_for_one_op_is_refused():
+    from cortex.lowering.base import CortexLowering, lowers
+    from cortex.semantics.kernel_table import kernel
+
+    with pytest.raises(ValueError, match="two kernels for 'cortex.add'"):
+        kernel("cortex.add")(lambda lhs, rhs: lhs)
+    with pytest.raises(ValueError, match="two lowerings for 'cortex.add'"):
+        lowers(AddOp)(type("LowerAddAgain", (CortexLowering,), {}))
