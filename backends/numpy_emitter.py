@@ -174,7 +174,7 @@ class ModuleEmitter:
 
     def emit(self) -> EmittedModule:
         body: list[str] = []
-        for symbol, f in self.functions.items():
+        for f in self.functions.values():
             if not f.is_declaration:
                 body += ["", ""] + self.emit_function(f)
         head = [

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +41,7 @@ def sixteenths(rng: np.random.Generator, shape, lo: float, hi: float) -> np.ndar
     return (values + 0.0).astype(np.float32)  # + 0.0: no -0.0 in the text
 
 
-@lru_cache(maxsize=None)
+@cache
 def params(name: str) -> dict[str, np.ndarray]:
     """The deterministic constants of example `name` (read-only arrays)."""
     rng = np.random.default_rng([PARAM_SEED, sum(map(ord, name))])

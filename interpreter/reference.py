@@ -25,6 +25,7 @@ from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Operation
+from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
 from cortex.dialects import ALL_OPS
@@ -71,8 +72,8 @@ class CortexFunctions(InterpreterFunctions):
         return (float(np.float32(self.weights[name])),)
 
 
-def _kernel_impl(op_type: type[Operation]):
-    def run(self: CortexFunctions, interpreter: Interpreter, op: Operation, args: tuple[Any, ...]):
+def _kernel_impl(op_type: type[IRDLOperation]):
+    def run(self: CortexFunctions, interpreter: Interpreter, op: IRDLOperation, args: tuple[Any, ...]):
         try:
             return run_kernel(op, args)
         except CortexError:

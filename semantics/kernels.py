@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from xdsl.dialects.builtin import TensorType
 from xdsl.irdl import IRDLOperation, OptOperandDef, VarOperandDef
 
 from cortex.errors import CortexError
@@ -27,7 +28,9 @@ NO_KERNEL = frozenset({"cortex.state", "cortex.update_state", "cortex.weight"})
 
 
 def _reshape_shape(op: IRDLOperation) -> dict[str, object]:
-    return {"shape": tuple(op.result.type.get_shape())}
+    (result,) = op.results
+    assert isinstance(result.type, TensorType)
+    return {"shape": tuple(result.type.get_shape())}
 
 
 TYPE_PARAMS: dict[str, Callable[[IRDLOperation], dict[str, object]]] = {

@@ -122,7 +122,7 @@ def gelu(x, *, approximate: str = D.GELU_APPROXIMATE):
     """x·Φ(x): exact with erf ("none"), or 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))) ("tanh")."""
     x64 = np.asarray(x, np.float64)
     if approximate == "none":
-        cdf = 0.5 * (1.0 + _erf(x64 / math.sqrt(2.0)).astype(np.float64))
+        cdf = 0.5 * (1.0 + np.asarray(_erf(x64 / math.sqrt(2.0)), np.float64))
     elif approximate == "tanh":
         cdf = 0.5 * (1.0 + np.tanh(D.GELU_TANH_C * (x64 + D.GELU_TANH_K * x64**3)))
     else:

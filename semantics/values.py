@@ -80,7 +80,7 @@ def numpy_to_dense(array: np.ndarray, tensor_type: TensorType) -> DenseIntOrFPEl
     if dtype is None:
         return None
     data = np.ascontiguousarray(np.broadcast_to(np.asarray(array), tuple(tensor_type.get_shape())), dtype=dtype)
-    return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(data.tobytes()))
+    return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(data.tobytes()))  # type: ignore[arg-type]
 
 
 def attr_value(attr: Attribute):

@@ -123,7 +123,7 @@ def text_roi(
     min_diversity=0.0: OpenCV 5.0's default drops stable regions (opencv/opencv#29652).
     """
     block_grid(gray.shape, block)
-    mser = cv2.MSER_create(
+    mser = cv2.MSER_create(  # type: ignore[attr-defined]
         delta=int(delta), min_area=int(min_area), max_area=int(max_area), max_variation=0.25, min_diversity=0.0
     )
     regions, _ = mser.detectRegions(to_uint8(gray))

@@ -71,6 +71,7 @@ class SyntheticSource(VideoSource):
         super().__init__((height, width), block, SYNTHETIC_FPS, count, "synthetic")
 
     def raw_frames(self) -> Iterator[np.ndarray]:
+        assert self.frame_count is not None  # a synthetic source always knows its length
         return self.video.frames(self.frame_count)
 
 
