@@ -20,5 +20,5 @@ typeroot=$(mktemp -d) && ln -s "$PWD" "$typeroot/cortex"   # mypy sees the repos
 MYPYPATH="$typeroot" python3 -m mypy --config-file pyproject.toml --cache-dir "$typeroot/.mypy_cache" || status=$?
 rm -rf "$typeroot"
 python3 -m pytest "$@" || status=$?
-python3 -c 'import lit.main; lit.main.main()' -sv lit || status=$?
+python3 -c 'import lit.main; lit.main.main()' -sv --timeout=300 lit || status=$?
 exit $status
