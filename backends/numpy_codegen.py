@@ -16,6 +16,7 @@ lets a later op reuse it with `out=` instead of allocating.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import keyword
 import re
@@ -106,23 +107,25 @@ class Term:
         return self.shape is not None
 
 
-_NUMBER = re.compile(r"^\d+(\.\d*)?(e[+-]?\d+)?$")
+ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.Dict, ast.Set, ast.ListComp)
+"""Expressions that bind tighter than any operator: they never need parentheses."""
 
 
 def paren(expr: str) -> str:
-    """`expr` safe to use as an operand of any operator: names, attributes, calls and
-    subscripts stay as they are, anything with a top-level operator gets parentheses."""
-    if _NUMBER.match(expr):
+    """`expr` safe to use as an operand of any operator.
+
+    Decided on the parsed expression, not the text: names, attributes, calls,
+    subscripts, displays and non-negative numbers stay as they are;
+    anything with an operator at its top (including a sign) gets parentheses.
+    """
+    node = ast.parse(expr, mode="eval").body
+    if isinstance(node, ATOMS):
         return expr
-    depth = 0
-    for ch in expr:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif depth == 0 and not (ch.isalnum() or ch in "_."):
-            return f"({expr})"
-    return expr
+    if isinstance(node, ast.Constant) and not (isinstance(node.value, (int, float)) and node.value < 0):
+        return expr
+    if isinstance(node, ast.Tuple) and expr.startswith("(") and expr.endswith(")"):
+        return expr
+    return f"({expr})"
 
 
 def literal(value: float | int | bool, dtype: str) -> str:
