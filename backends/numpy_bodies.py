@@ -7,6 +7,7 @@ what its identity is, so a fill of the identity is never materialised.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 
 import numpy as np
@@ -114,17 +115,32 @@ class Body:
 
 
 def finish(fe: FunctionEmitter, value: SSAValue, term: Term, *, owned: bool) -> Term:
-    """Bind `value` to `term`, naming the last temporary after the value when that is all it takes."""
-    chunk_lines = fe.current.lines
+    """Bind `value` to `term`, naming the last temporary after the value when that is all it takes.
+
+    Works on the chunk's syntax trees: `_t3 = f(...)` is retargeted to `name = f(...)`,
+    and `np.add(a, b, out=_t3)` becomes `name = np.add(a, b, out=_t3)`.
+    """
+    statements = fe.current.statements
     name = fe.name(value)
-    last = chunk_lines[-1] if chunk_lines else ""
-    if term.expr.startswith("_t") and last.startswith(f"{term.expr} = "):
-        chunk_lines[-1] = f"{name} = {last[len(term.expr) + 3:]}"
-    elif last.endswith(f"out={term.expr})") and " = " not in last.split("(")[0]:
-        chunk_lines[-1] = f"{name} = {last}"
+    target = ast.Name(name, ast.Store())
+    last = statements[-1] if statements else None
+    if (
+        term.expr.startswith("_t")
+        and isinstance(last, ast.Assign)
+        and len(last.targets) == 1
+        and isinstance(last.targets[0], ast.Name)
+        and last.targets[0].id == term.expr
+    ):
+        last.targets = [target]
+    elif isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and _writes_out(last.value, term.expr):
+        statements[-1] = ast.Assign(targets=[target], value=last.value, lineno=0)
     else:
-        chunk_lines.append(f"{name} = {term.expr}")
+        statements.append(ast.Assign(targets=[target], value=ast.parse(term.expr, mode="eval").body, lineno=0))
     return fe.defined(value, name, owned=owned)
+
+
+def _writes_out(call: ast.Call, name: str) -> bool:
+    return any(k.arg == "out" and isinstance(k.value, ast.Name) and k.value.id == name for k in call.keywords)
 
 
 # ---------------------------------------------------------------- reductions

@@ -147,15 +147,25 @@ def literal(value: float | int | bool, dtype: str) -> str:
 
 @dataclass
 class Chunk:
-    """The Python lines one op became, and what they define and read."""
+    """The Python statements one op became (syntax trees), and what they define and read.
 
-    lines: list[str]
+    Statements are `ast` nodes, rendered with `ast.unparse` one per line, each
+    followed by the comment naming the source cortex op (the renderer adds it:
+    `ast.unparse` keeps no comments). Translators add statements as nodes
+    (`FunctionEmitter.statement`) or as source text (`line`, parsed at once).
+    """
+
+    statements: list[ast.stmt]
     defs: tuple[str, ...]
     uses: set[str]
     origin: str
     note: str
     pure: bool = True
     blocks: list[tuple[str, list[Chunk]]] = field(default_factory=list)
+
+    @property
+    def lines(self) -> list[str]:
+        return [ast.unparse(statement) for statement in self.statements]
 
     def walk(self) -> Iterator[Chunk]:
         yield self
@@ -322,7 +332,11 @@ class FunctionEmitter:
         return self._chunk
 
     def line(self, text: str) -> None:
-        self.current.lines.append(text)
+        """Add the statement(s) `text` to the current chunk (parsed now: a syntax error fails here)."""
+        self.current.statements.extend(ast.parse(text).body)
+
+    def statement(self, node: ast.stmt) -> None:
+        self.current.statements.append(node)
 
     def defines(self, *names: str) -> None:
         """Record that the current chunk assigns `names` (beyond what `define` records)."""
