@@ -53,6 +53,7 @@ from cortex.dialects.quant import (
     QMatmulOp,
     QMaxPoolOp,
     QReluOp,
+    QuantComputeOp,
     QuantizeOp,
     i8,
 )
@@ -61,6 +62,7 @@ from cortex.ir import CortexError
 from cortex.passes.calibrate import RANGE_ATTR, Range, range_of
 
 SOURCE_ATTR = "cortex.source"
+RANGE_FROM_ATTR = "cortex.range_from"
 SCHEMAS = ("symmetric", "asymmetric")
 GRANULARITIES = ("tensor", "channel")
 CLIPS = ("minmax", "percentile")
@@ -143,20 +145,28 @@ def quantized_input(rewriter: PatternRewriter, scheme: Scheme, x: SSAValue) -> t
     return q.result, params
 
 
+def relu_user(op: Operation) -> Operation | None:
+    """The op's only user, when that is a relu with a calibrated range."""
+    uses = list(op.results[0].uses)
+    if len(uses) == 1 and isinstance(uses[0].operation, ops.ReluOp) and RANGE_ATTR in uses[0].operation.attributes:
+        return uses[0].operation
+    return None
+
+
 def output_range(op: Operation) -> Range | None:
     """The op's own range, or its only user's when that user is a relu (the relu folds into the range)."""
-    result = op.results[0]
-    uses = list(result.uses)
-    if len(uses) == 1 and isinstance(uses[0].operation, ops.ReluOp):
-        folded = Range.from_attr(uses[0].operation.attributes.get(RANGE_ATTR))
-        if folded is not None:
-            return folded
-    return range_of(result)
+    relu = relu_user(op)
+    if relu is not None:
+        return Range.from_attr(relu.attributes[RANGE_ATTR])
+    return range_of(op.results[0])
 
 
 def finish(rewriter: PatternRewriter, op: Operation, qop: Operation, params: Params, labels: dict[Operation, str]) -> None:
     """Insert `qop` (labelled as `op`) and replace `op` by its dequantised result."""
     qop.attributes[SOURCE_ATTR] = StringAttr(labels.get(op, op.name))
+    relu = relu_user(op) if isinstance(qop, QuantComputeOp) else None
+    if relu is not None:  # its output range is the relu's: the report compares it with the relu
+        qop.attributes[RANGE_FROM_ATTR] = StringAttr(labels.get(relu, relu.name))
     rewriter.insert_op(qop)
     dq = DequantizeOp(qop.results[0], *params)
     hint = op.results[0].name_hint
@@ -263,6 +273,22 @@ def quantize_module(module: ModuleOp, scheme: Scheme) -> None:
         region_dce(region)
 
 
+def quantize_with_report(module, calibration, precision, schema, granularity, clip, held_out, entry):
+    """`cortex.quantize`: calibrate a copy, quantise it, and report against the float graph."""
+    from cortex.passes.calibrate import calibrate
+    from cortex.passes.quant_report import quant_report
+
+    samples = list(calibration)
+    held = list(held_out) if held_out is not None else None
+    qmodule = module.clone()
+    calibrate(qmodule, samples, entry)
+    float_module = qmodule.clone()
+    scheme = QuantizePass(precision, schema, granularity, clip).scheme()
+    quantize_module(qmodule, scheme)
+    qmodule.verify()
+    return qmodule, quant_report(float_module, qmodule, samples, held, entry)
+
+
 @dataclass(frozen=True)
 class QuantizePass(ModulePass):
     """Profile-guided int8 quantisation of conv2d/linear/matmul (+ relu, max_pool, reshape) from calibrated ranges."""
@@ -291,4 +317,4 @@ class QuantizePass(ModulePass):
         quantize_module(op, scheme)
 
 
-__all__ = ["SOURCE_ATTR", "QuantizePass", "Scheme", "op_labels", "quantize_module"]
+__all__ = ["RANGE_FROM_ATTR", "SOURCE_ATTR", "QuantizePass", "Scheme", "op_labels", "quantize_module"]
