@@ -173,3 +173,21 @@ def quant_report(
 
 
 __all__ = ["ErrorStats", "QuantReport", "SetReport", "quant_report", "value_params"]
+
+
+def report_for_opt(before: ModuleOp, after: ModuleOp, held_out_path: str | None = None) -> str:
+    """`cortex-opt --quant-report[=HELD.npz]`: the report of a pipeline that calibrated and quantised."""
+    from xdsl.dialects.builtin import StringAttr as _String
+
+    from cortex.ir import CortexError
+    from cortex.passes.calibrate import INPUTS_ATTR, load_samples
+
+    path = after.attributes.get(INPUTS_ATTR)
+    if not isinstance(path, _String):
+        raise CortexError("--quant-report needs a pipeline with cortex-calibrate{inputs=...} (no calibration inputs recorded)")
+    if not any(SOURCE_ATTR in op.attributes for op in after.walk()):
+        raise CortexError("--quant-report: the pipeline quantised nothing (run cortex-quantize after cortex-calibrate)")
+    function = entry_function(before, None)
+    samples = load_samples(path.data, function)
+    held = load_samples(held_out_path, function) if held_out_path else None
+    return str(quant_report(before, after, samples, held, function.sym_name.data))
