@@ -22,16 +22,16 @@ class QuantizeOfDequantize(RewritePattern):
         if not isinstance(source, DequantizeOp):
             return
         if source.params == op.params:
-            rewriter.replace_op(op, [], [source.x])
+            rewriter.replace(op, [], [source.x])
             return
-        rewriter.replace_op(op, RequantizeOp(source.x, *source.params, *op.params))
+        rewriter.replace(op, RequantizeOp(source.x, *source.params, *op.params))
 
 
 class RequantizeToSame(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: RequantizeOp, rewriter: PatternRewriter, /) -> None:
         if op.in_params == op.params:
-            rewriter.replace_op(op, [], [op.x])
+            rewriter.replace(op, [], [op.x])
 
 
 class RequantizeOfRequantize(RewritePattern):
@@ -39,7 +39,7 @@ class RequantizeOfRequantize(RewritePattern):
     def match_and_rewrite(self, op: RequantizeOp, rewriter: PatternRewriter, /) -> None:
         source = op.x.owner
         if isinstance(source, RequantizeOp):
-            rewriter.replace_op(op, RequantizeOp(source.x, *source.in_params, *op.params))
+            rewriter.replace(op, RequantizeOp(source.x, *source.in_params, *op.params))
 
 
 QUANT_CANONICAL: dict[type[Operation], tuple[RewritePattern, ...]] = {

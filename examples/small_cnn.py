@@ -102,7 +102,7 @@ def numpy_small_cnn(x: np.ndarray) -> np.ndarray:
     p = {k: v.astype(np.float64) for k, v in small_cnn_params().items()}
 
     def conv(x, w, b):
-        n, c, h, wd = x.shape
+        n, _, h, wd = x.shape
         xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
         out = np.zeros((n, w.shape[0], h, wd))
         for i in range(3):

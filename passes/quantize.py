@@ -128,7 +128,7 @@ def constant(rewriter: PatternRewriter, array: np.ndarray, element) -> SSAValue:
     from cortex.dialects.folding import numpy_to_dense
 
     op = ops.ConstantOp(numpy_to_dense(array, tensor(array.shape, element)))
-    rewriter.insert_op(op)
+    rewriter.insert(op)
     return op.result
 
 
@@ -141,7 +141,7 @@ def quantized_input(rewriter: PatternRewriter, scheme: Scheme, x: SSAValue) -> t
         return None
     params = scheme.activation(r)
     q = QuantizeOp(x, *params)
-    rewriter.insert_op(q)
+    rewriter.insert(q)
     return q.result, params
 
 
@@ -167,10 +167,10 @@ def finish(rewriter: PatternRewriter, op: Operation, qop: Operation, params: Par
     relu = relu_user(op) if isinstance(qop, QuantComputeOp) else None
     if relu is not None:  # its output range is the relu's: the report compares it with the relu
         qop.attributes[RANGE_FROM_ATTR] = StringAttr(labels.get(relu, relu.name))
-    rewriter.insert_op(qop)
+    rewriter.insert(qop)
     dq = DequantizeOp(qop.results[0], *params)
     hint = op.results[0].name_hint
-    rewriter.replace_op(op, dq)
+    rewriter.replace(op, dq)
     dq.result.name_hint = hint
     if hint:
         qop.results[0].name_hint = f"{hint}_q"
