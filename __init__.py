@@ -27,11 +27,15 @@ def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", we
     return ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
 
 
-def compile(module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None):
-    """Lower and compile `entry` to NumPy; same call shape as `reference`."""
+def compile(module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None, post_passes="default"):
+    """Lower and compile `entry` to NumPy; same call shape as `reference`.
+
+    `passes` run on the cortex module before lowering; `post_passes` on the lowered
+    module ("default": `cortex.lowering.POST_LOWERING_PASSES`, elementwise fusion; None: none).
+    """
     from cortex.backends.runtime import compile_pipeline
 
-    return compile_pipeline(module_or_path, entry=entry, mode=mode, weights=weights, passes=passes)
+    return compile_pipeline(module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes)
 
 
 def lower(module, passes=None):
