@@ -310,3 +310,41 @@ def test_quantize_module_leaves_uncalibrated_ops_in_float(cnn):
     quantize_module(module, Scheme())  # no ranges at all: nothing to do
     assert not any(op.name.startswith("cortex.q") for op in module.walk())
     np.testing.assert_array_equal(run(module, CALIBRATION[:2]), run(cnn, CALIBRATION[:2]))
+
+
+# ---------------------------------------------------------------- canonicalisation is (nearly) exact
+
+
+CONVERSIONS = """
+func.func @f(%q: tensor<256xi8>) -> (tensor<256xi8>, tensor<256xi8>, tensor<256xi8>) {{
+  %d = cortex.dequantize %q {{scale = {s1!r} : f32, zero_point = {z1} : i64}} : tensor<256xi8> -> tensor<256xf32>
+  %same = cortex.quantize %d {{scale = {s1!r} : f32, zero_point = {z1} : i64}} : tensor<256xf32> -> tensor<256xi8>
+  %other = cortex.quantize %d {{scale = {s2!r} : f32, zero_point = {z2} : i64}} : tensor<256xf32> -> tensor<256xi8>
+  %r1 = cortex.requantize %q {{in_scale = {s1!r} : f32, in_zero_point = {z1} : i64, scale = {s2!r} : f32, zero_point = {z2} : i64}} : tensor<256xi8> -> tensor<256xi8>
+  %r2 = cortex.requantize %r1 {{in_scale = {s2!r} : f32, in_zero_point = {z2} : i64, scale = {s3!r} : f32, zero_point = {z3} : i64}} : tensor<256xi8> -> tensor<256xi8>
+  func.return %same, %other, %r2 : tensor<256xi8>, tensor<256xi8>, tensor<256xi8>
+}}
+"""
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    scales=st.tuples(*[st.floats(1e-3, 4.0).map(lambda v: float(np.float32(v)))] * 3),
+    zero_points=st.tuples(*[st.integers(-128, 127)] * 3),
+)
+def test_conversion_rewrites_keep_the_integers(scales, zero_points):
+    (s1, s2, s3), (z1, z2, z3) = scales, zero_points
+    module = parse(CONVERSIONS.format(s1=s1, s2=s2, s3=s3, z1=z1, z2=z2, z3=z3))
+    canonical = cortex.run_passes(module.clone(), "canonicalize")
+    names = [op.name for op in canonical.walk() if op.name.startswith("cortex.")]
+    assert names.count("cortex.requantize") <= 2 and "cortex.quantize" not in names and "cortex.dequantize" not in names
+    q = np.arange(-128, 128, dtype=np.int8)
+    before = cortex.reference(module, entry="f", mode=None)(q)
+    after = cortex.reference(canonical, entry="f", mode=None)(q)
+    np.testing.assert_array_equal(after[0], before[0])  # same parameters: exactly q
+    # an f32 multiply instead of a divide: at most one step apart
+    assert np.abs(after[1].astype(np.int32) - before[1].astype(np.int32)).max() <= 1
+    # one rounding instead of two: one step apart, where the middle value did not saturate
+    middle = qk.requantize(q, in_scale=s1, in_zero_point=z1, scale=s2, zero_point=z2)
+    inside = (middle > -128) & (middle < 127)
+    assert np.abs(after[2].astype(np.int32) - before[2].astype(np.int32))[inside].max(initial=0) <= 1
