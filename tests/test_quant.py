@@ -344,7 +344,9 @@ def test_conversion_rewrites_keep_the_integers(scales, zero_points):
     np.testing.assert_array_equal(after[0], before[0])  # same parameters: exactly q
     # an f32 multiply instead of a divide: at most one step apart
     assert np.abs(after[1].astype(np.int32) - before[1].astype(np.int32)).max() <= 1
-    # one rounding instead of two: one step apart, where the middle value did not saturate
+    # one rounding instead of two, where the middle value did not saturate: the middle
+    # rounding (half a step of s2) is what the two-step chain loses, magnified by s2/s3
     middle = qk.requantize(q, in_scale=s1, in_zero_point=z1, scale=s2, zero_point=z2)
     inside = (middle > -128) & (middle < 127)
-    assert np.abs(after[2].astype(np.int32) - before[2].astype(np.int32))[inside].max(initial=0) <= 1
+    bound = 1 + int(np.ceil(0.5 * s2 / s3))
+    assert np.abs(after[2].astype(np.int32) - before[2].astype(np.int32))[inside].max(initial=0) <= bound
