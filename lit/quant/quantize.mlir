@@ -6,6 +6,16 @@
 // RUN: cortex-opt %s -p 'cortex-calibrate{inputs="%t.npz"},cortex-quantize{schema=asymmetric granularity=channel}' | filecheck %s --check-prefix=ASYM
 // RUN: cortex-opt %s -p 'cortex-calibrate{inputs="%t.npz"},cortex-quantize' --quant-report 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
 // RUN: cortex-opt %s -p 'cortex-calibrate{inputs="%t.npz"}' | filecheck %s --check-prefix=CALIB
+// RUN: %python -c "import numpy as np; np.savez('%t.held.npz', arg0=np.random.default_rng(9).uniform(-0.5, 1.5, (5, 2, 4)).astype(np.float32))"
+// RUN: cortex-opt %s -p 'cortex-calibrate{inputs="%t.npz"},cortex-quantize' --quant-report=%t.held.npz 2>&1 >/dev/null | filecheck %s --check-prefix=HELD
+// RUN: not cortex-opt %s -p 'cortex-quantize' --quant-report 2>&1 | filecheck %s --check-prefix=NOCAL
+// RUN: not cortex-opt %s -p 'canonicalize' --quant-report 2>&1 | filecheck %s --check-prefix=NOQUANT
+
+// HELD: on the calibration set (8 inputs):
+// HELD: on the held-out set (5 inputs):
+// HELD: y {{ *}}qlinear
+// NOCAL: error: pass 'cortex-quantize' failed: the module has no calibrated ranges
+// NOQUANT: error: --quant-report needs a pipeline with cortex-calibrate{inputs=...}
 
 // CALIB: builtin.module attributes {cortex.calibration_inputs = "{{.*}}.npz"}
 // CALIB: func.func @mlp({{.*}} attributes {cortex.arg_ranges = [{min = {{.*}}, max = {{.*}}, histogram = array<i64:
