@@ -88,7 +88,16 @@ def qmax_pool(x, *, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0)):
     return _windows(_pad_hw(x, pads, Q_MIN), kernel_shape, strides, (1, 1)).max(axis=(4, 5))
 
 
+def qadd(lhs, rhs, *, lhs_scale, lhs_zero_point=0, rhs_scale, rhs_zero_point=0, out_scale, out_zero_point=0):
+    """Each side rescaled to the output's scale in f32, summed, rounded half to even, clamped."""
+    ma, mb = np.float32(lhs_scale / out_scale), np.float32(rhs_scale / out_scale)
+    a = centred(lhs, lhs_zero_point).astype(np.float32) * ma
+    b = centred(rhs, rhs_zero_point).astype(np.float32) * mb
+    return np.clip(np.rint(a + b) + np.float32(out_zero_point), Q_MIN, Q_MAX).astype(np.int8)
+
+
 QUANT_KERNELS = {
+    "cortex.qadd": qadd,
     "cortex.quantize": quantize,
     "cortex.dequantize": dequantize,
     "cortex.requantize": requantize,

@@ -440,6 +440,50 @@ class QMaxPoolOp(CortexOp):
         return [tensor(shape, i8)]
 
 
-QUANT_OPS = [QuantizeOp, DequantizeOp, RequantizeOp, QConv2dOp, QLinearOp, QMatmulOp, QReluOp, QMaxPoolOp]
+@irdl_op_definition
+class QAddOp(CortexOp):
+    """add of two i8 tensors in their own scales, to an i8 result (NumPy broadcasting):
+    clamp(round_half_even((a − a_zp)·a_scale/out_scale + (b − b_zp)·b_scale/out_scale) + out_zp)."""
+
+    name = "cortex.qadd"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    lhs_scale = scale_prop()
+    lhs_zero_point = zero_point_prop()
+    rhs_scale = scale_prop()
+    rhs_zero_point = zero_point_prop()
+    out_scale = scale_prop()
+    out_zero_point = zero_point_prop()
+    result = result_def(TensorType)
+    traits = traits_def(*QUANT_TRAITS)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, lhs_q: tuple[float, int], rhs_q: tuple[float, int], out_q: tuple[float, int]):
+        shape = shapes.broadcast(shape_of(lhs, "lhs"), shape_of(rhs, "rhs"))
+        props = {
+            "lhs_scale": f32_attr(lhs_q[0]),
+            "lhs_zero_point": i64_attr(lhs_q[1]),
+            "rhs_scale": f32_attr(rhs_q[0]),
+            "rhs_zero_point": i64_attr(rhs_q[1]),
+            "out_scale": f32_attr(out_q[0]),
+            "out_zero_point": i64_attr(out_q[1]),
+        }
+        super().__init__(operands=[lhs, rhs], result_types=[tensor(shape, i8)], properties=props)
+
+    def multipliers(self) -> tuple[np.float32, np.float32]:
+        out = self.out_scale.value.data
+        return np.float32(self.lhs_scale.value.data / out), np.float32(self.rhs_scale.value.data / out)
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        a, b = i8_tensor(self.lhs, "lhs"), i8_tensor(self.rhs, "rhs")
+        for name in ("lhs_scale", "rhs_scale", "out_scale"):
+            check_scale(getattr(self, name).value.data, name)
+        for name in ("lhs_zero_point", "rhs_zero_point", "out_zero_point"):
+            check_zero_point(getattr(self, name).value.data, name)
+        return [tensor(shapes.broadcast(a.get_shape(), b.get_shape()), i8)]
+
+
+QUANT_OPS = [QuantizeOp, DequantizeOp, RequantizeOp, QConv2dOp, QLinearOp, QMatmulOp, QReluOp, QMaxPoolOp, QAddOp]
 
 __all__ = [op.__name__ for op in QUANT_OPS] + ["QUANT_OPS", "Q_MAX", "Q_MIN", "QuantComputeOp", "i8"]

@@ -198,7 +198,25 @@ class LowerQMatmul(CortexLowering):
         return [rescale(b, op, acc, 1)]
 
 
+class LowerQAdd(CortexLowering):
+    """One elementwise generic (broadcasting): each side to f32 at the output's scale, add, saturate."""
+
+    op_type = q.QAddOp
+
+    def lower(self, op: q.QAddOp, b: LinalgBuilder) -> list[SSAValue]:
+        ma, mb = (float(m) for m in op.multipliers())
+        za, zb, zo = (getattr(op, n).value.data for n in ("lhs_zero_point", "rhs_zero_point", "out_zero_point"))
+
+        def body(x: SSAValue, y: SSAValue) -> SSAValue:
+            a = arith.MulfOp(to_f32(widen(x, za)), _f(ma)).result
+            c = arith.MulfOp(to_f32(widen(y, zb)), _f(mb)).result
+            return saturate(arith.AddfOp(a, c).result, zo)
+
+        return [b.elementwise(body, op.lhs, op.rhs, element=i8, shape=shape_of(op.result))]
+
+
 QUANT_LOWERINGS: list[CortexLowering] = [
+    LowerQAdd(),
     LowerQuantize(),
     LowerDequantize(),
     LowerRequantize(),

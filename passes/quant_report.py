@@ -25,7 +25,7 @@ from xdsl.ir import Operation, SSAValue
 from cortex.backends.quant_kernels import dequantize
 from cortex.backends.tracing import TracingRunner
 from cortex.dialects import tensor_ops as ops
-from cortex.dialects.quant import DequantizeOp, QuantComputeOp, QuantizeOp, QMaxPoolOp, QReluOp, RequantizeOp, i8
+from cortex.dialects.quant import DequantizeOp, QAddOp, QuantComputeOp, QuantizeOp, QMaxPoolOp, QReluOp, RequantizeOp, i8
 from cortex.passes.calibrate import as_tuple, entry_function
 from cortex.passes.quantize import RANGE_FROM_ATTR, SOURCE_ATTR, op_labels
 
@@ -35,7 +35,7 @@ def value_params(value: SSAValue) -> tuple[float, int] | None:
     owner = value.owner
     if isinstance(owner, (QuantizeOp, RequantizeOp)):
         return owner.params
-    if isinstance(owner, QuantComputeOp):
+    if isinstance(owner, (QuantComputeOp, QAddOp)):
         return owner.out_scale.value.data, owner.out_zero_point.value.data
     if isinstance(owner, (QReluOp, QMaxPoolOp, ops.ReshapeOp)):
         return value_params(owner.x)

@@ -10,7 +10,9 @@ Glow's profile-guided quantisation, step two (run `cortex-calibrate` first):
    An op whose only user is a relu takes the relu's range for its output
    (the relu is folded into the range: no code is spent on negatives).
 2. relu, max_pool and reshape of a dequantised value run on the i8 value
-   instead (same scale), so the region grows through them.
+   instead (same scale), so the region grows through them; an add of two
+   dequantised values becomes `cortex.qadd` (where it pays: both sides are
+   already i8, e.g. a residual connection).
 3. An input that is already a dequantised i8 value is used as it is;
    canonicalisation then cancels quantize(dequantize(q)) pairs or turns them
    into one `cortex.requantize`: conversions stay at the edges of regions.
@@ -47,6 +49,7 @@ from cortex.dialects.folding import constant_value
 from cortex.dialects.quant import (
     Q_MAX,
     Q_MIN,
+    QAddOp,
     DequantizeOp,
     QConv2dOp,
     QLinearOp,
@@ -164,7 +167,7 @@ def output_range(op: Operation) -> Range | None:
 def finish(rewriter: PatternRewriter, op: Operation, qop: Operation, params: Params, labels: dict[Operation, str]) -> None:
     """Insert `qop` (labelled as `op`) and replace `op` by its dequantised result."""
     qop.attributes[SOURCE_ATTR] = StringAttr(labels.get(op, op.name))
-    relu = relu_user(op) if isinstance(qop, QuantComputeOp) else None
+    relu = relu_user(op) if isinstance(qop, (QuantComputeOp, QAddOp)) else None
     if relu is not None:  # its output range is the relu's: the report compares it with the relu
         qop.attributes[RANGE_FROM_ATTR] = StringAttr(labels.get(relu, relu.name))
     rewriter.insert(qop)
@@ -243,6 +246,25 @@ def quantized_input_available(x: SSAValue) -> bool:
     return isinstance(x.owner, DequantizeOp) or range_of(x) is not None
 
 
+class QuantizeAdd(RewritePattern):
+    """add(dequantize(a), dequantize(b)) → dequantize(qadd(a, b)): where it pays, both sides already i8."""
+
+    def __init__(self, scheme: Scheme, labels: dict[Operation, str]):
+        self.scheme, self.labels = scheme, labels
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, ops.AddOp):
+            return
+        lhs, rhs = op.lhs.owner, op.rhs.owner
+        if not isinstance(lhs, DequantizeOp) or not isinstance(rhs, DequantizeOp):
+            return
+        out_range = output_range(op)
+        if out_range is None:
+            return
+        out = self.scheme.activation(out_range)
+        finish(rewriter, op, QAddOp(lhs.x, rhs.x, lhs.params, rhs.params, out), out, self.labels)
+
+
 class QuantizeThrough(RewritePattern):
     """relu / max_pool / reshape of dequantize(q) → dequantize(the same op on q), in q's scale."""
 
@@ -266,7 +288,7 @@ class QuantizeThrough(RewritePattern):
 def quantize_module(module: ModuleOp, scheme: Scheme) -> None:
     """Rewrite `module` in place (see the module doc)."""
     labels = op_labels(module)
-    patterns: list[RewritePattern] = [QuantizeCompute(scheme, labels), QuantizeThrough(labels)]
+    patterns: list[RewritePattern] = [QuantizeCompute(scheme, labels), QuantizeAdd(scheme, labels), QuantizeThrough(labels)]
     patterns += [p for group in QUANT_CANONICAL.values() for p in group]
     PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(module)
     for region in module.regions:

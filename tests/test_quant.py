@@ -350,3 +350,56 @@ def test_conversion_rewrites_keep_the_integers(scales, zero_points):
     inside = (middle > -128) & (middle < 127)
     bound = 1 + int(np.ceil(0.5 * s2 / s3))
     assert np.abs(after[2].astype(np.int32) - before[2].astype(np.int32))[inside].max(initial=0) <= bound
+
+
+# ---------------------------------------------------------------- add, where it pays
+
+
+def residual_module():
+    """conv-relu, conv, + the relu's output (a residual connection), relu."""
+    from xdsl.builder import ImplicitBuilder
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+    from xdsl.ir import Block, Region
+
+    from cortex.dialects import tensor_ops as ops
+    from cortex.lowering.builders import dense_attr
+
+    rng = np.random.default_rng(11)
+    block = Block(arg_types=[TensorType(f32, [1, 4, 8, 8])])
+    with ImplicitBuilder(block):
+        def conv(x, name):
+            w = ops.ConstantOp(dense_attr((rng.standard_normal((4, 4, 3, 3)) * 0.3).astype(np.float32))).result
+            y = ops.Conv2dOp(x, w, None, pads=(1, 1, 1, 1)).result
+            y.name_hint = name
+            return y
+
+        r1 = ops.ReluOp(conv(block.args[0], "c1")).result
+        r1.name_hint = "r1"
+        s = ops.AddOp(conv(r1, "c2"), r1).result
+        s.name_hint = "sum"
+        out = ops.ReluOp(s).result
+        out.name_hint = "out"
+        func.ReturnOp(out)
+    module = ModuleOp([func.FuncOp("res", ((block.args[0].type,), (out.type,)), Region(block))])
+    module.verify()
+    return module
+
+
+def test_residual_add_stays_in_int8():
+    module = residual_module()
+    rng = np.random.default_rng(12)
+    samples = [rng.standard_normal((1, 4, 8, 8)).astype(np.float32) for _ in range(16)]
+    qmodule, report = cortex.quantize(module, samples, schema="asymmetric", entry="res")
+    names = [op.name for op in qmodule.walk() if op.name.startswith("cortex.")]
+    assert "cortex.qadd" in names and "cortex.add" not in names
+    assert names.count("cortex.quantize") == 1 and names.count("cortex.dequantize") == 1
+    rows = report.by_label("calibration")
+    assert rows["sum"].op == "qadd+relu" and rows["sum"].relative < 0.05
+    # the NumPy backend and the lowering compute the reference's integers
+    compiled = cortex.compile(qmodule, entry="res", mode=None)
+    runner = cortex.reference(qmodule, entry="res", mode=None)
+    for x in samples[:3]:
+        np.testing.assert_allclose(compiled(x)[0], runner(x)[0], atol=1e-6)
+    if mlir_opt_available():
+        verify_with_mlir_opt(cortex.lower(qmodule))

@@ -110,3 +110,11 @@ func.func @qmax_pool_window_too_big(%x: tensor<1x1x2x2xi8>) {
   %p = cortex.qmax_pool %x {kernel_shape = array<i64: 3, 3>} : tensor<1x1x2x2xi8> -> tensor<1x1x1x1xi8>
   func.return
 }
+
+// -----
+
+func.func @qadd_does_not_broadcast(%a: tensor<2x3xi8>, %b: tensor<2xi8>) {
+  // expected-error@+1 {{'cortex.qadd' op shapes 2x3 and 1x2 do not broadcast}}
+  %s = cortex.qadd %a, %b {lhs_scale = 0.1 : f32, rhs_scale = 0.2 : f32, out_scale = 0.25 : f32} : (tensor<2x3xi8>, tensor<2xi8>) -> tensor<2x3xi8>
+  func.return
+}

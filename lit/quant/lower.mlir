@@ -57,3 +57,16 @@ func.func @edges(%x: tensor<4xf32>) -> tensor<4xf32> {
   %d = cortex.dequantize %r {scale = 0.25 : f32} : tensor<4xi8> -> tensor<4xf32>
   func.return %d : tensor<4xf32>
 }
+
+// CHECK-LABEL: func.func @qadd(
+// CHECK:         linalg.generic
+// CHECK:           arith.extsi
+// CHECK:           arith.sitofp
+// CHECK:           arith.addf
+// CHECK:           math.roundeven
+// CHECK:           arith.fptosi %{{.*}} : f32 to i8
+// CHECK-NOT:     = cortex.
+func.func @qadd(%a: tensor<2x3xi8>, %b: tensor<3xi8>) -> tensor<2x3xi8> {
+  %s = cortex.qadd %a, %b {lhs_scale = 0.1 : f32, lhs_zero_point = 2 : i64, rhs_scale = 0.2 : f32, out_scale = 0.25 : f32, out_zero_point = -3 : i64} : (tensor<2x3xi8>, tensor<3xi8>) -> tensor<2x3xi8>
+  func.return %s : tensor<2x3xi8>
+}

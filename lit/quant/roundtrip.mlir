@@ -30,3 +30,10 @@ func.func @all_ops(%x: tensor<1x2x4x4xf32>, %m: tensor<2x2xi8>) -> tensor<1x2xf3
   %y = cortex.dequantize %mm {scale = 2.0 : f32} : tensor<1x2xi8> -> tensor<1x2xf32>
   func.return %y : tensor<1x2xf32>
 }
+
+// CHECK-LABEL: func.func @qadd(
+// CHECK: cortex.qadd %{{.*}}, %{{.*}} {lhs_scale = 1.000000e-01 : f32, lhs_zero_point = 2 : i64, rhs_scale = 2.000000e-01 : f32, out_scale = 2.500000e-01 : f32, out_zero_point = -3 : i64} : (tensor<2x3xi8>, tensor<3xi8>) -> tensor<2x3xi8>
+func.func @qadd(%a: tensor<2x3xi8>, %b: tensor<3xi8>) -> tensor<2x3xi8> {
+  %s = cortex.qadd %a, %b {lhs_scale = 0.1 : f32, lhs_zero_point = 2 : i64, rhs_scale = 0.2 : f32, out_scale = 0.25 : f32, out_zero_point = -3 : i64} : (tensor<2x3xi8>, tensor<3xi8>) -> tensor<2x3xi8>
+  func.return %s : tensor<2x3xi8>
+}
