@@ -20,11 +20,13 @@ from cortex.errors import CortexError
 
 _API_HOMES = {
     "build_l2_pipeline": "cortex.examples.l2_pipeline",
+    "calibrate": "cortex.driver",
     "compile": "cortex.driver",
     "emit_numpy": "cortex.driver",
     "lower": "cortex.driver",
     "make_context": "cortex.ir",
     "parse": "cortex.ir",
+    "quantize": "cortex.driver",
     "reference": "cortex.driver",
     "run_passes": "cortex.driver",
     "to_text": "cortex.ir",

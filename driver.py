@@ -21,8 +21,11 @@ from cortex.errors import CortexError
 from cortex.interpreter.calling import find_entry, resolve_weights
 from cortex.interpreter.reference import ReferenceRunner
 from cortex.ir import make_context, parse
+from cortex.lowering import POST_LOWERING_PASSES
 from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
 from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
+from cortex.passes.calibrate import calibrate as _calibrate
+from cortex.passes.quantize import quantize_with_report
 from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import all_passes
 
@@ -33,14 +36,17 @@ def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
     return module
 
 
-def lower(module: ModuleOp, passes: str | None = None) -> ModuleOp:
-    """A lowered copy of `module` (see `cortex.lowering`); `passes` (cortex-opt `-p` syntax) run on the copy first."""
+def lower(module: ModuleOp, passes: str | None = None, post_passes: str | None = None) -> ModuleOp:
+    """A lowered copy of `module` (see `cortex.lowering`); `passes` (cortex-opt `-p` syntax) run on the
+    copy first, `post_passes` on the lowered module (e.g. `POST_LOWERING_PASSES`)."""
     lowered = module.clone()
     if passes:
         run_pipeline(lowered, passes)
     ctx = make_context()
     ConvertCortexToLinalgPass().apply(ctx, lowered)
     ConvertCortexToExternPass().apply(ctx, lowered)
+    if post_passes:
+        run_pipeline(lowered, post_passes)
     lowered.verify()
     return lowered
 
@@ -51,13 +57,18 @@ def compile_pipeline(
     mode: str | None = "balanced",
     weights: Mapping[str, float] | None = None,
     passes: str | None = None,
+    post_passes: str | None = "default",
 ) -> CompiledPipeline:
-    """Lower `entry` of a cortex module (optionally after `passes`), emit NumPy, load it."""
+    """Lower `entry` of a cortex module (optionally after `passes`), run `post_passes` on the
+    lowered module ("default": `POST_LOWERING_PASSES`, elementwise fusion; None or "": none),
+    emit NumPy, load it."""
+    if post_passes == "default":
+        post_passes = POST_LOWERING_PASSES
     table, source = resolve_weights(mode, weights)
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
         find_entry(module, entry)
-        lowered = lower(module, passes=passes)
+        lowered = lower(module, passes=passes, post_passes=post_passes)
     except CortexError:
         raise
     except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
@@ -73,9 +84,24 @@ def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", we
     return ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
 
 
-def compile(module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None):  # noqa: A001
-    """Lower and compile `entry` to NumPy; same call shape as `reference`."""
-    return compile_pipeline(module_or_path, entry=entry, mode=mode, weights=weights, passes=passes)
+def compile(module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None, post_passes="default"):  # noqa: A001
+    """Lower and compile `entry` to NumPy; same call shape as `reference`.
+
+    `passes` run on the cortex module before lowering; `post_passes` on the lowered
+    module ("default": `cortex.lowering.POST_LOWERING_PASSES`, elementwise fusion; None: none).
+    """
+    return compile_pipeline(module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes)
+
+
+def calibrate(module, inputs, entry: str | None = None):
+    """Attach each tensor's observed range (min, max, histogram) over `inputs` to its producer, in place."""
+    return _calibrate(module, inputs, entry)
+
+
+def quantize(module, calibration, precision="int8", schema="symmetric", granularity="tensor", clip="minmax", held_out=None, entry=None):
+    """`(qmodule, report)`: an int8 copy of `module` calibrated on `calibration` (an iterable of input
+    tuples), and the per-op error report against the float graph (on `held_out` too, when given)."""
+    return quantize_with_report(module, calibration, precision, schema, granularity, clip, held_out, entry)
 
 
 def run_passes(module: ModuleOp, pipeline: str) -> ModuleOp:
@@ -110,4 +136,4 @@ def validate_pipeline(
     return None
 
 
-__all__ = ["compile", "compile_pipeline", "emit_numpy", "lower", "reference", "run_passes", "run_pipeline", "validate_pipeline"]
+__all__ = ["calibrate", "compile", "compile_pipeline", "emit_numpy", "lower", "quantize", "reference", "run_passes", "run_pipeline", "validate_pipeline"]

@@ -101,6 +101,16 @@ class Profiler:
             s.seconds, s.count = 0.0, 0
 
 
+def split_fused(seconds: Mapping[str, float]) -> dict[str, float]:
+    """Time of a fused section ("a+b+c", see cortex-fuse-linalg-elementwise) shared equally by its source ops."""
+    out: dict[str, float] = {}
+    for label, value in seconds.items():
+        names = label.split("+")
+        for name in names:
+            out[name] = out.get(name, 0.0) + value / len(names)
+    return out
+
+
 class Profile(dict):
     """Seconds spent per source op (cortex.origin) over `frames` profiled calls."""
 
@@ -211,7 +221,7 @@ class CompiledPipeline:
         if self._profiled_namespace is None:
             return Profile({}, 0)
         profiler: Any = self._profiled_namespace["_prof"]
-        report = Profile({s.label: s.seconds for s in profiler.sections.values() if s.count}, self._frames_profiled)
+        report = Profile(split_fused({s.label: s.seconds for s in profiler.sections.values() if s.count}), self._frames_profiled)
         if reset:
             profiler.reset()
             self._frames_profiled = 0

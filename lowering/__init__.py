@@ -13,3 +13,7 @@ Cross-checking. `cortex.lowering.upstream` verifies lowered modules with
 `mlir-runner`), which tests/test_mlir_opt.py compares with the reference.
 """
 
+POST_LOWERING_PASSES = "cortex-fuse-linalg-elementwise"
+"""What `cortex.compile` and `cortex-run` run on the lowered module by default (the post-lowering slot)."""
+
+__all__ = ["POST_LOWERING_PASSES"]

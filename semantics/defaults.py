@@ -42,3 +42,11 @@ GELU_TANH_K = 0.044715
 """The cubic coefficient of the tanh GELU: 0.5·x·(1 + tanh(√(2/π)·(x + k·x³)))."""
 GELU_TANH_C = math.sqrt(2.0 / math.pi)
 """√(2/π), the tanh GELU's outer coefficient (written 0.7978845608 in the seeds)."""
+
+Q_MIN, Q_MAX = -128, 127
+"""The int8 range of quantised values (cortex.quantize and the q* ops)."""
+
+TO_NHWC = (0, 2, 3, 1)
+TO_NCHW = (0, 3, 1, 2)
+HWIO_TO_OIHW = (3, 2, 0, 1)
+"""Axis permutations between the NCHW/OIHW and NHWC/HWIO layouts."""
