@@ -8,71 +8,40 @@ The Python API:
     encoded, score = runner(frame)                            # runner.state, runner.reset()
     compiled = cortex.compile(module, mode="power_save")      # same call shape, NumPy backend
     lowered = cortex.lower(module)                            # upstream linalg/arith/func IR
-    module = cortex.from_onnx("model.onnx")                   # ONNX in: one func.func @main
     source = cortex.emit_numpy(lowered)                       # the generated Python
+    module = cortex.from_onnx("model.onnx")                   # ONNX in: one func.func @main
 """
 
 from __future__ import annotations
 
-from cortex.examples.l2_pipeline import build_l2_pipeline
-from cortex.ir import CortexError, make_context, parse, to_text
+from importlib import import_module
+from typing import Any
+
+from cortex.errors import CortexError
+
+_API_HOMES = {
+    "build_l2_pipeline": "cortex.examples.l2_pipeline",
+    "calibrate": "cortex.driver",
+    "compile": "cortex.driver",
+    "emit_numpy": "cortex.driver",
+    "from_onnx": "cortex.frontends.onnx",
+    "lower": "cortex.driver",
+    "make_context": "cortex.ir",
+    "parse": "cortex.ir",
+    "quantize": "cortex.driver",
+    "reference": "cortex.driver",
+    "run_passes": "cortex.driver",
+    "to_text": "cortex.ir",
+}
+"""Where each API name lives; imported on first use, so `import cortex.errors` (or a
+kernel, or video input) does not load the whole compiler."""
 
 
-def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, op_timer=None):
-    """The eager reference interpreter over `module`'s `entry` function.
-
-    `op_timer(op, seconds)`, when given, is called after each cortex op runs.
-    """
-    from cortex.backends.reference import ReferenceRunner
-
-    return ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
+def __getattr__(name: str) -> Any:
+    home = _API_HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'cortex' has no attribute '{name}'")
+    return getattr(import_module(home), name)
 
 
-def compile(module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None):
-    """Lower and compile `entry` to NumPy; same call shape as `reference`."""
-    from cortex.backends.runtime import compile_pipeline
-
-    return compile_pipeline(module_or_path, entry=entry, mode=mode, weights=weights, passes=passes)
-
-
-def lower(module, passes=None):
-    """The upstream-dialect module (convert-cortex-to-linalg, convert-cortex-to-extern)."""
-    from cortex.lowering import lower as _lower
-
-    return _lower(module, passes=passes)
-
-
-def emit_numpy(module) -> str:
-    """Python source of the NumPy backend for a lowered module."""
-    from cortex.backends.numpy_emitter import emit_numpy as _emit
-
-    return _emit(module)
-
-
-def from_onnx(model_or_path, constant_inputs=None):
-    """The cortex module of an ONNX model (a ModelProto, a .onnx path or its bytes): one `func.func @main`."""
-    from cortex.frontends.onnx import from_onnx as _from_onnx
-
-    return _from_onnx(model_or_path, constant_inputs)
-
-
-def run_passes(module, pipeline: str):
-    """Apply a pass pipeline written as for `cortex-opt -p` (in place); returns the module."""
-    from cortex.passes.pipeline import run_pipeline
-
-    return run_pipeline(module, pipeline)
-
-
-__all__ = [
-    "CortexError",
-    "build_l2_pipeline",
-    "compile",
-    "emit_numpy",
-    "from_onnx",
-    "lower",
-    "make_context",
-    "parse",
-    "reference",
-    "run_passes",
-    "to_text",
-]
+__all__ = ["CortexError", *_API_HOMES]

@@ -20,26 +20,25 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from cortex.driver import compile_pipeline, reference
+from cortex.errors import CortexError
 from cortex.frontends.onnx import ENTRY, from_onnx, load_model
-from cortex.ir import CortexError
+from cortex.lowering import POST_LOWERING_PASSES
 
 import onnx
 from onnx.backend.base import Backend, BackendRep
 
 ENGINES = ("compiled", "reference")
-COMPILE_PASSES = "convert-cortex-to-linalg,cortex-conv-im2col,cortex-unroll-pooling,cortex-fold-constant-layouts"
-"""Before the standard lowering: convolutions as one im2col matrix product each, small pooling windows
-unrolled into elementwise maxima (sums), and broadcasts and transposes of constants done at compile time."""
+COMPILE_PASSES = f"cortex-conv-im2col,cortex-unroll-pooling,cortex-fold-constant-layouts,{POST_LOWERING_PASSES}"
+"""The post-lowering passes the compiled engine runs: convolutions as one im2col matrix product each,
+small pooling windows unrolled into elementwise maxima (sums), broadcasts and transposes of constants
+done at compile time, then the default post-lowering slot (elementwise fusion)."""
 
 
 def _make_runner(module, engine: str):
     if engine == "compiled":
-        from cortex.backends.runtime import compile_pipeline
-
-        return compile_pipeline(module, entry=ENTRY, mode=None, passes=COMPILE_PASSES)
-    from cortex.backends.reference import ReferenceRunner
-
-    return ReferenceRunner(module, entry=ENTRY, mode=None)
+        return compile_pipeline(module, entry=ENTRY, mode=None, post_passes=COMPILE_PASSES)
+    return reference(module, entry=ENTRY, mode=None)
 
 
 class CortexRep(BackendRep):

@@ -79,8 +79,8 @@ def bench_model(name: str, model, rounds: int, block: int, with_reference: bool,
         "onnxruntime": lambda: session.run(None, {"x": x}),
         "cortex numpy": lambda: compiled.run([x]),
     }
-    if baseline:  # the same backend without the ONNX backend's extra lowering passes (im2col)
-        saved, backend.COMPILE_PASSES = backend.COMPILE_PASSES, None
+    if baseline:  # the same backend with only the default post-lowering passes (no im2col, pooling, folding)
+        saved, backend.COMPILE_PASSES = backend.COMPILE_PASSES, backend.POST_LOWERING_PASSES
         plain = backend.prepare(model)
         backend.COMPILE_PASSES = saved
         contenders["cortex numpy, plain lowering"] = lambda: plain.run([x])

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 from cortex.dialects import tensor_ops as ops
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (

@@ -31,7 +31,8 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from cortex.lowering.builders import ORIGIN, PARALLEL, LinalgBuilder, affine_map, element_of, shape_of
+from cortex.dialects.abi import ORIGIN
+from cortex.lowering.builders import PARALLEL, LinalgBuilder, affine_map, element_of, shape_of
 from cortex.lowering.tensor_ops import constant_value
 
 

@@ -21,8 +21,9 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern
 
-from cortex.backends.tensor_kernels import dense_to_numpy
-from cortex.lowering.builders import ORIGIN, dense_attr, shape_of
+from cortex.semantics.values import dense_to_numpy
+from cortex.dialects.abi import ORIGIN
+from cortex.lowering.builders import dense_attr, shape_of
 
 
 def folded(op: Operation) -> np.ndarray | None:

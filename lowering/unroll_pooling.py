@@ -31,7 +31,8 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from cortex.lowering.builders import ORIGIN, PARALLEL, LinalgBuilder, REDUCE_COMBINERS, addf, affine_map, maxf, shape_of
+from cortex.dialects.abi import ORIGIN
+from cortex.lowering.builders import PARALLEL, LinalgBuilder, REDUCE_COMBINERS, addf, affine_map, maxf, shape_of
 
 COMBINERS = {arith.MaximumfOp: ("max", maxf), arith.AddfOp: ("add", addf)}
 

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 onnx = pytest.importorskip("onnx")
 import cortex
-from cortex.backends.reference import ReferenceRunner
+from cortex.interpreter.reference import ReferenceRunner
 from cortex.frontends.onnx import ENTRY, ceil_extra, from_onnx, same_pads
 from cortex.frontends.onnx_models import cnn, mlp, sample_input
 from cortex.ir import CortexError, parse, to_text
-from cortex.lowering import lower
+from cortex.driver import lower
 from cortex.lowering.upstream import mlir_opt_available, mlir_runner_available, run_with_mlir, verify_with_mlir_opt
 from cortex.onnx_backend import COMPILE_PASSES, CortexBackend, ReferenceBackend, run_node
 from onnx import TensorProto, helper, numpy_helper
@@ -343,7 +343,7 @@ def test_imported_cnn_runs_natively_with_mlir_runner(passes):
     """Upstream MLIR compiles and runs what the ONNX backend runs (im2col, unrolled pooling included)."""
     model = cnn()
     x = sample_input(model)
-    (got,) = run_with_mlir(lower(from_onnx(model), passes=passes), ENTRY, [x])
+    (got,) = run_with_mlir(lower(from_onnx(model), post_passes=passes), ENTRY, [x])
     (want,) = onnx_reference(model, {"x": x})
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 

@@ -65,12 +65,12 @@ from xdsl.ir import Block, Region  # noqa: E402
 import cortex  # noqa: E402
 from cortex.dialects import tensor_ops as ops  # noqa: E402
 from cortex.frontends.onnx import f32_constant  # noqa: E402
-from cortex.lowering import lower  # noqa: E402
+from cortex.driver import lower  # noqa: E402
 from cortex.lowering.fold_constant_layouts import FoldConstantLayoutsPass  # noqa: E402
 from cortex.lowering.unroll_pooling import UnrollPoolingPass  # noqa: E402
 from cortex.onnx_backend import COMPILE_PASSES  # noqa: E402
 
-REWRITES = "convert-cortex-to-linalg,cortex-conv-im2col,cortex-unroll-pooling,cortex-fold-constant-layouts"
+REWRITES = "cortex-conv-im2col,cortex-unroll-pooling,cortex-fold-constant-layouts"
 
 
 def one_function(arg_shapes, build) -> ModuleOp:
@@ -84,12 +84,12 @@ def one_function(arg_shapes, build) -> ModuleOp:
 
 def both(module: ModuleOp, *inputs: np.ndarray):
     want = cortex.reference(module, entry="main", mode=None)(*inputs)
-    got = cortex.compile(module, entry="main", mode=None, passes=REWRITES)(*inputs)
+    got = cortex.compile(module, entry="main", mode=None, post_passes=REWRITES)(*inputs)
     return got, want
 
 
 def test_the_onnx_backend_compiles_with_these_rewrites():
-    assert COMPILE_PASSES == REWRITES
+    assert COMPILE_PASSES.startswith(REWRITES + ",")
 
 
 CONVS = st.fixed_dictionaries(
@@ -136,7 +136,7 @@ def test_im2col_conv_equals_the_reference(case, seed):
     module = one_function(shapes, build)
     (got,), (want,) = both(module, *inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    lowered = lower(module, passes="convert-cortex-to-linalg,cortex-conv-im2col")
+    lowered = lower(module, post_passes="cortex-conv-im2col")
     assert not any(op.name == "linalg.conv_2d_nchw_fchw" for op in lowered.walk())
 
 
@@ -169,7 +169,7 @@ def test_unrolled_pooling_equals_the_reference(case, seed):
 
 def test_windows_above_the_limit_keep_their_reduction():
     module = one_function([(1, 1, 8, 8)], lambda xv: ops.MaxPoolOp(xv, (5, 5)).result)
-    lowered = lower(module, passes="convert-cortex-to-linalg")
+    lowered = lower(module)
     UnrollPoolingPass(max_window=16).apply(cortex.make_context(), lowered)
     generics = [op for op in lowered.walk() if op.name == "linalg.generic"]
     assert any("reduction" in str(g.iterator_types) for g in generics)
@@ -180,7 +180,7 @@ def test_constant_layouts_fold_and_keep_results():
     weight = rng.standard_normal((6, 4)).astype(np.float32)
     bias = rng.standard_normal((6,)).astype(np.float32)
     module = one_function([(3, 4)], lambda xv: ops.LinearOp(xv, f32_constant(weight).result, f32_constant(bias).result).result)
-    lowered = lower(module, passes="convert-cortex-to-linalg")
+    lowered = lower(module)
     FoldConstantLayoutsPass().apply(cortex.make_context(), lowered)
     assert not any(op.name == "linalg.broadcast" for op in lowered.walk())
     x = rng.standard_normal((3, 4)).astype(np.float32)
@@ -192,7 +192,7 @@ def test_constant_layouts_fold_and_keep_results():
 def test_large_broadcasts_stay_broadcasts():
     bias = np.arange(4, dtype=np.float32)
     module = one_function([(1, 4, 64, 64)], lambda xv: ops.AddOp(xv, f32_constant(bias.reshape(1, 4, 1, 1)).result).result)
-    lowered = lower(module, passes="convert-cortex-to-linalg,cortex-conv-im2col")
+    lowered = lower(module, post_passes="cortex-conv-im2col")
     before = [op.name for op in lowered.walk()]
     FoldConstantLayoutsPass(max_elements=1000).apply(cortex.make_context(), lowered)
     assert [op.name for op in lowered.walk()] == before
