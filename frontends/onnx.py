@@ -24,8 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from cortex.dialects import tensor_ops as ops
-from cortex.errors import CortexError
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -39,6 +37,8 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 import onnx
+from cortex.dialects import tensor_ops as ops
+from cortex.errors import CortexError
 from onnx import numpy_helper
 
 ENTRY = "main"

@@ -21,9 +21,9 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern
 
-from cortex.semantics.values import dense_to_numpy
 from cortex.dialects.abi import ORIGIN
 from cortex.lowering.builders import dense_attr, shape_of
+from cortex.semantics.values import dense_to_numpy
 
 
 def folded(op: Operation) -> np.ndarray | None:

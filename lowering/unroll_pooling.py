@@ -32,7 +32,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from cortex.dialects.abi import ORIGIN
-from cortex.lowering.builders import PARALLEL, LinalgBuilder, REDUCE_COMBINERS, addf, affine_map, maxf, shape_of
+from cortex.lowering.builders import PARALLEL, REDUCE_COMBINERS, LinalgBuilder, addf, affine_map, maxf, shape_of
 
 COMBINERS = {arith.MaximumfOp: ("max", maxf), arith.AddfOp: ("add", addf)}
 

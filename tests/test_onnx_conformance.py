@@ -17,9 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
-
-onnx = pytest.importorskip("onnx")
 
 from cortex.frontends.onnx import SUPPORTED_OPS
 from cortex.ir import CortexError

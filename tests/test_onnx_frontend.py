@@ -8,21 +8,21 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-onnx = pytest.importorskip("onnx")
-import cortex
-from cortex.interpreter.reference import ReferenceRunner
-from cortex.frontends.onnx import ENTRY, ceil_extra, from_onnx, same_pads
-from cortex.frontends.onnx_models import cnn, mlp, sample_input
-from cortex.ir import CortexError, parse, to_text
-from cortex.driver import lower
-from cortex.lowering.upstream import mlir_opt_available, mlir_runner_available, run_with_mlir, verify_with_mlir_opt
-from cortex.onnx_backend import COMPILE_PASSES, CortexBackend, ReferenceBackend, run_node
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
+
+import cortex
+from cortex.driver import lower
+from cortex.frontends.onnx import ENTRY, ceil_extra, from_onnx, same_pads
+from cortex.frontends.onnx_models import cnn, mlp, sample_input
+from cortex.interpreter.reference import ReferenceRunner
+from cortex.ir import CortexError, parse, to_text
+from cortex.lowering.upstream import mlir_opt_available, mlir_runner_available, run_with_mlir, verify_with_mlir_opt
+from cortex.onnx_backend import COMPILE_PASSES, CortexBackend, ReferenceBackend, run_node
 
 needs_mlir_opt = pytest.mark.skipif(not mlir_opt_available(), reason="mlir-opt (mlir-22-tools) not installed")
 needs_mlir_runner = pytest.mark.skipif(not mlir_runner_available(), reason="mlir-runner (mlir-22-tools) not installed")
@@ -164,7 +164,7 @@ POOL_CASES = st.fixed_dictionaries(
 
 def onnx_runtime(model, feeds: dict) -> list[np.ndarray]:
     """ONNX Runtime, one thread: the oracle for pooling (onnx.reference 1.23 gets SAME_LOWER sizes wrong)."""
-    ort = pytest.importorskip("onnxruntime")
+    import onnxruntime as ort
     options = ort.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
     options.log_severity_level = 4

@@ -6,17 +6,15 @@ CortexError; never another exception, never a different answer."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
+import onnx
+import onnxruntime as ort
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from onnx import TensorProto, helper
 
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
-from onnx import TensorProto, helper  # noqa: E402
-
-from cortex.frontends.onnx import from_onnx  # noqa: E402
-from cortex.ir import CortexError  # noqa: E402
-from cortex.onnx_backend import CompiledBackend, ReferenceBackend  # noqa: E402
+from cortex.frontends.onnx import from_onnx
+from cortex.ir import CortexError
+from cortex.onnx_backend import CompiledBackend, ReferenceBackend
 
 INTS = st.lists(st.integers(-2, 4), min_size=1, max_size=5)  # onnx.helper cannot type an empty list
 ATTRIBUTES = {

@@ -64,8 +64,8 @@ from xdsl.ir import Block, Region  # noqa: E402
 
 import cortex  # noqa: E402
 from cortex.dialects import tensor_ops as ops  # noqa: E402
-from cortex.frontends.onnx import f32_constant  # noqa: E402
 from cortex.driver import lower  # noqa: E402
+from cortex.frontends.onnx import f32_constant  # noqa: E402
 from cortex.lowering.fold_constant_layouts import FoldConstantLayoutsPass  # noqa: E402
 from cortex.lowering.unroll_pooling import UnrollPoolingPass  # noqa: E402
 from cortex.onnx_backend import COMPILE_PASSES  # noqa: E402
