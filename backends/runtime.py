@@ -250,6 +250,9 @@ class CompiledPipeline:
     `runner.profiling = True` then `runner.profile()` (seconds per source op).
     """
 
+    cortex_module: ModuleOp | None = None
+    """The cortex module after the optimisation passes, before lowering (what `run_video` splits)."""
+
     def __init__(self, lowered: ModuleOp, entry: str, weights: Mapping[str, float], weight_source: str):
         from cortex.backends.numpy_emitter import emit
 
@@ -330,6 +333,12 @@ class CompiledPipeline:
         self.state = state
         return outputs
 
+    def run_video(self, frames, workers: int | None = None, engine: str = "threads", **options):
+        """Outputs frame after frame, several frames in flight (`cortex.backends.frame_parallel`)."""
+        from cortex.backends.frame_parallel import run_video
+
+        return run_video(self, frames, workers=workers, engine=engine, **options)
+
 
 def _aliased(value: np.ndarray, outputs, inputs) -> bool:
     return any(isinstance(o, np.ndarray) and np.may_share_memory(value, o) for o in (*outputs, *inputs))
@@ -349,12 +358,19 @@ def compile_pipeline(
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
         find_entry(module, entry)
-        lowered = lower(module, passes=passes)
+        optimised = module.clone()
+        if passes:
+            from cortex.passes.pipeline import run_pipeline
+
+            run_pipeline(optimised, passes)
+        lowered = lower(optimised)
     except CortexError:
         raise
     except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
         raise CortexError(str(e).strip()) from None
-    return CompiledPipeline(lowered, entry, table, source)
+    compiled = CompiledPipeline(lowered, entry, table, source)
+    compiled.cortex_module = optimised
+    return compiled
 
 
 __all__ = ["EXTERNS", "CompiledPipeline", "Profile", "Profiler", "bind_extern", "compile_pipeline", "load"]
