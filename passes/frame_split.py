@@ -52,6 +52,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
+from cortex.dialects.tensor_ops import ConstantOp
 from cortex.ir import CortexError
 
 PARTS = ("delayed", "parallel", "recurrence", "tail")
@@ -280,7 +281,7 @@ def _branch_ops(region) -> list[Operation]:
 def zero_of(t: Attribute) -> Operation:
     """A constant zero of `t`: what a split `scf.if` yields on the branch that does not compute a value."""
     if isinstance(t, TensorType):
-        return arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [0.0 if _is_float(t.element_type) else 0]))
+        return ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [0.0 if _is_float(t.element_type) else 0]))
     if _is_float(t):
         return arith.ConstantOp(FloatAttr(0.0, t))
     if isinstance(t, IntegerType | IndexType):
@@ -367,8 +368,8 @@ class _Splitter:
             for op in self.block.ops:
                 if op in plan.split_ifs and name == "parallel":
                     self._parallel_copy(op, part)
-                if plan.part.get(op) != name:
-                    continue
+                if plan.part.get(op) != name or _rematerialisable(op):
+                    continue  # constants and weights are cloned into each part that uses them
                 if isinstance(op, UpdateStateOp):
                     part.results.append((f"update:{op.state_name}", part.get(op.value)))
                 elif op in plan.split_ifs:

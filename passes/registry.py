@@ -24,6 +24,9 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-profile": ("cortex.passes.profile", "ProfilePass"),
     "cortex-fuse-batch-norm": ("cortex.passes.fuse_batch_norm", "FuseBatchNormPass"),
     "cortex-recognize-gelu": ("cortex.passes.recognize_gelu", "RecognizeGeluPass"),
+    # scheduling (issue 8)
+    "cortex-schedule": ("cortex.passes.schedule", "SchedulePass"),
+    "cortex-frame-split": ("cortex.passes.frame_split", "FrameSplitPass"),
     # lowering (issue 4)
     "convert-cortex-to-linalg": ("cortex.lowering.cortex_to_linalg", "ConvertCortexToLinalgPass"),
     "convert-cortex-to-extern": ("cortex.lowering.cortex_to_extern", "ConvertCortexToExternPass"),
