@@ -119,7 +119,7 @@ class SplitProgram:
     """The four parts of a frame-split entry, lowered and emitted once, with the wiring between them."""
 
     def __init__(self, module: ModuleOp, entry: str, weights: Mapping[str, Any], input_ports: list[Port],
-                 output_ports: list[Port], state_ports: dict[str, Port]):
+                 output_ports: list[Port], state_ports: dict[str, Port], update_ports: dict[str, Port]):
         from cortex.backends.numpy_emitter import emit
         from cortex.lowering import lower
 
@@ -138,7 +138,8 @@ class SplitProgram:
             name: _PartFunction(name, functions[f"{entry}__{name}"], namespace[emitted.functions[f"{entry}__{name}"]], weights)
             for name in PARTS
         }
-        self.input_ports, self.output_ports, self.state_ports = input_ports, output_ports, state_ports
+        self.input_ports, self.output_ports = input_ports, output_ports
+        self.state_ports, self.update_ports = state_ports, update_ports  # states read; states written
         self.delayed = [n for n, c in self.classes.items() if c.kind == "delayed"]
         self.recurrent = [n for n, c in self.classes.items() if c.kind == "recurrence"]
         self.read_only = [n for n, c in self.classes.items() if c.kind == "read-only"]
@@ -160,8 +161,8 @@ class SplitProgram:
         """The caller's outputs and the caller's state after this frame (as `CompiledPipeline.__call__`)."""
         outputs = tuple(_to_caller(p, env[f"output:{k}"]) for k, p in enumerate(self.output_ports))
         state = {}
-        for name, port in self.state_ports.items():
-            value = _to_caller(port, env.get(f"update:{name}", env[f"state:{name}"]))
+        for name, port in {**self.state_ports, **self.update_ports}.items():
+            value = _to_caller(port, env.get(f"update:{name}", env.get(f"state:{name}")))
             if hasattr(value, "shape") and _aliased(value, outputs, args):
                 value = value.copy()
             state[name] = value
@@ -184,7 +185,8 @@ def split_program_for(compiled) -> SplitProgram:
         weights = {p.name: compiled._weights[p.index] for p in compiled.args if p.kind == "weight"}
         outputs = [p for p in compiled.results if p.kind == "output"]
         states = {p.name: p for p in compiled.args if p.kind == "state"}
-        program = SplitProgram(compiled.cortex_module, compiled.entry, weights, compiled.inputs, outputs, states)
+        updates = {p.name: p for p in compiled.results if p.kind == "state"}
+        program = SplitProgram(compiled.cortex_module, compiled.entry, weights, compiled.inputs, outputs, states, updates)
         compiled._split_program = program
     return program
 
