@@ -159,14 +159,21 @@ class SplitProgram:
 
     def outputs(self, env: Mapping[str, Any], args: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The caller's outputs and the caller's state after this frame (as `CompiledPipeline.__call__`)."""
-        outputs = tuple(_to_caller(p, env[f"output:{k}"]) for k, p in enumerate(self.output_ports))
+        outputs = self.caller_outputs(env)
+        internal = {n: env.get(f"update:{n}", env.get(f"state:{n}")) for n in {**self.state_ports, **self.update_ports}}
+        return outputs, self.caller_state(internal, outputs, args)
+
+    def caller_outputs(self, env: Mapping[str, Any]) -> tuple[Any, ...]:
+        return tuple(_to_caller(p, env[f"output:{k}"]) for k, p in enumerate(self.output_ports))
+
+    def caller_state(self, internal: Mapping[str, Any], outputs: tuple, args: tuple) -> dict[str, Any]:
         state = {}
         for name, port in {**self.state_ports, **self.update_ports}.items():
-            value = _to_caller(port, env.get(f"update:{name}", env.get(f"state:{name}")))
+            value = _to_caller(port, internal[name])
             if hasattr(value, "shape") and _aliased(value, outputs, args):
-                value = value.copy()
+                value = value.copy()  # the caller may reuse its buffers or write into outputs
             state[name] = value
-        return outputs, state
+        return state
 
     # ---- one frame, all parts in order (what the engines reorder)
 
