@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -79,6 +80,38 @@ def thread_budget(workers: int, cores: int | None = None):
             cv2.setNumThreads(previous)
 
 
+class ConcurrentSection:
+    """A profiling section several threads may be inside at once: wall-clock and thread CPU time per stage."""
+
+    __slots__ = ("label", "seconds", "cpu_seconds", "count", "_local", "_lock")
+
+    def __init__(self, label: str):
+        self.label, self.seconds, self.cpu_seconds, self.count = label, 0.0, 0.0, 0
+        self._local, self._lock = threading.local(), threading.Lock()
+
+    def __enter__(self):
+        self._local.start = (time.perf_counter(), time.thread_time())
+
+    def __exit__(self, *exc):
+        wall, cpu = self._local.start
+        wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+        with self._lock:
+            self.seconds += wall
+            self.cpu_seconds += cpu
+            self.count += 1
+
+
+def _concurrent_sections(namespace: dict[str, Any]) -> dict[str, ConcurrentSection]:
+    """Swap a profiled module's sections for thread-safe ones (the functions look them up as globals)."""
+    from cortex.backends.runtime import Section
+
+    sections = {}
+    for name, value in list(namespace.items()):
+        if isinstance(value, Section):
+            namespace[name] = sections.setdefault(value.label, ConcurrentSection(value.label))
+    return sections
+
+
 class _PartFunction:
     """One part of the split entry, loaded: takes and returns values by key (`value:3`, `state:x`...)."""
 
@@ -119,7 +152,8 @@ class SplitProgram:
     """The four parts of a frame-split entry, lowered and emitted once, with the wiring between them."""
 
     def __init__(self, module: ModuleOp, entry: str, weights: Mapping[str, Any], input_ports: list[Port],
-                 output_ports: list[Port], state_ports: dict[str, Port], update_ports: dict[str, Port]):
+                 output_ports: list[Port], state_ports: dict[str, Port], update_ports: dict[str, Port],
+                 profile: bool = False):
         from cortex.backends.numpy_emitter import emit
         from cortex.lowering import lower
 
@@ -131,8 +165,9 @@ class SplitProgram:
         split_entry(split, entry)
         self.split_module = split
         lowered = lower(split)
-        emitted = emit(lowered)
+        emitted = emit(lowered, profile=profile)
         namespace = load(emitted, f"<cortex-numpy @{entry} frame split>")
+        self.sections = _concurrent_sections(namespace) if profile else {}
         functions = {op.sym_name.data: op for op in lowered.ops if isinstance(op, func.FuncOp)}
         self.parts = {
             name: _PartFunction(name, functions[f"{entry}__{name}"], namespace[emitted.functions[f"{entry}__{name}"]], weights)
@@ -183,9 +218,10 @@ class SplitProgram:
         return env
 
 
-def split_program_for(compiled) -> SplitProgram:
-    """The `SplitProgram` of a `CompiledPipeline` (built on first use, then kept on it)."""
-    program = getattr(compiled, "_split_program", None)
+def split_program_for(compiled, profile: bool = False) -> SplitProgram:
+    """The `SplitProgram` of a `CompiledPipeline` (built on first use, then kept on it); `profile`: timed per stage."""
+    attr = "_split_program_profiled" if profile else "_split_program"
+    program = getattr(compiled, attr, None)
     if program is None:
         if compiled.cortex_module is None:
             raise CortexError("this pipeline was compiled without its cortex module; it cannot be frame-split")
@@ -193,8 +229,9 @@ def split_program_for(compiled) -> SplitProgram:
         outputs = [p for p in compiled.results if p.kind == "output"]
         states = {p.name: p for p in compiled.args if p.kind == "state"}
         updates = {p.name: p for p in compiled.results if p.kind == "state"}
-        program = SplitProgram(compiled.cortex_module, compiled.entry, weights, compiled.inputs, outputs, states, updates)
-        compiled._split_program = program
+        program = SplitProgram(compiled.cortex_module, compiled.entry, weights, compiled.inputs, outputs, states, updates,
+                               profile=profile)
+        setattr(compiled, attr, program)
     return program
 
 
@@ -203,11 +240,12 @@ def _as_args(item: Any) -> tuple[Any, ...]:
 
 
 def run_video(compiled, frames: Iterable[Any], workers: int | None = None, engine: str = "threads",
-              window: int | None = None, **engine_options: Any) -> Iterator[tuple[Any, ...]]:
+              window: int | None = None, profile: bool = False, **engine_options: Any) -> Iterator[tuple[Any, ...]]:
     """Outputs of `compiled` over `frames`, in order, several frames in flight; `compiled.state` follows.
 
     Equal to `[compiled(f) for f in frames]` (bit for bit, final state included).
     `workers` defaults to the machine's cores; `window` (frames in flight) to 2 × workers.
+    `profile` (threads): per-stage wall-clock and CPU time in `split_program_for(compiled, True).sections`.
     """
     workers = machine_cores() if workers is None else workers
     if workers < 1:
@@ -215,7 +253,7 @@ def run_video(compiled, frames: Iterable[Any], workers: int | None = None, engin
     if engine == "threads":
         if engine_options:
             raise CortexError(f"engine 'threads' takes no options {sorted(engine_options)}")
-        return _run_threads(compiled, frames, workers, window or 2 * workers)
+        return _run_threads(compiled, frames, workers, window or 2 * workers, profile)
     if engine == "ray":
         from cortex.backends.ray_engine import run_video_ray
 
@@ -223,8 +261,8 @@ def run_video(compiled, frames: Iterable[Any], workers: int | None = None, engin
     raise CortexError(f"unknown engine '{engine}' (engines: {', '.join(ENGINES)})")
 
 
-def _run_threads(compiled, frames: Iterable[Any], workers: int, window: int) -> Iterator[tuple[Any, ...]]:
-    program = split_program_for(compiled)
+def _run_threads(compiled, frames: Iterable[Any], workers: int, window: int, profile: bool) -> Iterator[tuple[Any, ...]]:
+    program = split_program_for(compiled, profile)
     with thread_budget(workers):
         yield from _frames_in_flight(compiled, program, frames, workers, max(window, 1))
 
@@ -296,4 +334,4 @@ def run_split_sequential(compiled, frames: Iterable[Any]) -> Iterator[tuple[Any,
         yield outputs
 
 
-__all__ = ["ENGINES", "SplitProgram", "machine_cores", "run_split_sequential", "run_video", "split_program_for", "thread_budget"]
+__all__ = ["ENGINES", "ConcurrentSection", "SplitProgram", "machine_cores", "run_split_sequential", "run_video", "split_program_for", "thread_budget"]
