@@ -27,11 +27,14 @@ def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", we
     return ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
 
 
-def compile(module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None):
-    """Lower and compile `entry` to NumPy; same call shape as `reference`."""
+def compile(module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None, workers=1):
+    """Lower and compile `entry` to NumPy; same call shape as `reference`.
+
+    `workers` > 1: a frame's independent stages run concurrently; `compiled.run_video(frames, workers=N)`
+    runs several frames at once."""
     from cortex.backends.runtime import compile_pipeline
 
-    return compile_pipeline(module_or_path, entry=entry, mode=mode, weights=weights, passes=passes)
+    return compile_pipeline(module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, workers=workers)
 
 
 def lower(module, passes=None):

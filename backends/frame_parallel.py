@@ -125,8 +125,8 @@ class _PartFunction:
         self.arity = len(self.args)
         self.fn = callable_
 
-    def __call__(self, env: dict[str, Any], index: int) -> None:
-        """Run on the values in `env`, adding this part's results to it."""
+    def __call__(self, env: dict[str, Any], index: int | None) -> None:
+        """Run on the values in `env`, adding this part's results to it; errors name frame `index` (if any)."""
         values: list[Any] = [None] * self.arity
         for i, key in enumerate(self.arg_keys):
             values[i] = env[key]
@@ -135,11 +135,24 @@ class _PartFunction:
         try:
             results = self.fn(*values)
         except CortexError as e:
-            raise CortexError(f"frame {index}: {e}") from e
+            raise CortexError(f"frame {index}: {e}" if index is not None else str(e)) from e
         except Exception as e:  # a NumPy failure inside generated code
-            raise CortexError(f"frame {index}: the {self.name} part failed: {type(e).__name__}: {' '.join(str(e).split())}") from e
+            where = f"frame {index}: " if index is not None else ""
+            raise CortexError(f"{where}the {self.name} part failed: {type(e).__name__}: {' '.join(str(e).split())}") from e
         for key, value in zip(self.result_keys, results):
             env[key] = value
+
+
+class _InOrder:
+    """The stages of a stage-split parallel part, one after the other."""
+
+    def __init__(self, stages: list[_PartFunction]):
+        self.stages = stages
+        self.arg_keys = list(dict.fromkeys(k for s in stages for k in s.arg_keys if not k.startswith("stage:")))
+
+    def __call__(self, env: dict[str, Any], index: int) -> None:
+        for stage in self.stages:
+            stage(env, index)
 
 
 def _keys(fn: func.FuncOp, attr: str) -> list[str]:
@@ -153,7 +166,7 @@ class SplitProgram:
 
     def __init__(self, module: ModuleOp, entry: str, weights: Mapping[str, Any], input_ports: list[Port],
                  output_ports: list[Port], state_ports: dict[str, Port], update_ports: dict[str, Port],
-                 profile: bool = False):
+                 profile: bool = False, stages: bool = False):
         from cortex.backends.numpy_emitter import emit
         from cortex.lowering import lower
 
@@ -163,16 +176,28 @@ class SplitProgram:
             raise FrameSplitError(f"no function '@{entry}' to split")
         self.classes = classify_states(fn)
         split_entry(split, entry)
+        if stages:  # the parallel part cut once more, one function per stage (cortex.passes.stage_split)
+            from cortex.passes.stage_split import split_stages
+
+            split_stages(split, f"{entry}__parallel")
         self.split_module = split
         lowered = lower(split)
         emitted = emit(lowered, profile=profile)
         namespace = load(emitted, f"<cortex-numpy @{entry} frame split>")
         self.sections = _concurrent_sections(namespace) if profile else {}
         functions = {op.sym_name.data: op for op in lowered.ops if isinstance(op, func.FuncOp)}
-        self.parts = {
-            name: _PartFunction(name, functions[f"{entry}__{name}"], namespace[emitted.functions[f"{entry}__{name}"]], weights)
-            for name in PARTS
-        }
+        def part(name: str, symbol: str) -> _PartFunction:
+            return _PartFunction(name, functions[symbol], namespace[emitted.functions[symbol]], weights)
+
+        prefix = f"{entry}__parallel__s"
+        self.stages = sorted(
+            (part(f"parallel stage {f[len(prefix):]}", f) for f in functions if f.startswith(prefix)),
+            key=lambda p: int(p.name.rsplit(" ", 1)[1]),
+        )
+        self.parts = {name: part(name, f"{entry}__{name}") for name in PARTS if name != "parallel" or not self.stages}
+        if self.stages:
+            self.parts["parallel"] = _InOrder(self.stages)
+        self.parts = {name: self.parts[name] for name in PARTS}
         self.input_ports, self.output_ports = input_ports, output_ports
         self.state_ports, self.update_ports = state_ports, update_ports  # states read; states written
         self.delayed = [n for n, c in self.classes.items() if c.kind == "delayed"]

@@ -252,6 +252,8 @@ class CompiledPipeline:
 
     cortex_module: ModuleOp | None = None
     """The cortex module after the optimisation passes, before lowering (what `run_video` splits)."""
+    workers: int = 1
+    """Threads for one frame's independent stages (`cortex.backends.stage_parallel`); 1: in order."""
 
     def __init__(self, lowered: ModuleOp, entry: str, weights: Mapping[str, float], weight_source: str):
         from cortex.backends.numpy_emitter import emit
@@ -308,6 +310,10 @@ class CompiledPipeline:
     # ---- a frame
 
     def __call__(self, *inputs: Any) -> tuple[Any, ...]:
+        if self.workers > 1 and not self.profiling:
+            from cortex.backends.stage_parallel import call_with_concurrent_stages
+
+            return call_with_concurrent_stages(self, inputs)
         if len(inputs) != len(self.inputs):
             raise CortexError(f"@{self.entry} takes {len(self.inputs)} argument(s), got {len(inputs)}")
         values: list[Any] = [None] * len(self.args)
@@ -350,8 +356,13 @@ def compile_pipeline(
     mode: str | None = "balanced",
     weights: Mapping[str, float] | None = None,
     passes: str | None = None,
+    workers: int = 1,
 ) -> CompiledPipeline:
-    """Lower `entry` of a cortex module (optionally after `passes`), emit NumPy, load it."""
+    """Lower `entry` of a cortex module (optionally after `passes`), emit NumPy, load it.
+
+    `workers` > 1: each call runs the frame's independent stages on that many threads."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
     from cortex.lowering import lower
 
     table, source = resolve_weights(mode, weights)
@@ -370,6 +381,7 @@ def compile_pipeline(
         raise CortexError(str(e).strip()) from None
     compiled = CompiledPipeline(lowered, entry, table, source)
     compiled.cortex_module = optimised
+    compiled.workers = workers
     return compiled
 
 

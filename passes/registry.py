@@ -27,6 +27,7 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     # scheduling (issue 8)
     "cortex-schedule": ("cortex.passes.schedule", "SchedulePass"),
     "cortex-frame-split": ("cortex.passes.frame_split", "FrameSplitPass"),
+    "cortex-stage-split": ("cortex.passes.stage_split", "StageSplitPass"),
     # lowering (issue 4)
     "convert-cortex-to-linalg": ("cortex.lowering.cortex_to_linalg", "ConvertCortexToLinalgPass"),
     "convert-cortex-to-extern": ("cortex.lowering.cortex_to_extern", "ConvertCortexToExternPass"),
