@@ -131,11 +131,20 @@ def main(argv=None) -> int:
     p.add_argument("--scaling", default=None, help="worker counts of the scaling table (default: 1,2,4,... up to 2×cores)")
     p.add_argument("--ray", action="store_true", help="also the Ray engine (starts a local Ray)")
     p.add_argument("--quick", action="store_true", help="smoke run: 96x128, 6 frames, one repeat, balanced")
+    p.add_argument(
+        "--blas-threads", type=int, default=1,
+        help="BLAS threads for every contender (default 1: OpenBLAS threads spin on a loaded machine; 0: BLAS default)",
+    )
     args = p.parse_args(argv)
+    if args.blas_threads > 0:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=args.blas_threads, user_api="blas")
     if args.quick:
         args.sizes, args.modes, args.frames, args.repeat = "96x128", "balanced", 6, 1
     workers = args.workers or machine_cores()
-    print(f"bench_schedule: {load()}; {workers} workers")
+    blas = f"BLAS limited to {args.blas_threads} thread(s)" if args.blas_threads > 0 else "BLAS threads: library default"
+    print(f"bench_schedule: {load()}; {workers} workers; {blas}")
     ratios = []
     first = None
     for text in args.sizes.split(","):
