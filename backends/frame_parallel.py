@@ -36,12 +36,25 @@ from contextlib import contextmanager
 from typing import Any
 
 import cv2
+from cortex.backends.runtime import (
+    Port,
+    _aliased,
+    _ports,
+    _to_caller,
+    _to_internal,
+    load,
+)
+from cortex.ir import CortexError
+from cortex.passes.frame_split import (
+    ARGS_ATTR,
+    PARTS,
+    RESULTS_ATTR,
+    FrameSplitError,
+    classify_states,
+    split_entry,
+)
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
-
-from cortex.backends.runtime import Port, _aliased, _ports, _to_caller, _to_internal, _zeros, load
-from cortex.ir import CortexError
-from cortex.passes.frame_split import ARGS_ATTR, PARTS, RESULTS_ATTR, FrameSplitError, classify_states, split_entry
 
 ENGINES = ("threads", "ray")
 
@@ -83,7 +96,7 @@ def thread_budget(workers: int, cores: int | None = None):
 class ConcurrentSection:
     """A profiling section several threads may be inside at once: wall-clock and thread CPU time per stage."""
 
-    __slots__ = ("label", "seconds", "cpu_seconds", "count", "_local", "_lock")
+    __slots__ = ("_local", "_lock", "count", "cpu_seconds", "label", "seconds")
 
     def __init__(self, label: str):
         self.label, self.seconds, self.cpu_seconds, self.count = label, 0.0, 0.0, 0

@@ -35,6 +35,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
+from cortex.dialects.tensor_ops import ConstantOp
+from cortex.ir import CortexError
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
@@ -50,10 +53,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-
-from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
-from cortex.dialects.tensor_ops import ConstantOp
-from cortex.ir import CortexError
 
 PARTS = ("delayed", "parallel", "recurrence", "tail")
 PART_ATTR = "cortex.frame_split"
@@ -230,9 +229,7 @@ def partition(fn: func.FuncOp) -> Partition:
     for op in block.walk():  # program order: definitions before uses
         if op is fn or op.parent_op() is None:
             continue
-        if _reads_recurrence(op, result.recurrent, rec_states):
-            result.recurrent.add(op)
-        elif any(inner in result.recurrent for inner in op.walk() if inner is not op):
+        if _reads_recurrence(op, result.recurrent, rec_states) or any(inner in result.recurrent for inner in op.walk() if inner is not op):
             result.recurrent.add(op)
     # a region op's recurrence can only be seen after its body: one more sweep for ops after it
     changed = True
@@ -263,9 +260,12 @@ def partition(fn: func.FuncOp) -> Partition:
             result.part[op] = "parallel"
         else:
             result.part[op] = "recurrence" if op in rec_slice else "tail"
-            if isinstance(op, scf.IfOp) and op.cond.owner not in result.recurrent:
-                if any(inner not in result.recurrent for b in (op.true_region, op.false_region) for inner in _branch_ops(b)):
-                    result.split_ifs.add(op)
+            if (
+                isinstance(op, scf.IfOp)
+                and op.cond.owner not in result.recurrent
+                and any(inner not in result.recurrent for b in (op.true_region, op.false_region) for inner in _branch_ops(b))
+            ):
+                result.split_ifs.add(op)
     return result
 
 

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import threading
 
+import cortex
 import numpy as np
 import pytest
+from cortex.backends.frame_parallel import (
+    run_split_sequential,
+    split_program_for,
+    thread_budget,
+)
+from cortex.ir import CortexError
+from cortex.video.synthetic import SyntheticVideo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import cortex
-from cortex.backends.frame_parallel import run_split_sequential, split_program_for, thread_budget
-from cortex.ir import CortexError
-from cortex.video.synthetic import SyntheticVideo
 from tests.frame_split_pipelines import L2_TEXT, SMALL, small_l2_text, with_extra_states
 
 FRAMES = 60

@@ -8,11 +8,9 @@ the entry's outputs and states (blurred frames and scene cuts included).
 
 from __future__ import annotations
 
+import cortex
 import numpy as np
 import pytest
-from xdsl.dialects import func, scf
-
-import cortex
 from cortex.backends.reference import CortexFunctions, ReferenceRunner
 from cortex.passes.frame_split import (
     ARGS_ATTR,
@@ -22,9 +20,21 @@ from cortex.passes.frame_split import (
     classify_states,
     split_entry,
 )
-from cortex.passes.schedule import critical_path, list_schedule, render_schedule, stage_graph
+from cortex.passes.schedule import (
+    critical_path,
+    list_schedule,
+    render_schedule,
+    stage_graph,
+)
 from cortex.video.synthetic import SyntheticVideo
-from tests.frame_split_pipelines import SMALL, small_l2_text, updated_in_a_branch, with_extra_states
+from xdsl.dialects import func, scf
+
+from tests.frame_split_pipelines import (
+    SMALL,
+    small_l2_text,
+    updated_in_a_branch,
+    with_extra_states,
+)
 
 
 def entry_of(module, name="l2_frame") -> func.FuncOp:
