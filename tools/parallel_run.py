@@ -39,6 +39,21 @@ def videos(args: argparse.Namespace) -> list[str | None]:
 def run_each_video(args: argparse.Namespace, run_one: Callable[[argparse.Namespace], int]) -> int:
     """`run_one` per input video; with several, a last line with the frames/s over all of them."""
     names = videos(args)
+    if args.engine == "ray":  # one Ray for all the videos (starting one takes seconds)
+        from cortex.backends.ray_engine import start_ray
+
+        started = start_ray(args.ray_address)
+        try:
+            return _each_video(args, names, run_one)
+        finally:
+            if started:
+                import ray
+
+                ray.shutdown()
+    return _each_video(args, names, run_one)
+
+
+def _each_video(args: argparse.Namespace, names: list[str | None], run_one: Callable[[argparse.Namespace], int]) -> int:
     if len(names) == 1:
         return run_one(args)
     for flag in ("scores_jsonl", "overlay", "encoded"):
@@ -104,10 +119,10 @@ class ParallelRunner:
                 yield frame
 
         start, cpu = time.perf_counter(), time.process_time()
+        results_iter = self.compiled.run_video(
+            source(), workers=self.workers, engine=self.engine, profile=self.engine == "threads", **options
+        )
         try:
-            results_iter = self.compiled.run_video(
-                source(), workers=self.workers, engine=self.engine, profile=self.engine == "threads", **options
-            )
             for results in results_iter:
                 frame = held.pop(0)
                 t = time.perf_counter()
@@ -122,6 +137,7 @@ class ParallelRunner:
                 bar.update(count)
                 writing += time.perf_counter() - t
         finally:
+            results_iter.close()  # on an error or Ctrl-C: the workers stop now, not when the traceback goes
             bar.close()
         self.wall_seconds = time.perf_counter() - start - writing
         self.cpu_seconds = time.process_time() - cpu
