@@ -169,7 +169,7 @@ def classify_states(fn: func.FuncOp) -> dict[str, StateClass]:
                 name, "delayed", f"its next value ({source}) reads no state: frame n+1 gets it from frame n alone"
             )
         else:
-            readers = _state_readers(slice_)
+            readers = _state_readers([*slice_, updates[name][-1]])
             said = [f"'{n}' (in {', '.join(readers[n])})" for n in read]
             classes[name] = StateClass(
                 name, "recurrence", f"its next value reads state {' and '.join(said)}: frame n needs frame n-1's result"

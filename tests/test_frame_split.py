@@ -129,8 +129,8 @@ def call_reference(runner: ReferenceRunner, args: list):
     return runner._interpreter(functions).call_op(runner.function, tuple(args))
 
 
-def run_parts_reference_with(module, frames, initial):
-    runners = {p: ReferenceRunner(module, entry=f"l2_frame__{p}", mode="balanced") for p in PARTS}
+def run_parts_reference_with(module, frames, initial, mode="balanced"):
+    runners = {p: ReferenceRunner(module, entry=f"l2_frame__{p}", mode=mode, weights=None if mode else {}) for p in PARTS}
     fns = {p: entry_of(module, f"l2_frame__{p}") for p in PARTS}
     state = dict(initial)
     outputs = []
@@ -173,3 +173,75 @@ def test_schedule_report_reads_profile_times():
 def test_schedule_without_profile_flags_unmeasured_stages():
     out = render_schedule(cortex.parse(small_l2_text()), "l2_frame", 3)
     assert "not measured for" in out and "on 3 workers" in out
+
+
+# ----------------------------------------------------------------------- random pipelines (Hypothesis)
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def state_pipelines(draw):
+    """A random entry over x: tensor<4xf32> with 1–3 states; returns (text, {state: reads a state?})."""
+    n_states = draw(st.integers(1, 3))
+    names = [f"s{i}" for i in range(n_states)]
+    lines, pool, reads = [], ["%x"], {"%x": False}
+    for n in names:
+        lines.append(f'    %{n} = cortex.state "{n}" : tensor<4xf32>')
+        pool.append(f"%{n}")
+        reads[f"%{n}"] = True
+    for k in range(draw(st.integers(0, 5))):
+        op = draw(st.sampled_from(["add", "sub", "mul"]))
+        a, b = draw(st.sampled_from(pool)), draw(st.sampled_from(pool))
+        lines.append(f"    %v{k} = cortex.{op} {a}, {b} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>")
+        pool.append(f"%v{k}")
+        reads[f"%v{k}"] = reads[a] or reads[b]
+    truth = {}
+    for n in names:
+        value = draw(st.sampled_from(pool))
+        lines.append(f'    cortex.update_state "{n}" = {value} : tensor<4xf32>')
+        truth[n] = "recurrence" if reads[value] else "delayed"
+    out = draw(st.sampled_from(pool))
+    body = "\n".join(lines)
+    text = (f"builtin.module {{\n  func.func @l2_frame(%x: tensor<4xf32>) -> tensor<4xf32> {{\n{body}\n"
+            f"    func.return {out} : tensor<4xf32>\n  }}\n}}\n")
+    return text, truth
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=state_pipelines(), seed=st.integers(0, 2**16))
+def test_random_pipelines_classified_and_split_exactly(case, seed):
+    text, truth = case
+    classes = classify_states(entry_of(cortex.parse(text)))
+    assert {n: c.kind for n, c in classes.items()} == truth
+    module = cortex.parse(text)
+    split_entry(module, "l2_frame")
+    module.verify()
+    rng = np.random.default_rng(seed)
+    inputs = [rng.uniform(-2, 2, 4).astype(np.float32) for _ in range(4)]
+    reference = cortex.reference(cortex.parse(text), mode=None, weights={})
+    initial = dict(reference.state)
+    expected = [reference(x) for x in inputs]
+    outputs, state = run_parts_reference_with(module, inputs, initial, mode=None)
+    for got, want in zip(outputs, expected):
+        assert [np.asarray(g).tobytes() for g in got] == [np.asarray(w).tobytes() for w in want]
+    for name, value in reference.state.items():
+        assert np.asarray(state[name]).tobytes() == np.asarray(value).tobytes()
+
+
+def test_state_updated_with_a_state_read_directly_is_a_recurrence():
+    """Regression (found by the property test): the reader was the update itself, outside the slice."""
+    text = """builtin.module {
+  func.func @l2_frame(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %s0 = cortex.state "s0" : tensor<4xf32>
+    %s1 = cortex.state "s1" : tensor<4xf32>
+    cortex.update_state "s0" = %s0 : tensor<4xf32>
+    cortex.update_state "s1" = %s0 : tensor<4xf32>
+    func.return %x : tensor<4xf32>
+  }
+}
+"""
+    classes = classify_states(entry_of(cortex.parse(text)))
+    assert classes["s0"].kind == classes["s1"].kind == "recurrence"
+    assert "'s0' (in cortex.update_state)" in classes["s1"].reason
