@@ -177,10 +177,6 @@ def test_schedule_without_profile_flags_unmeasured_stages():
 
 # ----------------------------------------------------------------------- random pipelines (Hypothesis)
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-
 @st.composite
 def state_pipelines(draw):
     """A random entry over x: tensor<4xf32> with 1–3 states; returns (text, {state: reads a state?})."""
