@@ -36,6 +36,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import cv2
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+
 from cortex.backends.runtime import (
     Port,
     _aliased,
@@ -53,8 +56,6 @@ from cortex.passes.frame_split import (
     classify_states,
     split_entry,
 )
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
 ENGINES = ("threads", "ray")
 

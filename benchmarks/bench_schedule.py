@@ -29,11 +29,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from handwritten_pipeline import HandwrittenPipeline
+
 import cortex
 from cortex.backends.frame_parallel import machine_cores, split_program_for
 from cortex.backends.stage_parallel import stage_program_for
 from cortex.video.synthetic import SyntheticVideo
-from handwritten_pipeline import HandwrittenPipeline
 
 MODES = ("balanced", "power_save", "motion")
 

@@ -13,6 +13,7 @@ kernels. This is the baseline of `bench_schedule.py`.
 from __future__ import annotations
 
 import numpy as np
+
 from cortex.backends import vision_kernels as vk
 from cortex.dialects.modes import mode_weights
 

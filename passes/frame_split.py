@@ -35,9 +35,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
-from cortex.dialects.tensor_ops import ConstantOp
-from cortex.ir import CortexError
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
@@ -53,6 +50,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+
+from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
+from cortex.dialects.tensor_ops import ConstantOp
+from cortex.ir import CortexError
 
 PARTS = ("delayed", "parallel", "recurrence", "tail")
 PART_ATTR = "cortex.frame_split"

@@ -24,16 +24,17 @@ import heapq
 import sys
 from dataclasses import dataclass, field
 
-from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
-from cortex.ir import CortexError
-from cortex.passes.frame_split import FrameSplitError, classify_states, partition
-from cortex.passes.profile import profile_ms
 from xdsl.context import Context
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
+
+from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
+from cortex.ir import CortexError
+from cortex.passes.frame_split import FrameSplitError, classify_states, partition
+from cortex.passes.profile import profile_ms
 
 
 @dataclass

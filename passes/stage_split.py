@@ -17,6 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.context import Context
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
 from cortex.passes.frame_split import (
     ARGS_ATTR,
     RESULTS_ATTR,
@@ -26,11 +32,6 @@ from cortex.passes.frame_split import (
     outer_operands,
     zero_of,
 )
-from xdsl.context import Context
-from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 
 
 class _Stage:

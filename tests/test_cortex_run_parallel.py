@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import cv2
+
 from cortex.tools.cortex_run import main
 from cortex.video.synthetic import SyntheticVideo
 

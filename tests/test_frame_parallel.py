@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import threading
 
-import cortex
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cortex
 from cortex.backends.frame_parallel import (
     run_split_sequential,
     split_program_for,
@@ -20,9 +23,6 @@ from cortex.backends.frame_parallel import (
 )
 from cortex.ir import CortexError
 from cortex.video.synthetic import SyntheticVideo
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from tests.frame_split_pipelines import L2_TEXT, SMALL, small_l2_text, with_extra_states
 
 FRAMES = 60

@@ -8,9 +8,13 @@ the entry's outputs and states (blurred frames and scene cuts included).
 
 from __future__ import annotations
 
-import cortex
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.dialects import func, scf
+
+import cortex
 from cortex.backends.reference import CortexFunctions, ReferenceRunner
 from cortex.passes.frame_split import (
     ARGS_ATTR,
@@ -27,8 +31,6 @@ from cortex.passes.schedule import (
     stage_graph,
 )
 from cortex.video.synthetic import SyntheticVideo
-from xdsl.dialects import func, scf
-
 from tests.frame_split_pipelines import (
     SMALL,
     small_l2_text,

@@ -16,7 +16,6 @@ ray = pytest.importorskip("ray")
 import cortex
 from cortex.backends.ray_engine import _get, run_video_ray
 from cortex.ir import CortexError
-
 from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states
 from tests.test_frame_parallel import (
     assert_same,

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import threading
 
-import cortex
 import numpy as np
 import pytest
-from cortex.backends.stage_parallel import stage_program_for
-from cortex.ir import CortexError
-from cortex.passes.frame_split import split_entry
-from cortex.passes.stage_split import split_stages
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func, scf
 
+import cortex
+from cortex.backends.stage_parallel import stage_program_for
+from cortex.ir import CortexError
+from cortex.passes.frame_split import split_entry
+from cortex.passes.stage_split import split_stages
 from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states
 from tests.test_frame_parallel import (
     MODES,
