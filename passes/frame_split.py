@@ -207,41 +207,28 @@ class Partition:
     split_ifs: set[Operation] = field(default_factory=set)  # scf.ifs with a recurrence-free copy in "parallel"
     recurrent: set[Operation] = field(default_factory=set)  # ops (any depth) that read a recurrence
 
-    def ops(self, name: str) -> list[Operation]:
-        return [op for op in self.part if self.part[op] == name]
-
 
 def _reads_recurrence(op: Operation, recurrent: set[Operation], rec_states: set[str]) -> bool:
+    """A recurrence's state read, or an op using (itself or in its regions) a value of one."""
     if isinstance(op, StateOp):
         return op.state_name in rec_states
-    for v in outer_operands(op):
-        owner = v.owner if isinstance(v.owner, Operation) else None
-        if owner is not None and owner in recurrent:
-            return True
-    return any(_reads_recurrence(inner, recurrent, rec_states) for inner in op.walk() if inner is not op and isinstance(inner, StateOp))
+    if any(inner in recurrent for inner in op.walk() if inner is not op):
+        return True
+    return any(isinstance(v.owner, Operation) and v.owner in recurrent for v in outer_operands(op))
 
 
 def partition(fn: func.FuncOp) -> Partition:
+    """Each top-level op's part; `scf.if`s with a recurrence-free condition but recurrent ops are split."""
     check_splittable(fn)
     block = entry_block(fn)
     classes = classify_states(fn)
     rec_states = {n for n, c in classes.items() if c.kind == "recurrence"}
     result = Partition(classes)
-    for op in block.walk():  # program order: definitions before uses
-        if op is fn or op.parent_op() is None:
-            continue
-        if _reads_recurrence(op, result.recurrent, rec_states) or any(inner in result.recurrent for inner in op.walk() if inner is not op):
-            result.recurrent.add(op)
-    # a region op's recurrence can only be seen after its body: one more sweep for ops after it
     changed = True
-    while changed:
+    while changed:  # to a fixed point: a region op is recurrent once an op of its body is
         changed = False
         for op in block.walk():
-            if op is fn or op in result.recurrent:
-                continue
-            if _reads_recurrence(op, result.recurrent, rec_states) or any(
-                inner in result.recurrent for inner in op.walk() if inner is not op
-            ):
+            if op not in result.recurrent and _reads_recurrence(op, result.recurrent, rec_states):
                 result.recurrent.add(op)
                 changed = True
 
