@@ -72,3 +72,28 @@ def test_worker_errors_come_back_as_one_line(local_ray):
 def test_bad_chunk_is_rejected_before_ray_starts():
     with pytest.raises(CortexError, match="chunk must be >= 1"):
         run_video_ray(cortex.compile(cortex.parse(small_l2_text())), [], workers=1, chunk=0)
+
+
+def test_cortex_run_spreads_several_videos_over_ray(local_ray, capsys, tmp_path, monkeypatch):
+    import cv2
+
+    from cortex.tools.cortex_run import main
+    from cortex.video.synthetic import SyntheticVideo
+
+    monkeypatch.chdir(tmp_path)
+    names = []
+    for k, size in enumerate(((96, 128), (64, 96), (96, 96))):
+        writer = cv2.VideoWriter(f"v{k}.avi", cv2.VideoWriter_fourcc(*"MJPG"), 25.0, (size[1], size[0]))
+        for frame in SyntheticVideo(*size).frames(4):
+            writer.write(frame)
+        writer.release()
+        names.append(f"v{k}.avi")
+    rc = main([*names, "--engine", "ray", "--workers", "2", "--no-frame-log", "--dce-frames", "0", "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    for k, size in enumerate(("96x128", "64x96", "96x96")):
+        assert f"v{k}.avi: {size}, 4 frames" in out and f"[v{k}.avi: a Ray worker]" in out
+    assert "3 videos, 12 frames in" in out
+    rc = main(["v0.avi", "missing.avi", "--engine", "ray", "--workers", "2", "--quiet", "--dce-frames", "0"])
+    out, err = capsys.readouterr()
+    assert rc == 1 and "missing.avi: no such video file" in out and "1 of 2 videos failed" in err

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import time
 from collections.abc import Callable, Iterable
 
@@ -61,18 +62,77 @@ def _each_video(args: argparse.Namespace, names: list[str | None], run_one: Call
         if getattr(args, flag):
             raise CortexError(f"--{flag.replace('_', '-')} writes one video's outputs; give one video, not {len(names)}")
     frames, start = 0, time.perf_counter()
-    for name in names:
-        one = copy.copy(args)
-        one.video, one.more_videos = name, []
-        one.frames_done = 0
-        rc = run_one(one)
-        if rc:
-            return rc
-        frames += one.frames_done
-        print()
+    if args.engine == "ray":
+        frames = _videos_on_ray(args, names, run_one)
+    else:
+        for name in names:
+            one = _one_video(args, name)
+            rc = run_one(one)
+            if rc:
+                return rc
+            frames += one.frames_done
+            print()
     seconds = time.perf_counter() - start
     print(f"{len(names)} videos, {frames} frames in {seconds:.2f} s: {frames / seconds:.1f} frames/s overall (compile included)")
     return 0
+
+
+def _one_video(args: argparse.Namespace, name: str | None) -> argparse.Namespace:
+    one = copy.copy(args)
+    one.video, one.more_videos, one.frames_done = name, [], 0
+    return one
+
+
+def run_video_task(args: argparse.Namespace, run_one: Callable[[argparse.Namespace], int]) -> tuple[int, str, int]:
+    """One whole video in a Ray worker, frame after frame: (exit code, what it printed, frames)."""
+    import contextlib
+    import io
+
+    from cortex.backends.ray_engine import limit_library_threads
+
+    limit_library_threads(1)
+    out = io.StringIO()
+    args = copy.copy(args)
+    args.engine, args.workers, args.quiet = "threads", 1, True
+    with contextlib.redirect_stdout(out):
+        try:
+            rc = run_one(args)
+        except CortexError as e:
+            print(f"error: {e}")
+            rc = 1
+    return rc, out.getvalue(), args.frames_done
+
+
+def _videos_on_ray(args: argparse.Namespace, names: list[str | None], run_one) -> int:
+    """Several videos spread over the Ray cluster: one task (one CPU) per video, at most --workers at once;
+    each video's report is printed as it finishes. Returns the frames run."""
+    import ray
+
+    from cortex.backends.ray_engine import _get
+
+    task = ray.remote(num_cpus=1)(run_video_task)
+    limit = machine_cores() if args.workers is None else args.workers
+    waiting = list(names)
+    running: dict = {}
+    frames, failed = 0, 0
+    try:
+        while waiting or running:
+            while waiting and len(running) < limit:
+                name = waiting.pop(0)
+                local = name is not None and os.path.exists(name)  # workers may run elsewhere: an absolute path
+                running[task.remote(_one_video(args, os.path.abspath(name) if local else name), run_one)] = name
+            done, _ = ray.wait(list(running), num_returns=1)
+            name = running.pop(done[0])
+            rc, text, n = _get(ray, done[0])
+            print(text.rstrip() + f"\n[{name or 'synthetic'}: a Ray worker]\n")
+            frames += n
+            failed += rc != 0
+    finally:
+        for ref in running:
+            ray.cancel(ref, force=True)
+    if failed:
+        raise CortexError(f"{failed} of {len(names)} videos failed (see above)")
+    return frames
 
 
 class ParallelRunner:
