@@ -6,7 +6,8 @@ several frames in flight, the outputs in order and equal to the sequential
 run, so `--scores-jsonl` is the same file whatever `--workers` is. The
 summary gives frames/s; the stage table gives each stage's wall-clock and
 CPU time per frame, whose sums exceed the run's own time per frame when
-stages of different frames overlap.
+stages of different frames overlap. Several videos: with threads, one after
+the other; with Ray, one task per video, spread over the cluster.
 """
 
 from __future__ import annotations
