@@ -119,3 +119,20 @@ def test_profiling_runs_in_order():
     b.profiling = True
     b(frames_of(SMALL, 1)[0])
     assert "text" in b.profile() and np.isfinite(sum(b.profile().values()))
+
+
+@pytest.mark.parametrize("name", ["unoptimized_model", "linear_bn", "conv_bn", "gelu_tanh"])
+def test_stateless_tensor_graphs_run_staged_and_frame_parallel(name):
+    """No state at all: every part but the parallel one is trivial; several inputs per call (tuples)."""
+    from cortex.examples.tensor_graphs import EXAMPLES
+
+    spec = EXAMPLES[name]
+
+    def build(workers=1):
+        return cortex.compile(cortex.parse(spec.text()), entry=spec.entry, mode=None, weights={}, workers=workers)
+
+    inputs = [spec.make_inputs(i) for i in range(5)]
+    want = [build()(*x) for x in inputs]
+    assert_same(list(build().run_video(inputs, workers=2)), want)
+    staged_graph = build(workers=2)
+    assert_same([staged_graph(*x) for x in inputs], want)
