@@ -77,16 +77,28 @@ def parallel(compiled, workers: int, engine: str = "threads") -> Callable[[list]
     return run
 
 
-def measure(contenders: dict[str, Callable], frames: list, repeat: int) -> dict[str, tuple[float, float]]:
-    """name → (median latency ms, median throughput frames/s), contenders interleaved."""
+def measure(contenders: dict[str, Callable], frames: list, repeat: int) -> dict[str, tuple[float, float, float, float]]:
+    """name → medians of (latency ms, throughput frames/s, process CPU ms per frame, CPU/wall), interleaved.
+
+    CPU/wall is how many cores the process kept busy: on a loaded machine a
+    parallel contender can only be as fast as the cores it is given."""
     lat: dict[str, list[float]] = {n: [] for n in contenders}
     fps: dict[str, list[float]] = {n: [] for n in contenders}
+    cpu: dict[str, list[float]] = {n: [] for n in contenders}
+    busy: dict[str, list[float]] = {n: [] for n in contenders}
     for _ in range(repeat):
         for name, run in contenders.items():
+            start = time.process_time()
             latencies, seconds = run(frames)
+            used = time.process_time() - start
             lat[name].append(statistics.median(latencies))
             fps[name].append(len(frames) / seconds)
-    return {n: (1e3 * statistics.median(lat[n]), statistics.median(fps[n])) for n in contenders}
+            cpu[name].append(1e3 * used / len(frames))
+            busy[name].append(used / seconds)
+    return {
+        n: (1e3 * statistics.median(lat[n]), statistics.median(fps[n]), statistics.median(cpu[n]), statistics.median(busy[n]))
+        for n in contenders
+    }
 
 
 def compiled_for(size, mode, workers=1):
@@ -112,12 +124,15 @@ def bench(size, mode, frames_n, repeat, workers, ray) -> dict[str, tuple[float, 
     return measure(contenders, frames, repeat)
 
 
-def report(title: str, results: dict[str, tuple[float, float]]) -> str:
-    base_lat, base_fps = results["hand-written sequential"]
+def report(title: str, results: dict[str, tuple[float, float, float, float]]) -> str:
+    base_lat, base_fps, _, _ = results["hand-written sequential"]
     width = max(len(n) for n in results)
-    lines = [title, f"  {'contender':<{width}}  {'latency ms':>10}  {'× hand':>6}  {'frames/s':>8}  {'× hand':>6}"]
-    for name, (lat, fps) in results.items():
-        lines.append(f"  {name:<{width}}  {lat:>10.2f}  {lat / base_lat:>6.2f}  {fps:>8.2f}  {fps / base_fps:>6.2f}")
+    header = (f"  {'contender':<{width}}  {'latency ms':>10}  {'× hand':>6}  {'frames/s':>8}  {'× hand':>6}"
+              f"  {'CPU ms/frame':>12}  {'cores busy':>10}")
+    lines = [title, header]
+    for name, (lat, fps, cpu, busy) in results.items():
+        lines.append(f"  {name:<{width}}  {lat:>10.2f}  {lat / base_lat:>6.2f}  {fps:>8.2f}  {fps / base_fps:>6.2f}"
+                     f"  {cpu:>12.1f}  {busy:>10.2f}")
     return "\n".join(lines)
 
 
@@ -154,7 +169,7 @@ def main(argv=None) -> int:
             results = bench(size, mode, n, args.repeat, workers, args.ray)
             first = first or (size, mode, n)
             print(report(f"{size[0]}x{size[1]} {mode}, {n} frames per batch, {args.repeat} repeats ({load()})", results))
-            base_lat, base_fps = results["hand-written sequential"]
+            base_lat, base_fps, _, _ = results["hand-written sequential"]
             par = f"compiled frame-parallel ({workers} threads)"
             con = f"compiled concurrent stages ({workers} threads)"
             ratios.append(f"ratio {text} {mode} throughput frame-parallel/hand-written: {results[par][1] / base_fps:.3g}  (target >= 1.8, limit 2.0)")
@@ -178,8 +193,8 @@ def main(argv=None) -> int:
     scaling = measure(runs, frames, args.repeat)
     base = scaling["hand-written sequential"][1]
     print(f"scaling, {h}x{w} {mode}, frame-parallel threads ({load()})")
-    for name, (_, fps) in scaling.items():
-        print(f"  {name:<24} {fps:8.2f} frames/s  {fps / base:5.2f}× hand-written")
+    for name, (_, fps, _, busy) in scaling.items():
+        print(f"  {name:<24} {fps:8.2f} frames/s  {fps / base:5.2f}× hand-written  {busy:5.2f} cores busy")
     print("\n".join(ratios))
     print(f"bench_schedule: done; {load()}")
     return 0
