@@ -284,6 +284,8 @@ def run_video(compiled, frames: Iterable[Any], workers: int | None = None, engin
 
     Equal to `[compiled(f) for f in frames]` (bit for bit, final state included).
     `workers` defaults to the machine's cores; `window` (frames in flight) to 2 × workers.
+    Frames are read ahead: the source must not overwrite a frame it has already
+    yielded (OpenCV's `VideoCapture.read()` returns a new array each time).
     `profile` (threads): per-stage wall-clock and CPU time in `split_program_for(compiled, True).sections`.
     """
     workers = machine_cores() if workers is None else workers
