@@ -18,6 +18,7 @@ from cortex.backends.ray_engine import _get, run_video_ray
 from cortex.ir import CortexError
 from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states
 from tests.test_frame_parallel import (
+    MODES,
     assert_same,
     assert_same_state,
     compiled,
@@ -38,10 +39,14 @@ def actors_alive() -> int:
     return round(ray.cluster_resources().get("CPU", 0) - ray.available_resources().get("CPU", 0))
 
 
-@pytest.mark.parametrize("text", [small_l2_text(), with_extra_states()], ids=["l2", "extra-states"])
-def test_ray_equals_sequential(local_ray, text):
+@pytest.mark.parametrize(
+    ("text", "mode"),
+    [(small_l2_text(), m) for m in MODES] + [(with_extra_states(), "balanced")],
+    ids=[*MODES, "extra-states"],
+)
+def test_ray_equals_sequential(local_ray, text, mode):
     frames = frames_of(SMALL)  # 60 frames: blurred 8, 28, 29, 48; cuts at 20, 40
-    a, b = compiled(text), compiled(text)
+    a, b = compiled(text, mode), compiled(text, mode)
     want = sequential(a, frames)
     assert_same(list(b.run_video(frames, workers=2, engine="ray", chunk=7)), want)
     assert_same_state(b.state, a.state)
