@@ -180,7 +180,7 @@ class SplitProgram:
 
     def __init__(self, module: ModuleOp, entry: str, weights: Mapping[str, Any], input_ports: list[Port],
                  output_ports: list[Port], state_ports: dict[str, Port], update_ports: dict[str, Port],
-                 profile: bool = False, stages: bool = False):
+                 profile: bool = False, stages: bool = False, post_passes: str | None = None):
         from cortex.backends.numpy_emitter import emit
         from cortex.lowering import lower
 
@@ -195,7 +195,7 @@ class SplitProgram:
 
             split_stages(split, f"{entry}__parallel")
         self.split_module = split
-        lowered = lower(split)
+        lowered = lower(split, post_passes=post_passes)  # as the pipeline itself was lowered
         emitted = emit(lowered, profile=profile)
         namespace = load(emitted, f"<cortex-numpy @{entry} frame split>")
         self.sections = _concurrent_sections(namespace) if profile else {}
@@ -269,7 +269,7 @@ def split_program_for(compiled, profile: bool = False) -> SplitProgram:
         states = {p.name: p for p in compiled.args if p.kind == "state"}
         updates = {p.name: p for p in compiled.results if p.kind == "state"}
         program = SplitProgram(compiled.cortex_module, compiled.entry, weights, compiled.inputs, outputs, states, updates,
-                               profile=profile)
+                               profile=profile, post_passes=compiled.post_passes)
         setattr(compiled, attr, program)
     return program
 

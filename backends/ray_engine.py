@@ -55,11 +55,13 @@ def limit_library_threads(threads: int) -> None:
 class FrameWorker:
     """One actor's compiled frame-split pipeline (a Ray actor class through `_actor_class`)."""
 
-    def __init__(self, module_text: str, entry: str, weights: dict[str, float], threads: int):
+    def __init__(self, module_text: str, entry: str, weights: dict[str, float], threads: int, post_passes: str | None):
         import cortex
 
         limit_library_threads(threads)
-        self.compiled = cortex.compile(cortex.parse(module_text), entry=entry, mode=None, weights=weights)
+        self.compiled = cortex.compile(
+            cortex.parse(module_text), entry=entry, mode=None, weights=weights, post_passes=post_passes
+        )
         self.program = split_program_for(self.compiled)
         parts = self.program.parts
         wanted = dict.fromkeys([*parts["recurrence"].arg_keys, *parts["tail"].arg_keys])
@@ -135,7 +137,8 @@ def _run(compiled, program, frames, workers, window, address, chunk, num_cpus):
         weights = {p.name: float(compiled._weights[p.index]) for p in compiled.args if p.kind == "weight"}
         text = to_text(compiled.cortex_module)
         worker_class = _actor_class(ray)
-        actors = [worker_class.remote(text, compiled.entry, weights, max(1, cores // workers)) for _ in range(workers)]
+        threads = max(1, cores // workers)
+        actors = [worker_class.remote(text, compiled.entry, weights, threads, compiled.post_passes) for _ in range(workers)]
         state = program.internal_state(compiled.state)
         fixed = {n: state[n] for n in program.read_only}
         fronts: deque = deque()

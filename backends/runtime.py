@@ -109,6 +109,16 @@ class Profiler:
             s.seconds, s.count = 0.0, 0
 
 
+def split_fused(seconds: Mapping[str, float]) -> dict[str, float]:
+    """Time of a fused section ("a+b+c", see cortex-fuse-linalg-elementwise) shared equally by its source ops."""
+    out: dict[str, float] = {}
+    for label, value in seconds.items():
+        names = label.split("+")
+        for name in names:
+            out[name] = out.get(name, 0.0) + value / len(names)
+    return out
+
+
 class Profile(dict):
     """Seconds spent per source op (cortex.origin) over `frames` profiled calls."""
 
@@ -252,6 +262,8 @@ class CompiledPipeline:
 
     cortex_module: ModuleOp | None = None
     """The cortex module after the optimisation passes, before lowering (what `run_video` splits)."""
+    post_passes: str | None = None
+    """The passes run on the lowered module (the frame split lowers its parts with the same)."""
     workers: int = 1
     """Threads for one frame's independent stages (`cortex.backends.stage_parallel`); 1: in order."""
 
@@ -301,7 +313,7 @@ class CompiledPipeline:
         if self._profiled_namespace is None:
             return Profile({}, 0)
         profiler: Any = self._profiled_namespace["_prof"]
-        report = Profile({s.label: s.seconds for s in profiler.sections.values() if s.count}, self._frames_profiled)
+        report = Profile(split_fused({s.label: s.seconds for s in profiler.sections.values() if s.count}), self._frames_profiled)
         if reset:
             profiler.reset()
             self._frames_profiled = 0
@@ -356,14 +368,19 @@ def compile_pipeline(
     mode: str | None = "balanced",
     weights: Mapping[str, float] | None = None,
     passes: str | None = None,
+    post_passes: str | None = "default",
     workers: int = 1,
 ) -> CompiledPipeline:
-    """Lower `entry` of a cortex module (optionally after `passes`), emit NumPy, load it.
+    """Lower `entry` of a cortex module (optionally after `passes`), run `post_passes` on the
+    lowered module ("default": `POST_LOWERING_PASSES`, elementwise fusion; None or "": none),
+    emit NumPy, load it. `workers` > 1: each call runs the frame's independent stages on that
+    many threads."""
+    from cortex.lowering import POST_LOWERING_PASSES, lower
 
-    `workers` > 1: each call runs the frame's independent stages on that many threads."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
-    from cortex.lowering import lower
+    if post_passes == "default":
+        post_passes = POST_LOWERING_PASSES
 
     table, source = resolve_weights(mode, weights)
     try:
@@ -374,13 +391,14 @@ def compile_pipeline(
             from cortex.passes.pipeline import run_pipeline
 
             run_pipeline(optimised, passes)
-        lowered = lower(optimised)
+        lowered = lower(optimised, post_passes=post_passes)
     except CortexError:
         raise
     except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
         raise CortexError(str(e).strip()) from None
     compiled = CompiledPipeline(lowered, entry, table, source)
     compiled.cortex_module = optimised
+    compiled.post_passes = post_passes
     compiled.workers = workers
     return compiled
 

@@ -28,6 +28,10 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-schedule": ("cortex.passes.schedule", "SchedulePass"),
     "cortex-frame-split": ("cortex.passes.frame_split", "FrameSplitPass"),
     "cortex-stage-split": ("cortex.passes.stage_split", "StageSplitPass"),
+    # quantisation (issue 11)
+    "cortex-calibrate": ("cortex.passes.calibrate", "CalibratePass"),
+    "cortex-quantize": ("cortex.passes.quantize", "QuantizePass"),
+    "cortex-convert-layout": ("cortex.passes.convert_layout", "ConvertLayoutPass"),
     # lowering (issue 4)
     "convert-cortex-to-linalg": ("cortex.lowering.cortex_to_linalg", "ConvertCortexToLinalgPass"),
     "convert-cortex-to-extern": ("cortex.lowering.cortex_to_extern", "ConvertCortexToExternPass"),
