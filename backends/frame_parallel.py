@@ -39,15 +39,9 @@ import cv2
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
-from cortex.backends.runtime import (
-    Port,
-    _aliased,
-    _ports,
-    _to_caller,
-    _to_internal,
-    load,
-)
-from cortex.ir import CortexError
+from cortex.backends.runtime import _aliased, _to_caller, _to_internal, load
+from cortex.dialects.abi import Port, entry_ports
+from cortex.errors import CortexError
 from cortex.passes.frame_split import (
     ARGS_ATTR,
     PARTS,
@@ -131,7 +125,7 @@ class _PartFunction:
 
     def __init__(self, name: str, fn: func.FuncOp, callable_: Callable[..., Any], weights: Mapping[str, Any]):
         self.name = name
-        self.args, self.results = _ports(fn)
+        self.args, self.results = entry_ports(fn)
         keys = _keys(fn, ARGS_ATTR)
         self.arg_keys = keys
         self.result_keys = _keys(fn, RESULTS_ATTR)
@@ -180,9 +174,8 @@ class SplitProgram:
 
     def __init__(self, module: ModuleOp, entry: str, weights: Mapping[str, Any], input_ports: list[Port],
                  output_ports: list[Port], state_ports: dict[str, Port], update_ports: dict[str, Port],
-                 profile: bool = False, stages: bool = False, post_passes: str | None = None):
+                 lower_module: Callable[[ModuleOp], ModuleOp], profile: bool = False, stages: bool = False):
         from cortex.backends.numpy_emitter import emit
-        from cortex.lowering import lower
 
         split = module.clone()
         fn = next((op for op in split.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
@@ -195,7 +188,7 @@ class SplitProgram:
 
             split_stages(split, f"{entry}__parallel")
         self.split_module = split
-        lowered = lower(split, post_passes=post_passes)  # as the pipeline itself was lowered
+        lowered = lower_module(split)  # as the pipeline itself was lowered (the driver's lower, same post passes)
         emitted = emit(lowered, profile=profile)
         namespace = load(emitted, f"<cortex-numpy @{entry} frame split>")
         self.sections = _concurrent_sections(namespace) if profile else {}
@@ -262,14 +255,14 @@ def split_program_for(compiled, profile: bool = False) -> SplitProgram:
     attr = "_split_program_profiled" if profile else "_split_program"
     program = getattr(compiled, attr, None)
     if program is None:
-        if compiled.cortex_module is None:
+        if compiled.cortex_module is None or compiled.lower_module is None:
             raise CortexError("this pipeline was compiled without its cortex module; it cannot be frame-split")
         weights = {p.name: compiled._weights[p.index] for p in compiled.args if p.kind == "weight"}
         outputs = [p for p in compiled.results if p.kind == "output"]
         states = {p.name: p for p in compiled.args if p.kind == "state"}
         updates = {p.name: p for p in compiled.results if p.kind == "state"}
         program = SplitProgram(compiled.cortex_module, compiled.entry, weights, compiled.inputs, outputs, states, updates,
-                               profile=profile, post_passes=compiled.post_passes)
+                               compiled.lower_module, profile=profile)
         setattr(compiled, attr, program)
     return program
 

@@ -28,7 +28,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from cortex.backends.frame_parallel import machine_cores, split_program_for
-from cortex.ir import CortexError, to_text
+from cortex.errors import CortexError
+from cortex.ir import to_text
 
 
 def _ray():
@@ -55,13 +56,11 @@ def limit_library_threads(threads: int) -> None:
 class FrameWorker:
     """One actor's compiled frame-split pipeline (a Ray actor class through `_actor_class`)."""
 
-    def __init__(self, module_text: str, entry: str, weights: dict[str, float], threads: int, post_passes: str | None):
-        import cortex
-
+    def __init__(self, compile_fn, module_text: str, entry: str, weights: dict[str, float], threads: int,
+                 post_passes: str | None):
+        """`compile_fn`: the driver's `compile_pipeline` (handed down, so this level never imports the driver)."""
         limit_library_threads(threads)
-        self.compiled = cortex.compile(
-            cortex.parse(module_text), entry=entry, mode=None, weights=weights, post_passes=post_passes
-        )
+        self.compiled = compile_fn(module_text, entry=entry, mode=None, weights=weights, post_passes=post_passes)
         self.program = split_program_for(self.compiled)
         parts = self.program.parts
         wanted = dict.fromkeys([*parts["recurrence"].arg_keys, *parts["tail"].arg_keys])
@@ -138,7 +137,12 @@ def _run(compiled, program, frames, workers, window, address, chunk, num_cpus):
         text = to_text(compiled.cortex_module)
         worker_class = _actor_class(ray)
         threads = max(1, cores // workers)
-        actors = [worker_class.remote(text, compiled.entry, weights, threads, compiled.post_passes) for _ in range(workers)]
+        if compiled.compile_fn is None:
+            raise CortexError("engine 'ray' needs a pipeline compiled by cortex.compile (its actors compile it again)")
+        actors = [
+            worker_class.remote(compiled.compile_fn, text, compiled.entry, weights, threads, compiled.post_passes)
+            for _ in range(workers)
+        ]
         state = program.internal_state(compiled.state)
         fixed = {n: state[n] for n in program.read_only}
         fronts: deque = deque()

@@ -29,12 +29,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from handwritten_pipeline import HandwrittenPipeline
+from handwritten_pipeline import HandwrittenPipeline  # noqa: E402
 
-import cortex
-from cortex.backends.frame_parallel import machine_cores, split_program_for
-from cortex.backends.stage_parallel import stage_program_for
-from cortex.video.synthetic import SyntheticVideo
+import cortex  # noqa: E402
+from cortex.backends.frame_parallel import machine_cores, split_program_for  # noqa: E402
+from cortex.backends.stage_parallel import stage_program_for  # noqa: E402
+from cortex.video.synthetic import SyntheticVideo  # noqa: E402
 
 MODES = ("balanced", "power_save", "motion")
 

@@ -5,7 +5,7 @@
 State lives in instance variables (`self._prev_gray`, `self._prev_score`),
 every stage runs on every unblurred frame (the seed's pipeline did not skip
 zero-weight stages), and the kernels are the project's own
-(`cortex.backends.vision_kernels`), so the comparison with the compiled
+(`cortex.semantics.vision_kernels`), so the comparison with the compiled
 pipeline is about scheduling and code generation, not about different
 kernels. This is the baseline of `bench_schedule.py`.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cortex.backends import vision_kernels as vk
 from cortex.dialects.modes import mode_weights
+from cortex.semantics import vision_kernels as vk
 
 BLUR_THRESHOLD = 100.0
 

@@ -53,7 +53,7 @@ from xdsl.passes import ModulePass
 
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.dialects.tensor_ops import ConstantOp
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 
 PARTS = ("delayed", "parallel", "recurrence", "tail")
 PART_ATTR = "cortex.frame_split"

@@ -32,7 +32,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 from cortex.passes.frame_split import FrameSplitError, classify_states, partition
 from cortex.passes.profile import profile_ms
 

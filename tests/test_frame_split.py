@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from xdsl.dialects import func, scf
 
 import cortex
-from cortex.backends.reference import CortexFunctions, ReferenceRunner
+from cortex.interpreter.reference import CortexFunctions, ReferenceRunner
 from cortex.passes.frame_split import (
     ARGS_ATTR,
     PARTS,

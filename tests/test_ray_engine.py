@@ -13,11 +13,11 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-import cortex
-from cortex.backends.ray_engine import _get, run_video_ray
-from cortex.ir import CortexError
-from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states
-from tests.test_frame_parallel import (
+import cortex  # noqa: E402
+from cortex.backends.ray_engine import _get, run_video_ray  # noqa: E402
+from cortex.ir import CortexError  # noqa: E402
+from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states  # noqa: E402
+from tests.test_frame_parallel import (  # noqa: E402
     MODES,
     assert_same,
     assert_same_state,

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from cortex.backends.frame_parallel import ENGINES, machine_cores, split_program_for
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 from cortex.tools.report import ProgressBar, StageTimes
 
 
