@@ -5,7 +5,8 @@ from xdsl.ir import Dialect
 from cortex.dialects.state import STATE_OPS
 from cortex.dialects.tensor_ops import TENSOR_OPS
 from cortex.dialects.vision import VISION_OPS
+from cortex.dialects.window import WINDOW_OPS
 
-ALL_OPS = [*VISION_OPS, *STATE_OPS, *TENSOR_OPS]
+ALL_OPS = [*VISION_OPS, *STATE_OPS, *TENSOR_OPS, *WINDOW_OPS]
 
 Cortex = Dialect("cortex", ALL_OPS, [])
