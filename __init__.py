@@ -2,17 +2,19 @@
 
 The Python API:
 
-    module = cortex.parse("examples/l2_pipeline.mlir")       # or MLIR text
+    module = cortex.parse(cortex.examples.L2_PIPELINE)       # the bundled pipeline, or MLIR text
     module = cortex.build_l2_pipeline(720, 1280)              # any frame size
     runner = cortex.reference(module, entry="l2_frame", mode="balanced")
     encoded, score = runner(frame)                            # runner.state, runner.reset()
-    compiled = cortex.compile(module, mode="power_save")      # same call shape, NumPy backend
+    compiled = cortex.compile(module, mode="power_save")      # same call shape, NumPy backend,
+                                                              # specialised to the mode
     lowered = cortex.lower(module)                            # upstream linalg/arith/func IR
     source = cortex.emit_numpy(lowered)                       # the generated Python
 """
 
 from __future__ import annotations
 
+from cortex import examples
 from cortex.examples.l2_pipeline import build_l2_pipeline
 from cortex.ir import CortexError, make_context, parse, to_text
 
@@ -27,11 +29,28 @@ def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", we
     return ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
 
 
-def compile(module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None):
-    """Lower and compile `entry` to NumPy; same call shape as `reference`."""
+def compile(
+    module_or_path,
+    entry: str = "l2_frame",
+    mode: str | None = "balanced",
+    weights=None,
+    passes=None,
+    specialize: bool = True,
+    profile: bool = False,
+):
+    """Lower and compile `entry` to NumPy; same call shape as `reference`.
+
+    The module is specialised to `mode` first (its weights become constants,
+    canonicalize and dce drop the stages a zero weight leaves unused: no
+    saliency or motion in power_save); `specialize=False` keeps the weights
+    as runtime inputs (one artifact for every mode's weights). With
+    `profile=True`, `compiled.profile()` reports ms per source op.
+    """
     from cortex.backends.runtime import compile_pipeline
 
-    return compile_pipeline(module_or_path, entry=entry, mode=mode, weights=weights, passes=passes)
+    return compile_pipeline(
+        module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, specialize=specialize, profile=profile
+    )
 
 
 def lower(module, passes=None):
@@ -60,6 +79,7 @@ __all__ = [
     "build_l2_pipeline",
     "compile",
     "emit_numpy",
+    "examples",
     "lower",
     "make_context",
     "parse",

@@ -1,9 +1,15 @@
 """The NumPy backend's runtime: `cortex.compile`, the extern table, state threading, profiling.
 
-    compiled = compile_pipeline("examples/l2_pipeline.mlir", mode="power_save")
+    compiled = compile_pipeline(L2_PIPELINE, mode="power_save", profile=True)
     encoded, score = compiled(frame)        # same call shape as cortex.reference
     compiled.state, compiled.reset(), compiled.source
-    compiled.profiling = True; ...; print(compiled.profile())
+    print(compiled.profile())               # ms per source op (profile=True, or compiled.profiling = True)
+
+With a mode, the module is specialised to it first (the mode's weights become
+constants, then canonicalize and dce: in power_save, saliency and motion are
+never computed); `specialize=False` keeps the weights as runtime inputs, a
+mode-agnostic artifact. Runtime inputs every mode shares (the blur gate's,
+`INPUT_DEFAULTS`) always stay inputs.
 
 `compile_pipeline` lowers the module (`cortex.lower`: optional passes, then
 convert-cortex-to-linalg and convert-cortex-to-extern), emits Python with
@@ -109,17 +115,29 @@ class Profiler:
             s.seconds, s.count = 0.0, 0
 
 
-class Profile(dict):
-    """Seconds spent per source op (cortex.origin) over `frames` profiled calls."""
+PROFILING_OFF = (
+    "profiling is off: compile with cortex.compile(..., profile=True), or set compiled.profiling = True "
+    "before running frames"
+)
 
-    def __init__(self, seconds: Mapping[str, float], frames: int):
+
+class Profile(dict):
+    """Seconds spent per source op (cortex.origin) over `frames` profiled calls.
+
+    Empty with a `note` saying how to turn profiling on when it was off.
+    """
+
+    def __init__(self, seconds: Mapping[str, float], frames: int, note: str | None = None):
         super().__init__(seconds)
         self.frames = frames
+        self.note = note
 
     def per_frame_ms(self) -> dict[str, float]:
         return {k: 1000.0 * v / max(self.frames, 1) for k, v in self.items()}
 
     def table(self) -> str:
+        if self.note and not self:
+            return self.note
         rows = sorted(self.per_frame_ms().items(), key=lambda kv: -kv[1])
         width = max([len(k) for k, _ in rows] + [5])
         lines = [f"{'op':<{width}}  ms/frame   ({self.frames} frames)"]
@@ -250,7 +268,9 @@ class CompiledPipeline:
     `runner.profiling = True` then `runner.profile()` (seconds per source op).
     """
 
-    def __init__(self, lowered: ModuleOp, entry: str, weights: Mapping[str, float], weight_source: str):
+    def __init__(
+        self, lowered: ModuleOp, entry: str, weights: Mapping[str, float], weight_source: str, profile: bool = False
+    ):
         from cortex.backends.numpy_emitter import emit
 
         self.lowered = lowered
@@ -272,6 +292,8 @@ class CompiledPipeline:
         self._frames_profiled = 0
         self.state: dict[str, Any] = {}
         self.reset()
+        if profile:
+            self.profiling = True
 
     # ---- state and profiling
 
@@ -292,9 +314,9 @@ class CompiledPipeline:
         self._call = self._profiled_namespace[self._name] if on else self._plain
 
     def profile(self, reset: bool = False) -> Profile:
-        """Seconds per source op over the calls made while `profiling` was on."""
+        """Seconds per source op over the calls made while `profiling` was on (a note saying how, if never)."""
         if self._profiled_namespace is None:
-            return Profile({}, 0)
+            return Profile({}, 0, note=PROFILING_OFF)
         profiler: Any = self._profiled_namespace["_prof"]
         report = Profile({s.label: s.seconds for s in profiler.sections.values() if s.count}, self._frames_profiled)
         if reset:
@@ -341,20 +363,35 @@ def compile_pipeline(
     mode: str | None = "balanced",
     weights: Mapping[str, float] | None = None,
     passes: str | None = None,
+    specialize: bool = True,
+    profile: bool = False,
 ) -> CompiledPipeline:
-    """Lower `entry` of a cortex module (optionally after `passes`), emit NumPy, load it."""
+    """Lower `entry` of a cortex module (specialised to `mode`, then `passes`), emit NumPy, load it."""
     from cortex.lowering import lower
 
     table, source = resolve_weights(mode, weights)
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
         find_entry(module, entry)
+        if specialize and (mode is not None or weights):
+            module = specialized(module, table)
         lowered = lower(module, passes=passes)
     except CortexError:
         raise
     except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
         raise CortexError(str(e).strip()) from None
-    return CompiledPipeline(lowered, entry, table, source)
+    return CompiledPipeline(lowered, entry, table, source, profile=profile)
+
+
+def specialized(module: ModuleOp, table: Mapping[str, float]) -> ModuleOp:
+    """A copy of `module` with the weights of `table` as constants (runtime inputs kept), canonicalized, DCE'd."""
+    from cortex.dialects.modes import INPUT_DEFAULTS
+    from cortex.passes.pipeline import run_pipeline
+    from cortex.passes.specialize_mode import specialize_weights
+
+    copy = module.clone()
+    specialize_weights(copy, {k: v for k, v in table.items() if k not in INPUT_DEFAULTS})
+    return run_pipeline(copy, "canonicalize,dce")
 
 
 __all__ = ["EXTERNS", "CompiledPipeline", "Profile", "Profiler", "bind_extern", "compile_pipeline", "load"]

@@ -16,7 +16,14 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import Float32Type, TensorType, f32
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import BaseAttr, VarConstraint, irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.irdl import (
+    BaseAttr,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    result_def,
+    traits_def,
+)
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 

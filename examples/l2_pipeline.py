@@ -19,10 +19,10 @@ every other stage).
 
 from __future__ import annotations
 
-from xdsl.builder import ImplicitBuilder
-from xdsl.dialects import arith, func, scf
 from pathlib import Path
 
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, f32
 from xdsl.ir import Block, Region
 
@@ -30,7 +30,6 @@ from cortex.dialects import shapes
 from cortex.dialects.base import tensor, ui8
 from cortex.dialects.modes import INPUT_DEFAULTS
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
-from cortex.dialects.window import WindowMedianOp, WindowPushOp
 from cortex.dialects.vision import (
     BlurDetectorOp,
     CenterCropOp,
@@ -43,6 +42,7 @@ from cortex.dialects.vision import (
     TemporalSmoothOp,
     TextRoiOp,
 )
+from cortex.dialects.window import WindowMedianOp, WindowPushOp
 
 ENTRY = "l2_frame"
 TERMS = ("center_crop", "text_roi", "saliency_dft", "motion_map")

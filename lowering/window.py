@@ -21,7 +21,13 @@ from xdsl.ir import SSAValue
 from cortex.dialects.window import WindowMedianOp, WindowPushOp
 from cortex.lowering import builders as s
 from cortex.lowering.base import CortexLowering
-from cortex.lowering.builders import PARALLEL, REDUCTION, LinalgBuilder, affine_map, shape_of
+from cortex.lowering.builders import (
+    PARALLEL,
+    REDUCTION,
+    LinalgBuilder,
+    affine_map,
+    shape_of,
+)
 
 
 class LowerWindowPush(CortexLowering):

@@ -75,6 +75,11 @@ def specialize_mode(
     ).rewrite_module(module)
 
 
+def specialize_weights(module: ModuleOp, weights: dict[str, float]) -> None:
+    """Replace each `cortex.weight` that `weights` names by its value (in place); others stay."""
+    PatternRewriteWalker(WeightToConstant(weights), apply_recursively=False).rewrite_module(module)
+
+
 @dataclass(frozen=True)
 class SpecializeModePass(ModulePass):
     """Replace runtime weights by the constants of one mode (`mode=`, optional `table=`)."""
