@@ -60,11 +60,15 @@ def colour_bar(width: int, height: int) -> np.ndarray:
     return cv2.applyColorMap(ramp, cv2.COLORMAP_JET)
 
 
-def put_text(image: np.ndarray, text: str, origin: tuple[int, int], scale: float = 0.45, color=WHITE) -> int:
-    """Text with a dark outline (readable on any background); returns its width in pixels."""
-    cv2.putText(image, text, origin, FONT, scale, (0, 0, 0), 3, cv2.LINE_AA)
+def put_text(image: np.ndarray, text: str, origin: tuple[int, int], scale: float = 0.45, color=WHITE,
+             backdrop: bool = False) -> int:
+    """Text (on a dark box with `backdrop`, readable on any picture); returns its width in pixels."""
+    (w, h), base = cv2.getTextSize(text, FONT, scale, 1)
+    if backdrop:
+        x, y = origin
+        cv2.rectangle(image, (x - 4, y - h - 4), (x + w + 4, y + base + 2), (0, 0, 0), -1)
     cv2.putText(image, text, origin, FONT, scale, color, 1, cv2.LINE_AA)
-    return cv2.getTextSize(text, FONT, scale, 1)[0][0]
+    return w
 
 
 def legend_band(width: int, peak: float, info: FrameInfo) -> np.ndarray:
@@ -94,7 +98,7 @@ def mark_gated(image: np.ndarray) -> np.ndarray:
     """A red border and a BLURRED label on a frame the blur gate skipped."""
     marked = image.copy()
     cv2.rectangle(marked, (0, 0), (marked.shape[1] - 1, marked.shape[0] - 1), GATED_RED, 6)
-    put_text(marked, "BLURRED", (12, 30), 0.8, GATED_RED)
+    put_text(marked, "BLURRED", (14, 32), 0.8, GATED_RED, backdrop=True)
     return marked
 
 
