@@ -104,7 +104,7 @@ class FrameDroppingWriter:
         self.real = REAL_WRITER(*args)
         self.count = 0
 
-    def isOpened(self):  # noqa: N802 - OpenCV's name
+    def isOpened(self):
         return self.real.isOpened()
 
     def write(self, image):
@@ -248,7 +248,7 @@ def test_a_video_shorter_than_requested_warns(capsys, tmp_path):
     video = write_video(tmp_path / "clip.avi", 3)
     rc, out, err = run_cli(capsys, video, "--frames", "10", "--quiet", "--dce-frames", "0")
     assert rc == 0 and "3 frames" in out
-    assert f"warning: {video} ended after 3 frames; 10 were requested" in err
+    assert f"warning: {video} ended after 3 frames: 3 of the 10 frames requested" in err
 
 
 def test_a_truncated_video_warns(capsys, tmp_path):
@@ -319,7 +319,7 @@ def test_frame_log_has_a_header_with_units(capsys):
     assert lines[0].split()[:3] == ["frame", "sharpness", "<"] and "jpeg kB" in lines[0]
     assert "(row, col)" in lines[1]
     assert lines[2].split()[0] == "0" and lines[3].split()[0] == "1"
-    rc, out, _ = run_cli(capsys, "--frames", "2", "--no-frame-log", *SMALL)
+    _, out, _ = run_cli(capsys, "--frames", "2", "--no-frame-log", *SMALL)
     assert "sharpness" not in out.splitlines()[0]
 
 

@@ -181,7 +181,10 @@ class FileSource(VideoSource):
                 "the file is truncated or damaged"
             )
         elif requested:
-            notes.append(f"{self.path} ended after {read} frames; {self.start + self.limit} were requested")
+            since = f" from frame {self.start}" if self.start else ""
+            notes.append(
+                f"{self.path} ended after {read} frames: {self.delivered} of the {self.limit} frames requested{since}"
+            )
         if self.skipped_at_start < self.start:
             notes.append(f"{self.path} has only {self.skipped_at_start} frames: starting at frame {self.start} leaves none")
         if self.decode_failures:
