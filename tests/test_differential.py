@@ -69,7 +69,7 @@ def run(request) -> Run:
     mode, (h, w), optimise = CASES[request.param]
     module = cortex.build_l2_pipeline(h, w, BLOCK)
     reference = cortex.reference(module, mode=mode)
-    compiled = cortex.compile(module, mode=mode, passes=OPTIMISE % mode if optimise else None)
+    compiled = cortex.compile(module, mode=mode, passes=OPTIMISE % mode if optimise else None, specialize=optimise)
     want, got = [], []
     for frame in SyntheticVideo(h, w).frames(FRAMES):
         want.append(reference(frame))
