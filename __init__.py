@@ -37,19 +37,24 @@ def compile(
     passes=None,
     specialize: bool = True,
     profile: bool = False,
+    post_passes="default",
 ):
     """Lower and compile `entry` to NumPy; same call shape as `reference`.
 
     The module is specialised to `mode` first (its weights become constants,
     canonicalize and dce drop the stages a zero weight leaves unused: no
     saliency or motion in power_save); `specialize=False` keeps the weights
-    as runtime inputs (one artifact for every mode's weights). With
-    `profile=True`, `compiled.profile()` reports ms per source op.
+    as runtime inputs (one artifact for every mode's weights). `passes` run
+    on the cortex module before lowering; `post_passes` on the lowered module
+    ("default": `cortex.lowering.POST_LOWERING_PASSES`, elementwise fusion;
+    None: none). With `profile=True`, `compiled.profile()` reports ms per
+    source op.
     """
     from cortex.backends.runtime import compile_pipeline
 
     return compile_pipeline(
-        module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, specialize=specialize, profile=profile
+        module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, specialize=specialize,
+        profile=profile, post_passes=post_passes,
     )
 
 
@@ -67,6 +72,21 @@ def emit_numpy(module) -> str:
     return _emit(module)
 
 
+def calibrate(module, inputs, entry: str | None = None):
+    """Attach each tensor's observed range (min, max, histogram) over `inputs` to its producer, in place."""
+    from cortex.passes.calibrate import calibrate as _calibrate
+
+    return _calibrate(module, inputs, entry)
+
+
+def quantize(module, calibration, precision="int8", schema="symmetric", granularity="tensor", clip="minmax", held_out=None, entry=None):
+    """`(qmodule, report)`: an int8 copy of `module` calibrated on `calibration` (an iterable of input
+    tuples), and the per-op error report against the float graph (on `held_out` too, when given)."""
+    from cortex.passes.quantize import quantize_with_report
+
+    return quantize_with_report(module, calibration, precision, schema, granularity, clip, held_out, entry)
+
+
 def run_passes(module, pipeline: str):
     """Apply a pass pipeline written as for `cortex-opt -p` (in place); returns the module."""
     from cortex.passes.pipeline import run_pipeline
@@ -77,12 +97,14 @@ def run_passes(module, pipeline: str):
 __all__ = [
     "CortexError",
     "build_l2_pipeline",
+    "calibrate",
     "compile",
     "emit_numpy",
     "examples",
     "lower",
     "make_context",
     "parse",
+    "quantize",
     "reference",
     "run_passes",
     "to_text",

@@ -125,6 +125,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="optimisation pipeline, as for cortex-opt -p (numpy default: mode specialisation, canonicalize, dce)",
     )
     p.add_argument(
+        "--post-passes",
+        metavar="PIPELINE",
+        default="default",
+        help="passes on the lowered module, numpy backend (default: elementwise fusion, "
+        "cortex-fuse-linalg-elementwise; '' for none)",
+    )
+    p.add_argument(
         "--size", metavar="HxW",
         help="size of the synthetic video (default: the pipeline's frame size); an error with a video file",
     )
@@ -277,12 +284,16 @@ class NumpyBackend:
 
     name = "numpy"
 
-    def __init__(self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None):
+    def __init__(
+        self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
+        post_passes: str | None = "default",
+    ):
         self.labels = stage_table(module)
         self.labels[entry] = ("(glue)", "compilable")  # ops with no cortex origin: the gate, returns
         # cortex-run states its own passes (default_passes), so no implicit specialisation here.
         self.compiled = cortex.compile(
-            module, entry=entry, mode=mode, weights=weights, passes=passes, specialize=False, profile=True
+            module, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
+            specialize=False, profile=True,
         )
 
     def __call__(self, frame: np.ndarray) -> tuple:
@@ -314,9 +325,12 @@ UNSPECIALISED = {"numpy": "canonicalize,dce", "reference": ""}
 """Passes that keep every stage: what the mode's DCE is priced against."""
 
 
-def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None):
-    cls = NumpyBackend if backend == "numpy" else ReferenceBackend
-    return cls(module, entry, mode, passes if passes is not None else default_passes(backend, mode), weights)
+def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
+                 post_passes: str | None = "default"):
+    passes = passes if passes is not None else default_passes(backend, mode)
+    if backend == "numpy":
+        return NumpyBackend(module, entry, mode, passes, weights, post_passes=post_passes)
+    return ReferenceBackend(module, entry, mode, passes, weights)
 
 
 def gate_inputs(setting: str) -> dict[str, float]:
@@ -400,7 +414,8 @@ def dce_report(args, module: ModuleOp, measured: StageTimes, frames: int, frame_
     if args.dce_frames <= 0:
         return dce_summary(args.mode, removed, {}, None)
     unspecialised = make_backend(
-        args.backend, module, args.entry, args.mode, UNSPECIALISED[args.backend], gate_inputs(args.blur_threshold)
+        args.backend, module, args.entry, args.mode, UNSPECIALISED[args.backend], gate_inputs(args.blur_threshold),
+        args.post_passes,
     )
     n, seconds, _ = run_frames(unspecialised, itertools.islice(source, args.dce_frames), source.size, None)
     line = dce_summary(args.mode, removed, unspecialised.stage_times().ms_per_frame(n), 1e3 * seconds / max(n, 1))
@@ -419,6 +434,8 @@ def run(args: argparse.Namespace) -> int:
     mode_weights(args.mode)  # an unknown mode fails before any work
     if args.passes:
         check_passes(args.passes)
+    if args.post_passes and args.post_passes != "default":
+        check_passes(args.post_passes)
     from cortex.video.source import open_video
 
     module, (h, w, block) = load_pipeline(args.pipeline, args.entry)
@@ -439,7 +456,7 @@ def run(args: argparse.Namespace) -> int:
     probed = expose_blur_gate(probed_module, args.entry)
     weights = gate_inputs(args.blur_threshold)
     start = time.perf_counter()
-    backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes, weights)
+    backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes, weights, args.post_passes)
     compile_seconds = time.perf_counter() - start
 
     outputs = Outputs(args.scores_jsonl, args.overlay, args.encoded, source.fps, block, args.mode, args.side_by_side)
