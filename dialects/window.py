@@ -6,7 +6,7 @@ a `cortex.state`, the window carries the recent history of a per-frame
 scalar (the L2 pipeline's sharpness), so a threshold relative to it (the
 `auto` blur gate: fraction · running median) is ordinary compilable IR that
 the passes see, check and lower like any other stage. Semantics live in the
-reference kernels (`cortex.backends.window_kernels`).
+reference kernels (`cortex.semantics.window_kernels`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 `examples/l2_pipeline.mlir` is exactly `build_l2_pipeline()` printed (a test
 keeps them equal; `L2_PIPELINE` is its path, so the bundled pipeline is
 reachable from any directory). Real videos get a pipeline built for their
-padded resolution (`padded_size`), compiled once per resolution.
+padded resolution (`cortex.video.source.padded_size`), compiled once per
+resolution.
 
 The blur gate skips scoring when
 
@@ -43,6 +44,7 @@ from cortex.dialects.vision import (
     TextRoiOp,
 )
 from cortex.dialects.window import WindowMedianOp, WindowPushOp
+from cortex.semantics import defaults as D
 
 ENTRY = "l2_frame"
 TERMS = ("center_crop", "text_roi", "saliency_dft", "motion_map")
@@ -54,22 +56,17 @@ L2_PIPELINE = Path(__file__).resolve().parent / "l2_pipeline.mlir"
 """The bundled pipeline's file, `build_l2_pipeline()` printed."""
 
 
-def padded_size(height: int, width: int, block: int = 32) -> tuple[int, int]:
-    """The next multiples of `block`: the frame size the pipeline is built for."""
-    return -(-height // block) * block, -(-width // block) * block
-
-
 def build_l2_pipeline(
     height: int = 480,
     width: int = 640,
-    block: int = 32,
+    block: int = D.BLOCK,
     blur_threshold: float | None = None,
     crop: tuple[int, int] | None = None,
 ) -> ModuleOp:
     """`@l2_frame(tensor<HxWx3xui8>) -> (tensor<?xui8>, tensor<H/b x W/b x f32>)`.
 
     For a video whose frames are padded up to `height`×`width`, `crop` is their
-    own size: the encoder crops back to it (see `padded_size`).
+    own size: the encoder crops back to it (see `cortex.video.source.padded_size`).
     `blur_threshold=None` (the default) makes the gate's absolute threshold
     the runtime input `blur_threshold`; a number bakes it in as a constant.
     """

@@ -20,7 +20,7 @@ from xdsl.ir import SSAValue
 
 from cortex.dialects.window import WindowMedianOp, WindowPushOp
 from cortex.lowering import builders as s
-from cortex.lowering.base import CortexLowering
+from cortex.lowering.base import CortexLowering, lowers
 from cortex.lowering.builders import (
     PARALLEL,
     REDUCTION,
@@ -30,10 +30,9 @@ from cortex.lowering.builders import (
 )
 
 
+@lowers(WindowPushOp)
 class LowerWindowPush(CortexLowering):
     """window[1:] ++ [value] with tensor slices."""
-
-    op_type = WindowPushOp
 
     def lower(self, op: WindowPushOp, b: LinalgBuilder) -> list[SSAValue]:
         (n,) = shape_of(op.window)
@@ -45,10 +44,9 @@ class LowerWindowPush(CortexLowering):
         return [b.add(tensor.InsertOp(op.value, shifted, [last])).result]
 
 
+@lowers(WindowMedianOp)
 class LowerWindowMedian(CortexLowering):
     """Ranks by a pairwise-compare reduction, then the entry of the middle rank."""
-
-    op_type = WindowMedianOp
 
     def lower(self, op: WindowMedianOp, b: LinalgBuilder) -> list[SSAValue]:
         x = op.window
@@ -79,6 +77,4 @@ class LowerWindowMedian(CortexLowering):
         return [b.add(tensor.ExtractOp(median, [], s.element_of(median))).result]
 
 
-WINDOW_LOWERINGS: list[CortexLowering] = [LowerWindowPush(), LowerWindowMedian()]
-
-__all__ = ["WINDOW_LOWERINGS"]
+__all__ = ["LowerWindowMedian", "LowerWindowPush"]

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cortex
-from cortex.backends.window_kernels import window_median, window_push
 from cortex.dialects.modes import BLUR_AUTO
+from cortex.semantics.window_kernels import window_median, window_push
 from cortex.tools.cortex_run import expose_blur_gate
 from cortex.video.synthetic import SyntheticVideo
 

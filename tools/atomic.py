@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 
 
 class OutputError(CortexError):

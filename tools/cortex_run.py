@@ -31,17 +31,11 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 
 import cortex
 from cortex.dialects import BlurDetectorOp, op_kind
-from cortex.dialects.modes import (
-    BLUR_AUTO,
-    INPUT_DEFAULTS,
-    MODES,
-    UnknownModeError,
-    mode_weights,
-)
+from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
+from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import ENTRY, build_l2_pipeline
-from cortex.ir import CortexError
 from cortex.passes.dce import eliminate_dead_nodes
-from cortex.passes.registry import all_passes
+from cortex.registry import all_passes
 from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
 from cortex.tools.report import StageTimes, dce_summary, progress_bar, stage_name
 
@@ -258,7 +252,7 @@ class ReferenceBackend:
     name = "reference"
 
     def __init__(self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None):
-        from cortex.backends.reference import ReferenceRunner
+        from cortex.interpreter.reference import ReferenceRunner
 
         if passes:
             module = cortex.run_passes(module.clone(), passes)
