@@ -148,7 +148,7 @@ def _run(compiled, program, frames, workers, window, address, chunk, num_cpus):
         ]
         state = program.internal_state(compiled.state)
         fixed = {n: state[n] for n in program.read_only}
-        ahead = {n: state[n] for n in program.ahead}  # delayed inputs and leading recurrences, as of the next frame read
+        ahead = {n: state.get(n) for n in program.ahead}  # delayed inputs and leading recurrences, as of the next frame read
         fronts: deque = deque()
         tails: deque = deque()
         source = _chunks(frames, chunk)
