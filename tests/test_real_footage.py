@@ -84,3 +84,19 @@ def test_street_clip_start_and_frames(capsys, tmp_path):
     assert "576x768, 15 frames" in out  # 795 - 780 frames are left
     assert err.strip() == f"warning: {DATA / 'vtest.avi'} ended after 795 frames: 15 of the 30 frames requested from frame 780"
     assert not any(r["blurred"] for r in records(jsonl))
+
+
+@pytest.mark.parametrize("gate", [["--blur-threshold", "auto"], ["--blur-threshold", "2248", "--mode", "motion"]],
+                         ids=["auto", "fixed-gating-half"])
+def test_tree_clip_workers_2_writes_the_same_scores_jsonl(capsys, tmp_path, gate):
+    """Frame-parallel on real footage: the same --scores-jsonl as frame after frame, with either gate."""
+    files = {}
+    for workers in ("1", "2"):
+        jsonl = tmp_path / f"s{workers}.jsonl"
+        rc, _, err = run_cli(capsys, DATA / "tree.avi", "--frames", "30", "--workers", workers, *gate, "--quiet",
+                             "--dce-frames", "0", "--no-frame-log", "--scores-jsonl", jsonl)
+        assert rc == 0, err
+        files[workers] = jsonl.read_bytes()
+    assert files["1"] == files["2"]
+    blurred = [r["blurred"] for r in records(tmp_path / "s1.jsonl")]
+    assert len(blurred) == 30 and (gate[1] == "auto" or 0 < sum(blurred) < 30)
