@@ -128,27 +128,38 @@ def test_overlay_video_that_does_not_read_back_whole_is_an_error(capsys, tmp_pat
     assert not dest.exists() and leftovers(tmp_path) == []
 
 
-def test_an_interrupted_run_keeps_only_whole_outputs(capsys, tmp_path, monkeypatch):
-    """A failure mid-run (here: the pipeline raises at frame 3) exits non-zero; what was written is whole."""
-    from cortex.tools import cortex_run
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_an_interrupted_run_keeps_only_whole_outputs(capsys, tmp_path, monkeypatch, workers):
+    """A failure mid-run (here: reading frame 3 is interrupted) exits 130; what was written is whole.
 
-    real = cortex_run.run_frames
+    `--workers 2` (the default on two cores) runs frame-parallel: frames are
+    read ahead, so fewer than three may have been written when it stops.
+    """
+    from cortex.tools import cortex_run, parallel_run
 
-    def failing_frames(backend, frames, *args, **kwargs):
-        def limited():
-            for i, frame in enumerate(frames):
-                if i == 3:
-                    raise KeyboardInterrupt
-                yield frame
+    owner, name = (cortex_run, "run_frames") if workers == "1" else (parallel_run.ParallelRunner, "run_frames")
+    real = getattr(owner, name)
 
-        return real(backend, limited(), *args, **kwargs)
+    def interrupted(frames):
+        for i, frame in enumerate(frames):
+            if i == 3:
+                raise KeyboardInterrupt
+            yield frame
 
-    monkeypatch.setattr(cortex_run, "run_frames", failing_frames)
+    if workers == "1":
+        def failing_frames(backend, frames, *args, **kwargs):
+            return real(backend, interrupted(frames), *args, **kwargs)
+    else:
+        def failing_frames(self, frames, *args, **kwargs):
+            return real(self, interrupted(frames), *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, failing_frames)
     jsonl, video = tmp_path / "s.jsonl", tmp_path / "o.avi"
-    rc, _, err = run_cli(capsys, "--frames", "6", "--scores-jsonl", jsonl, "--overlay", video, *SMALL)
+    rc, _, err = run_cli(capsys, "--frames", "6", "--workers", workers, "--scores-jsonl", jsonl, "--overlay", video, *SMALL)
     assert rc == 130 and "interrupted" in err
-    assert [json.loads(line)["index"] for line in jsonl.read_text().splitlines()] == [0, 1, 2]
-    assert len(read_frames(video)) == 3
+    written = [json.loads(line)["index"] for line in jsonl.read_text().splitlines()]
+    assert written == [0, 1, 2] if workers == "1" else written == list(range(len(written))) and len(written) <= 3
+    assert len(read_frames(video)) == len(written)
     assert leftovers(tmp_path) == []
 
 
