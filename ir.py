@@ -21,6 +21,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.lexer import Span
 
 from cortex.dialects import Cortex
+from cortex.dialects.structure import structural_problems, walk_iterative
 
 UPSTREAM_DIALECTS = (builtin.Builtin, func.Func, arith.Arith, math.Math, scf.Scf, tensor.Tensor, linalg.Linalg)
 
@@ -41,7 +42,7 @@ class CortexError(Exception):
 STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
-class LocatedVerifyException(VerifyException):
+class LocatedVerifyException(VerifyException, CortexError):
     """A verifier failure that knows the failing op and, when parsed, where it was.
 
     `str(e)` is the rendered diagnostic (location, source line, carets);
@@ -137,11 +138,13 @@ class LocatingParser(Parser):
 def verify_located(module: Operation, spans: dict[Operation, Span] | None = None) -> None:
     """Verify op by op (parents first); raise LocatedVerifyException with a location."""
     spans = spans or {}
-    for op in module.walk():
+    for op in walk_iterative(module):
         try:
             op.verify(verify_nested_ops=False)
         except VerifyException as e:
             raise LocatedVerifyException(op, f"'{op.name}' op {e}", spans.get(op)) from None
+    for op, message in structural_problems(module):
+        raise LocatedVerifyException(op, f"'{op.name}' op {message}", spans.get(op))
 
 
 def parse_module(text: str, filename: str = "<input>", ctx: Context | None = None, verify: bool = True) -> ModuleOp:
@@ -153,18 +156,70 @@ def parse_module(text: str, filename: str = "<input>", ctx: Context | None = Non
     return module
 
 
+class InvalidIRError(CortexError):
+    """Text that does not parse or verify: `str(e)` is one line, `file:line:col: message`.
+
+    `span` and `message` are kept for tools that render the source line.
+    """
+
+    def __init__(self, message: str, span: Span | None = None):
+        where = ""
+        if span is not None:
+            loc = span.get_location()
+            where = f"{loc.file}:{loc.line}:{loc.col}: "
+        super().__init__(f"{where}error: {message}")
+        self.message = message
+        self.span = span
+
+
+def _parse_error_message(e: ParseError) -> str:
+    """The last line of xDSL's rendered ParseError (the first lines are location and source)."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    return lines[-1] if lines else "parse error"
+
+
 def parse(path_or_text: str | Path, ctx: Context | None = None) -> ModuleOp:
-    """A module from a path to a .mlir file or from MLIR text."""
-    if isinstance(path_or_text, Path) or (
-        isinstance(path_or_text, str) and "\n" not in path_or_text and path_or_text.endswith(".mlir")
-    ):
+    """A module from MLIR text, a `pathlib.Path`, or a `str` naming an existing file.
+
+    A one-line `str` ending in `.mlir` that names no file is reported as a
+    missing file, not parsed as text. Errors are `CortexError`s (`InvalidIRError`
+    for text that does not parse or verify).
+    """
+    if not isinstance(path_or_text, (str, Path)):
+        raise CortexError(
+            f"cortex.parse takes MLIR text (str) or a path (str or pathlib.Path), got {type(path_or_text).__name__}"
+        )
+    text, filename = None, "<string>"
+    if isinstance(path_or_text, Path) or _looks_like_path(path_or_text):
         path = Path(path_or_text)
         try:
-            text = path.read_text()
+            text = path.read_bytes().decode("utf-8")
         except OSError as e:
-            raise CortexError(f"cannot read {path}: {e.strerror}") from None
-        return parse_module(text, str(path), ctx)
-    return parse_module(str(path_or_text), "<string>", ctx)
+            raise CortexError(f"cannot read {path}: {e.strerror or e}") from None
+        except UnicodeDecodeError as e:
+            raise CortexError(f"{path} is not UTF-8 text (byte {e.start})") from None
+        filename = str(path)
+    else:
+        text = path_or_text
+    try:
+        return parse_module(text, filename, ctx)
+    except ParseError as e:
+        raise InvalidIRError(_parse_error_message(e), e.span) from None
+    except LocatedVerifyException as e:
+        raise InvalidIRError(e.message, e.span) from None
+    except VerifyException as e:
+        raise InvalidIRError(str(e)) from None
+
+
+def _looks_like_path(text: str) -> bool:
+    if "\n" in text or not text.strip() or len(text) > 4096:
+        return False
+    if text.endswith(".mlir"):
+        return True
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def to_text(op: Operation, generic: bool = False) -> str:
@@ -176,6 +231,7 @@ def to_text(op: Operation, generic: bool = False) -> str:
 __all__ = [
     "CortexError",
     "DiagnosticException",
+    "InvalidIRError",
     "LocatedVerifyException",
     "LocatingParser",
     "ParseError",
