@@ -36,10 +36,18 @@ def resolve_weights(mode: str | None, weights: Mapping[str, float] | None) -> tu
             table = mode_weights(mode)
         except UnknownModeError as e:
             raise CortexError(str(e)) from None
+    if weights is not None and not isinstance(weights, Mapping):
+        raise CortexError(f"weights must be a mapping of weight name to number, got {type(weights).__name__}")
     for name, value in (weights or {}).items():
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise CortexError(f"weight '{name}' must be a number, got {value!r}")
-        table[name] = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            number = float("inf")
+        if not np.isfinite(number):
+            raise CortexError(f"weight '{name}' must be a finite number, got {value!r}")
+        table[name] = number
     if mode is None and weights is None:
         return table, "the module reads runtime weights, so give a mode or weights={...}"
     sources = ([f"mode '{mode}'"] if mode is not None else []) + (["weights="] if weights is not None else [])

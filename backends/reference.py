@@ -136,8 +136,16 @@ def _format_expected(type_: Attribute) -> str:
     return f"an {type_} scalar"
 
 
-def check_argument(index: int, type_: Attribute, value: Any) -> Any:
-    """The value to bind to an entry argument of type `type_`, or a CortexError saying what is wrong."""
+def check_argument(index: int, type_: Attribute, value: Any, what: str | None = None) -> Any:
+    """The value to bind to an entry argument (or, with `what`, a state) of type `type_`,
+    or a CortexError saying what is wrong."""
+    if what is not None:
+        try:
+            return check_argument(index, type_, value)
+        except CortexError as e:
+            raise CortexError(str(e).replace(f"argument #{index}", what, 1)) from None
+    if isinstance(value, np.ma.MaskedArray):
+        raise CortexError(f"argument #{index}: masked arrays are not accepted (pass np.ma.filled(value))")
     if isinstance(type_, Float32Type):
         if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
             return float(np.float32(value))
@@ -205,6 +213,19 @@ class ReferenceRunner:
             if isinstance(op, StateOp)
         }
 
+    def _checked_state(self) -> dict[str, Any]:
+        """`runner.state` as the state ops read it; the same checks as the compiled runner's."""
+        if not isinstance(self.state, dict):
+            raise CortexError(f"runner.state must be a dict of state name to value, got {type(self.state).__name__}")
+        state = dict(self.state)
+        for op in self.function.walk():
+            if isinstance(op, StateOp):
+                name = op.state_name
+                if name not in state:
+                    raise CortexError(f"state '{name}' is missing from runner.state (runner.reset() restores every state)")
+                state[name] = check_argument(0, op.result.type, state[name], f"state '{name}'")
+        return state
+
     def _interpreter(self, functions: CortexFunctions) -> Interpreter:
         listeners = (OpTimerListener(self.op_timer),) if self.op_timer is not None else ()
         interpreter = Interpreter(self.module, listeners=listeners)
@@ -220,7 +241,7 @@ class ReferenceRunner:
             raise CortexError(f"@{self.entry} takes {len(arg_types)} argument(s), got {len(inputs)}")
         args = tuple(check_argument(i, t, v) for i, (t, v) in enumerate(zip(arg_types, inputs)))
         functions = CortexFunctions(self.weights, self._weight_source)
-        functions.state = dict(self.state)
+        functions.state = self._checked_state()
         try:
             results = self._interpreter(functions).call_op(self.function, args)
         except CortexError as e:

@@ -199,6 +199,8 @@ def _describe(value: Any) -> str:
 def _to_internal(port: Port, value: Any, what: str) -> Any:
     """A caller's value as the generated code takes it, or a CortexError saying what is wrong."""
     t = port.type
+    if isinstance(value, np.ma.MaskedArray):
+        raise CortexError(f"{what}: masked arrays are not accepted (pass np.ma.filled(value))")
     if isinstance(t, TensorType):
         dtype = np.dtype("uint8" if port.unsigned else np_dtype(t))
         shape = t.get_shape()
@@ -310,8 +312,14 @@ class CompiledPipeline:
         values: list[Any] = [None] * len(self.args)
         for k, (port, value) in enumerate(zip(self.inputs, inputs)):
             values[port.index] = _to_internal(port, value, f"argument #{k} (%{port.name}) of @{self.entry}")
+        if not isinstance(self.state, dict):
+            raise CortexError(f"runner.state must be a dict of state name to value, got {type(self.state).__name__}")
         for port in self.args:
             if port.kind == "state":
+                if port.name not in self.state:
+                    raise CortexError(
+                        f"state '{port.name}' is missing from runner.state (runner.reset() restores every state)"
+                    )
                 values[port.index] = _to_internal(port, self.state[port.name], f"state '{port.name}'")
             elif port.kind == "weight":
                 values[port.index] = self._weights[port.index]

@@ -11,8 +11,10 @@ from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, f32
 from xdsl.ir import Block, Region
+from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
+from cortex.ir import CortexError
 from cortex.dialects.base import tensor, ui8
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.dialects.vision import (
@@ -39,6 +41,17 @@ def padded_size(height: int, width: int, block: int = 32) -> tuple[int, int]:
     return -(-height // block) * block, -(-width // block) * block
 
 
+def _checked_grid(height: int, width: int, block: int) -> tuple[int, ...]:
+    """The score-map shape, or a CortexError naming the argument that is wrong."""
+    for name, value in (("height", height), ("width", width), ("block", block)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CortexError(f"build_l2_pipeline: {name} must be an int, got {value!r}")
+    try:
+        return shapes.block_grid(height, width, block)
+    except VerifyException as e:
+        raise CortexError(f"build_l2_pipeline({height}, {width}, block={block}): {e}") from None
+
+
 def build_l2_pipeline(
     height: int = 480,
     width: int = 640,
@@ -51,7 +64,7 @@ def build_l2_pipeline(
     For a video whose frames are padded up to `height`×`width`, `crop` is their
     own size: the encoder crops back to it (see `padded_size`).
     """
-    grid = shapes.block_grid(height, width, block)
+    grid = _checked_grid(height, width, block)
     frame_t, gray_t, map_t = tensor((height, width, 3), ui8), tensor((height, width)), tensor(grid)
     bytes_t = tensor((shapes.DYNAMIC,), ui8)
 

@@ -68,7 +68,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 
-from cortex.ir import make_context
+from cortex.ir import CortexError, make_context, verify_located
 
 
 def lower(module: ModuleOp, passes: str | None = None) -> ModuleOp:
@@ -76,6 +76,11 @@ def lower(module: ModuleOp, passes: str | None = None) -> ModuleOp:
     from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
     from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
 
+    if not isinstance(module, ModuleOp):
+        raise CortexError(f"lower takes a builtin.module, got {type(module).__name__}")
+    if passes is not None and not isinstance(passes, str):
+        raise CortexError(f"passes must be a pipeline string like 'canonicalize,cse', got {type(passes).__name__}")
+    verify_located(module)
     lowered = module.clone()
     if passes:
         from cortex.passes.pipeline import run_pipeline
@@ -84,7 +89,7 @@ def lower(module: ModuleOp, passes: str | None = None) -> ModuleOp:
     ctx = make_context()
     ConvertCortexToLinalgPass().apply(ctx, lowered)
     ConvertCortexToExternPass().apply(ctx, lowered)
-    lowered.verify()
+    verify_located(lowered)
     return lowered
 
 

@@ -48,7 +48,7 @@ PROFILE_ATTR = "cortex.profile_ms"
 DEFAULT_ENTRY = "l2_frame"
 
 
-class ProfileError(PassFailedException):
+class ProfileError(PassFailedException, CortexError):
     """The module cannot be profiled (reported as one line)."""
 
 
