@@ -13,8 +13,30 @@ The Python API:
 
 from __future__ import annotations
 
-from cortex.examples.l2_pipeline import build_l2_pipeline
-from cortex.ir import CortexError, make_context, parse, to_text
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cortex.examples.l2_pipeline import build_l2_pipeline
+    from cortex.ir import CortexError, make_context, parse, to_text
+
+# Imported on first use, so that `import cortex` (and the console scripts'
+# start-up, see tools/entry.py) stays cheap: xDSL loads only when needed.
+_LAZY = {
+    "build_l2_pipeline": "cortex.examples.l2_pipeline",
+    "CortexError": "cortex.ir",
+    "make_context": "cortex.ir",
+    "parse": "cortex.ir",
+    "to_text": "cortex.ir",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'cortex' has no attribute '{name}'")
 
 
 def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, op_timer=None):

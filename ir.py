@@ -18,7 +18,7 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-from xdsl.utils.lexer import Span
+from xdsl.utils.lexer import Input, Span
 
 from cortex.dialects import Cortex
 from cortex.dialects.structure import structural_problems, walk_iterative
@@ -55,6 +55,9 @@ class LocatedVerifyException(VerifyException, CortexError):
         self.op = op
         self.message = message
         self.span = span
+
+
+NESTING_TOO_DEEP = "the input nests regions or types too deeply for the parser (at most about 100 levels)"
 
 
 class LocatingParser(Parser):
@@ -127,6 +130,9 @@ class LocatingParser(Parser):
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:
             return super().parse_module(allow_implicit_module)
+        except RecursionError:
+            # xDSL parses recursively: past ~100 nested regions or types Python's stack runs out.
+            raise ParseError(self._current_token.span, NESTING_TOO_DEEP) from None
         except ParseError:
             undefined = [self._first_uses[n] for n in self.forward_ssa_references if n in self._first_uses]
             if not undefined:
@@ -147,8 +153,18 @@ def verify_located(module: Operation, spans: dict[Operation, Span] | None = None
         raise LocatedVerifyException(op, f"'{op.name}' op {message}", spans.get(op))
 
 
+def reject_byte_order_mark(text: str, filename: str) -> None:
+    """A leading U+FEFF is not MLIR (mlir-opt rejects it too): say so at 1:1, not 'Unexpected character'."""
+    if text.startswith("\ufeff"):
+        raise ParseError(
+            Span(0, 1, Input(text, filename)),
+            "the input starts with a UTF-8 byte-order mark (U+FEFF), which MLIR text must not have; save it without one",
+        )
+
+
 def parse_module(text: str, filename: str = "<input>", ctx: Context | None = None, verify: bool = True) -> ModuleOp:
     """Parse (and verify) MLIR text into a module; errors carry file:line:col."""
+    reject_byte_order_mark(text, filename)
     parser = LocatingParser(ctx or make_context(), text, filename)
     module = parser.parse_module()
     if verify:
@@ -238,6 +254,7 @@ __all__ = [
     "make_context",
     "parse",
     "parse_module",
+    "reject_byte_order_mark",
     "to_text",
     "verify_located",
 ]

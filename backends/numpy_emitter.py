@@ -44,6 +44,7 @@ from cortex.backends.numpy_codegen import (
     Term,
     identifier,
     literal,
+    python_literal,
     np_dtype,
     prune,
     static_shape,
@@ -173,7 +174,7 @@ class ModuleEmitter:
                 raise EmitError(f"numpy backend: @{symbol}: property {key} = {attr} has no Python value")
             values[key] = value
         name = self.namer.fresh("_x_" + identifier(symbol, "extern"))
-        self.extern_lines.append(f"{name} = _extern({kernel.data!r}, {values!r})  # @{symbol}")
+        self.extern_lines.append(f"{name} = _extern({kernel.data!r}, {python_literal(values)})  # @{symbol}")
         self._externs[symbol] = name
         return name
 

@@ -43,7 +43,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from cortex.dialects import Cortex
-from cortex.ir import CortexError, LocatedVerifyException, LocatingParser, verify_located
+from cortex.ir import CortexError, LocatedVerifyException, LocatingParser, reject_byte_order_mark, verify_located
 from cortex.passes.registry import cortex_passes, cortex_targets
 from cortex.tools.diagnostics import Diagnostic, check_expectations, from_parse_error, parse_expectations
 from cortex.tools.instrumentation import IRPrinter, NullTimer, PassInstrumentation, PassTimer, PassVerificationError
@@ -440,8 +440,9 @@ class CortexOptMain(xDSLOptMain):
         with self.timer.scope("Parser"):
             if ONLY_COMMENTS.match(text):
                 return ModuleOp([]), {}  # as mlir-opt: empty input is an empty module
-            parser = LocatingParser(self.ctx, text, name)
             try:
+                reject_byte_order_mark(text, name)
+                parser = LocatingParser(self.ctx, text, name)  # lexes the first token: may fail too
                 module = parser.parse_module(not self.args.no_implicit_module)
             except ParseError as e:
                 raise ChunkFailure(from_parse_error(e), from_parser=True) from None
@@ -488,6 +489,10 @@ class CortexOptMain(xDSLOptMain):
             return self.output_resulting_program(module)
         except (DiagnosticException, CortexError) as e:
             raise ChunkFailure(Diagnostic(f"cannot emit target '{args.target}': {e}")) from None
+        except ModuleNotFoundError as e:  # xDSL's llvm target imports llvmlite only when used
+            raise ChunkFailure(
+                Diagnostic(f"target '{args.target}' needs the Python package '{e.name}', which is not installed")
+            ) from None
 
     def write_dot(self, module: ModuleOp, index: int) -> None:
         path = self.args.graph_dot
