@@ -42,16 +42,24 @@ class CortexError(Exception):
 STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
+def _where(span: Span | None) -> str:
+    """`file:line:col: ` of a span ('' without one), as a diagnostic starts."""
+    if span is None:
+        return ""
+    loc = span.get_location()
+    return f"{loc.file}:{loc.line}:{loc.col}: "
+
+
 class LocatedVerifyException(VerifyException, CortexError):
     """A verifier failure that knows the failing op and, when parsed, where it was.
 
-    `str(e)` is the rendered diagnostic (location, source line, carets);
+    `str(e)` is one line, `file:line:col: error: message` when parsed;
     `message` is the bare `'cortex.xxx' op ...` text and `span` its position,
     for tools (cortex-opt's --verify-diagnostics) that re-render or match it.
     """
 
     def __init__(self, op: Operation, message: str, span: Span | None):
-        super().__init__(span.print_with_context(message) if span is not None else message)
+        super().__init__(f"{_where(span)}error: {message}" if span is not None else message)
         self.op = op
         self.message = message
         self.span = span
@@ -179,11 +187,7 @@ class InvalidIRError(CortexError):
     """
 
     def __init__(self, message: str, span: Span | None = None):
-        where = ""
-        if span is not None:
-            loc = span.get_location()
-            where = f"{loc.file}:{loc.line}:{loc.col}: "
-        super().__init__(f"{where}error: {message}")
+        super().__init__(f"{_where(span)}error: {message}")
         self.message = message
         self.span = span
 

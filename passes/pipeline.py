@@ -7,7 +7,7 @@ from xdsl.passes import PassPipeline
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
-from cortex.ir import CortexError, make_context
+from cortex.ir import CortexError, make_context, verify_located
 from cortex.passes.registry import all_passes
 
 
@@ -41,13 +41,19 @@ def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
     if not isinstance(module, ModuleOp):
         raise CortexError(f"run_passes takes a builtin.module, got {type(module).__name__}")
     passes = build_pipeline(pipeline)
+    verify_located(module)  # passes assume verified IR (dominance, yields, ...)
     work = module.clone()
-    try:
-        passes.apply(make_context(), work)
-    except CortexError:
-        raise
-    except DiagnosticException as e:
-        raise CortexError(" ".join(str(e).split())) from None
+    ctx = make_context()
+    for p in passes.passes:
+        try:
+            p.apply(ctx, work)
+        except CortexError:
+            raise
+        except DiagnosticException as e:
+            raise CortexError(" ".join(str(e).split())) from None
+        except Exception as e:  # a bug in the pass (or an xDSL pass meeting IR it does not handle)
+            detail = " ".join(str(e).split())
+            raise CortexError(f"internal error: pass '{p.name}' crashed: {type(e).__name__}: {detail}") from e
     for block in list(module.body.blocks):
         module.body.detach_block(block).erase(safe_erase=False)
     work.body.move_blocks(module.body)
