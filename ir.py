@@ -141,6 +141,9 @@ class LocatingParser(Parser):
         except RecursionError:
             # xDSL parses recursively: past ~100 nested regions or types Python's stack runs out.
             raise ParseError(self._current_token.span, NESTING_TOO_DEEP) from None
+        except AssertionError as e:
+            # A few xDSL parsers assert on the next token instead of raising a ParseError.
+            raise ParseError(self._current_token.span, f"unexpected '{self._current_token.text}' ({e})") from None
         except ParseError:
             undefined = [self._first_uses[n] for n in self.forward_ssa_references if n in self._first_uses]
             if not undefined:
@@ -156,7 +159,7 @@ def verify_located(module: Operation, spans: dict[Operation, Span] | None = None
         try:
             op.verify(verify_nested_ops=False)
         except VerifyException as e:
-            raise LocatedVerifyException(op, f"'{op.name}' op {e}", spans.get(op)) from None
+            raise LocatedVerifyException(op, f"'{op.name}' op {e}", spans.get(op) or _span_inside(op, spans, str(e))) from None
     for op, message in structural_problems(module):
         raise LocatedVerifyException(op, f"'{op.name}' op {message}", spans.get(op))
 
@@ -170,9 +173,30 @@ def reject_byte_order_mark(text: str, filename: str) -> None:
         )
 
 
+ONLY_COMMENTS = re.compile(r"\A(?:\s|//[^\n]*)*\Z")
+"""Text with nothing but whitespace and comments: as for mlir-opt, an empty module."""
+
+
+def _span_inside(op: Operation, spans: dict[Operation, Span], message: str) -> Span | None:
+    """Where to report an error of an op that has no location (the implicit top-level module).
+
+    A redefined symbol is reported at its second definition, as mlir-opt does;
+    otherwise at the first located op inside.
+    """
+    redefined = re.search(r'Redefinition of symbol "([^"]*)"', message)
+    located = [o for o in walk_iterative(op) if o in spans]
+    if redefined:
+        named = [o for o in located if getattr(o.properties.get("sym_name"), "data", None) == redefined.group(1)]
+        if len(named) > 1:
+            return spans[named[1]]
+    return spans[located[0]] if located else None
+
+
 def parse_module(text: str, filename: str = "<input>", ctx: Context | None = None, verify: bool = True) -> ModuleOp:
     """Parse (and verify) MLIR text into a module; errors carry file:line:col."""
     reject_byte_order_mark(text, filename)
+    if ONLY_COMMENTS.match(text):
+        return ModuleOp([])
     parser = LocatingParser(ctx or make_context(), text, filename)
     module = parser.parse_module()
     if verify:

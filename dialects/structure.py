@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.dialects.linalg.ops import GenericOp, YieldOp as LinalgYieldOp
 from xdsl.irdl.dominance import DominanceInfo
 

@@ -532,3 +532,28 @@ def test_json_mode_table_with_big_int_is_rejected(tmp_path):
     table.write_text(json.dumps({"m": {"wc": 10**400, "wt": 0, "ws": 0, "wm": 0}}))
     with pytest.raises(CortexError, match="finite number"):
         cortex.run_passes(cortex.build_l2_pipeline(64, 64), f'cortex-specialize-mode{{mode=m table="{table}"}}')
+
+
+# ---------------------------------------------------------------- found by the fuzz campaign
+
+
+def test_only_comments_is_an_empty_module_in_the_api_as_in_cortex_opt(capsys, tmp_path):
+    for text in ("", "// nothing\n// at all", "  \n\t"):
+        assert list(cortex.parse(text).ops) == []
+    path = tmp_path / "comments.mlir"
+    path.write_text("// nothing\n")
+    assert opt(capsys, str(path))[0] == 0
+
+
+def test_parser_assertions_are_located_parse_errors():
+    """xDSL's dense-literal parser asserts when '(' opens what it takes for a complex number."""
+    text = "func.func @f() -> tensor<1x3xf32> {\n  %c = cortex.constant dense<[[(1.0, 2.0, 3.0]]> : tensor<1x3xf32>\n  func.return %c : tensor<1x3xf32>\n}"
+    with pytest.raises(InvalidIRError) as info:
+        cortex.parse(text)
+    assert ONE_LOCATED_LINE.match(str(info.value)), str(info.value)
+
+
+def test_symbol_redefinition_in_the_implicit_module_is_located_at_the_second_definition():
+    text = "func.func @f() {\n  func.return\n}\nfunc.func @f() {\n  func.return\n}\n"
+    with pytest.raises(InvalidIRError, match=r'^<string>:4:1: error: .*Redefinition of symbol "f"'):
+        cortex.parse(text)

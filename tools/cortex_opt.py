@@ -43,7 +43,14 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from cortex.dialects import Cortex
-from cortex.ir import CortexError, LocatedVerifyException, LocatingParser, reject_byte_order_mark, verify_located
+from cortex.ir import (
+    ONLY_COMMENTS,
+    CortexError,
+    LocatedVerifyException,
+    LocatingParser,
+    reject_byte_order_mark,
+    verify_located,
+)
 from cortex.passes.registry import cortex_passes, cortex_targets
 from cortex.tools.diagnostics import Diagnostic, check_expectations, from_parse_error, parse_expectations
 from cortex.tools.instrumentation import IRPrinter, NullTimer, PassInstrumentation, PassTimer, PassVerificationError
@@ -95,7 +102,6 @@ HELP_OVERRIDES = {
 }
 
 SPLIT_MARKER = re.compile(r"[ \t]*// -----[ \t]*\r?")
-ONLY_COMMENTS = re.compile(r"\A(?:\s|//[^\n]*)*\Z")
 
 
 class UsageError(Exception):
