@@ -448,7 +448,7 @@ class CortexOptMain(xDSLOptMain):
                 return ModuleOp([]), {}  # as mlir-opt: empty input is an empty module
             try:
                 reject_byte_order_mark(text, name)
-                parser = LocatingParser(self.ctx, text, name)  # lexes the first token: may fail too
+                parser = LocatingParser(self.ctx, text, name)  # lexes the first token
                 module = parser.parse_module(not self.args.no_implicit_module)
             except ParseError as e:
                 raise ChunkFailure(from_parse_error(e), from_parser=True) from None
