@@ -7,6 +7,7 @@ span of every parsed op and verifies op by op, so a verifier error reads
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ from xdsl.dialects import arith, builtin, func, linalg, math, scf, tensor
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -23,7 +25,7 @@ from xdsl.utils.lexer import Input, Position, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken
 
 from cortex.dialects import Cortex
-from cortex.dialects.structure import structural_problems, walk_iterative
+from cortex.dialects.structure import dominance_problems, structural_problems, walk_iterative
 
 UPSTREAM_DIALECTS = (builtin.Builtin, func.Func, arith.Arith, math.Math, scf.Scf, tensor.Tensor, linalg.Linalg)
 
@@ -158,7 +160,11 @@ class LocatingParser(Parser):
         name = operand.operand_name
         if name not in self.ssa_values:
             self._first_uses.setdefault(name, operand.span)
-        return super().resolve_operand(operand, type)
+        value = super().resolve_operand(operand, type)
+        if value.name_hint is None and isinstance(value, ForwardDeclaredValue):
+            with contextlib.suppress(ValueError):  # names xDSL cannot keep (e.g. `%0`) stay anonymous
+                value.name_hint = name  # so a dominance error can name a value that never got defined here
+        return value
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:
@@ -185,6 +191,12 @@ def verify_located(module: Operation, spans: dict[Operation, Span] | None = None
             op.verify(verify_nested_ops=False)
         except VerifyException as e:
             raise LocatedVerifyException(op, f"'{op.name}' op {e}", spans.get(op) or _span_inside(op, spans, str(e))) from None
+        except ValueError:
+            # xDSL's trait verifiers ask operands for their owner, which the parser's placeholder
+            # for a value defined later, in another region, does not have: that is a dominance error.
+            for bad, message in dominance_problems(module):
+                raise LocatedVerifyException(bad, f"'{bad.name}' op {message}", spans.get(bad)) from None
+            raise
     for op, message in structural_problems(module):
         raise LocatedVerifyException(op, f"'{op.name}' op {message}", spans.get(op))
 

@@ -110,6 +110,8 @@ def _undominated(index: int, operand: SSAValue, user: Operation) -> str:
         return f"operand #{index} ({_name(operand)}) is a result of this same op"
     if isinstance(operand, OpResult | BlockArgument) and _in_scope_later(operand, user):
         return f"operand #{index} ({_name(operand)}) is used before it is defined"
+    if not isinstance(operand, OpResult | BlockArgument):  # the parser's placeholder for a later definition
+        return f"operand #{index} ({_name(operand)}) is defined later, in a region that does not enclose this use"
     return f"operand #{index} ({_name(operand)}) is defined in a region that does not enclose this use"
 
 
@@ -131,7 +133,11 @@ def terminator_problems(op: Operation) -> Iterator[Problem]:
     elif isinstance(op, GenericOp):
         expected = [t.element_type if isinstance(t, TensorType) else t for t in op.outputs.types]
         yield from _yields(op, op.body, LinalgYieldOp, expected, "the body")
-    elif isinstance(op, func.FuncOp) and not op.is_declaration:
+    elif isinstance(op, func.FuncOp) and op.is_declaration:
+        visibility = op.sym_visibility.data if op.sym_visibility is not None else "public"
+        if visibility == "public":
+            yield op, f"@{op.sym_name.data} has no body, so it must be private (a public declaration is not valid MLIR)"
+    elif isinstance(op, func.FuncOp):
         for block in op.body.blocks:
             if not isinstance(block.last_op, func.ReturnOp):
                 yield (block.last_op or op), f"a block of @{op.sym_name.data} does not end in 'func.return'"

@@ -557,3 +557,19 @@ def test_symbol_redefinition_in_the_implicit_module_is_located_at_the_second_def
     text = "func.func @f() {\n  func.return\n}\nfunc.func @f() {\n  func.return\n}\n"
     with pytest.raises(InvalidIRError, match=r'^<string>:4:1: error: .*Redefinition of symbol "f"'):
         cortex.parse(text)
+
+
+def test_use_of_a_value_defined_later_in_a_nested_region_is_a_dominance_error():
+    """The parser leaves a placeholder; xDSL's IsolatedFromAbove check used to crash on it."""
+    lines = L2_TEXT.split("\n")
+    cmp = next(i for i, line in enumerate(lines) if "%blurred = arith.cmpf" in line)
+    wm = next(i for i, line in enumerate(lines) if '%wm = cortex.weight "wm"' in line)
+    lines[cmp], lines[wm] = lines[wm], lines[cmp]
+    with pytest.raises(InvalidIRError, match=r"operand #0 \(%blurred\) is defined later, in a region that does not enclose this use"):
+        cortex.parse("\n".join(lines))
+
+
+def test_public_declarations_are_rejected_as_mlir_opt_does():
+    with pytest.raises(InvalidIRError, match="@g has no body, so it must be private"):
+        cortex.parse("func.func @g(tensor<2xf32>) -> tensor<2xf32>\n")
+    cortex.parse("func.func private @g(tensor<2xf32>) -> tensor<2xf32>\n")
