@@ -190,15 +190,15 @@ def verify_located(module: Operation, spans: dict[Operation, Span] | None = None
         try:
             op.verify(verify_nested_ops=False)
         except VerifyException as e:
-            raise LocatedVerifyException(op, f"'{op.name}' op {e}", spans.get(op) or _span_inside(op, spans, str(e))) from None
+            raise LocatedVerifyException(op, f"'{op.name}' op {e}", _span_of(op, spans, str(e))) from None
         except ValueError:
             # xDSL's trait verifiers ask operands for their owner, which the parser's placeholder
             # for a value defined later, in another region, does not have: that is a dominance error.
             for bad, message in dominance_problems(module):
-                raise LocatedVerifyException(bad, f"'{bad.name}' op {message}", spans.get(bad)) from None
+                raise LocatedVerifyException(bad, f"'{bad.name}' op {message}", _span_of(bad, spans, message)) from None
             raise
     for op, message in structural_problems(module):
-        raise LocatedVerifyException(op, f"'{op.name}' op {message}", spans.get(op))
+        raise LocatedVerifyException(op, f"'{op.name}' op {message}", _span_of(op, spans, message))
 
 
 def reject_byte_order_mark(text: str, filename: str) -> None:
@@ -212,6 +212,19 @@ def reject_byte_order_mark(text: str, filename: str) -> None:
 
 ONLY_COMMENTS = re.compile(r"\A(?:\s|//[^\n]*)*\Z")
 """Text with nothing but whitespace and comments: as for mlir-opt, an empty module."""
+
+
+def _span_of(op: Operation, spans: dict[Operation, Span], message: str) -> Span | None:
+    """The op's own location; for an op the parser made up (an implicit `scf.yield`), its
+    nearest located ancestor's; for the implicit top-level module, a location inside it."""
+    if not spans:
+        return None
+    ancestor: Operation | None = op
+    while ancestor is not None:
+        if ancestor in spans:
+            return spans[ancestor]
+        ancestor = ancestor.parent_op()
+    return _span_inside(op, spans, message)
 
 
 def _span_inside(op: Operation, spans: dict[Operation, Span], message: str) -> Span | None:

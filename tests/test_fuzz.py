@@ -49,14 +49,14 @@ def assert_clean(call) -> object:
 
 
 @pytest.mark.timeout(240)
-@FUZZ
+@settings(FUZZ, max_examples=80)
 @given(mutants)
 def test_mutated_examples_are_accepted_or_cleanly_rejected(text):
     classify(text, mlir_opt=False, cli=False)
 
 
 @pytest.mark.timeout(240)
-@settings(FUZZ, max_examples=12)
+@settings(FUZZ, max_examples=16)
 @given(mutants)
 def test_mutants_through_cortex_opt_and_mlir_opt(text):
     """The CLI agrees with the API; what cortex lowers, mlir-opt 22 accepts."""

@@ -573,3 +573,12 @@ def test_public_declarations_are_rejected_as_mlir_opt_does():
     with pytest.raises(InvalidIRError, match="@g has no body, so it must be private"):
         cortex.parse("func.func @g(tensor<2xf32>) -> tensor<2xf32>\n")
     cortex.parse("func.func private @g(tensor<2xf32>) -> tensor<2xf32>\n")
+
+
+def test_error_in_an_implicit_terminator_is_located_at_its_parent():
+    """Deleting `scf.yield %smoothed` leaves the parser's implicit, unlocated `scf.yield`."""
+    lines = [line for line in L2_TEXT.split("\n") if "scf.yield %smoothed" not in line]
+    with pytest.raises(InvalidIRError) as info:
+        cortex.parse("\n".join(lines))
+    assert ONE_LOCATED_LINE.match(str(info.value)), str(info.value)
+    assert ":9:14: error: 'scf.yield' op yields nothing" in str(info.value)
