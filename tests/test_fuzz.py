@@ -9,6 +9,7 @@ are lowered, emitted, and (when installed) checked with upstream `mlir-opt`.
 
 from __future__ import annotations
 
+import os
 import random
 from datetime import timedelta
 
@@ -22,11 +23,19 @@ import cortex
 from cortex.ir import CortexError
 from cortex.passes.registry import cortex_passes
 
+SCALE = int(os.environ.get("CORTEX_FUZZ_SCALE", "1"))
+"""CI runs the bounded budget; CORTEX_FUZZ_SCALE=10 runs ten times as many, newly drawn, cases."""
+
+
+def examples(n: int) -> int:
+    return n * SCALE
+
+
 FUZZ = settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=timedelta(seconds=20),  # generous: the machine is shared; a hang still fails
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    derandomize=True,  # the same cases on every CI run; the campaign script explores further
+    derandomize=SCALE == 1,  # the same cases on every CI run; a scaled run explores new ones
 )
 
 mutants = st.builds(
@@ -48,22 +57,22 @@ def assert_clean(call) -> object:
         return e
 
 
-@pytest.mark.timeout(240)
-@settings(FUZZ, max_examples=80)
+@pytest.mark.timeout(240 * SCALE)
+@settings(FUZZ, max_examples=examples(80))
 @given(mutants)
 def test_mutated_examples_are_accepted_or_cleanly_rejected(text):
     classify(text, mlir_opt=False, cli=False)
 
 
-@pytest.mark.timeout(240)
-@settings(FUZZ, max_examples=16)
+@pytest.mark.timeout(240 * SCALE)
+@settings(FUZZ, max_examples=examples(16))
 @given(mutants)
 def test_mutants_through_cortex_opt_and_mlir_opt(text):
     """The CLI agrees with the API; what cortex lowers, mlir-opt 22 accepts."""
     classify(text, mlir_opt=MLIR_OPT.exists(), cli=True)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120 * SCALE)
 @FUZZ
 @given(
     st.one_of(
@@ -80,7 +89,7 @@ def test_parse_misuse(value):
     assert_clean(lambda: cortex.parse(value))
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120 * SCALE)
 @FUZZ
 @given(
     st.one_of(st.integers(-100, 20000), st.floats(allow_nan=True), st.none(), st.booleans()),
@@ -109,8 +118,8 @@ weight_values = st.one_of(
 )
 
 
-@pytest.mark.timeout(240)
-@settings(FUZZ, max_examples=25)
+@pytest.mark.timeout(240 * SCALE)
+@settings(FUZZ, max_examples=examples(25))
 @given(
     st.sampled_from(["reference", "compile"]),
     st.one_of(st.none(), st.sampled_from(["balanced", "turbo", ""]), st.integers()),
@@ -147,8 +156,8 @@ arrays = st.builds(
 )
 
 
-@pytest.mark.timeout(120)
-@settings(FUZZ, max_examples=30)
+@pytest.mark.timeout(120 * SCALE)
+@settings(FUZZ, max_examples=examples(30))
 @given(
     kind=st.sampled_from(["reference", "compiled"]),
     args=st.lists(st.one_of(arrays, st.none(), st.floats(), st.text(max_size=2)), max_size=2),
@@ -168,8 +177,8 @@ pass_names = st.sampled_from(sorted(set(cortex_passes()) - {"cortex-profile"}) +
 options = st.sampled_from(["", "{mode=power_save}", "{mode=turbo}", "{frames=2}", "{x=1}", "{", "{mode=}", '{table="/nonexistent"}'])
 
 
-@pytest.mark.timeout(240)
-@settings(FUZZ, max_examples=30)
+@pytest.mark.timeout(240 * SCALE)
+@settings(FUZZ, max_examples=examples(30))
 @given(st.lists(st.tuples(pass_names, options).map("".join), min_size=1, max_size=3).map(",".join))
 def test_run_passes_misuse_leaves_failed_modules_untouched(pipeline):
     module = cortex.build_l2_pipeline(64, 64)
