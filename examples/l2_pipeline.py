@@ -14,7 +14,7 @@ from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
-from cortex.ir import CortexError
+from cortex.ir import CortexError, verify_located
 from cortex.dialects.base import tensor, ui8
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.dialects.vision import (
@@ -105,5 +105,8 @@ def build_l2_pipeline(
         fused = named(ScoreFusionOp(maps, weights, TERMS).result, "fused")
         smoothed = named(TemporalSmoothOp(fused, prev_score, scene).result, "smoothed")
         scf.YieldOp(smoothed)
-    module.verify()
+    try:
+        verify_located(module)  # e.g. a block the saliency scale does not divide
+    except VerifyException as e:
+        raise CortexError(f"build_l2_pipeline({height}, {width}, block={block}): {e}") from None
     return module
