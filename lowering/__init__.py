@@ -71,8 +71,13 @@ from xdsl.dialects.builtin import ModuleOp
 from cortex.ir import CortexError, make_context, verify_located
 
 
-def lower(module: ModuleOp, passes: str | None = None) -> ModuleOp:
-    """A lowered copy of `module`; `passes` (cortex-opt `-p` syntax) runs on the copy first."""
+POST_LOWERING_PASSES = "cortex-fuse-linalg-elementwise"
+"""What `cortex.compile` and `cortex-run` run on the lowered module by default (the post-lowering slot)."""
+
+
+def lower(module: ModuleOp, passes: str | None = None, post_passes: str | None = None) -> ModuleOp:
+    """A lowered copy of `module`; `passes` (cortex-opt `-p` syntax) runs on the copy first,
+    `post_passes` on the lowered module (e.g. POST_LOWERING_PASSES)."""
     from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
     from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
 
@@ -80,6 +85,8 @@ def lower(module: ModuleOp, passes: str | None = None) -> ModuleOp:
         raise CortexError(f"lower takes a builtin.module, got {type(module).__name__}")
     if passes is not None and not isinstance(passes, str):
         raise CortexError(f"passes must be a pipeline string like 'canonicalize,cse', got {type(passes).__name__}")
+    if post_passes is not None and not isinstance(post_passes, str):
+        raise CortexError(f"post_passes must be a pipeline string, got {type(post_passes).__name__}")
     verify_located(module)
     lowered = module.clone()
     if passes:
@@ -89,8 +96,12 @@ def lower(module: ModuleOp, passes: str | None = None) -> ModuleOp:
     ctx = make_context()
     ConvertCortexToLinalgPass().apply(ctx, lowered)
     ConvertCortexToExternPass().apply(ctx, lowered)
+    if post_passes:
+        from cortex.passes.pipeline import run_pipeline
+
+        run_pipeline(lowered, post_passes)
     verify_located(lowered)
     return lowered
 
 
-__all__ = ["lower"]
+__all__ = ["POST_LOWERING_PASSES", "lower"]
