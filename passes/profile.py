@@ -42,7 +42,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.base import ui8
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 
 PROFILE_ATTR = "cortex.profile_ms"
 DEFAULT_ENTRY = "l2_frame"
@@ -127,7 +127,7 @@ def profile_module(
 
     Returns the medians in milliseconds, keyed by op.
     """
-    from cortex.backends.reference import ReferenceRunner
+    from cortex.interpreter.reference import ReferenceRunner
 
     if isinstance(frames, bool) or not isinstance(frames, int) or not 1 <= frames <= MAX_PROFILE_FRAMES:
         raise CortexError(f"frames must be a whole number from 1 to {MAX_PROFILE_FRAMES}, got {frames}")

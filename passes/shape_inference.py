@@ -48,7 +48,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp, compatible
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 
 DYNAMIC = shapes.DYNAMIC
 

@@ -27,7 +27,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.modes import UnknownModeError, load_modes, mode_weights
 from cortex.dialects.state import WeightOp
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 
 
 class SpecializeModeError(PassFailedException, CortexError):
