@@ -60,7 +60,17 @@ def build_l2_pipeline(
 
     For a video whose frames are padded up to `height`×`width`, `crop` is their
     own size: the encoder crops back to it (see `cortex.video.source.padded_size`).
+    Arguments no pipeline can have are a CortexError naming them.
     """
+    try:
+        return _build_l2_pipeline(height, width, block, blur_threshold, crop)
+    except VerifyException as e:  # an op builder's typing rule (e.g. a block the saliency scale does not divide)
+        raise CortexError(f"build_l2_pipeline({height}, {width}, block={block}): {e}") from None
+
+
+def _build_l2_pipeline(
+    height: int, width: int, block: int, blur_threshold: float, crop: tuple[int, int] | None
+) -> ModuleOp:
     grid = _checked_grid(height, width, block)
     frame_t, gray_t, map_t = tensor((height, width, 3), ui8), tensor((height, width)), tensor(grid)
     bytes_t = tensor((shapes.DYNAMIC,), ui8)
@@ -102,8 +112,5 @@ def build_l2_pipeline(
         fused = named(ScoreFusionOp(maps, weights, TERMS).result, "fused")
         smoothed = named(TemporalSmoothOp(fused, prev_score, scene).result, "smoothed")
         scf.YieldOp(smoothed)
-    try:
-        verify_located(module)  # e.g. a block the saliency scale does not divide
-    except VerifyException as e:
-        raise CortexError(f"build_l2_pipeline({height}, {width}, block={block}): {e}") from None
+    verify_located(module)
     return module

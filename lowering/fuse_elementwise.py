@@ -298,9 +298,9 @@ def fuse_tree(nodes: list[FusionNode]) -> GenericOp:
         library_call=root.library_call,
     )
     fused.attributes.update(root.attributes)
-    origin = join_origins(*(node.op.attributes.get(ORIGIN) for node in reversed(nodes)))
+    origin = join_origins(*(node.op.attributes.get(abi.ORIGIN) for node in reversed(nodes)))
     if origin is not None:
-        fused.attributes[ORIGIN] = origin
+        fused.attributes[abi.ORIGIN] = origin
     for old, new in zip(root.results, fused.results):
         new.name_hint = old.name_hint
     return fused

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cortex
-from cortex.ir import CortexError
-from cortex.passes.registry import cortex_passes
+from cortex.errors import CortexError
+from cortex.registry import cortex_passes
 
 SCALE = int(os.environ.get("CORTEX_FUZZ_SCALE", "1"))
 """CI runs the bounded budget; CORTEX_FUZZ_SCALE=10 runs ten times as many, newly drawn, cases."""
