@@ -437,7 +437,7 @@ def test_run_passes_errors_are_cortex_errors_and_leave_the_module_untouched():
     "kwargs,message",
     [
         ({"weights": [1, 2]}, "weights must be a mapping"),
-        ({"passes": 5}, "passes must be a pipeline string"),
+        ({"passes": 5}, "pass pipeline is a string|passes must be a pipeline string"),
         ({"weights": {"wc": "x"}}, "weight 'wc' must be a number"),
         ({"mode": "turbo"}, "unknown mode 'turbo'"),
     ],
