@@ -142,6 +142,22 @@ def literal(value: float | int | bool, dtype: str) -> str:
     return repr(value)
 
 
+def python_literal(value: object) -> str:
+    """Python source for a property value (numbers, strings, tuples, dicts of them).
+
+    Unlike `repr`, non-finite floats become `np.nan` / `np.inf`, which the
+    generated module (it imports numpy as np) can evaluate.
+    """
+    if isinstance(value, float):
+        return literal(value, "float64")
+    if isinstance(value, tuple):
+        items = [python_literal(v) for v in value]
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{python_literal(k)}: {python_literal(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
 # ---------------------------------------------------------------- chunks
 
 

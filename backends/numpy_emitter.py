@@ -43,6 +43,7 @@ from cortex.backends.numpy_codegen import (
     Term,
     identifier,
     literal,
+    python_literal,
     np_dtype,
     prune,
     static_shape,
@@ -161,7 +162,7 @@ class ModuleEmitter:
         except CortexError as e:
             raise EmitError(f"numpy backend: {e}") from None
         name = self.namer.fresh("_x_" + identifier(symbol, "extern"))
-        self.extern_lines.append(f"{name} = _extern({kernel!r}, {values!r})  # @{symbol}")
+        self.extern_lines.append(f"{name} = _extern({kernel!r}, {python_literal(values)})  # @{symbol}")
         self._externs[symbol] = name
         return name
 

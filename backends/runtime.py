@@ -263,8 +263,14 @@ class CompiledPipeline:
         values: list[Any] = [None] * len(self.args)
         for k, (port, value) in enumerate(zip(self.inputs, inputs)):
             values[port.index] = _to_internal(port, value, f"argument #{k} (%{port.name}) of @{self.entry}")
+        if not isinstance(self.state, dict):
+            raise CortexError(f"runner.state must be a dict of state name to value, got {type(self.state).__name__}")
         for port in self.args:
             if port.kind == "state":
+                if port.name not in self.state:
+                    raise CortexError(
+                        f"state '{port.name}' is missing from runner.state (runner.reset() restores every state)"
+                    )
                 values[port.index] = _to_internal(port, self.state[port.name], f"state '{port.name}'")
             elif port.kind == "weight":
                 values[port.index] = self._weights[port.index]

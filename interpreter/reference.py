@@ -156,6 +156,19 @@ class ReferenceRunner:
             if isinstance(op, StateOp)
         }
 
+    def _checked_state(self) -> dict[str, Any]:
+        """`runner.state` as the state ops read it; the same checks as the compiled runner's."""
+        if not isinstance(self.state, dict):
+            raise CortexError(f"runner.state must be a dict of state name to value, got {type(self.state).__name__}")
+        state = dict(self.state)
+        for op in self.function.walk():
+            if isinstance(op, StateOp):
+                name = op.state_name
+                if name not in state:
+                    raise CortexError(f"state '{name}' is missing from runner.state (runner.reset() restores every state)")
+                state[name] = check_value(op.result.type, state[name], f"state '{name}'")
+        return state
+
     def _interpreter(self, functions: CortexFunctions) -> Interpreter:
         listeners = (OpTimerListener(self.op_timer),) if self.op_timer is not None else ()
         interpreter = Interpreter(self.module, listeners=listeners)
@@ -171,7 +184,7 @@ class ReferenceRunner:
             raise CortexError(f"@{self.entry} takes {len(arg_types)} argument(s), got {len(inputs)}")
         args = tuple(check_value(t, v, f"argument #{i}") for i, (t, v) in enumerate(zip(arg_types, inputs)))
         functions = CortexFunctions(self.weights, self._weight_source)
-        functions.state = dict(self.state)
+        functions.state = self._checked_state()
         try:
             results = self._interpreter(functions).call_op(self.function, args)
         except CortexError as e:
