@@ -97,14 +97,14 @@ def access(op: Operation, x: Term, m: AffineMap, ranges: tuple[int, ...]) -> Acc
             index.append(":" if ranges[d] == shape[axis] else f":{ranges[d]}")
         while index and index[-1] == ":":
             index.pop()
-        expr = f"{paren(x.expr)}[{', '.join(index)}]" if index else x.expr
+        expr = f"{paren(x.code)}[{', '.join(index)}]" if index else x.code
         identity = not index and dims == list(range(len(ranges)))
         return Access(expr, tuple(dims), identity)
     used = sorted({d for coefs, _ in forms for d in coefs})
     offsets = tuple(k for _, k in forms)
     view_shape = tuple(ranges[d] for d in used)
     coefs = tuple(tuple(c.get(d, 0) for c, _ in forms) for d in used)
-    return Access(f"_rt.affine_view({x.expr}, {offsets}, {view_shape}, {coefs})", tuple(used))
+    return Access(f"_rt.affine_view({x.code}, {offsets}, {view_shape}, {coefs})", tuple(used))
 
 
 def align(acc: Access, ranges: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:

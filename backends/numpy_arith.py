@@ -135,7 +135,7 @@ def elementwise(op: Operation, args: Sequence[Term], out: str | None = None) -> 
     dtype = np_dtype(op.results[0].type)
     uf = ufunc_of(op)
     if uf is not None:
-        exprs = [a.expr for a in args]
+        exprs = [a.code for a in args]
         if out is not None:
             return f"{uf.fn}({', '.join(exprs)}, out={out})"
         if uf.infix and len(exprs) == 2:
@@ -177,7 +177,7 @@ _CMPI = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]  # eq ne slt sl
 
 
 def _operands(args: Sequence[Term]) -> list[str]:
-    return [paren(a.expr) for a in args]
+    return [paren(a.code) for a in args]
 
 
 @custom(arith.CmpfOp)
@@ -198,7 +198,7 @@ def _cmpi(op: arith.CmpiOp, args, array):
     predicate = op.predicate.value.data
     if predicate >= 6:  # unsigned
         bits = bit_width(op.lhs.type)
-        a, b = f"_rt.u({args[0].expr}, {bits})", f"_rt.u({args[1].expr}, {bits})"
+        a, b = f"_rt.u({args[0].code}, {bits})", f"_rt.u({args[1].code}, {bits})"
     return f"{a} {_CMPI[predicate]} {b}"
 
 
@@ -206,8 +206,8 @@ def _cmpi(op: arith.CmpiOp, args, array):
 def _select(op: arith.SelectOp, args, array):
     c, a, b = args
     if not array:
-        return f"{paren(a.expr)} if {c.expr} else {paren(b.expr)}"
-    expr = f"np.where({c.expr}, {a.expr}, {b.expr})"
+        return f"{paren(a.code)} if {c.code} else {paren(b.code)}"
+    expr = f"np.where({c.code}, {a.code}, {b.code})"
     dtype = np_dtype(op.result.type)
     if not (a.is_array and a.dtype == dtype) and not (b.is_array and b.dtype == dtype):
         expr += f".astype({dt(dtype)})"
@@ -220,7 +220,7 @@ def _select(op: arith.SelectOp, args, array):
 def _unsigned_binary(template: str) -> Custom:
     def fn(op, args, array):
         bits = bit_width(op.results[0].type)
-        a, b = (f"_rt.u({t.expr}, {bits})" for t in args)
+        a, b = (f"_rt.u({t.code}, {bits})" for t in args)
         return f"_rt.s({template.format(a=a, b=b)}, {bits})"
 
     return fn
@@ -238,7 +238,7 @@ def _call(template: str) -> Custom:
     """An op NumPy spells as one call: `template` with the operands' expressions as {0}, {1}, ..."""
 
     def fn(op, args, array):
-        return template.format(*(t.expr for t in args))
+        return template.format(*(t.code for t in args))
 
     return fn
 
@@ -262,7 +262,7 @@ def _fma(op, args, array):
 def _cast_to(op: Operation, args: Sequence[Term], array: bool, source: str | None = None) -> str:
     """`x.astype(T)` for arrays, `T(x)` / `int(x)` / `float(x)` for scalars."""
     (x,) = args
-    expr = source or x.expr
+    expr = source or x.code
     dtype = np_dtype(op.results[0].type)
     if array:
         return f"{paren(expr)}.astype({dt(dtype)})"
@@ -286,7 +286,7 @@ def _uitofp(op, args, array):
     bits = bit_width(op.input.type)
     if bits == 1:
         return _cast_to(op, args, array)
-    source = f"{paren(x.expr)}.view(np.uint{bits})" if x.is_array else f"_rt.u({x.expr}, {bits})"
+    source = f"{paren(x.code)}.view(np.uint{bits})" if x.is_array else f"_rt.u({x.code}, {bits})"
     return _cast_to(op, args, array, source)
 
 
@@ -295,8 +295,8 @@ def _fptoui(op, args, array):
     (x,) = args
     bits = bit_width(op.result.type)
     if not array:
-        return f"_rt.s(int({x.expr}), {bits})"
-    return f"{paren(x.expr)}.astype(np.uint{bits}).view(np.int{bits})"
+        return f"_rt.s(int({x.code}), {bits})"
+    return f"{paren(x.code)}.astype(np.uint{bits}).view(np.int{bits})"
 
 
 @custom(arith.ExtUIOp)
@@ -305,7 +305,7 @@ def _extui(op, args, array):
     bits = bit_width(op.input.type)
     if bits == 1:
         return _cast_to(op, args, array)
-    source = f"{paren(x.expr)}.view(np.uint{bits})" if x.is_array else f"_rt.u({x.expr}, {bits})"
+    source = f"{paren(x.code)}.view(np.uint{bits})" if x.is_array else f"_rt.u({x.code}, {bits})"
     return _cast_to(op, args, array, source)
 
 
@@ -322,10 +322,10 @@ def _trunci(op, args, array):
     (x,) = args
     bits = bit_width(op.result.type)
     if bits == 1:
-        return f"({paren(x.expr)} & 1).astype(bool)" if array else f"bool({paren(x.expr)} & 1)"
+        return f"({paren(x.code)} & 1).astype(bool)" if array else f"bool({paren(x.code)} & 1)"
     if array:
-        return f"{paren(x.expr)}.astype(np.int{bits})"  # NumPy integer casts wrap
-    return f"_rt.s({x.expr}, {bits})"
+        return f"{paren(x.code)}.astype(np.int{bits})"  # NumPy integer casts wrap
+    return f"_rt.s({x.code}, {bits})"
 
 
 @custom(arith.BitcastOp)
@@ -333,8 +333,8 @@ def _bitcast(op, args, array):
     (x,) = args
     dtype = dt(np_dtype(op.result.type))
     if array:
-        return f"{paren(x.expr)}.view({dtype})"
-    return f"np.array({x.expr}, {dt(np_dtype(op.input.type))}).view({dtype})[()]"
+        return f"{paren(x.code)}.view({dtype})"
+    return f"np.array({x.code}, {dt(np_dtype(op.input.type))}).view({dtype})[()]"
 
 
 # ---- standalone ops
@@ -353,7 +353,7 @@ def translate_elementwise(fe: FunctionEmitter, op: Operation) -> None:
     if shape is not None and in_place_capable(op):
         for value, term in zip(op.operands, args):
             if fe.reusable(value, op) and term.shape == shape and term.dtype == dtype and list(op.operands).count(value) == 1:
-                out = term.expr
+                out = term.code
                 break
     fe.define(result, elementwise(op, args, out), owned=shape is not None)
 

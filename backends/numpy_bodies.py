@@ -84,7 +84,7 @@ class Body:
                     and self.dies_at(value, op)
                     and list(op.operands).count(value) == 1
                 ):
-                    out = a.expr
+                    out = a.code
                     break
         if out is not None:
             self.fe.line(elementwise(op, args, out))
@@ -124,18 +124,20 @@ def finish(fe: FunctionEmitter, value: SSAValue, term: Term, *, owned: bool) -> 
     name = fe.name(value)
     target = ast.Name(name, ast.Store())
     last = statements[-1] if statements else None
+    held = term.expr.id if isinstance(term.expr, ast.Name) else None  # the name holding the value, if any
     if (
-        term.expr.startswith("_t")
+        held is not None
+        and held.startswith("_t")
         and isinstance(last, ast.Assign)
         and len(last.targets) == 1
         and isinstance(last.targets[0], ast.Name)
-        and last.targets[0].id == term.expr
+        and last.targets[0].id == held
     ):
         last.targets = [target]
-    elif isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and _writes_out(last.value, term.expr):
+    elif held is not None and isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and _writes_out(last.value, held):
         statements[-1] = ast.Assign(targets=[target], value=last.value, lineno=0)
     else:
-        statements.append(ast.Assign(targets=[target], value=ast.parse(term.expr, mode="eval").body, lineno=0))
+        statements.append(ast.Assign(targets=[target], value=term.expr, lineno=0))
     return fe.defined(value, name, owned=owned)
 
 

@@ -35,6 +35,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import DiagnosticException
 
+from cortex.backends import numpy_syntax as syntax
 from cortex.dialects import abi
 from cortex.errors import CortexError
 from cortex.semantics.values import numpy_dtype
@@ -95,29 +96,40 @@ def dt(dtype: str) -> str:
 
 @dataclass(frozen=True)
 class Term:
-    """How generated code refers to one value."""
+    """How generated code refers to one value: an expression tree, its dtype and shape."""
 
-    expr: str
+    expr: ast.expr
     dtype: str
     shape: tuple[int, ...] | None = None  # None: a scalar
     owned: bool = False  # a fresh array no other name aliases
 
+    def __post_init__(self):
+        if isinstance(self.expr, str):  # transitional: translators not yet building trees
+            object.__setattr__(self, "expr", syntax.parse_expr(self.expr))
+
     @property
     def is_array(self) -> bool:
         return self.shape is not None
+
+    @property
+    def code(self) -> str:
+        """The expression as Python source."""
+        return syntax.code(self.expr)
 
 
 ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.Dict, ast.Set, ast.ListComp)
 """Expressions that bind tighter than any operator: they never need parentheses."""
 
 
-def paren(expr: str) -> str:
+def paren(expr: str | ast.expr) -> str:
     """`expr` safe to use as an operand of any operator.
 
     Decided on the parsed expression, not the text: names, attributes, calls,
     subscripts, displays and non-negative numbers stay as they are;
     anything with an operator at its top (including a sign) gets parentheses.
     """
+    if isinstance(expr, ast.expr):
+        expr = syntax.code(expr)
     node = ast.parse(expr, mode="eval").body
     if isinstance(node, ATOMS):
         return expr
@@ -277,12 +289,16 @@ class FunctionEmitter:
         self.read(term.expr)
         return term
 
-    def expr(self, value: SSAValue) -> str:
+    def expr(self, value: SSAValue) -> ast.expr:
+        """The expression tree of an already-translated value (records the read)."""
         return self.term(value).expr
 
-    def read(self, expr: str) -> None:
+    def code(self, value: SSAValue) -> str:
+        return self.term(value).code
+
+    def read(self, expr: ast.expr) -> None:
         if self._chunk is not None:
-            self._chunk.uses.update(n for n in re.findall(r"[A-Za-z_]\w*", expr) if n in self.locals)
+            self._chunk.uses.update(n for n in syntax.names(expr) if n in self.locals)
 
     def bind(self, value: SSAValue, term: Term) -> Term:
         self.values[value] = term
@@ -299,16 +315,16 @@ class FunctionEmitter:
         self.temps += 1
         return f"_t{self.temps}"
 
-    def define(self, value: SSAValue, code: str, *, owned: bool = True, dtype: str | None = None) -> Term:
+    def define(self, value: SSAValue, code: ast.expr | str, *, owned: bool = True, dtype: str | None = None) -> Term:
         """Emit `name = code` for `value`; returns its term."""
         name = self.name(value)
-        self.line(f"{name} = {code}")
+        self.statement(syntax.assign(name, syntax.parse_expr(code) if isinstance(code, str) else code))
         return self.defined(value, name, owned=owned, dtype=dtype)
 
     def defined(self, value: SSAValue, name: str, *, owned: bool = True, dtype: str | None = None) -> Term:
         """Bind `value` to local `name`, which the current chunk assigns."""
         self.defines(name)
-        term = Term(name, dtype or np_dtype(value.type), static_shape(value.type), owned and isinstance(value.type, TensorType))
+        term = Term(syntax.name(name), dtype or np_dtype(value.type), static_shape(value.type), owned and isinstance(value.type, TensorType))
         return self.bind(value, term)
 
     def dies_here(self, value: SSAValue, op: Operation) -> bool:

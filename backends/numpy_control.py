@@ -28,7 +28,7 @@ from cortex.backends.numpy_codegen import (
 
 
 def _assign(fe: FunctionEmitter, names: list[str], values) -> None:
-    exprs = [fe.expr(v) for v in values]
+    exprs = [fe.code(v) for v in values]
     if len(names) == 1:
         fe.line(f"{names[0]} = {exprs[0]}")
     elif names:
@@ -45,7 +45,7 @@ def _yield_to(fe: FunctionEmitter, names: list[str], values) -> None:
 def translate_if(fe: FunctionEmitter, op: scf.IfOp) -> None:
     names = [fe.name(r) for r in op.output]
     on_yield = lambda y: _yield_to(fe, names, y.operands)  # noqa: E731
-    fe.nested(f"if {fe.expr(op.cond)}:", op.true_region.block, on_yield)
+    fe.nested(f"if {fe.code(op.cond)}:", op.true_region.block, on_yield)
     if op.false_region.blocks:
         fe.nested("else:", op.false_region.block, on_yield)
     for r, name in zip(op.output, names):
@@ -62,7 +62,7 @@ def translate_for(fe: FunctionEmitter, op: scf.ForOp) -> None:
     fe.bind(block.args[0], Term(iv, "int64"))
     for arg, name in zip(block.args[1:], names):
         fe.bind(arg, Term(name, np_dtype(arg.type), static_shape(arg.type)))
-    header = f"for {iv} in range({fe.expr(op.lb)}, {fe.expr(op.ub)}, {fe.expr(op.step)}):"
+    header = f"for {iv} in range({fe.code(op.lb)}, {fe.code(op.ub)}, {fe.code(op.step)}):"
     fe.nested(header, block, lambda y: _yield_to(fe, names, y.operands))
     for r, name in zip(op.res, names):
         fe.bind(r, Term(name, np_dtype(r.type), static_shape(r.type)))
@@ -71,7 +71,7 @@ def translate_for(fe: FunctionEmitter, op: scf.ForOp) -> None:
 
 @translates(func.ReturnOp)
 def translate_return(fe: FunctionEmitter, op: func.ReturnOp) -> None:
-    exprs = [fe.expr(v) for v in op.arguments]
+    exprs = [fe.code(v) for v in op.arguments]
     fe.line(f"return ({', '.join(exprs)}{',' if len(exprs) == 1 else ''})")
     fe.impure()
 
@@ -91,7 +91,7 @@ def translate_call(fe: FunctionEmitter, op: func.CallOp) -> None:
     results = list(op.res)
     if callee.is_declaration:
         target = fe.module.extern(callee)
-        args = ", ".join(_extern_arg(v, fe.expr(v)) for v in op.arguments)
+        args = ", ".join(_extern_arg(v, fe.code(v)) for v in op.arguments)
         call = f"{target}({args})"
         names = [fe.name(r) for r in results]
         if len(results) == 1:
@@ -108,7 +108,7 @@ def translate_call(fe: FunctionEmitter, op: func.CallOp) -> None:
                 fe.line(f"{name} = {dt(dtype)}({name})")
             fe.defined(r, name, owned=False)
         return
-    args = ", ".join(fe.expr(v) for v in op.arguments)
+    args = ", ".join(fe.code(v) for v in op.arguments)
     call = f"{fe.module.function_name(callee)}({args})"
     names = [fe.name(r) for r in results]
     if names:

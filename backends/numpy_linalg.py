@@ -81,7 +81,7 @@ class Structured:
         value = self.operands[index]
         term = self.fe.term(value)
         if not term.is_array:
-            return Access(term.expr, ()), term  # a scalar input broadcasts everywhere
+            return Access(term.code, ()), term  # a scalar input broadcasts everywhere
         return access(self.op, term, self.maps[index], self.ranges), term
 
     def aligned(self, index: int) -> Callable[[], Term]:
@@ -124,9 +124,9 @@ class Structured:
             raise op_error(self.op, "has a parallel output that does not cover every loop")
         term = body.term(yielded)
         if not term.is_array:
-            finish(self.fe, result, Term(f"np.full({static_shape(result.type)}, {term.expr}, {dt(dtype)})", dtype), owned=True)
+            finish(self.fe, result, Term(f"np.full({static_shape(result.type)}, {term.code}, {dt(dtype)})", dtype), owned=True)
             return
-        expr, owned = term.expr, term.owned
+        expr, owned = term.code, term.owned
         if term.shape != self.ranges:
             expr, owned = f"np.broadcast_to({expr}, {self.ranges})", False
         if term.dtype != dtype:
@@ -155,23 +155,23 @@ class Structured:
         else:
             red = self.reduce_aligned(body, kind, [f], out_dims, dtype)
         for s in scalars:
-            red = self.apply(red, "np.multiply", body.term(s).expr, dtype)
+            red = self.apply(red, "np.multiply", body.term(s).code, dtype)
         init = initial_value(self.op.outputs[index])
         identity = identity_of(kind, dtype)
         if isinstance(init, SSAValue):
-            red = self.apply(red, COMBINE[kind], self.fe.expr(init), dtype)
+            red = self.apply(red, COMBINE[kind], self.fe.code(init), dtype)
         elif init is None:
-            red = self.apply(red, COMBINE[kind], self.fe.expr(self.op.outputs[index]), dtype)
+            red = self.apply(red, COMBINE[kind], self.fe.code(self.op.outputs[index]), dtype)
         elif init != identity:
             red = self.apply(red, COMBINE[kind], literal(init, dtype), dtype)
         finish(self.fe, result, red, owned=red.owned)
 
     def apply(self, red: Term, ufunc: str, other: str, dtype: str) -> Term:
         if red.owned and red.dtype == dtype:
-            self.fe.line(f"{ufunc}({red.expr}, {other}, out={red.expr})")
+            self.fe.line(f"{ufunc}({red.code}, {other}, out={red.code})")
             return red
         name = self.fe.temp()
-        self.fe.line(f"{name} = {ufunc}({red.expr}, {other})")
+        self.fe.line(f"{name} = {ufunc}({red.code}, {other})")
         return Term(name, dtype, red.shape, owned=True)
 
     def contract(self, body: Body, factors: list[SSAValue], out_dims: tuple[int, ...], dtype: str) -> Term:
@@ -181,7 +181,7 @@ class Structured:
             acc, term = self.access(arg.index)
             view = Term(acc.expr, term.dtype, tuple(self.ranges[d] for d in acc.dims))
             sub = Body(self.fe, self.op, self.block, {arg: lambda view=view: view}, self.ranges)
-            operands.append((sub.term(v).expr, acc.dims))
+            operands.append((sub.term(v).code, acc.dims))
         if not set(out_dims) <= {d for _, dims in operands for d in dims}:
             raise op_error(self.op, "contracts to an output dimension no operand has")
         name = self.fe.temp()
@@ -196,20 +196,20 @@ class Structured:
         for t in terms[1:]:
             shape = tuple(np.broadcast_shapes(*(x.shape for x in (e, t) if x.is_array)))
             if e.owned and e.shape == shape:
-                self.fe.line(f"np.multiply({e.expr}, {t.expr}, out={e.expr})")
+                self.fe.line(f"np.multiply({e.code}, {t.code}, out={e.code})")
             else:
                 name = self.fe.temp()
-                self.fe.line(f"{name} = {paren(e.expr)} * {paren(t.expr)}")
+                self.fe.line(f"{name} = {paren(e.code)} * {paren(t.code)}")
                 e = Term(name, e.dtype, shape, owned=True)
         if not e.is_array:
-            e = Term(f"np.full({self.ranges}, {e.expr}, {dt(dtype)})", dtype, self.ranges)
+            e = Term(f"np.full({self.ranges}, {e.code}, {dt(dtype)})", dtype, self.ranges)
         shape = e.shape
         lead = n - len(shape)  # loops dropped in front (broadcast)
         axes = [d - lead for d in self.reduction if d >= lead]
         missing = [d for d in self.reduction if self.ranges[d] > 1 and (d < lead or shape[d - lead] == 1)]
         kept = [d for d in range(lead, n) if d not in self.reduction]
         name = self.fe.temp()
-        self.fe.line(f"{name} = {reduce_expr(self.fe, kind, e.expr, shape, axes, dtype) if axes else e.expr}")
+        self.fe.line(f"{name} = {reduce_expr(self.fe, kind, e.code, shape, axes, dtype) if axes else e.code}")
         if missing and kind in ("sum", "prod"):
             count = prod(self.ranges[d] for d in missing)
             self.fe.line(f"{name} = {name} {'*' if kind == 'sum' else '**'} {count}")
@@ -292,13 +292,13 @@ translates(PoolingNchwMaxOp)(translate_pooling)
 def translate_fill(fe: FunctionEmitter, op: FillOp) -> None:
     (result,) = op.results
     dtype = np_dtype(result.type)
-    fe.define(result, f"np.full({static_shape(result.type)}, {fe.expr(op.inputs[0])}, {dt(dtype)})")
+    fe.define(result, f"np.full({static_shape(result.type)}, {fe.code(op.inputs[0])}, {dt(dtype)})")
 
 
 @translates(TransposeOp)
 def translate_transpose(fe: FunctionEmitter, op: TransposeOp) -> None:
     perm = list(op.permutation.get_values())
-    fe.define(op.results[0], permutation_expr(fe.expr(op.inputs[0]), perm), owned=False)
+    fe.define(op.results[0], permutation_expr(fe.code(op.inputs[0]), perm), owned=False)
 
 
 @translates(BroadcastOp)
@@ -307,7 +307,7 @@ def translate_broadcast(fe: FunctionEmitter, op: BroadcastOp) -> None:
     added = set(op.dimensions.get_values())
     shape = static_shape(op.result[0].type)
     index = ["None" if a in added else ":" for a in range(len(shape))]
-    x = fe.expr(op.input)
+    x = fe.code(op.input)
     expanded = f"{paren(x)}[{', '.join(index)}]" if added else x
     fe.define(op.result[0], f"np.broadcast_to({expanded}, {shape})", owned=False)
 
@@ -327,12 +327,12 @@ def translate_reduce(fe: FunctionEmitter, op: ReduceOp) -> None:
     axes = list(op.dimensions.get_values())
     shape = static_shape(result.type)
     red = Term(fe.temp(), dtype, shape, owned=bool(shape))
-    fe.line(f"{red.expr} = {reduce_expr(fe, kind, fe.expr(op.input), static_shape(op.input.type), axes, dtype)}")
+    fe.line(f"{red.code} = {reduce_expr(fe, kind, fe.code(op.input), static_shape(op.input.type), axes, dtype)}")
     init = initial_value(op.init)
-    other = fe.expr(init) if isinstance(init, SSAValue) else fe.expr(op.init) if init is None else None
+    other = fe.code(init) if isinstance(init, SSAValue) else fe.code(op.init) if init is None else None
     if other is None and init != identity_of(kind, dtype):
         other = literal(init, dtype)
     if other is not None:
-        out = f", out={red.expr}" if red.owned else ""
-        fe.line(f"{red.expr} = {COMBINE[kind]}({red.expr}, {other}{out})")
+        out = f", out={red.code}" if red.owned else ""
+        fe.line(f"{red.code} = {COMBINE[kind]}({red.code}, {other}{out})")
     finish(fe, result, red, owned=red.owned)

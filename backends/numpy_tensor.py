@@ -29,13 +29,13 @@ def _sizes(fe: FunctionEmitter, static: tuple[int, ...], dynamic: list[SSAValue]
     dynamic = list(dynamic)
     out = []
     for s in static:
-        out.append(fe.expr(dynamic.pop(0)) if s == DYNAMIC_INDEX else str(s))
+        out.append(fe.code(dynamic.pop(0)) if s == DYNAMIC_INDEX else str(s))
     return out
 
 
 def _shape_expr(fe: FunctionEmitter, value: SSAValue, dynamic: list[SSAValue] = ()) -> str:
     shape = static_shape(value.type)
-    sizes = [str(s) if s >= 0 else fe.expr(d) for s, d in zip(shape, _dynamic_iter(shape, dynamic))]
+    sizes = [str(s) if s >= 0 else fe.code(d) for s, d in zip(shape, _dynamic_iter(shape, dynamic))]
     return f"({', '.join(sizes)}{',' if len(sizes) == 1 else ''})"
 
 
@@ -87,36 +87,36 @@ def translate_empty(fe: FunctionEmitter, op: tensor.EmptyOp) -> None:
 def translate_splat(fe: FunctionEmitter, op: tensor.SplatOp) -> None:
     result = op.result
     shape = _shape_expr(fe, result, op.dynamicSizes)
-    fe.define(result, f"np.full({shape}, {fe.expr(op.input)}, {dt(np_dtype(result.type))})")
+    fe.define(result, f"np.full({shape}, {fe.code(op.input)}, {dt(np_dtype(result.type))})")
 
 
 @translates(tensor.ExtractOp)
 def translate_extract(fe: FunctionEmitter, op: tensor.ExtractOp) -> None:
-    index = ", ".join(fe.expr(i) for i in op.indices) or "()"
-    fe.define(op.result, f"{paren(fe.expr(op.tensor))}[{index}]", owned=False)
+    index = ", ".join(fe.code(i) for i in op.indices) or "()"
+    fe.define(op.result, f"{paren(fe.code(op.tensor))}[{index}]", owned=False)
 
 
 @translates(tensor.InsertOp)
 def translate_insert(fe: FunctionEmitter, op: tensor.InsertOp) -> None:
-    index = ", ".join(fe.expr(i) for i in op.indices) or "()"
-    dest = fe.expr(op.dest)
+    index = ", ".join(fe.code(i) for i in op.indices) or "()"
+    dest = fe.code(op.dest)
     name = fe.name(op.result)
     fe.line(f"{name} = {dest}" if fe.reusable(op.dest, op) else f"{name} = {dest}.copy()")
-    fe.line(f"{name}[{index}] = {fe.expr(op.scalar)}")
+    fe.line(f"{name}[{index}] = {fe.code(op.scalar)}")
     fe.defined(op.result, name)
 
 
 @translates(tensor.ExtractSliceOp)
 def translate_extract_slice(fe: FunctionEmitter, op: tensor.ExtractSliceOp) -> None:
     index, _ = _slices(fe, op, static_shape(op.result.type))
-    fe.define(op.result, f"{paren(fe.expr(op.source))}[{index}]", owned=False)
+    fe.define(op.result, f"{paren(fe.code(op.source))}[{index}]", owned=False)
 
 
 @translates(tensor.InsertSliceOp)
 def translate_insert_slice(fe: FunctionEmitter, op: tensor.InsertSliceOp) -> None:
     index, _ = _slices(fe, op, static_shape(op.source.type))
-    dest = fe.expr(op.dest)
-    source = fe.expr(op.source)
+    dest = fe.code(op.dest)
+    source = fe.code(op.source)
     name = fe.name(op.result)
     fe.line(f"{name} = {dest}" if fe.reusable(op.dest, op) else f"{name} = {dest}.copy()")
     fe.line(f"{name}[{index}] = {source}")
@@ -129,38 +129,38 @@ def translate_reshape_static(fe: FunctionEmitter, op: Operation) -> None:
     source = op.src
     if any(s < 0 for s in static_shape(result.type)):
         raise op_error(op, "with a dynamic result shape has no NumPy translation")
-    fe.define(result, f"{paren(fe.expr(source))}.reshape({_shape_expr(fe, result)})", owned=False)
+    fe.define(result, f"{paren(fe.code(source))}.reshape({_shape_expr(fe, result)})", owned=False)
 
 
 @translates(tensor.ReshapeOp)
 def translate_reshape(fe: FunctionEmitter, op: tensor.ReshapeOp) -> None:
     shape = static_shape(op.result.type)
-    target = _shape_expr(fe, op.result) if all(s >= 0 for s in shape) else f"tuple({fe.expr(op.shape)})"
-    fe.define(op.result, f"{paren(fe.expr(op.source))}.reshape({target})", owned=False)
+    target = _shape_expr(fe, op.result) if all(s >= 0 for s in shape) else f"tuple({fe.code(op.shape)})"
+    fe.define(op.result, f"{paren(fe.code(op.source))}.reshape({target})", owned=False)
 
 
 @translates(tensor.CastOp)
 def translate_cast(fe: FunctionEmitter, op: tensor.CastOp) -> None:
     """A cast only changes what the type system knows: the same array."""
     term = fe.term(op.source)
-    fe.bind(op.dest, term.__class__(term.expr, term.dtype, static_shape(op.dest.type), owned=False))
+    fe.bind(op.dest, term.__class__(term.code, term.dtype, static_shape(op.dest.type), owned=False))
 
 
 @translates(tensor.DimOp)
 def translate_dim(fe: FunctionEmitter, op: tensor.DimOp) -> None:
-    fe.define(op.result, f"{paren(fe.expr(op.source))}.shape[{fe.expr(op.index)}]", owned=False)
+    fe.define(op.result, f"{paren(fe.code(op.source))}.shape[{fe.code(op.index)}]", owned=False)
 
 
 @translates(tensor.FromElementsOp)
 def translate_from_elements(fe: FunctionEmitter, op: tensor.FromElementsOp) -> None:
-    elements = ", ".join(fe.expr(e) for e in op.elements)
+    elements = ", ".join(fe.code(e) for e in op.elements)
     result = op.result
     fe.define(result, f"np.array([{elements}], {dt(np_dtype(result.type))}).reshape({_shape_expr(fe, result)})")
 
 
 @translates(tensor.ConcatOp)
 def translate_concat(fe: FunctionEmitter, op: tensor.ConcatOp) -> None:
-    inputs = ", ".join(fe.expr(v) for v in op.inputs)
+    inputs = ", ".join(fe.code(v) for v in op.inputs)
     fe.define(op.result, f"np.concatenate([{inputs}], axis={op.dim.value.data})")
 
 
@@ -176,10 +176,10 @@ def translate_pad(fe: FunctionEmitter, op: tensor.PadOp) -> None:
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, (IntegerAttr, FloatAttr)):
         value = literal(owner.value.value.data, np_dtype(yielded.type))
     elif not inside:
-        value = fe.expr(yielded)
+        value = fe.code(yielded)
     else:
         raise op_error(op, "pads with a value computed from the index (only constant padding is supported)")
     low = _sizes(fe, op.static_low.get_values(), op.low)
     high = _sizes(fe, op.static_high.get_values(), op.high)
     widths = ", ".join(f"({lo}, {hi})" for lo, hi in zip(low, high))
-    fe.define(op.result, f"np.pad({fe.expr(op.source)}, ({widths},), constant_values={value})")
+    fe.define(op.result, f"np.pad({fe.code(op.source)}, ({widths},), constant_values={value})")
