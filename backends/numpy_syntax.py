@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from typing import Union
 
-Operand = Union[ast.expr, str, int, float, bool, None, tuple]
+Operand = ast.expr | str | int | float | bool | None | tuple
 """What a builder accepts where an expression goes (see `expr`)."""
 
 BINARY: dict[str, type[ast.operator]] = {
