@@ -19,11 +19,12 @@ from xdsl.dialects.linalg.ops import (
 )
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
+from cortex.backends import numpy_syntax as syntax
 from cortex.backends.numpy_arith import elementwise, in_place_capable, is_elementwise
 from cortex.backends.numpy_codegen import (
     FunctionEmitter,
     Term,
-    literal,
+    literal_expr,
     np_dtype,
     op_error,
 )
@@ -66,9 +67,9 @@ class Body:
         if isinstance(op, IndexOp):
             d = op.dim.value.data
             shape = tuple(n if k == d else 1 for k, n in enumerate(self.ranges))
-            return self.assign(f"np.arange({self.ranges[d]}).reshape({shape})", "int64", shape)
+            return self.assign(syntax.method(syntax.call("np.arange", self.ranges[d]), "reshape", shape), "int64", shape)
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, (IntegerAttr, FloatAttr)):
-            return Term(literal(op.value.value.data, dtype), dtype)
+            return Term(literal_expr(op.value.value.data, dtype), dtype)
         if not is_elementwise(op):
             raise op_error(self.op, f"body op '{op.name}' has no whole-array NumPy form")
         args = [self.term(v) for v in op.operands]
@@ -84,17 +85,17 @@ class Body:
                     and self.dies_at(value, op)
                     and list(op.operands).count(value) == 1
                 ):
-                    out = a.code
+                    out = a.expr
                     break
         if out is not None:
-            self.fe.line(elementwise(op, args, out))
+            self.fe.statement(syntax.evaluate(elementwise(op, args, out)))
             return Term(out, dtype, shape, owned=True)
         return self.assign(elementwise(op, args), dtype, shape)
 
-    def assign(self, expr: str, dtype: str, shape) -> Term:
+    def assign(self, expr: ast.expr, dtype: str, shape) -> Term:
         name = self.fe.temp()
-        self.fe.line(f"{name} = {expr}")
-        return Term(name, dtype, shape, owned=shape is not None)
+        self.fe.statement(syntax.assign(name, expr))
+        return Term(syntax.name(name), dtype, shape, owned=shape is not None)
 
     def depends(self, value: SSAValue) -> frozenset:
         """The block arguments (and 'index' for linalg.index) a body value depends on."""

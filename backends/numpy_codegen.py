@@ -154,6 +154,11 @@ def literal(value: float | int | bool, dtype: str) -> str:
     return repr(value)
 
 
+def literal_expr(value: float | int | bool, dtype: str) -> ast.expr:
+    """`literal` as an expression tree (a negative number is a sign applied to it, as Python reads it)."""
+    return syntax.parse_expr(literal(value, dtype))
+
+
 # ---------------------------------------------------------------- chunks
 
 
