@@ -155,6 +155,21 @@ def assign(targets: str | Sequence[str] | ast.expr, value: Operand) -> ast.Assig
     return ast.Assign(targets=[target], value=expr(value), lineno=0)
 
 
+def if_header(test: Operand) -> str:
+    """`if test:`, the header line of a block (rendered from its tree, body left to the caller)."""
+    return code(ast.If(expr(test), [], []))
+
+
+def for_header(target: str, iterable: Operand) -> str:
+    """`for target in iterable:`, the header line of a loop."""
+    return code(ast.For(ast.Name(target, ast.Store()), expr(iterable), [], [], lineno=0))
+
+
+def returns(*values: Operand) -> ast.Return:
+    """`return (a, b, ...)`: functions of the generated module always return a tuple."""
+    return ast.Return(tuple_(*values))
+
+
 def evaluate(value: Operand) -> ast.Expr:
     """An expression statement (a call for its effect)."""
     return ast.Expr(expr(value))
