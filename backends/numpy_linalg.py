@@ -27,6 +27,7 @@ indexing maps and a body too) is translated the same way:
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from math import prod
 
@@ -44,16 +45,16 @@ from xdsl.dialects.linalg.ops import (
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
+from cortex.backends import numpy_syntax as syntax
 from cortex.backends.numpy_access import Access, access, align, loop_ranges, permutation_expr
 from cortex.backends.numpy_bodies import COMBINE, REDUCE, Body, combiner, finish, identity_of, initial_value
 from cortex.backends.numpy_codegen import (
     FunctionEmitter,
     Term,
     dt,
-    literal,
+    literal_expr,
     np_dtype,
     op_error,
-    paren,
     static_shape,
     translates,
 )
@@ -81,7 +82,7 @@ class Structured:
         value = self.operands[index]
         term = self.fe.term(value)
         if not term.is_array:
-            return Access(term.code, ()), term  # a scalar input broadcasts everywhere
+            return Access(term.expr, ()), term  # a scalar input broadcasts everywhere
         return access(self.op, term, self.maps[index], self.ranges), term
 
     def aligned(self, index: int) -> Callable[[], Term]:
@@ -124,13 +125,14 @@ class Structured:
             raise op_error(self.op, "has a parallel output that does not cover every loop")
         term = body.term(yielded)
         if not term.is_array:
-            finish(self.fe, result, Term(f"np.full({static_shape(result.type)}, {term.code}, {dt(dtype)})", dtype), owned=True)
+            full = syntax.call("np.full", static_shape(result.type), term.expr, dt(dtype))
+            finish(self.fe, result, Term(full, dtype), owned=True)
             return
-        expr, owned = term.code, term.owned
+        expr, owned = term.expr, term.owned
         if term.shape != self.ranges:
-            expr, owned = f"np.broadcast_to({expr}, {self.ranges})", False
+            expr, owned = syntax.call("np.broadcast_to", expr, self.ranges), False
         if term.dtype != dtype:
-            expr, owned = f"{paren(expr)}.astype({dt(dtype)})", True
+            expr, owned = syntax.method(expr, "astype", dt(dtype)), True
         expr = permutation_expr(expr, list(out_dims))
         finish(self.fe, result, Term(expr, dtype, self.ranges, owned), owned=owned)
 
@@ -155,24 +157,25 @@ class Structured:
         else:
             red = self.reduce_aligned(body, kind, [f], out_dims, dtype)
         for s in scalars:
-            red = self.apply(red, "np.multiply", body.term(s).code, dtype)
+            red = self.apply(red, "np.multiply", body.term(s).expr, dtype)
         init = initial_value(self.op.outputs[index])
         identity = identity_of(kind, dtype)
         if isinstance(init, SSAValue):
-            red = self.apply(red, COMBINE[kind], self.fe.code(init), dtype)
+            red = self.apply(red, COMBINE[kind], self.fe.expr(init), dtype)
         elif init is None:
-            red = self.apply(red, COMBINE[kind], self.fe.code(self.op.outputs[index]), dtype)
+            red = self.apply(red, COMBINE[kind], self.fe.expr(self.op.outputs[index]), dtype)
         elif init != identity:
-            red = self.apply(red, COMBINE[kind], literal(init, dtype), dtype)
+            red = self.apply(red, COMBINE[kind], literal_expr(init, dtype), dtype)
         finish(self.fe, result, red, owned=red.owned)
 
-    def apply(self, red: Term, ufunc: str, other: str, dtype: str) -> Term:
+    def apply(self, red: Term, ufunc: str, other: ast.expr, dtype: str) -> Term:
+        """`ufunc(red, other)`, in place when `red` is an owned temporary of the right dtype."""
         if red.owned and red.dtype == dtype:
-            self.fe.line(f"{ufunc}({red.code}, {other}, out={red.code})")
+            self.fe.statement(syntax.evaluate(syntax.call(ufunc, red.expr, other, out=red.expr)))
             return red
         name = self.fe.temp()
-        self.fe.line(f"{name} = {ufunc}({red.code}, {other})")
-        return Term(name, dtype, red.shape, owned=True)
+        self.fe.statement(syntax.assign(name, syntax.call(ufunc, red.expr, other)))
+        return Term(syntax.name(name), dtype, red.shape, owned=True)
 
     def contract(self, body: Body, factors: list[SSAValue], out_dims: tuple[int, ...], dtype: str) -> Term:
         operands = []
@@ -181,51 +184,51 @@ class Structured:
             acc, term = self.access(arg.index)
             view = Term(acc.expr, term.dtype, tuple(self.ranges[d] for d in acc.dims))
             sub = Body(self.fe, self.op, self.block, {arg: lambda view=view: view}, self.ranges)
-            operands.append((sub.term(v).code, acc.dims))
+            operands.append((sub.term(v).expr, acc.dims))
         if not set(out_dims) <= {d for _, dims in operands for d in dims}:
             raise op_error(self.op, "contracts to an output dimension no operand has")
         name = self.fe.temp()
-        self.fe.line(f"{name} = {contraction(operands, out_dims, self.ranges)}")
+        self.fe.statement(syntax.assign(name, contraction(operands, out_dims, self.ranges)))
         # a full contraction gives a NumPy scalar, which cannot be written in place
-        return Term(name, dtype, tuple(self.ranges[d] for d in out_dims), owned=bool(out_dims))
+        return Term(syntax.name(name), dtype, tuple(self.ranges[d] for d in out_dims), owned=bool(out_dims))
 
     def reduce_aligned(self, body: Body, kind: str, factors: list[SSAValue], out_dims, dtype: str) -> Term:
         n = len(self.ranges)
         terms = [body.term(v) for v in factors]
-        e = terms[0] if terms else Term("1", dtype)
+        e = terms[0] if terms else Term(syntax.expr(1), dtype)
         for t in terms[1:]:
             shape = tuple(np.broadcast_shapes(*(x.shape for x in (e, t) if x.is_array)))
             if e.owned and e.shape == shape:
-                self.fe.line(f"np.multiply({e.code}, {t.code}, out={e.code})")
+                self.fe.statement(syntax.evaluate(syntax.call("np.multiply", e.expr, t.expr, out=e.expr)))
             else:
                 name = self.fe.temp()
-                self.fe.line(f"{name} = {paren(e.code)} * {paren(t.code)}")
-                e = Term(name, e.dtype, shape, owned=True)
+                self.fe.statement(syntax.assign(name, syntax.binop(e.expr, "*", t.expr)))
+                e = Term(syntax.name(name), e.dtype, shape, owned=True)
         if not e.is_array:
-            e = Term(f"np.full({self.ranges}, {e.code}, {dt(dtype)})", dtype, self.ranges)
+            e = Term(syntax.call("np.full", self.ranges, e.expr, dt(dtype)), dtype, self.ranges)
         shape = e.shape
         lead = n - len(shape)  # loops dropped in front (broadcast)
         axes = [d - lead for d in self.reduction if d >= lead]
         missing = [d for d in self.reduction if self.ranges[d] > 1 and (d < lead or shape[d - lead] == 1)]
         kept = [d for d in range(lead, n) if d not in self.reduction]
         name = self.fe.temp()
-        self.fe.line(f"{name} = {reduce_expr(self.fe, kind, e.code, shape, axes, dtype) if axes else e.code}")
+        self.fe.statement(syntax.assign(name, reduce_expr(self.fe, kind, e.expr, shape, axes, dtype) if axes else e.expr))
         if missing and kind in ("sum", "prod"):
             count = prod(self.ranges[d] for d in missing)
-            self.fe.line(f"{name} = {name} {'*' if kind == 'sum' else '**'} {count}")
+            self.fe.statement(syntax.assign(name, syntax.binop(name, "*" if kind == "sum" else "**", count)))
         reduced_shape = tuple(shape[d - lead] for d in kept)
         full = tuple(self.ranges[d] for d in self.parallel)
         owned = bool(full)  # a rank-0 reduction is a NumPy scalar: never written in place
         if reduced_shape != full:
-            self.fe.line(f"{name} = np.broadcast_to({name}, {full})")
+            self.fe.statement(syntax.assign(name, syntax.call("np.broadcast_to", name, full)))
             owned = False
         perm = [self.parallel.index(d) for d in out_dims]
         if perm != sorted(perm):
-            self.fe.line(f"{name} = {permutation_expr(name, perm)}")
-        return Term(name, dtype, tuple(self.ranges[d] for d in out_dims), owned)
+            self.fe.statement(syntax.assign(name, permutation_expr(syntax.name(name), perm)))
+        return Term(syntax.name(name), dtype, tuple(self.ranges[d] for d in out_dims), owned)
 
 
-def reduce_expr(fe: FunctionEmitter, kind: str, expr: str, shape: tuple[int, ...], axes: list[int], dtype: str) -> str:
+def reduce_expr(fe: FunctionEmitter, kind: str, expr: ast.expr, shape: tuple[int, ...], axes: list[int], dtype: str) -> ast.expr:
     """`kind` over `axes` of an array of `shape`, in the order NumPy runs fastest.
 
     NumPy is slow at reducing several axes at once when the innermost is
@@ -235,18 +238,18 @@ def reduce_expr(fe: FunctionEmitter, kind: str, expr: str, shape: tuple[int, ...
     """
     axes = sorted(axes)
     last = len(shape) - 1
-    int_arg = f", dtype={dt(dtype)}" if kind in ("sum", "prod") and dtype.startswith(("int", "uint")) else ""
+    int_arg = {"dtype": dt(dtype)} if kind in ("sum", "prod") and dtype.startswith(("int", "uint")) else {}
 
-    def axis(a: list[int]) -> str:
-        return str(a[0]) if len(a) == 1 else str(tuple(a))
+    def reduce(x: ast.expr, a: list[int]) -> ast.expr:
+        return syntax.call(REDUCE[kind], x, axis=a[0] if len(a) == 1 else tuple(a), **int_arg)
 
     if axes[-1] != last or len(axes) == len(shape) or len(axes) == 1 and kind != "sum":
-        return f"{REDUCE[kind]}({expr}, axis={axis(axes)}{int_arg})"
-    outer = f"{REDUCE[kind]}({expr}, axis={axis(axes[:-1])}{int_arg})" if axes[:-1] else expr
+        return reduce(expr, axes)
+    outer = reduce(expr, axes[:-1]) if axes[:-1] else expr
     if kind == "sum" and dtype.startswith("float") and len(shape) > len(axes):
         ones = fe.module.splat((shape[last],), 1.0, dtype, "ones", fe.current.origin)
-        return f"{paren(outer)} @ {ones}"
-    return f"{REDUCE[kind]}({outer}, axis=-1{int_arg})"
+        return syntax.binop(outer, "@", ones)
+    return reduce(outer, [-1])
 
 
 def structured_classes() -> list[type[Operation]]:
@@ -292,13 +295,13 @@ translates(PoolingNchwMaxOp)(translate_pooling)
 def translate_fill(fe: FunctionEmitter, op: FillOp) -> None:
     (result,) = op.results
     dtype = np_dtype(result.type)
-    fe.define(result, f"np.full({static_shape(result.type)}, {fe.code(op.inputs[0])}, {dt(dtype)})")
+    fe.define(result, syntax.call("np.full", static_shape(result.type), fe.expr(op.inputs[0]), dt(dtype)))
 
 
 @translates(TransposeOp)
 def translate_transpose(fe: FunctionEmitter, op: TransposeOp) -> None:
     perm = list(op.permutation.get_values())
-    fe.define(op.results[0], permutation_expr(fe.code(op.inputs[0]), perm), owned=False)
+    fe.define(op.results[0], permutation_expr(fe.expr(op.inputs[0]), perm), owned=False)
 
 
 @translates(BroadcastOp)
@@ -306,10 +309,10 @@ def translate_broadcast(fe: FunctionEmitter, op: BroadcastOp) -> None:
     """linalg.broadcast: `dimensions` are the result axes the input lacks."""
     added = set(op.dimensions.get_values())
     shape = static_shape(op.result[0].type)
-    index = ["None" if a in added else ":" for a in range(len(shape))]
-    x = fe.code(op.input)
-    expanded = f"{paren(x)}[{', '.join(index)}]" if added else x
-    fe.define(op.result[0], f"np.broadcast_to({expanded}, {shape})", owned=False)
+    index = [None if a in added else slice(None) for a in range(len(shape))]
+    x = fe.expr(op.input)
+    expanded = syntax.index(x, index) if added else x
+    fe.define(op.result[0], syntax.call("np.broadcast_to", expanded, shape), owned=False)
 
 
 @translates(ReduceOp)
@@ -326,13 +329,14 @@ def translate_reduce(fe: FunctionEmitter, op: ReduceOp) -> None:
     dtype = np_dtype(result.type)
     axes = list(op.dimensions.get_values())
     shape = static_shape(result.type)
-    red = Term(fe.temp(), dtype, shape, owned=bool(shape))
-    fe.line(f"{red.code} = {reduce_expr(fe, kind, fe.code(op.input), static_shape(op.input.type), axes, dtype)}")
+    name = fe.temp()
+    red = Term(syntax.name(name), dtype, shape, owned=bool(shape))
+    fe.statement(syntax.assign(name, reduce_expr(fe, kind, fe.expr(op.input), static_shape(op.input.type), axes, dtype)))
     init = initial_value(op.init)
-    other = fe.code(init) if isinstance(init, SSAValue) else fe.code(op.init) if init is None else None
+    other = fe.expr(init) if isinstance(init, SSAValue) else fe.expr(op.init) if init is None else None
     if other is None and init != identity_of(kind, dtype):
-        other = literal(init, dtype)
+        other = literal_expr(init, dtype)
     if other is not None:
-        out = f", out={red.code}" if red.owned else ""
-        fe.line(f"{red.code} = {COMBINE[kind]}({red.code}, {other}{out})")
+        out = {"out": red.expr} if red.owned else {}
+        fe.statement(syntax.assign(name, syntax.call(COMBINE[kind], red.expr, other, **out)))
     finish(fe, result, red, owned=red.owned)

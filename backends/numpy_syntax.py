@@ -5,7 +5,7 @@ precedence and statement structure are right by construction: `binop(a, "*",
 b)` of a sum gets its parentheses from the renderer, never from a guess about
 the text. The builders are thin (one node each) and take expressions or
 plain Python values: names as `str` (`"np.add"` becomes the attribute chain),
-numbers, booleans, None and tuples as constants (a negative number as a sign
+numbers, booleans, None, tuples and slices as constants (a negative number as a sign
 applied to its magnitude, which is how Python parses it, so `(-2) ** x`
 renders with its parentheses).
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-Operand = ast.expr | str | int | float | bool | None | tuple
+Operand = ast.expr | str | int | float | bool | None | tuple | slice
 """What a builder accepts where an expression goes (see `expr`)."""
 
 BINARY: dict[str, type[ast.operator]] = {
@@ -75,6 +75,8 @@ def expr(value: Operand) -> ast.expr:
         return dotted(value)
     if isinstance(value, tuple):
         return tuple_(*value)
+    if isinstance(value, slice):
+        return slice_(value.start, value.stop, value.step)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
         return ast.UnaryOp(ast.USub(), ast.Constant(-value))
     return ast.Constant(value)
