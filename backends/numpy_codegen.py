@@ -8,7 +8,8 @@ done (xDSL's linalg ops carry no effect traits, so `dce` keeps them in the IR:
 an unread `tensor.empty` or zero `linalg.fill` would otherwise cost a frame's
 worth of memory traffic).
 
-A value is described by a `Term`: the Python expression that holds it, its
+A value is described by a `Term`: the expression (an `ast` tree, built with
+`numpy_syntax`, so precedence is the renderer's job) that holds it, its
 NumPy dtype and static shape (None for a scalar), and whether the array is a
 temporary this code owns (freshly allocated, never aliased), which is what
 lets a later op reuse it with `out=` instead of allocating.
@@ -103,41 +104,9 @@ class Term:
     shape: tuple[int, ...] | None = None  # None: a scalar
     owned: bool = False  # a fresh array no other name aliases
 
-    def __post_init__(self):
-        if isinstance(self.expr, str):  # transitional: translators not yet building trees
-            object.__setattr__(self, "expr", syntax.parse_expr(self.expr))
-
     @property
     def is_array(self) -> bool:
         return self.shape is not None
-
-    @property
-    def code(self) -> str:
-        """The expression as Python source."""
-        return syntax.code(self.expr)
-
-
-ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.Dict, ast.Set, ast.ListComp)
-"""Expressions that bind tighter than any operator: they never need parentheses."""
-
-
-def paren(expr: str | ast.expr) -> str:
-    """`expr` safe to use as an operand of any operator.
-
-    Decided on the parsed expression, not the text: names, attributes, calls,
-    subscripts, displays and non-negative numbers stay as they are;
-    anything with an operator at its top (including a sign) gets parentheses.
-    """
-    if isinstance(expr, ast.expr):
-        expr = syntax.code(expr)
-    node = ast.parse(expr, mode="eval").body
-    if isinstance(node, ATOMS):
-        return expr
-    if isinstance(node, ast.Constant) and not (isinstance(node.value, (int, float)) and node.value < 0):
-        return expr
-    if isinstance(node, ast.Tuple) and expr.startswith("(") and expr.endswith(")"):
-        return expr
-    return f"({expr})"
 
 
 def literal(value: float | int | bool, dtype: str) -> str:
@@ -168,8 +137,8 @@ class Chunk:
 
     Statements are `ast` nodes, rendered with `ast.unparse` one per line, each
     followed by the comment naming the source cortex op (the renderer adds it:
-    `ast.unparse` keeps no comments). Translators add statements as nodes
-    (`FunctionEmitter.statement`) or as source text (`line`, parsed at once).
+    `ast.unparse` keeps no comments). Translators build them with
+    `numpy_syntax` and add them with `FunctionEmitter.statement`.
     """
 
     statements: list[ast.stmt]
@@ -298,9 +267,6 @@ class FunctionEmitter:
         """The expression tree of an already-translated value (records the read)."""
         return self.term(value).expr
 
-    def code(self, value: SSAValue) -> str:
-        return self.term(value).code
-
     def read(self, expr: ast.expr) -> None:
         if self._chunk is not None:
             self._chunk.uses.update(n for n in syntax.names(expr) if n in self.locals)
@@ -320,10 +286,10 @@ class FunctionEmitter:
         self.temps += 1
         return f"_t{self.temps}"
 
-    def define(self, value: SSAValue, code: ast.expr | str, *, owned: bool = True, dtype: str | None = None) -> Term:
+    def define(self, value: SSAValue, code: ast.expr, *, owned: bool = True, dtype: str | None = None) -> Term:
         """Emit `name = code` for `value`; returns its term."""
         name = self.name(value)
-        self.statement(syntax.assign(name, syntax.parse_expr(code) if isinstance(code, str) else code))
+        self.statement(syntax.assign(name, code))
         return self.defined(value, name, owned=owned, dtype=dtype)
 
     def defined(self, value: SSAValue, name: str, *, owned: bool = True, dtype: str | None = None) -> Term:
@@ -352,11 +318,8 @@ class FunctionEmitter:
         assert self._chunk is not None, "no op is being translated"
         return self._chunk
 
-    def line(self, text: str) -> None:
-        """Add the statement(s) `text` to the current chunk (parsed now: a syntax error fails here)."""
-        self.current.statements.extend(ast.parse(text).body)
-
     def statement(self, node: ast.stmt) -> None:
+        """Add a statement to the current chunk."""
         self.current.statements.append(node)
 
     def defines(self, *names: str) -> None:

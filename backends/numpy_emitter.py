@@ -35,6 +35,7 @@ from xdsl.utils.target import Target
 
 # The translators register themselves in TRANSLATORS on import.
 from cortex.backends import numpy_arith, numpy_control, numpy_linalg, numpy_support, numpy_tensor  # noqa: F401
+from cortex.backends import numpy_syntax as syntax
 from cortex.backends.numpy_codegen import (
     Chunk,
     EmitError,
@@ -208,7 +209,7 @@ class ModuleEmitter:
         for arg in f.body.block.args:
             name = fe.name(arg, f"arg{arg.index}")
             params.append(name)
-            fe.bind(arg, Term(name, np_dtype(arg.type), static_shape(arg.type)))
+            fe.bind(arg, Term(syntax.name(name), np_dtype(arg.type), static_shape(arg.type)))
         fe.translate_ops(f.body.block.ops)
         prune(fe.chunks)
         inputs = ", ".join(str(t) for t in f.function_type.inputs.data)
