@@ -58,11 +58,12 @@ def loop_ranges(op: Operation, maps: list[AffineMap], operands: list[SSAValue]) 
         for axis, e in enumerate(m.results):
             if isinstance(e, AffineDimExpr) and ranges[e.position] is None:
                 ranges[e.position] = shape[axis]
-    if any(r is None for r in ranges):
+    extents = tuple(r for r in ranges if r is not None)
+    if len(extents) < len(ranges):
         raise op_error(op, "has a loop whose extent no operand dimension gives")
-    if any(r < 0 for r in ranges):
+    if any(r < 0 for r in extents):
         raise op_error(op, "has a dynamic loop extent (the NumPy backend needs static shapes)")
-    return tuple(ranges)
+    return extents
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,9 @@ class Access:
 
 
 def access(op: Operation, x: Term, m: AffineMap, ranges: tuple[int, ...]) -> Access:
-    forms = [linear(e) for e in m.results]
-    if any(f is None for f in forms) or m.num_symbols:
+    maybe_forms = [linear(e) for e in m.results]
+    forms = [f for f in maybe_forms if f is not None]
+    if len(forms) < len(maybe_forms) or m.num_symbols:
         raise op_error(op, f"indexing map {m} is not affine-linear in the loop indices")
     shape = x.shape or ()
     for axis, (coefs, const) in enumerate(forms):
@@ -105,8 +107,8 @@ def access(op: Operation, x: Term, m: AffineMap, ranges: tuple[int, ...]) -> Acc
     used = sorted({d for coefs, _ in forms for d in coefs})
     offsets = tuple(k for _, k in forms)
     view_shape = tuple(ranges[d] for d in used)
-    coefs = tuple(tuple(c.get(d, 0) for c, _ in forms) for d in used)
-    return Access(syntax.call("_rt.affine_view", x.expr, offsets, view_shape, coefs), tuple(used))
+    columns = tuple(tuple(c.get(d, 0) for c, _ in forms) for d in used)
+    return Access(syntax.call("_rt.affine_view", x.expr, offsets, view_shape, columns), tuple(used))
 
 
 def align(acc: Access, ranges: tuple[int, ...]) -> tuple[ast.expr, tuple[int, ...]]:

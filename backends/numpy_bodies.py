@@ -38,7 +38,7 @@ class Body:
     def __init__(self, fe: FunctionEmitter, op: Operation, block: Block, args: dict[BlockArgument, Callable[[], Term]], ranges):
         self.fe, self.op, self.block, self.args, self.ranges = fe, op, block, args, ranges
         self.values: dict[SSAValue, Term] = {}
-        self._depends: dict[SSAValue, frozenset] = {}
+        self._depends: dict[SSAValue, frozenset[BlockArgument | str]] = {}
 
     def term(self, value: SSAValue) -> Term:
         if value in self.values:
@@ -66,14 +66,14 @@ class Body:
         dtype = np_dtype(result.type)
         if isinstance(op, IndexOp):
             d = op.dim.value.data
-            shape = tuple(n if k == d else 1 for k, n in enumerate(self.ranges))
-            return self.assign(syntax.method(syntax.call("np.arange", self.ranges[d]), "reshape", shape), "int64", shape)
+            along = tuple(n if k == d else 1 for k, n in enumerate(self.ranges))
+            return self.assign(syntax.method(syntax.call("np.arange", self.ranges[d]), "reshape", along), "int64", along)
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, (IntegerAttr, FloatAttr)):
             return Term(literal_expr(op.value.value.data, dtype), dtype)
         if not is_elementwise(op):
             raise op_error(self.op, f"body op '{op.name}' has no whole-array NumPy form")
         args = [self.term(v) for v in op.operands]
-        shapes = [a.shape for a in args if a.is_array]
+        shapes = [a.shape for a in args if a.shape is not None]
         shape = tuple(np.broadcast_shapes(*shapes)) if shapes else None
         out = None
         if shape is not None and in_place_capable(op):
@@ -97,13 +97,13 @@ class Body:
         self.fe.statement(syntax.assign(name, expr))
         return Term(syntax.name(name), dtype, shape, owned=shape is not None)
 
-    def depends(self, value: SSAValue) -> frozenset:
+    def depends(self, value: SSAValue) -> frozenset[BlockArgument | str]:
         """The block arguments (and 'index' for linalg.index) a body value depends on."""
         memo = self._depends
         if value in memo:
             return memo[value]
         if isinstance(value, BlockArgument) and value.owner is self.block:
-            deps = frozenset([value])
+            deps: frozenset[BlockArgument | str] = frozenset([value])
         elif isinstance(value.owner, Operation) and value.owner.parent_block() is self.block:
             op = value.owner
             deps = frozenset(["index"]) if isinstance(op, IndexOp) else frozenset()

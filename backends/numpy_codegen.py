@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -85,6 +86,22 @@ def static_shape(t: Attribute) -> tuple[int, ...] | None:
     if isinstance(t, TensorType):
         return tuple(t.get_shape())
     return None
+
+
+def tensor_shape(t: Attribute) -> tuple[int, ...]:
+    """The shape of a value the lowering guarantees is a ranked tensor."""
+    shape = static_shape(t)
+    if shape is None:
+        raise EmitError(f"numpy backend: expected a tensor, got {t}")
+    return shape
+
+
+def yielded_value(op: Operation, block: Block) -> SSAValue:
+    """The first value `block`'s terminator yields (the body of a pad or reduce)."""
+    last = block.last_op
+    if last is None or not last.operands:
+        raise op_error(op, "has a body that yields nothing")
+    return last.operands[0]
 
 
 def dt(dtype: str) -> str:
@@ -193,14 +210,15 @@ def prune(chunks: list[Chunk]) -> None:
 
 Translator = Callable[["FunctionEmitter", Operation], None]
 TRANSLATORS: dict[type[Operation], Translator] = {}
+OpT = TypeVar("OpT", bound=Operation)
 
 
-def translates(*op_types: type[Operation]) -> Callable[[Translator], Translator]:
-    """Register a translator for the given op classes."""
+def translates(*op_types: type[Operation]) -> Callable[[Callable[[FunctionEmitter, OpT], None]], Callable[[FunctionEmitter, OpT], None]]:
+    """Register a translator for the given op classes (it is only ever called with one of them)."""
 
-    def register(fn: Translator) -> Translator:
+    def register(fn: Callable[[FunctionEmitter, OpT], None]) -> Callable[[FunctionEmitter, OpT], None]:
         for op_type in op_types:
-            TRANSLATORS[op_type] = fn
+            TRANSLATORS[op_type] = cast(Translator, fn)
         return fn
 
     return register

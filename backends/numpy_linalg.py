@@ -42,7 +42,7 @@ from xdsl.dialects.linalg.ops import (
     TransposeOp,
     YieldOp,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
 from cortex.backends import numpy_syntax as syntax
@@ -56,7 +56,9 @@ from cortex.backends.numpy_codegen import (
     np_dtype,
     op_error,
     static_shape,
+    tensor_shape,
     translates,
+    yielded_value,
 )
 from cortex.backends.numpy_contraction import contraction, product_factors
 
@@ -181,9 +183,11 @@ class Structured:
         operands = []
         for v in factors:
             (arg,) = body.depends(v)
+            if not isinstance(arg, BlockArgument):
+                raise op_error(self.op, "contracts a factor that is not read from one operand")
             acc, term = self.access(arg.index)
             view = Term(acc.expr, term.dtype, tuple(self.ranges[d] for d in acc.dims))
-            sub = Body(self.fe, self.op, self.block, {arg: lambda view=view: view}, self.ranges)
+            sub = Body(self.fe, self.op, self.block, {arg: _given(view)}, self.ranges)
             operands.append((sub.term(v).expr, acc.dims))
         if not set(out_dims) <= {d for _, dims in operands for d in dims}:
             raise op_error(self.op, "contracts to an output dimension no operand has")
@@ -197,16 +201,16 @@ class Structured:
         terms = [body.term(v) for v in factors]
         e = terms[0] if terms else Term(syntax.expr(1), dtype)
         for t in terms[1:]:
-            shape = tuple(np.broadcast_shapes(*(x.shape for x in (e, t) if x.is_array)))
+            shape = tuple(np.broadcast_shapes(*(x.shape for x in (e, t) if x.shape is not None)))
             if e.owned and e.shape == shape:
                 self.fe.statement(syntax.evaluate(syntax.call("np.multiply", e.expr, t.expr, out=e.expr)))
             else:
                 name = self.fe.temp()
                 self.fe.statement(syntax.assign(name, syntax.binop(e.expr, "*", t.expr)))
                 e = Term(syntax.name(name), e.dtype, shape, owned=True)
-        if not e.is_array:
+        shape = self.ranges if e.shape is None else e.shape
+        if e.shape is None:
             e = Term(syntax.call("np.full", self.ranges, e.expr, dt(dtype)), dtype, self.ranges)
-        shape = e.shape
         lead = n - len(shape)  # loops dropped in front (broadcast)
         axes = [d - lead for d in self.reduction if d >= lead]
         missing = [d for d in self.reduction if self.ranges[d] > 1 and (d < lead or shape[d - lead] == 1)]
@@ -226,6 +230,11 @@ class Structured:
         if perm != sorted(perm):
             self.fe.statement(syntax.assign(name, permutation_expr(syntax.name(name), perm)))
         return Term(syntax.name(name), dtype, tuple(self.ranges[d] for d in out_dims), owned)
+
+
+def _given(term: Term) -> Callable[[], Term]:
+    """A block argument's term that is already known."""
+    return lambda: term
 
 
 def reduce_expr(fe: FunctionEmitter, kind: str, expr: ast.expr, shape: tuple[int, ...], axes: list[int], dtype: str) -> ast.expr:
@@ -254,7 +263,8 @@ def reduce_expr(fe: FunctionEmitter, kind: str, expr: ast.expr, shape: tuple[int
 
 def structured_classes() -> list[type[Operation]]:
     """Every concrete structured op class xDSL defines."""
-    found, stack = [], list(LinalgStructuredOperation.__subclasses__())
+    found: list[type[Operation]] = []
+    stack = list(LinalgStructuredOperation.__subclasses__())
     while stack:
         cls = stack.pop()
         stack.extend(cls.__subclasses__())
@@ -308,7 +318,7 @@ def translate_transpose(fe: FunctionEmitter, op: TransposeOp) -> None:
 def translate_broadcast(fe: FunctionEmitter, op: BroadcastOp) -> None:
     """linalg.broadcast: `dimensions` are the result axes the input lacks."""
     added = set(op.dimensions.get_values())
-    shape = static_shape(op.result[0].type)
+    shape = tensor_shape(op.result[0].type)
     index = [None if a in added else slice(None) for a in range(len(shape))]
     x = fe.expr(op.input)
     expanded = syntax.index(x, index) if added else x
@@ -319,7 +329,7 @@ def translate_broadcast(fe: FunctionEmitter, op: BroadcastOp) -> None:
 def translate_reduce(fe: FunctionEmitter, op: ReduceOp) -> None:
     """linalg.reduce: body `combine(in, acc)` over `dimensions`, seeded with `init`."""
     block = op.region.block
-    yielded = block.last_op.operands[0]
+    yielded = yielded_value(op, block)
     body = Body(fe, op, block, {block.args[0]: lambda: fe.term(op.input)}, static_shape(op.input.type))
     match = combiner(op, block.args[1], body, yielded)
     if match is None or match[1] is not block.args[0]:
@@ -331,10 +341,14 @@ def translate_reduce(fe: FunctionEmitter, op: ReduceOp) -> None:
     shape = static_shape(result.type)
     name = fe.temp()
     red = Term(syntax.name(name), dtype, shape, owned=bool(shape))
-    fe.statement(syntax.assign(name, reduce_expr(fe, kind, fe.expr(op.input), static_shape(op.input.type), axes, dtype)))
+    fe.statement(syntax.assign(name, reduce_expr(fe, kind, fe.expr(op.input), tensor_shape(op.input.type), axes, dtype)))
     init = initial_value(op.init)
-    other = fe.expr(init) if isinstance(init, SSAValue) else fe.expr(op.init) if init is None else None
-    if other is None and init != identity_of(kind, dtype):
+    other: ast.expr | None = None
+    if isinstance(init, SSAValue):
+        other = fe.expr(init)
+    elif init is None:
+        other = fe.expr(op.init)
+    elif init != identity_of(kind, dtype):
         other = literal_expr(init, dtype)
     if other is not None:
         out = {"out": red.expr} if red.owned else {}

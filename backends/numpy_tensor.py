@@ -24,20 +24,22 @@ from cortex.backends.numpy_codegen import (
     np_dtype,
     op_error,
     static_shape,
+    tensor_shape,
     translates,
+    yielded_value,
 )
 
 Size = int | ast.expr  # static, or the expression of a dynamic size
 
 
-def _sizes(fe: FunctionEmitter, static: tuple[int, ...], dynamic: list[SSAValue]) -> list[Size]:
+def _sizes(fe: FunctionEmitter, static: tuple[int, ...], dynamic: Sequence[SSAValue]) -> list[Size]:
     """Static sizes with each DYNAMIC_INDEX entry taken, in order, from the dynamic operands."""
     dynamic = list(dynamic)
     return [fe.expr(dynamic.pop(0)) if s == DYNAMIC_INDEX else s for s in static]
 
 
 def _shape_expr(fe: FunctionEmitter, value: SSAValue, dynamic: Sequence[SSAValue] = ()) -> ast.Tuple:
-    shape = static_shape(value.type)
+    shape = tensor_shape(value.type)
     return syntax.tuple_(*(s if s >= 0 else fe.expr(d) for s, d in zip(shape, _dynamic_iter(shape, dynamic))))
 
 
@@ -116,28 +118,28 @@ def translate_insert(fe: FunctionEmitter, op: tensor.InsertOp) -> None:
 
 @translates(tensor.ExtractSliceOp)
 def translate_extract_slice(fe: FunctionEmitter, op: tensor.ExtractSliceOp) -> None:
-    index = _slices(fe, op, static_shape(op.result.type))
+    index = _slices(fe, op, tensor_shape(op.result.type))
     fe.define(op.result, syntax.index(fe.expr(op.source), index), owned=False)
 
 
 @translates(tensor.InsertSliceOp)
 def translate_insert_slice(fe: FunctionEmitter, op: tensor.InsertSliceOp) -> None:
-    index = _slices(fe, op, static_shape(op.source.type))
+    index = _slices(fe, op, tensor_shape(op.source.type))
     _update(fe, op, op.dest, index, fe.expr(op.source))
 
 
 @translates(tensor.CollapseShapeOp, tensor.ExpandShapeOp)
-def translate_reshape_static(fe: FunctionEmitter, op: Operation) -> None:
+def translate_reshape_static(fe: FunctionEmitter, op: tensor.CollapseShapeOp | tensor.ExpandShapeOp) -> None:
     result = op.result
     source = op.src
-    if any(s < 0 for s in static_shape(result.type)):
+    if any(s < 0 for s in tensor_shape(result.type)):
         raise op_error(op, "with a dynamic result shape has no NumPy translation")
     fe.define(result, syntax.method(fe.expr(source), "reshape", _shape_expr(fe, result)), owned=False)
 
 
 @translates(tensor.ReshapeOp)
 def translate_reshape(fe: FunctionEmitter, op: tensor.ReshapeOp) -> None:
-    shape = static_shape(op.result.type)
+    shape = tensor_shape(op.result.type)
     target = _shape_expr(fe, op.result) if all(s >= 0 for s in shape) else syntax.call("tuple", fe.expr(op.shape))
     fe.define(op.result, syntax.method(fe.expr(op.source), "reshape", target), owned=False)
 
@@ -172,7 +174,7 @@ def translate_concat(fe: FunctionEmitter, op: tensor.ConcatOp) -> None:
 def translate_pad(fe: FunctionEmitter, op: tensor.PadOp) -> None:
     """tensor.pad with a constant padding value (the only kind whose body NumPy can express)."""
     block = op.region.block
-    yielded = block.last_op.operands[0]
+    yielded = yielded_value(op, block)
     owner = yielded.owner
     inside = (isinstance(yielded, BlockArgument) and yielded.owner is block) or (
         isinstance(owner, Operation) and owner.parent_block() is block
