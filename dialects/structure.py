@@ -18,8 +18,9 @@ from collections.abc import Iterator
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.linalg.ops import GenericOp
+from xdsl.dialects.linalg.ops import YieldOp as LinalgYieldOp
 from xdsl.ir import BlockArgument, Operation, OpResult, Region, SSAValue
-from xdsl.dialects.linalg.ops import GenericOp, YieldOp as LinalgYieldOp
 from xdsl.irdl.dominance import DominanceInfo
 
 from cortex.dialects.state import StateOp, UpdateStateOp

@@ -21,14 +21,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.builder import ImplicitBuilder
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, f32, i1
 from xdsl.ir import Block, Region
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 from xdsl.utils.exceptions import VerifyException
 
 import cortex
-from cortex.backends.numpy_codegen import python_literal
+from cortex.backends.numpy_codegen import value_expr
+from cortex.backends.numpy_syntax import code
 from cortex.dialects import tensor_ops as t
 from cortex.dialects.base import tensor
 from cortex.dialects.state import StateOp, UpdateStateOp
@@ -236,7 +237,7 @@ def test_non_finite_weights_are_one_error(value):
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999"])
 def test_non_finite_mode_tables_are_one_error(tmp_path, literal):
     table = tmp_path / "modes.json"
-    table.write_text('{"m": {"wc": %s, "wt": 0, "ws": 0, "wm": 0}}' % literal)
+    table.write_text(f'{{"m": {{"wc": {literal}, "wt": 0, "ws": 0, "wm": 0}}}}')
     with pytest.raises(CortexError, match="cannot read mode table|finite number"):
         cortex.run_passes(cortex.build_l2_pipeline(64, 64), f'cortex-specialize-mode{{mode=m table="{table}"}}')
 
@@ -290,9 +291,9 @@ def test_non_finite_constants_are_emitted_and_run():
     )
 )
 @pytest.mark.timeout(60)
-def test_python_literal_round_trips(value):
+def test_property_values_round_trip(value):
     """What the emitter prints for a property evaluates back to the same value (NaN == NaN here)."""
-    back = eval(python_literal(value), {"np": np})  # noqa: S307 - the emitter's own output
+    back = eval(code(value_expr(value)), {"np": np})  # noqa: S307 - the emitter's own output
 
     def same(a, b) -> bool:
         if isinstance(a, float) and isinstance(b, float):
