@@ -81,4 +81,128 @@ ISSUE_14 = [
     ),
 ]
 
-MUTANTS: list[Mutant] = [*ISSUE_14]
+
+T_KERNELS = "tests/test_kernels.py"
+T_REF = "tests/test_reference.py"
+T_EXAMPLES = "tests/test_examples.py"
+T_NP = "tests/test_numpy_backend.py"
+T_LOWER = "tests/test_lowering.py"
+T_CANON = "tests/test_canonicalize.py"
+T_HYPO = "tests/test_passes_hypothesis.py"
+T_DCE = "tests/test_specialize_dce.py"
+T_PART = "tests/test_partition.py"
+T_PATTERN = "tests/test_pattern.py"
+T_OPT = "tests/test_cortex_opt.py"
+T_DIFF_L2 = "tests/test_l2_pipeline.py"
+
+# A fresh list, written after the issue's tests: one or a few per area.
+FRESH = [
+    # ---- reference kernels
+    Mutant("kernel-softmax-global-sum", "backends/tensor_kernels.py",
+           "return e / e.sum(axis=axis, keepdims=True)", "return e / e.sum(keepdims=True)", (T_KERNELS, T_EXAMPLES)),
+    Mutant("kernel-avg-pool-counts-padding", "backends/tensor_kernels.py",
+           "counts = _windows(_pad_hw(ones, pads, 0.0)", "counts = _windows(_pad_hw(ones, pads, 1.0)", (T_KERNELS, T_LOWER)),
+    Mutant("kernel-max-pool-pads-zero", "backends/tensor_kernels.py",
+           "_pad_hw(x, pads, -np.inf)", "_pad_hw(x, pads, 0.0)", (T_KERNELS, T_LOWER)),
+    Mutant("kernel-conv2d-kernel-transposed", "backends/tensor_kernels.py",
+           "axes=([1, 4, 5], [1, 2, 3])", "axes=([1, 5, 4], [1, 2, 3])", (T_KERNELS, T_EXAMPLES, T_LOWER)),
+    Mutant("kernel-center-crop-sigma", "backends/vision_kernels.py",
+           "np.exp(-d2 / (2.0 * sigma * sigma))", "np.exp(-d2 / (2.0 * sigma))", (T_KERNELS, T_REF)),
+    Mutant("kernel-motion-scale", "backends/vision_kernels.py",
+           "(block_mean(diff, block) / 255.0)", "(block_mean(diff, block) / 256.0)", (T_KERNELS, T_REF)),
+    Mutant("kernel-fusion-ignores-first-weight", "backends/vision_kernels.py",
+           "total = np.multiply(maps[0], F32(weights[0]), dtype=F32)", "total = np.array(maps[0], dtype=F32)",
+           (T_KERNELS, T_REF, T_SIGNED)),
+    Mutant("kernel-low-score-le", "backends/vision_kernels.py",
+           "return score < F32(threshold) * F32(peak)", "return score <= F32(threshold) * F32(peak)",
+           (T_KERNELS, T_THRESH)),
+    Mutant("kernel-temporal-smooth-ge", "backends/vision_kernels.py",
+           "if scene > reset_threshold:", "if scene >= reset_threshold:", (T_KERNELS, T_THRESH)),
+    Mutant("kernel-saliency-box", "backends/vision_kernels.py",
+           "box = np.full(3, 1.0 / 3.0)", "box = np.full(3, 1.0 / 4.0)", (T_KERNELS, T_LOWER)),
+    Mutant("kernel-gelu-tanh-cube", "backends/tensor_kernels.py",
+           "0.044715 * x64**3", "0.044715 * x64**2", (T_KERNELS, T_EXAMPLES)),
+    # ---- canonicalisation and folding
+    Mutant("canon-sub-zero-commutative", "dialects/canonicalization.py",
+           "identity_operand(op.lhs, op.rhs, 0.0, commutative=False)", "identity_operand(op.lhs, op.rhs, 0.0, commutative=True)",
+           (T_CANON, T_HYPO)),
+    Mutant("canon-compose-perms-reversed", "dialects/canonicalization.py",
+           "return tuple(inner[p] for p in outer)", "return tuple(outer[p] for p in inner)", (T_CANON, T_HYPO)),
+    Mutant("canon-forward-ignores-type", "dialects/canonicalization.py",
+           "if value.type != op.results[0].type:", "if False:", (T_CANON, T_HYPO)),
+    Mutant("canon-pow-three-as-square", "dialects/canonicalization.py",
+           "is_splat_of(op.rhs, 2.0)", "is_splat_of(op.rhs, 3.0)", (T_CANON, T_HYPO)),
+    Mutant("canon-splat-any-element", "dialects/canonicalization.py",
+           "bool(np.all(array == number))", "bool(np.any(array == number))", (T_CANON, T_HYPO)),
+    Mutant("canon-mul-zero-by-default", "dialects/canonicalization.py",
+           "MulOp: (MulOne(),),", "MulOp: (MulOne(), MulZero()),", (T_CANON, T_HYPO)),
+    Mutant("fold-external-ops", "dialects/folding.py",
+           "and not op_class.has_trait(External)\n", "\n", (T_CANON, T_DCE)),
+    # ---- verifier
+    Mutant("verify-broadcast-any-size", "dialects/shapes.py",
+           "elif y == DYNAMIC or x == y:", "elif True:", (T_VERIFY,)),
+    Mutant("verify-alpha-above-one", "dialects/vision.py",
+           "if not 0.0 <= alpha <= 1.0:", "if not 0.0 <= alpha:", (T_VERIFY,)),
+    # ---- DCE and mode specialisation
+    Mutant("dce-removes-state-writes", "dialects/state.py",
+           "traits = traits_def(MemoryWriteEffect(), FrameBoundary())", "traits = traits_def(Pure(), FrameBoundary())",
+           (T_DCE, T_OWN)),
+    Mutant("dce-reports-replaced-ops", "passes/dce.py",
+           "if op.name.startswith(\"cortex.\") and op not in alive and op not in replaced",
+           "if op.name.startswith(\"cortex.\") and op not in alive", (T_DCE,)),
+    Mutant("specialize-missing-weight-unchecked", "passes/specialize_mode.py",
+           "    if missing:\n", "    if False:\n", (T_DCE, T_OPT)),
+    # ---- partition
+    Mutant("partition-no-cycle-check", "passes/partition.py",
+           "if a == b or creates_cycle(a, b, horizon):", "if a == b:", (T_PART,)),
+    Mutant("partition-effects-unordered", "passes/partition.py",
+           "            if not is_side_effect_free(op):\n                if last_effect",
+           "            if False:\n                if last_effect", (T_PART,)),
+    Mutant("partition-outlines-dead-code", "passes/partition.py",
+           "return all(is_side_effect_free(op) for op in group) and not any(", "return False and not any(", (T_PART,)),
+    # ---- lowering
+    Mutant("lower-mean-first-axis-count", "lowering/tensor_ops.py",
+           "count = float(pymath.prod(shape[a] for a in axes))", "count = float(pymath.prod(shape[a] for a in axes[:1]))",
+           (T_LOWER, T_LAYOUT)),
+    Mutant("lower-avg-pool-window-count", "lowering/tensor_ops.py",
+           "np.minimum(starts + kernel, size) - np.maximum(starts, 0)", "np.minimum(starts + kernel, size) - starts",
+           (T_LOWER,)),
+    Mutant("lower-avg-pool-left-pad-as-top", "lowering/tensor_ops.py",
+           "window_counts(w, kernel[1], strides[1], left, out[3])", "window_counts(w, kernel[1], strides[1], top, out[3])",
+           (T_LOWER,)),
+    Mutant("lower-max-pool-pads-zero", "lowering/tensor_ops.py",
+           "x = b.pad(op.x, [0, 0, top, left], [0, 0, bottom, right], -pymath.inf)",
+           "x = b.pad(op.x, [0, 0, top, left], [0, 0, bottom, right], 0.0)", (T_LOWER,)),
+    Mutant("lower-temporal-smooth-alpha-swapped", "lowering/vision.py",
+           "smoothed = s.addf(s.mulf(s.const(alpha), prev), s.mulf(s.const(1.0 - alpha), score))",
+           "smoothed = s.addf(s.mulf(s.const(1.0 - alpha), prev), s.mulf(s.const(alpha), score))", (T_LOWER, T_THRESH)),
+    # ---- NumPy emitter and runtime support
+    Mutant("emit-cmpf-olt-as-ole", "backends/numpy_arith.py",
+           '4: ("{a} < {b}", "{a} < {b}"),', '4: ("{a} <= {b}", "{a} <= {b}"),', (T_NP, T_THRESH)),
+    Mutant("emit-select-swapped", "backends/numpy_arith.py",
+           'expr = f"np.where({c.expr}, {a.expr}, {b.expr})"', 'expr = f"np.where({c.expr}, {b.expr}, {a.expr})"',
+           (T_NP, T_LOWER)),
+    Mutant("emit-maxnumf-propagates-nan", "backends/numpy_arith.py",
+           'arith.MaxnumfOp: Ufunc("np.fmax"),', 'arith.MaxnumfOp: Ufunc("np.maximum"),', (T_NP,)),
+    Mutant("emit-remsi-floored", "backends/numpy_arith.py",
+           'arith.RemSIOp: Ufunc("np.fmod"),', 'arith.RemSIOp: Ufunc("np.remainder"),', (T_NP,)),
+    Mutant("emit-round-half-even", "backends/numpy_support.py",
+           "np.copysign(np.floor(np.abs(x) + 0.5), x)", "np.copysign(np.round(np.abs(x)), x)", (T_NP,)),
+    Mutant("emit-align-inverse-order", "backends/numpy_linalg.py",
+           "order = sorted(range(len(acc.dims)), key=lambda a: acc.dims[a])",
+           "order = [sorted(acc.dims).index(d) for d in acc.dims]", (T_NP, T_LAYOUT)),
+    Mutant("emit-partial-identity-perm", "backends/numpy_linalg.py",
+           "    if perm == sorted(perm):\n        return expr", "    if perm[0] == 0:\n        return expr", (T_NP, T_LAYOUT)),
+    Mutant("runtime-returns-read-only-constants", "backends/runtime.py",
+           "return value if value.flags.writeable else value.copy()", "return value", (T_NP, T_OWN)),
+    # ---- pattern matcher
+    Mutant("pattern-no-commutative-retry", "passes/pattern.py",
+           "if len(actual) == 2 and self._is_commutative(op):", "if False:", (T_PATTERN,)),
+    Mutant("pattern-rebinding-unchecked", "passes/pattern.py",
+           "elif self._name in extended and extended[self._name] is not value:", "elif False:", (T_PATTERN,)),
+    # ---- diagnostics
+    Mutant("diagnostics-any-line", "tools/diagnostics.py",
+           "if diag.severity != self.severity or diag.line != self.line:", "if diag.severity != self.severity:", (T_OPT,)),
+]
+
+MUTANTS: list[Mutant] = [*ISSUE_14, *FRESH]
