@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from mutants import MUTANTS, Mutant  # noqa: E402
+from mutants import MUTANTS, Mutant
 
 
 def tree_files(root: Path) -> list[Path]:
@@ -77,7 +77,7 @@ def run_tests(tests: tuple[str, ...], tree: Path, path: Path, timeout: float) ->
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *tests]
     start = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return "timeout", time.perf_counter() - start, ""
     lines = [line for line in proc.stdout.strip().splitlines() if line.strip()]

@@ -73,7 +73,7 @@ def test_aliasing_graph_owns_its_state(kind):
     rng = np.random.default_rng(5)
     frames = [rng.uniform(-1, 1, (4, 4)).astype(np.float32) for _ in range(4)]
     module = cortex.parse(ALIASING)
-    make = lambda: RUNNERS[kind](module, entry="main", mode=None)  # noqa: E731
+    make = lambda: RUNNERS[kind](module, entry="main", mode=None)
     untouched, touched = run(make, frames, touch=False), run(make, frames, touch=True)
     assert_same_runs(untouched, touched)
     outs, _ = untouched
@@ -85,7 +85,7 @@ def test_aliasing_graph_owns_its_state(kind):
 def test_l2_pipeline_owns_its_state(kind):
     module = cortex.build_l2_pipeline(96, 128, 32)
     frames = list(SyntheticVideo(96, 128).frames(4))
-    make = lambda: RUNNERS[kind](module, mode="balanced")  # noqa: E731
+    make = lambda: RUNNERS[kind](module, mode="balanced")
     untouched, touched = run(make, frames, touch=False), run(make, frames, touch=True)
     assert_same_runs(untouched, touched)
     scores = [outs[1] for outs in untouched[0]]
