@@ -1,7 +1,9 @@
 """The `xdsl.universe` entry point: plain `xdsl-opt` learns cortex from here."""
 
 from xdsl.universe import Universe
+from xdsl.utils.mlir_lexer import MLIRLexer
 
+from cortex.ir import STRING_LITERAL
 from cortex.passes.registry import PASS_LOCATIONS, TARGET_LOCATIONS, _loader
 
 
@@ -10,6 +12,12 @@ def _dialect():
 
     return Cortex
 
+
+# Plain xdsl-opt builds xDSL's own lexer, whose string pattern backtracks
+# exponentially on an unterminated string (see cortex.ir.LinearTimeLexer).
+# Loading this plugin is the one hook we have into that process, so it gives
+# xdsl-opt the linear-time pattern too; it accepts the same strings.
+MLIRLexer._unescaped_characters_regex = STRING_LITERAL
 
 CORTEX_UNIVERSE = Universe(
     all_dialects={"cortex": _dialect},

@@ -15,5 +15,5 @@ python3 -m pip install -q -e '.[test]'
 
 status=0
 python3 -m pytest "$@" || status=$?
-python3 -c 'import lit.main; lit.main.main()' -sv lit || status=$?
+python3 -c 'import lit.main; lit.main.main()' -sv --timeout=300 lit || status=$?
 exit $status

@@ -440,8 +440,8 @@ class CortexOptMain(xDSLOptMain):
         with self.timer.scope("Parser"):
             if ONLY_COMMENTS.match(text):
                 return ModuleOp([]), {}  # as mlir-opt: empty input is an empty module
-            parser = LocatingParser(self.ctx, text, name)
             try:
+                parser = LocatingParser(self.ctx, text, name)  # lexes the first token
                 module = parser.parse_module(not self.args.no_implicit_module)
             except ParseError as e:
                 raise ChunkFailure(from_parse_error(e), from_parser=True) from None
