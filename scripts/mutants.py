@@ -93,7 +93,7 @@ T_DCE = "tests/test_specialize_dce.py"
 T_PART = "tests/test_partition.py"
 T_PATTERN = "tests/test_pattern.py"
 T_OPT = "tests/test_cortex_opt.py"
-T_DIFF_L2 = "tests/test_l2_pipeline.py"
+T_ARITH = "tests/test_numpy_arith_semantics.py"
 
 # A fresh list, written after the tests: one or a few per area.
 FRESH = [
@@ -183,11 +183,11 @@ FRESH = [
            'expr = f"np.where({c.expr}, {a.expr}, {b.expr})"', 'expr = f"np.where({c.expr}, {b.expr}, {a.expr})"',
            (T_NP, T_LOWER)),
     Mutant("emit-maxnumf-propagates-nan", "backends/numpy_arith.py",
-           'arith.MaxnumfOp: Ufunc("np.fmax"),', 'arith.MaxnumfOp: Ufunc("np.maximum"),', (T_NP,)),
+           'arith.MaxnumfOp: Ufunc("np.fmax"),', 'arith.MaxnumfOp: Ufunc("np.maximum"),', (T_NP, T_ARITH)),
     Mutant("emit-remsi-floored", "backends/numpy_arith.py",
-           'arith.RemSIOp: Ufunc("np.fmod"),', 'arith.RemSIOp: Ufunc("np.remainder"),', (T_NP,)),
+           'arith.RemSIOp: Ufunc("np.fmod"),', 'arith.RemSIOp: Ufunc("np.remainder"),', (T_NP, T_ARITH)),
     Mutant("emit-round-half-even", "backends/numpy_support.py",
-           "np.copysign(np.floor(np.abs(x) + 0.5), x)", "np.copysign(np.round(np.abs(x)), x)", (T_NP,)),
+           "np.copysign(np.floor(np.abs(x) + 0.5), x)", "np.copysign(np.round(np.abs(x)), x)", (T_NP, T_ARITH)),
     Mutant("emit-align-inverse-order", "backends/numpy_linalg.py",
            "order = sorted(range(len(acc.dims)), key=lambda a: acc.dims[a])",
            "order = [sorted(acc.dims).index(d) for d in acc.dims]", (T_NP, T_LAYOUT)),
@@ -195,6 +195,12 @@ FRESH = [
            "    if perm == sorted(perm):\n        return expr", "    if perm[0] == 0:\n        return expr", (T_NP, T_LAYOUT)),
     Mutant("runtime-returns-read-only-constants", "backends/runtime.py",
            "return value if value.flags.writeable else value.copy()", "return value", (T_NP, T_OWN)),
+    Mutant("runtime-output-shares-unchanged-state", "backends/runtime.py",
+           "_aliased(o, held, ())", "False", (T_NP, T_OWN)),
+    Mutant("reference-read-only-outputs", "backends/reference.py",
+           "not value.flags.writeable or any(", "any(", (T_REF, T_OWN)),
+    Mutant("reference-output-shares-unchanged-state", "backends/reference.py",
+           "any(np.may_share_memory(value, h) for h in held)", "False", (T_REF, T_OWN)),
     # ---- pattern matcher
     Mutant("pattern-no-commutative-retry", "passes/pattern.py",
            "if len(actual) == 2 and self._is_commutative(op):", "if False:", (T_PATTERN,)),

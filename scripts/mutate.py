@@ -77,7 +77,9 @@ def run_tests(tests: tuple[str, ...], tree: Path, path: Path, timeout: float) ->
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *tests]
     start = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(
+            cmd, cwd=tree, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, check=False
+        )
     except subprocess.TimeoutExpired:
         return "timeout", time.perf_counter() - start, ""
     lines = [line for line in proc.stdout.strip().splitlines() if line.strip()]

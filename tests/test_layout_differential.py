@@ -24,6 +24,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cortex
+from cortex.backends.calling import resolve_weights
+from cortex.backends.runtime import CompiledPipeline
+from cortex.ir import parse_module
 from cortex.lowering import lower
 from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
 
@@ -109,6 +112,66 @@ def test_inverse_permutation_is_not_the_permutation():
     """The cases above can tell a permutation from its inverse (the mutant they exist for)."""
     inverse_differs = [p for p in ALL_PERMS if tuple(np.argsort(p)) != p]
     assert (1, 2, 0) in inverse_differs and (0, 2, 3, 1) in inverse_differs
+
+
+# ---------------------------------------------------------------- permuted indexing maps of linalg.generic
+
+LOOPS = "ijkl"
+
+
+def permuted_generic(perm, on_output: bool) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    """`linalg.generic` computing x + 1 with a permutation indexing map on its input or its output.
+
+    This is the emitter's aligned-view path (an operand's axes put in loop
+    order), which a `linalg.transpose` alone never reaches.
+    """
+    rank = len(perm)
+    loops = SHAPES[rank]
+    permuted = tuple(loops[p] for p in perm)
+    ident = ", ".join(f"d{d}" for d in range(rank))
+    mapped = ", ".join(f"d{p}" for p in perm)
+    dims = ", ".join(f"d{d}" for d in range(rank))
+    in_map, out_map = (ident, mapped) if on_output else (mapped, ident)
+    in_shape, out_shape = (loops, permuted) if on_output else (permuted, loops)
+    iterators = ", ".join(['"parallel"'] * rank)
+    text = (
+        f"func.func @main(%x: {ttype(in_shape)}) -> {ttype(out_shape)} {{\n"
+        f"  %one = arith.constant 1.0 : f32\n"
+        f"  %e = tensor.empty() : {ttype(out_shape)}\n"
+        f"  %r = linalg.generic {{indexing_maps = [affine_map<({dims}) -> ({in_map})>, affine_map<({dims}) -> ({out_map})>], "
+        f"iterator_types = [{iterators}]}} ins(%x : {ttype(in_shape)}) outs(%e : {ttype(out_shape)}) {{\n"
+        f"  ^bb0(%v: f32, %o: f32):\n    %s = arith.addf %v, %one : f32\n    linalg.yield %s : f32\n"
+        f"  }} -> {ttype(out_shape)}\n"
+        f"  func.return %r : {ttype(out_shape)}\n}}\n"
+    )
+    return text, in_shape, out_shape
+
+
+def check_permuted_generic(perm, on_output: bool, upstream: bool = False) -> None:
+    text, in_shape, _ = permuted_generic(perm, on_output)
+    x = data(in_shape)
+    loops = LOOPS[: len(perm)]
+    mapped = "".join(loops[p] for p in perm)
+    spec = f"{loops}->{mapped}" if on_output else f"{mapped}->{loops}"
+    expected = np.einsum(spec, x) + 1  # out[loops] = x[map(loops)] (+ 1), or out[map(loops)] = x[loops] + 1
+    weights, source = resolve_weights(None, None)
+    results = [list(CompiledPipeline(parse_module(text), "main", weights, source)(x))]
+    if upstream:
+        results.append(list(run_with_mlir(parse_module(text), "main", [x])))
+    assert_all_equal(results, [expected])
+
+
+@pytest.mark.parametrize("on_output", [False, True], ids=["input-map", "output-map"])
+@pytest.mark.parametrize("perm", ALL_PERMS, ids=lambda p: "".join(map(str, p)))
+def test_generic_with_permuted_map(perm, on_output):
+    check_permuted_generic(perm, on_output)
+
+
+@needs_mlir_runner
+@pytest.mark.parametrize("on_output", [False, True], ids=["input-map", "output-map"])
+@pytest.mark.parametrize("perm", UPSTREAM_PERMS, ids=lambda p: "".join(map(str, p)))
+def test_generic_with_permuted_map_upstream(perm, on_output):
+    check_permuted_generic(perm, on_output, upstream=True)
 
 
 # ---------------------------------------------------------------- broadcast

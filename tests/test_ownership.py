@@ -8,7 +8,7 @@ passed every test; here, after every call, every returned array and the
 input buffer are overwritten in place, and each frame's outputs (and the
 final state) must equal those of a run whose buffers nobody touched. Both
 runners, on a tensor graph built to alias (state = input, state = output,
-output = input) and on the L2 pipeline.
+output = input, output = a constant of the program) and on the L2 pipeline.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ import cortex
 from cortex.video.synthetic import SyntheticVideo
 
 ALIASING = """
-func.func @main(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+func.func @main(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %k = cortex.constant dense<1.5> : tensor<4x4xf32>
   %prev = cortex.state "prev" : tensor<4x4xf32>
   %acc = cortex.state "acc" : tensor<4x4xf32>
   %sum = cortex.add %acc, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   cortex.update_state "prev" = %x : tensor<4x4xf32>
   cortex.update_state "acc" = %sum : tensor<4x4xf32>
-  func.return %prev, %sum, %x : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+  func.return %prev, %sum, %x, %k : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }
 """
 
@@ -79,6 +80,7 @@ def test_aliasing_graph_owns_its_state(kind):
     outs, _ = untouched
     np.testing.assert_array_equal(outs[2][0], frames[1])  # the graph does what it says: prev
     np.testing.assert_allclose(outs[2][1], frames[0] + frames[1] + frames[2], rtol=1e-6)
+    np.testing.assert_array_equal(outs[3][3], np.full((4, 4), 1.5, np.float32))  # the constant survived
 
 
 @pytest.mark.parametrize("kind", sorted(RUNNERS))
@@ -90,3 +92,28 @@ def test_l2_pipeline_owns_its_state(kind):
     assert_same_runs(untouched, touched)
     scores = [outs[1] for outs in untouched[0]]
     assert not np.array_equal(scores[1], scores[3])  # frames differ, so a stale state would show
+
+
+UNCHANGED_STATE = """
+func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %kept = cortex.state "kept" : tensor<2xf32>
+  %count = cortex.state "count" : tensor<2xf32>
+  %one = cortex.constant dense<1.0> : tensor<2xf32>
+  %next = cortex.add %count, %one : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  cortex.update_state "count" = %next : tensor<2xf32>
+  func.return %kept, %next : tensor<2xf32>, tensor<2xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("kind", sorted(RUNNERS))
+def test_state_returned_without_update_stays_the_runners(kind):
+    """Regression: a state read and returned but not updated was handed out as is (both runners)."""
+    frames = [np.zeros(2, np.float32)] * 3
+    make = lambda: RUNNERS[kind](cortex.parse(UNCHANGED_STATE), entry="main", mode=None)
+    untouched, touched = run(make, frames, touch=False), run(make, frames, touch=True)
+    assert_same_runs(untouched, touched)
+    outs, state = untouched
+    np.testing.assert_array_equal(outs[2][0], np.zeros(2, np.float32))
+    np.testing.assert_array_equal(state["count"], np.full(2, 3.0, np.float32))
+
