@@ -332,7 +332,8 @@ def test_partition_of_random_graphs_is_acyclic_equivalent_and_maximal(text):
     for n, op in enumerate(op for op in original.walk() if isinstance(op, func.CallOp)):
         op.attributes["test.order"] = IntegerAttr(n, 64)  # program order of the extern calls
     parted = partition(original)  # verifies, and checks def-before-use in every block
-    order = [op.attributes["test.order"].value.data for op in parted.walk() if isinstance(op, func.CallOp) and "test.order" in op.attributes]
+    extern_calls = [op for op in parted.walk() if isinstance(op, func.CallOp) and "test.order" in op.attributes]
+    order = [op.attributes["test.order"].value.data for op in extern_calls]
     assert order == sorted(order), "extern calls (unknown effects) must keep their program order"
     # partition, then inline the pieces back: the same ops on the same operands
     ids: dict[tuple, int] = {}
