@@ -27,11 +27,15 @@ def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", we
     return ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
 
 
-def compile(module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None):
-    """Lower and compile `entry` to NumPy; same call shape as `reference`."""
+def compile(module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None, post_passes="default"):
+    """Lower and compile `entry` to NumPy; same call shape as `reference`.
+
+    `passes` run on the cortex module before lowering; `post_passes` on the lowered
+    module ("default": `cortex.lowering.POST_LOWERING_PASSES`, elementwise fusion; None: none).
+    """
     from cortex.backends.runtime import compile_pipeline
 
-    return compile_pipeline(module_or_path, entry=entry, mode=mode, weights=weights, passes=passes)
+    return compile_pipeline(module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes)
 
 
 def lower(module, passes=None):
@@ -48,6 +52,21 @@ def emit_numpy(module) -> str:
     return _emit(module)
 
 
+def calibrate(module, inputs, entry: str | None = None):
+    """Attach each tensor's observed range (min, max, histogram) over `inputs` to its producer, in place."""
+    from cortex.passes.calibrate import calibrate as _calibrate
+
+    return _calibrate(module, inputs, entry)
+
+
+def quantize(module, calibration, precision="int8", schema="symmetric", granularity="tensor", clip="minmax", held_out=None, entry=None):
+    """`(qmodule, report)`: an int8 copy of `module` calibrated on `calibration` (an iterable of input
+    tuples), and the per-op error report against the float graph (on `held_out` too, when given)."""
+    from cortex.passes.quantize import quantize_with_report
+
+    return quantize_with_report(module, calibration, precision, schema, granularity, clip, held_out, entry)
+
+
 def run_passes(module, pipeline: str):
     """Apply a pass pipeline written as for `cortex-opt -p` (in place); returns the module."""
     from cortex.passes.pipeline import run_pipeline
@@ -58,11 +77,13 @@ def run_passes(module, pipeline: str):
 __all__ = [
     "CortexError",
     "build_l2_pipeline",
+    "calibrate",
     "compile",
     "emit_numpy",
     "lower",
     "make_context",
     "parse",
+    "quantize",
     "reference",
     "run_passes",
     "to_text",

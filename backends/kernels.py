@@ -17,12 +17,14 @@ from typing import Any
 
 from xdsl.irdl import IRDLOperation, OptOperandDef, VarOperandDef
 
+from cortex.backends.layout_kernels import LAYOUT_KERNELS
+from cortex.backends.quant_kernels import QUANT_KERNELS
 from cortex.backends.tensor_kernels import TENSOR_KERNELS
 from cortex.backends.vision_kernels import VISION_KERNELS
 from cortex.dialects.base import op_params
 from cortex.ir import CortexError
 
-KERNELS: dict[str, Callable[..., Any]] = {**VISION_KERNELS, **TENSOR_KERNELS}
+KERNELS: dict[str, Callable[..., Any]] = {**VISION_KERNELS, **TENSOR_KERNELS, **QUANT_KERNELS, **LAYOUT_KERNELS}
 
 NO_KERNEL = frozenset({"cortex.state", "cortex.update_state", "cortex.weight"})
 """Ops whose value is not a function of their operands: the interpreter handles them."""

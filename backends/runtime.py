@@ -109,6 +109,16 @@ class Profiler:
             s.seconds, s.count = 0.0, 0
 
 
+def split_fused(seconds: Mapping[str, float]) -> dict[str, float]:
+    """Time of a fused section ("a+b+c", see cortex-fuse-linalg-elementwise) shared equally by its source ops."""
+    out: dict[str, float] = {}
+    for label, value in seconds.items():
+        names = label.split("+")
+        for name in names:
+            out[name] = out.get(name, 0.0) + value / len(names)
+    return out
+
+
 class Profile(dict):
     """Seconds spent per source op (cortex.origin) over `frames` profiled calls."""
 
@@ -296,7 +306,7 @@ class CompiledPipeline:
         if self._profiled_namespace is None:
             return Profile({}, 0)
         profiler: Any = self._profiled_namespace["_prof"]
-        report = Profile({s.label: s.seconds for s in profiler.sections.values() if s.count}, self._frames_profiled)
+        report = Profile(split_fused({s.label: s.seconds for s in profiler.sections.values() if s.count}), self._frames_profiled)
         if reset:
             profiler.reset()
             self._frames_profiled = 0
@@ -343,15 +353,21 @@ def compile_pipeline(
     mode: str | None = "balanced",
     weights: Mapping[str, float] | None = None,
     passes: str | None = None,
+    post_passes: str | None = "default",
 ) -> CompiledPipeline:
-    """Lower `entry` of a cortex module (optionally after `passes`), emit NumPy, load it."""
-    from cortex.lowering import lower
+    """Lower `entry` of a cortex module (optionally after `passes`), run `post_passes` on the
+    lowered module ("default": `POST_LOWERING_PASSES`, elementwise fusion; None or "": none),
+    emit NumPy, load it."""
+    from cortex.lowering import POST_LOWERING_PASSES, lower
+
+    if post_passes == "default":
+        post_passes = POST_LOWERING_PASSES
 
     table, source = resolve_weights(mode, weights)
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
         find_entry(module, entry)
-        lowered = lower(module, passes=passes)
+        lowered = lower(module, passes=passes, post_passes=post_passes)
     except CortexError:
         raise
     except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:

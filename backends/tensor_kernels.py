@@ -232,7 +232,8 @@ def transpose(x, *, perm):
 
 def reshape(x, *, shape):
     """`shape` is the result type's shape: `run_kernel` reads it off the op (the op has no property)."""
-    return np.reshape(as_f32(x), tuple(shape))
+    x = np.asarray(x)
+    return np.reshape(x if x.dtype.kind in "iu" else as_f32(x), tuple(shape))  # i8 stays i8
 
 
 def softmax(x, *, axis: int = -1):

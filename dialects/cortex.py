@@ -2,10 +2,12 @@
 
 from xdsl.ir import Dialect
 
+from cortex.dialects.layout import LAYOUT_OPS
+from cortex.dialects.quant import QUANT_OPS
 from cortex.dialects.state import STATE_OPS
 from cortex.dialects.tensor_ops import TENSOR_OPS
 from cortex.dialects.vision import VISION_OPS
 
-ALL_OPS = [*VISION_OPS, *STATE_OPS, *TENSOR_OPS]
+ALL_OPS = [*VISION_OPS, *STATE_OPS, *TENSOR_OPS, *QUANT_OPS, *LAYOUT_OPS]
 
 Cortex = Dialect("cortex", ALL_OPS, [])

@@ -36,7 +36,7 @@ from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
-from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, i64_attr, shape_of, tensor
+from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, i64_attr, shape_of, tensor, tensor_of
 from cortex.dialects.canonicalization_traits import CortexCanonicalization
 from cortex.dialects.traits import Compilable
 
@@ -400,7 +400,7 @@ class ReshapeOp(CortexOp):
         super().__init__(operands=[x], result_types=[tensor(shape, x.type.element_type)])
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
-        t = float_tensor(self.x, "x")
+        t = tensor_of(self.x, "x")  # any element type: quantised (i8) tensors reshape too
         out = tensor_type = self.result.type
         if not isinstance(tensor_type, TensorType) or tensor_type.element_type != t.element_type:
             raise VerifyException(f"reshape must keep the element type {t.element_type}, got {out}")

@@ -71,8 +71,13 @@ from xdsl.dialects.builtin import ModuleOp
 from cortex.ir import make_context
 
 
-def lower(module: ModuleOp, passes: str | None = None) -> ModuleOp:
-    """A lowered copy of `module`; `passes` (cortex-opt `-p` syntax) runs on the copy first."""
+POST_LOWERING_PASSES = "cortex-fuse-linalg-elementwise"
+"""What `cortex.compile` and `cortex-run` run on the lowered module by default (the post-lowering slot)."""
+
+
+def lower(module: ModuleOp, passes: str | None = None, post_passes: str | None = None) -> ModuleOp:
+    """A lowered copy of `module`; `passes` (cortex-opt `-p` syntax) runs on the copy first,
+    `post_passes` on the lowered module (e.g. POST_LOWERING_PASSES)."""
     from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
     from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
 
@@ -84,8 +89,12 @@ def lower(module: ModuleOp, passes: str | None = None) -> ModuleOp:
     ctx = make_context()
     ConvertCortexToLinalgPass().apply(ctx, lowered)
     ConvertCortexToExternPass().apply(ctx, lowered)
+    if post_passes:
+        from cortex.passes.pipeline import run_pipeline
+
+        run_pipeline(lowered, post_passes)
     lowered.verify()
     return lowered
 
 
-__all__ = ["lower"]
+__all__ = ["POST_LOWERING_PASSES", "lower"]

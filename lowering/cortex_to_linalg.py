@@ -18,11 +18,15 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWal
 
 from cortex.dialects.traits import Compilable
 from cortex.lowering.base import CortexLowering, LoweringError, describe
+from cortex.lowering.layout import LAYOUT_LOWERINGS
+from cortex.lowering.quant import QUANT_LOWERINGS
 from cortex.lowering.tensor_ops import TENSOR_LOWERINGS
 from cortex.lowering.unsigned import convert_unsigned_signatures
 from cortex.lowering.vision import VISION_LOWERINGS
 
-LOWERINGS: dict[type[Operation], CortexLowering] = {p.op_type: p for p in (*VISION_LOWERINGS, *TENSOR_LOWERINGS)}
+LOWERINGS: dict[type[Operation], CortexLowering] = {
+    p.op_type: p for p in (*VISION_LOWERINGS, *TENSOR_LOWERINGS, *QUANT_LOWERINGS, *LAYOUT_LOWERINGS)
+}
 """The op → pattern table: one lowering pattern per compilable cortex op class."""
 
 

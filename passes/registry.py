@@ -24,6 +24,10 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-profile": ("cortex.passes.profile", "ProfilePass"),
     "cortex-fuse-batch-norm": ("cortex.passes.fuse_batch_norm", "FuseBatchNormPass"),
     "cortex-recognize-gelu": ("cortex.passes.recognize_gelu", "RecognizeGeluPass"),
+    # quantisation (issue 11)
+    "cortex-calibrate": ("cortex.passes.calibrate", "CalibratePass"),
+    "cortex-quantize": ("cortex.passes.quantize", "QuantizePass"),
+    "cortex-convert-layout": ("cortex.passes.convert_layout", "ConvertLayoutPass"),
     # lowering (issue 4)
     "convert-cortex-to-linalg": ("cortex.lowering.cortex_to_linalg", "ConvertCortexToLinalgPass"),
     "convert-cortex-to-extern": ("cortex.lowering.cortex_to_extern", "ConvertCortexToExternPass"),

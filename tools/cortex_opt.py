@@ -297,6 +297,15 @@ class CortexOptMain(xDSLOptMain):
             "--graph-diff", action="store_true", help="print how the pipeline changed the graph instead of the IR"
         )
         graphs.add_argument(
+            "--quant-report",
+            metavar="HELD.npz",
+            nargs="?",
+            const="",
+            default=None,
+            help="after a pipeline with cortex-calibrate and cortex-quantize, print to stderr each quantised op's "
+            "error against the float graph on the calibration set (and on HELD.npz if given)",
+        )
+        graphs.add_argument(
             "--graph-dot",
             metavar="FILE",
             default=None,
@@ -431,8 +440,11 @@ class CortexOptMain(xDSLOptMain):
             if leading:
                 self.apply_pipeline(module, None, verify, passes[:leading])
                 passes = passes[leading:]
-        before = module.clone() if (self.args.graph_diff or self.semantics is not None) else None
+        wants_before = self.args.graph_diff or self.semantics is not None or self.args.quant_report is not None
+        before = module.clone() if wants_before else None
         self.apply_pipeline(module, before, verify, passes)
+        if self.args.quant_report is not None:
+            self.print_quant_report(before, module)
         with self.timer.scope("Output"):
             return self.emit(module, before, index)
 
@@ -488,6 +500,13 @@ class CortexOptMain(xDSLOptMain):
             return self.output_resulting_program(module)
         except (DiagnosticException, CortexError) as e:
             raise ChunkFailure(Diagnostic(f"cannot emit target '{args.target}': {e}")) from None
+
+    def print_quant_report(self, before: ModuleOp, module: ModuleOp) -> None:
+        (report,) = load_engine("--quant-report", "cortex.passes.quant_report", ["report_for_opt"])
+        try:
+            sys.stderr.write(report(before, module, self.args.quant_report or None))
+        except (DiagnosticException, CortexError) as e:
+            raise ChunkFailure(Diagnostic(str(e))) from None
 
     def write_dot(self, module: ModuleOp, index: int) -> None:
         path = self.args.graph_dot

@@ -59,6 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PIPELINE",
         help="optimisation pipeline, as for cortex-opt -p (numpy default: mode specialisation, canonicalize, dce)",
     )
+    p.add_argument(
+        "--post-passes",
+        metavar="PIPELINE",
+        default="default",
+        help="passes on the lowered module, numpy backend (default: elementwise fusion, "
+        "cortex-fuse-linalg-elementwise; '' for none)",
+    )
     p.add_argument("--size", metavar="HxW", help="size of the synthetic video (default: the pipeline's frame size)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
@@ -204,10 +211,12 @@ class NumpyBackend:
 
     name = "numpy"
 
-    def __init__(self, module: ModuleOp, entry: str, mode: str, passes: str | None, profiling: bool = True):
+    def __init__(
+        self, module: ModuleOp, entry: str, mode: str, passes: str | None, profiling: bool = True, post_passes: str | None = "default"
+    ):
         self.labels = stage_table(module)
         self.labels[entry] = ("(glue)", "compilable")  # ops with no cortex origin: the gate, returns
-        self.compiled = cortex.compile(module, entry=entry, mode=mode, passes=passes)
+        self.compiled = cortex.compile(module, entry=entry, mode=mode, passes=passes, post_passes=post_passes)
         self.compiled.profiling = profiling
 
     def __call__(self, frame: np.ndarray) -> tuple:
@@ -239,9 +248,11 @@ UNSPECIALISED = {"numpy": "canonicalize,dce", "reference": ""}
 """Passes that keep every stage: what the mode's DCE is priced against."""
 
 
-def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: str | None):
-    cls = NumpyBackend if backend == "numpy" else ReferenceBackend
-    return cls(module, entry, mode, passes if passes is not None else default_passes(backend, mode))
+def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: str | None, post_passes: str | None = "default"):
+    passes = passes if passes is not None else default_passes(backend, mode)
+    if backend == "numpy":
+        return NumpyBackend(module, entry, mode, passes, post_passes=post_passes)
+    return ReferenceBackend(module, entry, mode, passes)
 
 
 # --------------------------------------------------------------------------- main loop
@@ -350,6 +361,8 @@ def run(args: argparse.Namespace) -> int:
     mode_weights(args.mode)  # an unknown mode fails before any work
     if args.passes:
         check_passes(args.passes)
+    if args.post_passes and args.post_passes != "default":
+        check_passes(args.post_passes)
     from cortex.video.source import open_video
 
     module, (h, w, block) = load_pipeline(args.pipeline, args.entry)
@@ -369,7 +382,7 @@ def run(args: argparse.Namespace) -> int:
     probed_module = module.clone()
     probed = expose_blur_gate(probed_module, args.entry)
     start = time.perf_counter()
-    backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes)
+    backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes, args.post_passes)
     compile_seconds = time.perf_counter() - start
 
     outputs = Outputs(args, source.fps, block)

@@ -1,0 +1,111 @@
+"""Reference kernels of the quantised ops: integer arithmetic, as the hardware would do it.
+
+Values are int8 arrays; products accumulate in int32 (`np.int32` matmul /
+tensordot: exact, no float emulation); only the final per-channel rescale
+multiplies the i32 accumulator by an f32 factor and rounds half to even,
+which is what the lowering and the NumPy backend compute too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cortex.backends.tensor_kernels import _pad_hw, _windows
+from cortex.dialects.quant import Q_MAX, Q_MIN
+
+I32 = np.int32
+
+
+def saturate(values: np.ndarray) -> np.ndarray:
+    """Round-half-even then clamp to int8 (values are f32)."""
+    return np.clip(np.rint(values), Q_MIN, Q_MAX).astype(np.int8)
+
+
+def quantize(x, *, scale: float, zero_point: int = 0) -> np.ndarray:
+    scaled = np.divide(np.asarray(x, np.float32), np.float32(scale), dtype=np.float32)
+    return np.clip(np.rint(scaled) + np.float32(zero_point), Q_MIN, Q_MAX).astype(np.int8)
+
+
+def dequantize(x, *, scale: float, zero_point: int = 0) -> np.ndarray:
+    centred = np.asarray(x).astype(I32) - I32(zero_point)
+    return centred.astype(np.float32) * np.float32(scale)
+
+
+def requantize(x, *, in_scale: float, in_zero_point: int, scale: float, zero_point: int) -> np.ndarray:
+    multiplier = np.float32(in_scale / scale)
+    centred = (np.asarray(x).astype(I32) - I32(in_zero_point)).astype(np.float32)
+    return np.clip(np.rint(centred * multiplier) + np.float32(zero_point), Q_MIN, Q_MAX).astype(np.int8)
+
+
+def multipliers(x_scale: float, w_scales, out_scale: float) -> np.ndarray:
+    """x_scale·w_scale[c]/out_scale per output channel, in f32 (as `QuantComputeOp.multipliers`)."""
+    return (x_scale * np.asarray(w_scales, np.float64) / out_scale).astype(np.float32)
+
+
+def rescale(acc: np.ndarray, factors: np.ndarray, out_zero_point: int) -> np.ndarray:
+    """i32 accumulator → i8 output: clamp(rint(f32(acc)·factor) + zp)."""
+    scaled = acc.astype(np.float32) * factors
+    return np.clip(np.rint(scaled) + np.float32(out_zero_point), Q_MIN, Q_MAX).astype(np.int8)
+
+
+def centred(q, zero_point: int) -> np.ndarray:
+    return np.asarray(q).astype(I32) - I32(zero_point)
+
+
+def qconv2d(
+    x, weight, bias=None, *, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1),
+    x_scale, x_zero_point=0, w_scales, w_zero_point=0, out_scale, out_zero_point=0,
+):
+    """NCHW × OIHW; x is padded with its zero point (the quantised 0.0)."""
+    xc = _pad_hw(centred(x, x_zero_point), pads, 0)
+    patches = _windows(xc, np.asarray(weight).shape[2:], strides, dilations)
+    acc = np.tensordot(patches, centred(weight, w_zero_point), axes=([1, 4, 5], [1, 2, 3]))  # N×OH×OW×O, int32
+    acc = np.ascontiguousarray(acc.transpose(0, 3, 1, 2)).astype(I32)
+    if bias is not None:
+        acc += np.asarray(bias, I32).reshape(1, -1, 1, 1)
+    factors = multipliers(x_scale, w_scales, out_scale).reshape(1, -1, 1, 1)
+    return rescale(acc, factors, out_zero_point)
+
+
+def qlinear(x, weight, bias=None, *, x_scale, x_zero_point=0, w_scales, w_zero_point=0, out_scale, out_zero_point=0):
+    acc = np.matmul(centred(x, x_zero_point), centred(weight, w_zero_point).T).astype(I32)
+    if bias is not None:
+        acc += np.asarray(bias, I32)
+    return rescale(acc, multipliers(x_scale, w_scales, out_scale), out_zero_point)
+
+
+def qmatmul(a, b, *, x_scale, x_zero_point=0, w_scales, w_zero_point=0, out_scale, out_zero_point=0):
+    acc = np.matmul(centred(a, x_zero_point), centred(b, w_zero_point)).astype(I32)
+    return rescale(acc, multipliers(x_scale, w_scales, out_scale), out_zero_point)
+
+
+def qrelu(x, *, zero_point=0):
+    return np.maximum(np.asarray(x, np.int8), np.int8(zero_point))
+
+
+def qmax_pool(x, *, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0)):
+    x = np.asarray(x, np.int8)
+    return _windows(_pad_hw(x, pads, Q_MIN), kernel_shape, strides, (1, 1)).max(axis=(4, 5))
+
+
+def qadd(lhs, rhs, *, lhs_scale, lhs_zero_point=0, rhs_scale, rhs_zero_point=0, out_scale, out_zero_point=0):
+    """Each side rescaled to the output's scale in f32, summed, rounded half to even, clamped."""
+    ma, mb = np.float32(lhs_scale / out_scale), np.float32(rhs_scale / out_scale)
+    a = centred(lhs, lhs_zero_point).astype(np.float32) * ma
+    b = centred(rhs, rhs_zero_point).astype(np.float32) * mb
+    return np.clip(np.rint(a + b) + np.float32(out_zero_point), Q_MIN, Q_MAX).astype(np.int8)
+
+
+QUANT_KERNELS = {
+    "cortex.qadd": qadd,
+    "cortex.quantize": quantize,
+    "cortex.dequantize": dequantize,
+    "cortex.requantize": requantize,
+    "cortex.qconv2d": qconv2d,
+    "cortex.qlinear": qlinear,
+    "cortex.qmatmul": qmatmul,
+    "cortex.qrelu": qrelu,
+    "cortex.qmax_pool": qmax_pool,
+}
+
+__all__ = ["QUANT_KERNELS", "dequantize", "multipliers", "quantize", "requantize"]

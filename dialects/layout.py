@@ -1,0 +1,153 @@
+"""Channels-last (NHWC) variants of the layout-sensitive tensor ops.
+
+`cortex-convert-layout{layout=nhwc}` rewrites conv2d, pooling and
+batch_norm to these, so that a chain of them (and the elementwise ops
+between them) runs channels-last with transposes only at its edges. Each
+op means exactly its NCHW original on transposed data:
+
+    conv2d_nhwc(x, w_hwio, b)    = to_nhwc(conv2d(to_nchw(x), to_oihw(w_hwio), b))
+    max_pool_nhwc / avg_pool_nhwc / batch_norm_nhwc likewise (channel axis last)
+
+with to_nhwc = perm (0, 2, 3, 1), to_nchw = perm (0, 3, 1, 2) and the
+weight in HWIO (kh, kw, in, out: upstream linalg's `conv_2d_nhwc_hwcf`
+filter) = OIHW transposed by perm (2, 3, 1, 0). Properties are the NCHW
+op's (strides, pads as top/left/bottom/right, dilations, kernel_shape).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import DenseArrayBase, Float32Type, FloatAttr, I64, TensorType
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def, traits_def
+from xdsl.utils.exceptions import VerifyException
+
+from cortex.dialects import shapes
+from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, shape_of, tensor
+from cortex.dialects.tensor_ops import OPERANDS_FORMAT, TENSOR_TRAITS, UNARY_FORMAT, same_element
+
+TO_NHWC = (0, 2, 3, 1)
+TO_NCHW = (0, 3, 1, 2)
+OIHW_TO_HWIO = (2, 3, 1, 0)
+HWIO_TO_OIHW = (3, 2, 0, 1)
+
+
+def permute(shape: Sequence[int], perm: Sequence[int]) -> tuple[int, ...]:
+    return tuple(shape[p] for p in perm)
+
+
+def ints(attr: DenseArrayBase) -> tuple[int, ...]:
+    return tuple(attr.get_values())
+
+
+def nhwc_input(value: SSAValue, what: str) -> tuple[int, ...]:
+    shape = shape_of(float_tensor(value, what), what)
+    if len(shape) != 4:
+        raise VerifyException(f"{what} must be a 4-D NHWC tensor, got {shapes.fmt(shape)}")
+    return shape
+
+
+@irdl_op_definition
+class Conv2dNhwcOp(CortexOp):
+    """`cortex.conv2d` on an NHWC input with an HWIO weight (see the module doc)."""
+
+    name = "cortex.conv2d_nhwc"
+    x = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    strides = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
+    pads = prop_def(DenseArrayBase[I64], default_value=i64_array([0, 0, 0, 0]))
+    dilations = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = OPERANDS_FORMAT
+
+    def __init__(self, x: SSAValue, weight: SSAValue, bias: SSAValue | None, strides, pads, dilations):
+        shape = self.shape(shape_of(x, "x"), shape_of(weight, "weight"), bias and shape_of(bias, "bias"), strides, pads, dilations)
+        super().__init__(
+            operands=[x, weight, bias],
+            result_types=[tensor(shape, x.type.element_type)],
+            properties={"strides": i64_array(strides), "pads": i64_array(pads), "dilations": i64_array(dilations)},
+        )
+
+    @staticmethod
+    def shape(x, w, bias, strides, pads, dilations) -> tuple[int, ...]:
+        if len(x) != 4 or len(w) != 4:
+            raise shapes.ShapeError(f"conv2d_nhwc expects a 4-D input (NHWC) and a 4-D weight (HWIO), got {shapes.fmt(x)} and {shapes.fmt(w)}")
+        nchw = shapes.conv2d(permute(x, TO_NCHW), permute(w, HWIO_TO_OIHW), bias, strides, pads, dilations)
+        return permute(nchw, TO_NHWC)
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        operands = [self.x, self.weight] + ([self.bias] if self.bias else [])
+        element = same_element(self, *operands)
+        bias = shape_of(self.bias, "bias") if self.bias else None
+        shape = self.shape(shape_of(self.x, "x"), shape_of(self.weight, "weight"), bias, ints(self.strides), ints(self.pads), ints(self.dilations))
+        return [tensor(shape, element)]
+
+
+class PoolNhwcOp(CortexOp):
+    x = operand_def(TensorType)
+    kernel_shape = prop_def(DenseArrayBase[I64])
+    strides = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
+    pads = prop_def(DenseArrayBase[I64], default_value=i64_array([0, 0, 0, 0]))
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, x: SSAValue, kernel_shape, strides, pads):
+        shape = permute(shapes.pool2d(permute(shape_of(x, "x"), TO_NCHW), kernel_shape, strides, pads), TO_NHWC)
+        super().__init__(
+            operands=[x],
+            result_types=[tensor(shape, x.type.element_type)],
+            properties={"kernel_shape": i64_array(kernel_shape), "strides": i64_array(strides), "pads": i64_array(pads)},
+        )
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        x = nhwc_input(self.x, "x")
+        nchw = shapes.pool2d(permute(x, TO_NCHW), ints(self.kernel_shape), ints(self.strides), ints(self.pads))
+        return [tensor(permute(nchw, TO_NHWC), self.x.type.element_type)]
+
+
+@irdl_op_definition
+class MaxPoolNhwcOp(PoolNhwcOp):
+    name = "cortex.max_pool_nhwc"
+
+
+@irdl_op_definition
+class AvgPoolNhwcOp(PoolNhwcOp):
+    name = "cortex.avg_pool_nhwc"
+
+
+@irdl_op_definition
+class BatchNormNhwcOp(CortexOp):
+    """Inference batch norm over the last (channel) axis of an NHWC tensor."""
+
+    name = "cortex.batch_norm_nhwc"
+    x = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    mean = operand_def(TensorType)
+    var = operand_def(TensorType)
+    epsilon = prop_def(FloatAttr[Float32Type], default_value=f32_attr(1e-5))
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = OPERANDS_FORMAT
+
+    def __init__(self, x: SSAValue, scale: SSAValue, bias: SSAValue, mean: SSAValue, var: SSAValue, epsilon: float):
+        super().__init__(operands=[x, scale, bias, mean, var], result_types=[x.type], properties={"epsilon": f32_attr(epsilon)})
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        element = same_element(self, self.x, self.scale, self.bias, self.mean, self.var)
+        x = nhwc_input(self.x, "x")
+        params = [shape_of(v, n) for v, n in ((self.scale, "scale"), (self.bias, "bias"), (self.mean, "mean"), (self.var, "var"))]
+        shapes.per_channel(permute(x, TO_NCHW), params, "batch_norm_nhwc")
+        return [tensor(x, element)]
+
+
+LAYOUT_OPS = [Conv2dNhwcOp, MaxPoolNhwcOp, AvgPoolNhwcOp, BatchNormNhwcOp]
+
+__all__ = [op.__name__ for op in LAYOUT_OPS] + ["HWIO_TO_OIHW", "LAYOUT_OPS", "OIHW_TO_HWIO", "TO_NCHW", "TO_NHWC"]

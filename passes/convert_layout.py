@@ -1,0 +1,184 @@
+"""`cortex-convert-layout{layout=nhwc}`: channels-last conv/pool/batch_norm chains.
+
+Seed 002 §5: run the image ops in NHWC and transpose only at the graph's
+boundaries. Three rewrites, to a fixpoint:
+
+1. conv2d / max_pool / avg_pool / batch_norm on a 4-D NCHW input becomes
+   to_nchw(op_nhwc(to_nhwc(x))); a constant conv weight is transposed to
+   HWIO now, at compile time (else a transpose is inserted);
+2. an elementwise op of a transposed value runs before the transpose
+   instead: u(T(x)) → T(u(x)); b(T(x), c) → T(b(x, c')) when c is a
+   constant (transposed now, broadcasting kept), a scalar, or T'(d) with
+   the same permutation;
+3. transpose pairs cancel (canonicalisation's transpose-of-transpose and
+   identity-transpose patterns, also applied by `canonicalize`).
+
+What is left are transposes where the chain meets an NCHW user (a
+reshape, a function result) or an NCHW input. The pass reports the
+transposes before and after on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from cortex.dialects import layout as lay
+from cortex.dialects import tensor_ops as ops
+from cortex.dialects.base import tensor
+from cortex.dialects.canonicalization import IdentityTranspose, TransposeOfTranspose
+from cortex.dialects.folding import constant_value, numpy_to_dense
+from cortex.ir import CortexError
+
+LAYOUTS = ("nhwc",)
+
+
+def transposed(rewriter: PatternRewriter, value: SSAValue, perm) -> SSAValue:
+    """`value` permuted by `perm`: a new constant when it is one, else a `cortex.transpose`."""
+    array = constant_value(value)
+    if isinstance(array, np.ndarray):
+        data = np.ascontiguousarray(np.transpose(array, perm))
+        op: Operation = ops.ConstantOp(numpy_to_dense(data, tensor(data.shape, value.type.element_type)))
+    else:
+        op = ops.TransposeOp(value, perm)
+    rewriter.insert(op)
+    return op.results[0]
+
+
+def is_4d(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType) and value.type.get_num_dims() == 4
+
+
+class ToNhwc(RewritePattern):
+    """The NCHW image ops → their NHWC forms between two transposes."""
+
+    def __init__(self, converted: list[str]):
+        self.converted = converted
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, (ops.Conv2dOp, ops.MaxPoolOp, ops.AvgPoolOp, ops.BatchNormOp)) or not is_4d(op.x):
+            return
+        x = transposed(rewriter, op.x, lay.TO_NHWC)
+        if isinstance(op, ops.Conv2dOp):
+            weight = transposed(rewriter, op.weight, lay.OIHW_TO_HWIO)
+            new: Operation = lay.Conv2dNhwcOp(
+                x, weight, op.bias, op.strides.get_values(), op.pads.get_values(), op.dilations.get_values()
+            )
+        elif isinstance(op, ops.BatchNormOp):
+            new = lay.BatchNormNhwcOp(x, op.scale, op.bias, op.mean, op.var, op.epsilon.value.data)
+        else:
+            cls = lay.MaxPoolNhwcOp if isinstance(op, ops.MaxPoolOp) else lay.AvgPoolNhwcOp
+            new = cls(x, op.kernel_shape.get_values(), op.strides.get_values(), op.pads.get_values())
+        new.attributes.update(op.attributes)
+        rewriter.insert(new)
+        back = ops.TransposeOp(new.results[0], lay.TO_NCHW)
+        hint = op.results[0].name_hint
+        rewriter.replace(op, back)
+        if hint:
+            new.results[0].name_hint = f"{hint}_nhwc"
+            back.result.name_hint = hint
+        self.converted.append(op.name.removeprefix("cortex."))
+
+
+def inverse(perm) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.argsort(perm))
+
+
+def clone_with(op: Operation, operands: list[SSAValue], result_type) -> Operation:
+    return type(op).create(
+        operands=operands, result_types=[result_type], properties=dict(op.properties), attributes=dict(op.attributes)
+    )
+
+
+class ElementwiseBeforeTranspose(RewritePattern):
+    """u(T(x)) → T(u(x)); b(T(x), c) → T(b(x, T⁻¹(c))) (see the module doc)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if type(op) not in ops.ELEMENTWISE_OPS:
+            return
+        perm = None
+        for v in op.operands:
+            if isinstance(v.owner, ops.TransposeOp):
+                perm = tuple(v.owner.perm.get_values())
+                break
+        if perm is None:
+            return
+        rank = len(perm)
+        undo = inverse(perm)
+        operands: list[SSAValue] = []
+        for v in op.operands:
+            owner = v.owner
+            if isinstance(owner, ops.TransposeOp) and tuple(owner.perm.get_values()) == perm:
+                operands.append(owner.x)
+                continue
+            shape = v.type.get_shape()
+            if len(shape) == 0:
+                operands.append(v)
+                continue
+            array = constant_value(v)
+            if not isinstance(array, np.ndarray) or len(shape) > rank:
+                return
+            full = np.reshape(array, (1,) * (rank - len(shape)) + tuple(shape))
+            data = np.ascontiguousarray(np.transpose(full, undo))
+            const = ops.ConstantOp(numpy_to_dense(data, tensor(data.shape, v.type.element_type)))
+            rewriter.insert(const)
+            operands.append(const.result)
+        inner_shape = tuple(op.results[0].type.get_shape()[p] for p in undo)
+        inner = clone_with(op, operands, tensor(inner_shape, op.results[0].type.element_type))
+        rewriter.insert(inner)
+        hint = op.results[0].name_hint
+        back = ops.TransposeOp(inner.results[0], perm)
+        rewriter.replace(op, back)
+        if hint:
+            inner.results[0].name_hint = f"{hint}_nhwc"
+            back.result.name_hint = hint
+
+
+def count_transposes(module: Operation) -> int:
+    return sum(1 for op in module.walk() if isinstance(op, ops.TransposeOp))
+
+
+@dataclass
+class LayoutReport:
+    converted: list[str]
+    before: int
+    after: int
+
+    def __str__(self) -> str:
+        kinds = ", ".join(f"{self.converted.count(k)} {k}" for k in dict.fromkeys(self.converted)) or "nothing"
+        return f"[convert-layout] to NHWC: {kinds}; transposes {self.before} -> {self.after}"
+
+
+def convert_layout(module: ModuleOp, layout: str = "nhwc") -> LayoutReport:
+    """Rewrite `module` in place to run its image ops channels-last; returns what changed."""
+    if layout not in LAYOUTS:
+        raise CortexError(f"unknown layout '{layout}' (known: {', '.join(LAYOUTS)})")
+    before = count_transposes(module)
+    converted: list[str] = []
+    patterns = [ToNhwc(converted), ElementwiseBeforeTranspose(), TransposeOfTranspose(), IdentityTranspose()]
+    PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(module)
+    for region in module.regions:
+        region_dce(region)
+    return LayoutReport(converted, before, count_transposes(module))
+
+
+@dataclass(frozen=True)
+class ConvertLayoutPass(ModulePass):
+    """Channels-last conv/pool/batch_norm (+ elementwise) chains with transposes only at their edges."""
+
+    name = "cortex-convert-layout"
+    layout: str = "nhwc"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        print(convert_layout(op, self.layout), file=sys.stderr)
+
+
+__all__ = ["ConvertLayoutPass", "LayoutReport", "convert_layout"]
