@@ -23,6 +23,7 @@ from xdsl.utils.lexer import Input, Position, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken
 
 from cortex.dialects import Cortex
+from cortex.errors import CortexError
 
 UPSTREAM_DIALECTS = (builtin.Builtin, func.Func, arith.Arith, math.Math, scf.Scf, tensor.Tensor, linalg.Linalg)
 
@@ -34,10 +35,6 @@ def make_context(allow_unregistered: bool = False) -> Context:
         ctx.load_dialect(dialect)
     ctx.load_dialect(Cortex)
     return ctx
-
-
-class CortexError(Exception):
-    """A user-facing diagnostic: one message, with a location when known."""
 
 
 # A string literal: one character or one escape per step. xDSL 0.74 nests a
@@ -199,7 +196,6 @@ def to_text(op: Operation, generic: bool = False) -> str:
 
 
 __all__ = [
-    "CortexError",
     "DiagnosticException",
     "LocatedVerifyException",
     "LinearTimeLexer",

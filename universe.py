@@ -4,7 +4,7 @@ from xdsl.universe import Universe
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 from cortex.ir import STRING_LITERAL
-from cortex.passes.registry import PASS_LOCATIONS, TARGET_LOCATIONS, _loader
+from cortex.registry import PASS_LOCATIONS, TARGET_LOCATIONS, _loader
 
 
 def _dialect():

@@ -16,6 +16,7 @@ lets a later op reuse it with `out=` instead of allocating.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import keyword
 import re
@@ -34,10 +35,9 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import DiagnosticException
 
-from cortex.backends.tensor_kernels import numpy_dtype
-from cortex.ir import CortexError
-
-ORIGIN_ATTR = "cortex.origin"
+from cortex.dialects import abi
+from cortex.errors import CortexError
+from cortex.semantics.values import numpy_dtype
 
 
 class EmitError(CortexError, DiagnosticException):
@@ -107,23 +107,25 @@ class Term:
         return self.shape is not None
 
 
-_NUMBER = re.compile(r"^\d+(\.\d*)?(e[+-]?\d+)?$")
+ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.Dict, ast.Set, ast.ListComp)
+"""Expressions that bind tighter than any operator: they never need parentheses."""
 
 
 def paren(expr: str) -> str:
-    """`expr` safe to use as an operand of any operator: names, attributes, calls and
-    subscripts stay as they are, anything with a top-level operator gets parentheses."""
-    if _NUMBER.match(expr):
+    """`expr` safe to use as an operand of any operator.
+
+    Decided on the parsed expression, not the text: names, attributes, calls,
+    subscripts, displays and non-negative numbers stay as they are;
+    anything with an operator at its top (including a sign) gets parentheses.
+    """
+    node = ast.parse(expr, mode="eval").body
+    if isinstance(node, ATOMS):
         return expr
-    depth = 0
-    for ch in expr:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif depth == 0 and not (ch.isalnum() or ch in "_."):
-            return f"({expr})"
-    return expr
+    if isinstance(node, ast.Constant) and not (isinstance(node.value, (int, float)) and node.value < 0):
+        return expr
+    if isinstance(node, ast.Tuple) and expr.startswith("(") and expr.endswith(")"):
+        return expr
+    return f"({expr})"
 
 
 def literal(value: float | int | bool, dtype: str) -> str:
@@ -145,15 +147,25 @@ def literal(value: float | int | bool, dtype: str) -> str:
 
 @dataclass
 class Chunk:
-    """The Python lines one op became, and what they define and read."""
+    """The Python statements one op became (syntax trees), and what they define and read.
 
-    lines: list[str]
+    Statements are `ast` nodes, rendered with `ast.unparse` one per line, each
+    followed by the comment naming the source cortex op (the renderer adds it:
+    `ast.unparse` keeps no comments). Translators add statements as nodes
+    (`FunctionEmitter.statement`) or as source text (`line`, parsed at once).
+    """
+
+    statements: list[ast.stmt]
     defs: tuple[str, ...]
     uses: set[str]
     origin: str
     note: str
     pure: bool = True
     blocks: list[tuple[str, list[Chunk]]] = field(default_factory=list)
+
+    @property
+    def lines(self) -> list[str]:
+        return [ast.unparse(statement) for statement in self.statements]
 
     def walk(self) -> Iterator[Chunk]:
         yield self
@@ -320,7 +332,11 @@ class FunctionEmitter:
         return self._chunk
 
     def line(self, text: str) -> None:
-        self.current.lines.append(text)
+        """Add the statement(s) `text` to the current chunk (parsed now: a syntax error fails here)."""
+        self.current.statements.extend(ast.parse(text).body)
+
+    def statement(self, node: ast.stmt) -> None:
+        self.current.statements.append(node)
 
     def defines(self, *names: str) -> None:
         """Record that the current chunk assigns `names` (beyond what `define` records)."""
@@ -330,7 +346,7 @@ class FunctionEmitter:
         self.current.pure = False
 
     def origin(self, op: Operation) -> str:
-        attr = op.attributes.get(ORIGIN_ATTR)
+        attr = op.attributes.get(abi.ORIGIN)
         return attr.data if isinstance(attr, StringAttr) else self.label
 
     @contextmanager

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import TensorType
+
 from cortex.backends.numpy_codegen import (
     FunctionEmitter,
     Term,

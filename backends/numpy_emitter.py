@@ -29,13 +29,12 @@ from typing import IO
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.utils.target import Target
 
 # The translators register themselves in TRANSLATORS on import.
-from cortex.backends import numpy_arith, numpy_control, numpy_linalg, numpy_tensor  # noqa: F401
-from cortex.backends import numpy_support
+from cortex.backends import numpy_arith, numpy_control, numpy_linalg, numpy_support, numpy_tensor  # noqa: F401
 from cortex.backends.numpy_codegen import (
     Chunk,
     EmitError,
@@ -48,10 +47,9 @@ from cortex.backends.numpy_codegen import (
     prune,
     static_shape,
 )
-from cortex.dialects.base import attr_value
+from cortex.dialects import abi
+from cortex.errors import CortexError
 
-EXTERN_ATTR = "cortex.extern"
-PROPS_ATTR = "cortex.props"
 SMALL_CONSTANT = 16  # elements; larger constants are stored as raw bytes
 
 
@@ -158,22 +156,12 @@ class ModuleEmitter:
         symbol = decl.sym_name.data
         if symbol in self._externs:
             return self._externs[symbol]
-        kernel = decl.attributes.get(EXTERN_ATTR)
-        if not isinstance(kernel, StringAttr):
-            raise EmitError(
-                f"numpy backend: @{symbol} is a declaration without a '{EXTERN_ATTR}' attribute: no kernel to call"
-            )
-        props = decl.attributes.get(PROPS_ATTR, DictionaryAttr({}))
-        if not isinstance(props, DictionaryAttr):
-            raise EmitError(f"numpy backend: @{symbol}: '{PROPS_ATTR}' must be a dictionary, got {props}")
-        values = {}
-        for key, attr in props.data.items():
-            value = attr_value(attr)
-            if not isinstance(value, (int, float, str, tuple)):
-                raise EmitError(f"numpy backend: @{symbol}: property {key} = {attr} has no Python value")
-            values[key] = value
+        try:
+            kernel, values = abi.extern_of(decl)
+        except CortexError as e:
+            raise EmitError(f"numpy backend: {e}") from None
         name = self.namer.fresh("_x_" + identifier(symbol, "extern"))
-        self.extern_lines.append(f"{name} = _extern({kernel.data!r}, {values!r})  # @{symbol}")
+        self.extern_lines.append(f"{name} = _extern({kernel!r}, {values!r})  # @{symbol}")
         self._externs[symbol] = name
         return name
 
@@ -186,7 +174,7 @@ class ModuleEmitter:
 
     def emit(self) -> EmittedModule:
         body: list[str] = []
-        for symbol, f in self.functions.items():
+        for f in self.functions.values():
             if not f.is_declaration:
                 body += ["", ""] + self.emit_function(f)
         head = [

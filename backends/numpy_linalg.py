@@ -1,5 +1,9 @@
 """linalg on tensors as whole-array NumPy: never a Python loop per element.
 
+This module holds the structured-op translators; the steps below live in
+`numpy_access` (1, 2), `numpy_bodies` (3, and the reduction tables) and
+`numpy_contraction` (4's contractions).
+
 Every structured op (`linalg.generic` and the named ops, which xDSL gives
 indexing maps and a body too) is translated the same way:
 
@@ -24,27 +28,24 @@ indexing maps and a body too) is translated the same way:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from math import prod
 
 import numpy as np
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg.ops import (
     BroadcastOp,
     FillOp,
-    IndexOp,
     PoolingNchwMaxOp,
     ReduceOp,
     TransposeOp,
     YieldOp,
 )
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineMap
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineDimExpr
 
-from cortex.backends.numpy_arith import elementwise, in_place_capable, is_elementwise
+from cortex.backends.numpy_access import Access, access, align, loop_ranges, permutation_expr
+from cortex.backends.numpy_bodies import COMBINE, REDUCE, Body, combiner, finish, identity_of, initial_value
 from cortex.backends.numpy_codegen import (
     FunctionEmitter,
     Term,
@@ -56,354 +57,7 @@ from cortex.backends.numpy_codegen import (
     static_shape,
     translates,
 )
-
-LETTERS = "ijklmnopqrstuvwxyzabcdefgh"
-
-# ---------------------------------------------------------------- indexing maps
-
-
-def linear(expr) -> tuple[dict[int, int], int] | None:
-    """An affine expression as ({loop dim: coefficient}, constant), or None if not linear."""
-    if isinstance(expr, AffineDimExpr):
-        return {expr.position: 1}, 0
-    if isinstance(expr, AffineConstantExpr):
-        return {}, expr.value
-    if isinstance(expr, AffineBinaryOpExpr):
-        lhs, rhs = linear(expr.lhs), linear(expr.rhs)
-        if lhs is None or rhs is None:
-            return None
-        if expr.kind == AffineBinaryOpKind.Add:
-            coefs = dict(lhs[0])
-            for d, c in rhs[0].items():
-                coefs[d] = coefs.get(d, 0) + c
-            return {d: c for d, c in coefs.items() if c}, lhs[1] + rhs[1]
-        if expr.kind == AffineBinaryOpKind.Mul:
-            if not lhs[0]:
-                lhs, rhs = rhs, lhs
-            if not rhs[0]:
-                return {d: c * rhs[1] for d, c in lhs[0].items() if c * rhs[1]}, lhs[1] * rhs[1]
-    return None
-
-
-def loop_ranges(op: Operation, maps: list[AffineMap], operands: list[SSAValue]) -> tuple[int, ...]:
-    """Each loop's extent, read from an operand dimension indexed by that loop alone."""
-    ranges: list[int | None] = [None] * maps[0].num_dims
-    for value, m in zip(operands, maps):
-        shape = static_shape(value.type) or ()
-        for axis, e in enumerate(m.results):
-            if isinstance(e, AffineDimExpr) and ranges[e.position] is None:
-                ranges[e.position] = shape[axis]
-    if any(r is None for r in ranges):
-        raise op_error(op, "has a loop whose extent no operand dimension gives")
-    if any(r < 0 for r in ranges):
-        raise op_error(op, "has a dynamic loop extent (the NumPy backend needs static shapes)")
-    return tuple(ranges)
-
-
-@dataclass(frozen=True)
-class Access:
-    """An operand as a view whose axis `a` runs over loop dimension `dims[a]`."""
-
-    expr: str
-    dims: tuple[int, ...]
-    identity: bool = False  # the operand itself, axes already in loop order
-
-
-def access(op: Operation, x: Term, m: AffineMap, ranges: tuple[int, ...]) -> Access:
-    forms = [linear(e) for e in m.results]
-    if any(f is None for f in forms) or m.num_symbols:
-        raise op_error(op, f"indexing map {m} is not affine-linear in the loop indices")
-    shape = x.shape or ()
-    for axis, (coefs, const) in enumerate(forms):
-        if any(c < 0 for c in coefs.values()):
-            raise op_error(op, f"indexing map {m} has a negative coefficient")
-        top = const + sum(c * (ranges[d] - 1) for d, c in coefs.items())
-        if const < 0 or top >= shape[axis]:
-            raise op_error(op, f"indexing map {m} reads outside operand dimension {axis} (size {shape[axis]})")
-    single = [next(iter(c)) for c, k in forms if len(c) == 1 and next(iter(c.values())) == 1 and k == 0]
-    simple = all(not c or (len(c) == 1 and next(iter(c.values())) == 1 and k == 0) for c, k in forms)
-    if simple and len(set(single)) == len(single):
-        index, dims = [], []
-        for axis, (coefs, const) in enumerate(forms):
-            if not coefs:
-                index.append(str(const))
-                continue
-            d = next(iter(coefs))
-            dims.append(d)
-            index.append(":" if ranges[d] == shape[axis] else f":{ranges[d]}")
-        while index and index[-1] == ":":
-            index.pop()
-        expr = f"{paren(x.expr)}[{', '.join(index)}]" if index else x.expr
-        identity = not index and dims == list(range(len(ranges)))
-        return Access(expr, tuple(dims), identity)
-    used = sorted({d for coefs, _ in forms for d in coefs})
-    offsets = tuple(k for _, k in forms)
-    view_shape = tuple(ranges[d] for d in used)
-    coefs = tuple(tuple(c.get(d, 0) for c, _ in forms) for d in used)
-    return Access(f"_rt.affine_view({x.expr}, {offsets}, {view_shape}, {coefs})", tuple(used))
-
-
-def align(acc: Access, ranges: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
-    """The view transposed to loop order, with `None` axes for the loops it lacks.
-
-    Leading missing loops are left to broadcasting, so the returned (actual)
-    shape may have fewer axes than there are loops: axis a of an array of
-    rank r runs over loop a + (len(ranges) - r).
-    """
-    order = sorted(range(len(acc.dims)), key=lambda a: acc.dims[a])
-    expr = acc.expr
-    if order != list(range(len(order))):
-        expr = f"{paren(expr)}.T" if len(order) == 2 else f"{paren(expr)}.transpose({tuple(order)})"
-    present = set(acc.dims)
-    if len(present) < len(ranges):
-        index = [":" if d in present else "None" for d in range(len(ranges))]
-        while index and index[-1] == ":":
-            index.pop()
-        while index and index[0] == "None":  # broadcasting prepends missing leading axes
-            index.pop(0)
-        if index:
-            expr = f"{paren(expr)}[{', '.join(index)}]"
-    start = min(present, default=len(ranges))
-    return expr, tuple(ranges[d] if d in present else 1 for d in range(start, len(ranges)))
-
-
-def permutation_expr(expr: str, perm: list[int]) -> str:
-    if perm == sorted(perm):
-        return expr
-    return f"{paren(expr)}.T" if len(perm) == 2 else f"{paren(expr)}.transpose({tuple(perm)})"
-
-
-# ---------------------------------------------------------------- bodies
-
-
-class Body:
-    """Evaluates a linalg body on whole arrays: one line per body op, reusing dying temporaries."""
-
-    def __init__(self, fe: FunctionEmitter, op: Operation, block: Block, args: dict[BlockArgument, Callable[[], Term]], ranges):
-        self.fe, self.op, self.block, self.args, self.ranges = fe, op, block, args, ranges
-        self.values: dict[SSAValue, Term] = {}
-        self._depends: dict[SSAValue, frozenset] = {}
-
-    def term(self, value: SSAValue) -> Term:
-        if value in self.values:
-            return self.values[value]
-        if isinstance(value, BlockArgument) and value.owner is self.block:
-            thunk = self.args.get(value)
-            if thunk is None:
-                raise op_error(self.op, "body reads a value the vectorised form cannot provide")
-            term = thunk()
-        elif isinstance(value.owner, Operation) and value.owner.parent_block() is self.block:
-            term = self.evaluate(value.owner)
-        else:  # defined outside the body: a scalar the whole loop shares
-            term = self.fe.term(value)
-            if term.is_array:
-                raise op_error(self.op, "body captures a tensor from outside")
-        self.values[value] = term
-        return term
-
-    def dies_at(self, value: SSAValue, op: Operation) -> bool:
-        uses = list(value.uses)
-        return len(uses) == 1 and uses[0].operation is op
-
-    def evaluate(self, op: Operation) -> Term:
-        result = op.results[0]
-        dtype = np_dtype(result.type)
-        if isinstance(op, IndexOp):
-            d = op.dim.value.data
-            shape = tuple(n if k == d else 1 for k, n in enumerate(self.ranges))
-            return self.assign(f"np.arange({self.ranges[d]}).reshape({shape})", "int64", shape)
-        if isinstance(op, arith.ConstantOp) and isinstance(op.value, (IntegerAttr, FloatAttr)):
-            return Term(literal(op.value.value.data, dtype), dtype)
-        if not is_elementwise(op):
-            raise op_error(self.op, f"body op '{op.name}' has no whole-array NumPy form")
-        args = [self.term(v) for v in op.operands]
-        shapes = [a.shape for a in args if a.is_array]
-        shape = tuple(np.broadcast_shapes(*shapes)) if shapes else None
-        out = None
-        if shape is not None and in_place_capable(op):
-            for value, a in zip(op.operands, args):
-                if (
-                    a.owned
-                    and a.shape == shape
-                    and a.dtype == dtype
-                    and self.dies_at(value, op)
-                    and list(op.operands).count(value) == 1
-                ):
-                    out = a.expr
-                    break
-        if out is not None:
-            self.fe.line(elementwise(op, args, out))
-            return Term(out, dtype, shape, owned=True)
-        return self.assign(elementwise(op, args), dtype, shape)
-
-    def assign(self, expr: str, dtype: str, shape) -> Term:
-        name = self.fe.temp()
-        self.fe.line(f"{name} = {expr}")
-        return Term(name, dtype, shape, owned=shape is not None)
-
-    def depends(self, value: SSAValue) -> frozenset:
-        """The block arguments (and 'index' for linalg.index) a body value depends on."""
-        memo = self._depends
-        if value in memo:
-            return memo[value]
-        if isinstance(value, BlockArgument) and value.owner is self.block:
-            deps = frozenset([value])
-        elif isinstance(value.owner, Operation) and value.owner.parent_block() is self.block:
-            op = value.owner
-            deps = frozenset(["index"]) if isinstance(op, IndexOp) else frozenset()
-            for v in op.operands:
-                deps |= self.depends(v)
-        else:
-            deps = frozenset()
-        memo[value] = deps
-        return deps
-
-
-def finish(fe: FunctionEmitter, value: SSAValue, term: Term, *, owned: bool) -> Term:
-    """Bind `value` to `term`, naming the last temporary after the value when that is all it takes."""
-    chunk_lines = fe.current.lines
-    name = fe.name(value)
-    last = chunk_lines[-1] if chunk_lines else ""
-    if term.expr.startswith("_t") and last.startswith(f"{term.expr} = "):
-        chunk_lines[-1] = f"{name} = {last[len(term.expr) + 3:]}"
-    elif last.endswith(f"out={term.expr})") and " = " not in last.split("(")[0]:
-        chunk_lines[-1] = f"{name} = {last}"
-    else:
-        chunk_lines.append(f"{name} = {term.expr}")
-    return fe.defined(value, name, owned=owned)
-
-
-# ---------------------------------------------------------------- reductions
-
-COMBINERS: dict[type[Operation], str] = {
-    arith.AddfOp: "sum",
-    arith.AddiOp: "sum",
-    arith.MulfOp: "prod",
-    arith.MuliOp: "prod",
-    arith.MaximumfOp: "max",
-    arith.MaxSIOp: "max",
-    arith.MaxnumfOp: "fmax",
-    arith.MinimumfOp: "min",
-    arith.MinSIOp: "min",
-    arith.MinnumfOp: "fmin",
-    arith.OrIOp: "any",
-    arith.AndIOp: "all",
-}
-REDUCE = {
-    "sum": "np.sum",
-    "prod": "np.prod",
-    "max": "np.max",
-    "fmax": "np.fmax.reduce",
-    "min": "np.min",
-    "fmin": "np.fmin.reduce",
-    "any": "np.any",
-    "all": "np.all",
-}
-COMBINE = {
-    "sum": "np.add",
-    "prod": "np.multiply",
-    "max": "np.maximum",
-    "fmax": "np.fmax",
-    "min": "np.minimum",
-    "fmin": "np.fmin",
-    "any": "np.logical_or",
-    "all": "np.logical_and",
-}
-
-
-def identity_of(kind: str, dtype: str):
-    if kind == "sum":
-        return 0
-    if kind == "prod":
-        return 1
-    if kind in ("any", "all"):
-        return kind == "all"
-    if dtype.startswith(("int", "uint")):
-        info = np.iinfo(dtype)
-        return info.min if kind in ("max", "fmax") else info.max
-    return float("-inf") if kind in ("max", "fmax") else float("inf")
-
-
-def combiner(op: Operation, out_arg: BlockArgument, body: Body, yielded: SSAValue) -> tuple[str, SSAValue] | None:
-    """(kind, f) when the body yields `combine(f(ins), out)` with f independent of out."""
-    owner = yielded.owner
-    if not isinstance(owner, Operation) or type(owner) not in COMBINERS or owner.parent_block() is not body.block:
-        return None
-    kind = COMBINERS[type(owner)]
-    if kind in ("any", "all") and np_dtype(yielded.type) != "bool":
-        return None
-    lhs, rhs = owner.operands
-    for acc, other in ((lhs, rhs), (rhs, lhs)):
-        if acc is out_arg and out_arg not in body.depends(other):
-            return kind, other
-    return None
-
-
-def initial_value(value: SSAValue) -> SSAValue | float | int | bool | None:
-    """What an `outs` tensor is known to be filled with: a constant, a scalar value, or None."""
-    owner = value.owner
-    if isinstance(owner, FillOp):
-        scalar = owner.inputs[0]
-        if isinstance(scalar.owner, arith.ConstantOp) and isinstance(scalar.owner.value, (IntegerAttr, FloatAttr)):
-            return scalar.owner.value.value.data
-        return scalar
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, DenseIntOrFPElementsAttr):
-        if owner.value.is_splat():
-            return owner.value.get_values()[0]
-    return None
-
-
-def product_factors(value: SSAValue, body: Body) -> list[SSAValue]:
-    owner = value.owner
-    if isinstance(owner, (arith.MulfOp, arith.MuliOp)) and owner.parent_block() is body.block:
-        return product_factors(owner.lhs, body) + product_factors(owner.rhs, body)
-    return [value]
-
-
-def _swap_last(expr: str, rank: int) -> str:
-    return f"{paren(expr)}.T" if rank == 2 else f"np.swapaxes({expr}, -1, -2)"
-
-
-def contraction(operands: list[tuple[str, tuple[int, ...]]], out_dims: tuple[int, ...], ranges) -> str:
-    """Σ of the product of the operands over the dims missing from `out_dims`, as BLAS-friendly NumPy.
-
-    Two operands become one `@` where they can: (batched) matrix products,
-    matrix-vector products, and any batch-free contraction after transposes
-    and reshapes (views for contiguous data). Anything else is `np.einsum`.
-    """
-    if len(operands) == 2:
-        (a, da), (b, db) = operands
-        shared = [d for d in da if d in db and d not in out_dims]
-        batch = [d for d in da if d in db and d in out_dims]
-        a_free = [d for d in da if d not in db]
-        b_free = [d for d in db if d not in da]
-        distinct = len(set(da)) == len(da) and len(set(db)) == len(db)
-        if distinct and shared and set(batch + a_free + b_free) == set(out_dims):
-            nb = len(batch)
-            natural = batch + a_free + b_free
-            perm = [natural.index(d) for d in out_dims]
-            if len(shared) == 1 and not batch and not b_free and da[-1] == shared[0]:  # (..., k) @ (k,)
-                return permutation_expr(f"{paren(a)} @ {b}", perm)
-            if (
-                len(shared) == 1 and len(a_free) == 1 and len(b_free) == 1
-                and list(da[:nb]) == batch and list(db[:nb]) == batch
-            ):  # (batched) matrix product
-                (k,) = shared
-                lhs = a if da[-1] == k else _swap_last(a, len(da))
-                rhs = b if db[-2] == k else _swap_last(b, len(db))
-                return permutation_expr(f"{paren(lhs)} @ {paren(rhs)}", perm)
-            if not batch:
-                m, n, k = (prod(ranges[d] for d in dims) for dims in (a_free, b_free, shared))
-                lhs = permutation_expr(a, [da.index(d) for d in a_free + shared])
-                rhs = permutation_expr(b, [db.index(d) for d in shared + b_free])
-                shape = tuple(ranges[d] for d in a_free + b_free)
-                product = f"({paren(lhs)}.reshape({m}, {k}) @ {paren(rhs)}.reshape({k}, {n})).reshape({shape})"
-                return permutation_expr(product, perm)
-    subscripts = ",".join("".join(LETTERS[d] for d in dims) for _, dims in operands)
-    spec = f"{subscripts}->{''.join(LETTERS[d] for d in out_dims)}"
-    optimize = ", optimize=True" if len(operands) > 2 else ""
-    return f"np.einsum({spec!r}, {', '.join(e for e, _ in operands)}{optimize})"
-
+from cortex.backends.numpy_contraction import contraction, product_factors
 
 # ---------------------------------------------------------------- structured ops
 

@@ -1,11 +1,11 @@
 """The NumPy backend's runtime: `cortex.compile`, the extern table, state threading, profiling.
 
-    compiled = compile_pipeline("examples/l2_pipeline.mlir", mode="power_save")
+    compiled = cortex.compile("examples/l2_pipeline.mlir", mode="power_save")
     encoded, score = compiled(frame)        # same call shape as cortex.reference
     compiled.state, compiled.reset(), compiled.source
     compiled.profiling = True; ...; print(compiled.profile())
 
-`compile_pipeline` lowers the module (`cortex.lower`: optional passes, then
+`cortex.driver.compile_pipeline` lowers the module (`cortex.lower`: optional passes, then
 convert-cortex-to-linalg and convert-cortex-to-extern), emits Python with
 `numpy_emitter`, and loads it. Everything that can be checked before the
 first frame is: the entry exists, every `cortex.weight` argument has a
@@ -22,24 +22,16 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, Float32Type, ModuleOp, StringAttr, TensorType
-from xdsl.ir import Attribute
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.dialects.builtin import ModuleOp, TensorType
 
-from cortex.backends.calling import find_entry, resolve_weights
-from cortex.backends.kernels import KERNELS, NO_KERNEL
 from cortex.backends.numpy_codegen import np_dtype
-from cortex.ir import CortexError, parse
-
-STATE_ATTR = "cortex.state"
-WEIGHT_ATTR = "cortex.weight"
-UNSIGNED_ATTR = "cortex.unsigned"
+from cortex.dialects.abi import Port, entry_ports
+from cortex.errors import CortexError
+from cortex.interpreter.calling import check_value, find_entry, initial_zeros
+from cortex.semantics.kernels import KERNELS, NO_KERNEL
 
 # ---------------------------------------------------------------- the extern table
 
@@ -144,89 +136,12 @@ class Profile(dict):
 # ---------------------------------------------------------------- the entry's boundary
 
 
-@dataclass(frozen=True)
-class Port:
-    """One argument or result of the lowered entry function, as the runner sees it."""
-
-    index: int
-    type: Attribute
-    kind: str  # "input" | "state" | "weight" | "output"
-    name: str  # state/weight name, or the argument's SSA name
-    unsigned: bool
-
-    def describe(self) -> str:
-        if isinstance(self.type, TensorType):
-            dtype = "uint8" if self.unsigned else np_dtype(self.type)
-            shape = tuple(None if d < 0 else d for d in self.type.get_shape())
-            return f"{'an' if dtype.startswith('i') else 'a'} {dtype} array of shape {shape}"
-        return f"an {self.type} scalar"
-
-
-def _attr_dict(attrs, index: int) -> dict[str, Attribute]:
-    if attrs is None:
-        return {}
-    entry = attrs.data[index]
-    return dict(entry.data) if isinstance(entry, DictionaryAttr) else {}
-
-
-def _ports(f: func.FuncOp) -> tuple[list[Port], list[Port]]:
-    args = []
-    for i, (arg, t) in enumerate(zip(f.body.block.args, f.function_type.inputs.data)):
-        attrs = _attr_dict(f.arg_attrs, i)
-        unsigned = UNSIGNED_ATTR in attrs
-        if isinstance(attrs.get(STATE_ATTR), StringAttr):
-            args.append(Port(i, t, "state", attrs[STATE_ATTR].data, unsigned))
-        elif isinstance(attrs.get(WEIGHT_ATTR), StringAttr):
-            args.append(Port(i, t, "weight", attrs[WEIGHT_ATTR].data, unsigned))
-        else:
-            args.append(Port(i, t, "input", arg.name_hint or f"arg{i}", unsigned))
-    results = []
-    for i, t in enumerate(f.function_type.outputs.data):
-        attrs = _attr_dict(f.res_attrs, i)
-        unsigned = UNSIGNED_ATTR in attrs
-        if isinstance(attrs.get(STATE_ATTR), StringAttr):
-            results.append(Port(i, t, "state", attrs[STATE_ATTR].data, unsigned))
-        else:
-            results.append(Port(i, t, "output", f"#{i}", unsigned))
-    return args, results
-
-
-def _zeros(port: Port) -> Any:
-    if isinstance(port.type, TensorType):
-        shape = tuple(port.type.get_shape())
-        if any(d < 0 for d in shape):
-            raise CortexError(f"state '{port.name}' has a dynamic shape ({port.type}); its initial zeros are undefined")
-        return np.zeros(shape, "uint8" if port.unsigned else np_dtype(port.type))
-    return 0.0 if isinstance(port.type, Float32Type) else 0
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"{'an' if value.dtype.name.startswith('i') else 'a'} {value.dtype} array of shape {value.shape}"
-    return f"a {type(value).__name__}"
-
-
 def _to_internal(port: Port, value: Any, what: str) -> Any:
-    """A caller's value as the generated code takes it, or a CortexError saying what is wrong."""
-    t = port.type
-    if isinstance(t, TensorType):
-        dtype = np.dtype("uint8" if port.unsigned else np_dtype(t))
-        shape = t.get_shape()
-        if not (
-            isinstance(value, np.ndarray)
-            and value.dtype == dtype
-            and value.ndim == len(shape)
-            and all(d < 0 or d == s for d, s in zip(shape, value.shape))
-        ):
-            raise CortexError(f"{what}: expected {port.describe()}, got {_describe(value)}")
+    """A caller's value as the generated code takes it (checked as the reference interpreter checks it)."""
+    value = check_value(port.type, value, what, port.unsigned)
+    if isinstance(port.type, TensorType):
         return value.view(np.int8) if port.unsigned else value
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise CortexError(f"{what}: expected {port.describe()}, got {_describe(value)}")
-    if isinstance(t, Float32Type):
-        return np.float32(value)
-    return np.dtype(np_dtype(t)).type(value)
+    return np.dtype(np_dtype(port.type)).type(value)
 
 
 def _to_caller(port: Port, value: Any) -> Any:
@@ -266,7 +181,7 @@ class CompiledPipeline:
         self.lowered = lowered
         self.entry = entry
         self.function = find_entry(lowered, entry)
-        self.args, self.results = _ports(self.function)
+        self.args, self.results = entry_ports(self.function)
         self.inputs = [p for p in self.args if p.kind == "input"]
         for port in self.args:
             if port.kind == "weight" and port.name not in weights:
@@ -287,7 +202,7 @@ class CompiledPipeline:
 
     def reset(self) -> None:
         """Back to before the first frame: every state holds zeros of its type."""
-        self.state = {p.name: _zeros(p) for p in self.args if p.kind == "state"}
+        self.state = {p.name: initial_zeros(p.type, f"state '{p.name}'", p.unsigned) for p in self.args if p.kind == "state"}
 
     @property
     def profiling(self) -> bool:
@@ -347,32 +262,4 @@ def _aliased(value: np.ndarray, outputs, inputs) -> bool:
     return any(isinstance(o, np.ndarray) and np.may_share_memory(value, o) for o in (*outputs, *inputs))
 
 
-def compile_pipeline(
-    module_or_path: ModuleOp | str | Path,
-    entry: str = "l2_frame",
-    mode: str | None = "balanced",
-    weights: Mapping[str, float] | None = None,
-    passes: str | None = None,
-    post_passes: str | None = "default",
-) -> CompiledPipeline:
-    """Lower `entry` of a cortex module (optionally after `passes`), run `post_passes` on the
-    lowered module ("default": `POST_LOWERING_PASSES`, elementwise fusion; None or "": none),
-    emit NumPy, load it."""
-    from cortex.lowering import POST_LOWERING_PASSES, lower
-
-    if post_passes == "default":
-        post_passes = POST_LOWERING_PASSES
-
-    table, source = resolve_weights(mode, weights)
-    try:
-        module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
-        find_entry(module, entry)
-        lowered = lower(module, passes=passes, post_passes=post_passes)
-    except CortexError:
-        raise
-    except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
-        raise CortexError(str(e).strip()) from None
-    return CompiledPipeline(lowered, entry, table, source)
-
-
-__all__ = ["EXTERNS", "CompiledPipeline", "Profile", "Profiler", "bind_extern", "compile_pipeline", "load"]
+__all__ = ["EXTERNS", "CompiledPipeline", "Profile", "Profiler", "bind_extern", "load"]

@@ -38,8 +38,8 @@ sys.path.insert(0, str(HERE))
 from graphs import count_ops, random_tensor_graph  # noqa: E402
 
 import cortex  # noqa: E402
+from cortex.driver import run_pipeline  # noqa: E402
 from cortex.ir import parse_module, to_text  # noqa: E402
-from cortex.passes.pipeline import run_pipeline  # noqa: E402
 
 L2_FILE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
 CLEANUP = "canonicalize,cse,dce"

@@ -17,12 +17,14 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    NoneType,
     Signedness,
     TensorType,
     f32,
     i64,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, OpResult, SSAValue
+from xdsl.ir.core import SSAValues
 from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
 
@@ -42,28 +44,6 @@ def f32_attr(value: float) -> FloatAttr:
 
 def i64_array(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, list(values))
-
-
-def attr_value(attr: Attribute):
-    """A property as a plain Python value (int, float, str, tuple, or the attribute itself)."""
-    from xdsl.dialects.builtin import ArrayAttr, StringAttr
-
-    if isinstance(attr, IntegerAttr):
-        return attr.value.data
-    if isinstance(attr, FloatAttr):
-        return attr.value.data
-    if isinstance(attr, StringAttr):
-        return attr.data
-    if isinstance(attr, DenseArrayBase):
-        return tuple(attr.get_values())
-    if isinstance(attr, ArrayAttr):
-        return tuple(attr_value(a) for a in attr.data)
-    return attr
-
-
-def op_params(op: IRDLOperation) -> dict[str, object]:
-    """The op's properties as Python values, keyed by property name (segment sizes left out)."""
-    return {k: attr_value(v) for k, v in op.properties.items() if k != "operandSegmentSizes"}
 
 
 def tensor_of(value: SSAValue | Attribute, what: str) -> TensorType:
@@ -108,7 +88,26 @@ def f32_scalar(value: SSAValue, what: str) -> None:
 
 
 class CortexOp(IRDLOperation):
-    """Base of all cortex ops: verification against `infer_result_types`."""
+    """Base of all cortex ops: one typing rule, `infer_result_types`, for builders and the verifier.
+
+    A builder that passes no `result_types` gets the types the rule derives
+    from its operands and properties (MLIR's `inferReturnTypes`); the verifier
+    checks parsed or rewritten ops against the same rule.
+    """
+
+    def __init__(self, *, operands=None, result_types=None, properties=None, attributes=None, regions=None):
+        infer = result_types is None
+        if infer:
+            result_types = [NoneType()] * len(type(self).get_irdl_definition().results)
+        super().__init__(
+            operands=operands, result_types=result_types, properties=properties, attributes=attributes, regions=regions
+        )
+        if infer:
+            inferred = list(self.infer_result_types())
+            if any(t is None for t in inferred):
+                raise ValueError(f"'{self.name}' cannot infer its result types: pass result_types")
+            # the results are fresh (no uses yet): give them the inferred types
+            self.results = SSAValues(OpResult(t, self, i) for i, t in enumerate(inferred))
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         """The result types the operands and properties imply.
@@ -153,7 +152,6 @@ __all__ = [
     "gray_image",
     "i64_array",
     "i64_attr",
-    "op_params",
     "shape_of",
     "tensor",
     "tensor_of",

@@ -17,7 +17,9 @@ Three groups:
   only `cortex-canonicalize{fast-math=true}` adds them.
 
 "1" / "0" / "2" means a `cortex.constant` whose every element is exactly
-that value, splat or not, on either side of a commutative op. A rewrite that
+that value, splat or not, on either side of an op with xDSL's `Commutative`
+trait (add, mul). The units and zeros are one table, `ALGEBRA`, read by two
+patterns (`RightUnit`, `Absorb`). A rewrite that
 would replace an op by one of its operands does so only if the operand has
 the op's result type exactly: broadcasting (x + zeros(4x4) with x: 4x1)
 changes the shape.
@@ -26,12 +28,14 @@ changes the shape.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ArrayAttr, FloatAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.traits import Commutative
 
 from cortex.dialects.base import i64_array
 from cortex.dialects.folding import FoldConstantOperands, constant_value, is_static, may_fold, splat_constant
@@ -75,11 +79,31 @@ def forward(rewriter: PatternRewriter, op: Operation, value: SSAValue) -> bool:
     return True
 
 
-def identity_operand(lhs: SSAValue, rhs: SSAValue, unit: float, commutative: bool) -> SSAValue | None:
-    """The operand x of `x ∘ unit` (or `unit ∘ x` when commutative), if any."""
-    if is_splat_of(rhs, unit):
+@dataclass(frozen=True)
+class Algebra:
+    """What a binary op's constants do: `x ∘ right_unit = x`, `x ∘ zero = zero` (fast-math).
+
+    With xDSL's `Commutative` trait on the op, the constant may stand on either side.
+    """
+
+    right_unit: float | None = None
+    zero: float | None = None
+
+
+ALGEBRA: dict[type[Operation], Algebra] = {
+    AddOp: Algebra(right_unit=0.0),
+    SubOp: Algebra(right_unit=0.0),
+    MulOp: Algebra(right_unit=1.0, zero=0.0),
+    DivOp: Algebra(right_unit=1.0),
+}
+
+
+def other_operand(op: Operation, constant: float) -> SSAValue | None:
+    """The operand x of `x ∘ constant` (or `constant ∘ x` when `op` is Commutative), if any."""
+    lhs, rhs = op.operands
+    if is_splat_of(rhs, constant):
         return lhs
-    if commutative and is_splat_of(lhs, unit):
+    if op.has_trait(Commutative) and is_splat_of(lhs, constant):
         return rhs
     return None
 
@@ -87,39 +111,17 @@ def identity_operand(lhs: SSAValue, rhs: SSAValue, unit: float, commutative: boo
 # ---------------------------------------------------------------- always exact
 
 
-class AddZero(RewritePattern):
-    """x + 0 → x and 0 + x → x (x + (+0) turns x = −0 into +0: equal values)."""
+class RightUnit(RewritePattern):
+    """x ∘ e → x for the op's unit e (x + 0, 0 + x, x − 0, x · 1, 1 · x, x / 1).
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AddOp, rewriter: PatternRewriter, /) -> None:
-        if (x := identity_operand(op.lhs, op.rhs, 0.0, commutative=True)) is not None:
-            forward(rewriter, op, x)
+    x + (+0) turns x = −0 into +0: equal values.
+    """
 
+    def __init__(self, unit: float):
+        self.unit = unit
 
-class SubZero(RewritePattern):
-    """x − 0 → x."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: SubOp, rewriter: PatternRewriter, /) -> None:
-        if (x := identity_operand(op.lhs, op.rhs, 0.0, commutative=False)) is not None:
-            forward(rewriter, op, x)
-
-
-class MulOne(RewritePattern):
-    """x · 1 → x and 1 · x → x."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: MulOp, rewriter: PatternRewriter, /) -> None:
-        if (x := identity_operand(op.lhs, op.rhs, 1.0, commutative=True)) is not None:
-            forward(rewriter, op, x)
-
-
-class DivOne(RewritePattern):
-    """x / 1 → x."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: DivOp, rewriter: PatternRewriter, /) -> None:
-        if (x := identity_operand(op.lhs, op.rhs, 1.0, commutative=False)) is not None:
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if (x := other_operand(op, self.unit)) is not None:
             forward(rewriter, op, x)
 
 
@@ -228,13 +230,15 @@ class DropZeroWeightTerms(RewritePattern):
 # ---------------------------------------------------------------- fast-math only
 
 
-class MulZero(RewritePattern):
-    """x · 0 → 0 (fast-math: inf·0 and nan·0 are nan)."""
+class Absorb(RewritePattern):
+    """x ∘ z → z for the op's zero z: x · 0 → 0 (fast-math: inf·0 and nan·0 are nan)."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: MulOp, rewriter: PatternRewriter, /) -> None:
-        if identity_operand(op.lhs, op.rhs, 0.0, commutative=True) is not None and is_static(op.result.type):
-            rewriter.replace(op, splat_constant(op.result.type, 0.0))
+    def __init__(self, zero: float):
+        self.zero = zero
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if other_operand(op, self.zero) is not None and is_static(op.results[0].type):
+            rewriter.replace(op, splat_constant(op.results[0].type, self.zero))
 
 
 class DivSelf(RewritePattern):
@@ -257,11 +261,12 @@ class ExpOfLog(RewritePattern):
 
 # ---------------------------------------------------------------- the tables
 
+def _units() -> dict[type[Operation], tuple[RewritePattern, ...]]:
+    return {op: (RightUnit(a.right_unit),) for op, a in ALGEBRA.items() if a.right_unit is not None}
+
+
 CANONICAL: dict[type[Operation], tuple[RewritePattern, ...]] = {
-    AddOp: (AddZero(),),
-    SubOp: (SubZero(),),
-    MulOp: (MulOne(),),
-    DivOp: (DivOne(),),
+    **_units(),
     PowOp: (PowTwo(),),
     ReluOp: (ReluOfRelu(),),
     TransposeOp: (IdentityTranspose(), TransposeOfTranspose()),
@@ -270,7 +275,7 @@ CANONICAL: dict[type[Operation], tuple[RewritePattern, ...]] = {
 }
 
 FAST_MATH: dict[type[Operation], tuple[RewritePattern, ...]] = {
-    MulOp: (MulZero(),),
+    **{op: (Absorb(a.zero),) for op, a in ALGEBRA.items() if a.zero is not None},
     DivOp: (DivSelf(),),
     ExpOp: (ExpOfLog(),),
 }
@@ -289,4 +294,4 @@ def fast_math_patterns_for(op: type[Operation]) -> tuple[RewritePattern, ...]:
     return FAST_MATH.get(op, ())
 
 
-__all__ = ["CANONICAL", "FAST_MATH", "fast_math_patterns_for", "patterns_for"]
+__all__ = ["ALGEBRA", "CANONICAL", "FAST_MATH", "fast_math_patterns_for", "patterns_for"]

@@ -1,7 +1,7 @@
 """Constant folding of cortex ops through their reference kernels.
 
 An op whose operands are all constants is evaluated at compile time by
-`cortex.backends.kernels.run_kernel`, the one implementation of each op's
+`cortex.semantics.kernels.run_kernel`, the one implementation of each op's
 meaning, and replaced by a `cortex.constant` (tensor results) or an
 `arith.constant` (f32 scalar results). There is deliberately no second copy
 of any op's math here: folding is "run the interpreter on constants".
@@ -26,7 +26,6 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
-    BytesAttr,
     DenseIntOrFPElementsAttr,
     Float32Type,
     FloatAttr,
@@ -37,14 +36,14 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.traits import ConstantLike, is_side_effect_free
 
-from cortex.backends.kernels import run_kernel
-from cortex.backends.tensor_kernels import numpy_dtype
 from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp
 from cortex.dialects.tensor_ops import ConstantOp
 from cortex.dialects.traits import External, FrameBoundary
 from cortex.dialects.vision import CenterCropOp
-from cortex.ir import CortexError
+from cortex.errors import CortexError
+from cortex.semantics.kernels import run_kernel
+from cortex.semantics.values import element_dtype, numpy_to_dense
 
 MAX_FOLDED_ELEMENTS = 1 << 20
 """Largest result (in elements) that folding turns into a constant."""
@@ -56,23 +55,6 @@ Value = np.ndarray | float
 
 
 # ---------------------------------------------------------------- attributes
-
-
-def element_dtype(element: Attribute) -> np.dtype | None:
-    """The little-endian NumPy dtype of `element` (xDSL's byte layout), if it has one."""
-    try:
-        return numpy_dtype(element).newbyteorder("<")
-    except CortexError:
-        return None
-
-
-def numpy_to_dense(array: np.ndarray, tensor_type: TensorType) -> DenseIntOrFPElementsAttr | None:
-    """A dense attribute of `tensor_type` holding `array` (cast to its element type)."""
-    dtype = element_dtype(tensor_type.element_type)
-    if dtype is None:
-        return None
-    data = np.ascontiguousarray(np.broadcast_to(np.asarray(array), tuple(tensor_type.get_shape())), dtype=dtype)
-    return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(data.tobytes()))
 
 
 def splat_constant(tensor_type: TensorType, value: float) -> ConstantOp:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, Float32Type, FloatAttr, I64, TensorType
+from xdsl.dialects.builtin import I64, DenseArrayBase, Float32Type, FloatAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def, traits_def
 from xdsl.utils.exceptions import VerifyException
@@ -26,11 +26,9 @@ from xdsl.utils.exceptions import VerifyException
 from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, shape_of, tensor
 from cortex.dialects.tensor_ops import OPERANDS_FORMAT, TENSOR_TRAITS, UNARY_FORMAT, same_element
+from cortex.semantics.defaults import HWIO_TO_OIHW, TO_NCHW, TO_NHWC
 
-TO_NHWC = (0, 2, 3, 1)
-TO_NCHW = (0, 3, 1, 2)
 OIHW_TO_HWIO = (2, 3, 1, 0)
-HWIO_TO_OIHW = (3, 2, 0, 1)
 
 
 def permute(shape: Sequence[int], perm: Sequence[int]) -> tuple[int, ...]:

@@ -16,7 +16,7 @@ plain `i8`/`i32` linalg that upstream MLIR runs.
 - `cortex.qrelu` (max with the zero point) and `cortex.qmax_pool` work in
   the scale of their input, exactly.
 
-The reference kernels (`cortex.backends.quant_kernels`) define each op's
+The reference kernels (`cortex.semantics.quant_kernels`) define each op's
 meaning; the lowering and the NumPy backend compute the same integers.
 """
 
@@ -26,10 +26,10 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    I64,
     DenseArrayBase,
     Float32Type,
     FloatAttr,
-    I64,
     IntegerAttr,
     IntegerType,
     TensorType,
@@ -55,7 +55,8 @@ from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, i6
 from cortex.dialects.traits import Compilable
 
 i8 = IntegerType(8)
-Q_MIN, Q_MAX = -128, 127
+from cortex.semantics.defaults import Q_MAX, Q_MIN  # noqa: E402 - the one home of the int8 range
+
 UNARY_FORMAT = "$x attr-dict `:` type($x) `->` type($result)"
 OPERANDS_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    I64,
     AnyFloat,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float32Type,
     FloatAttr,
-    I64,
     IntegerAttr,
     StringAttr,
     TensorType,
@@ -32,13 +32,14 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import Commutative, ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, i64_attr, shape_of, tensor, tensor_of
 from cortex.dialects.canonicalization_traits import CortexCanonicalization
 from cortex.dialects.traits import Compilable
+from cortex.semantics import defaults as D
 
 TENSOR_TRAITS = (Pure(), Compilable(), CortexCanonicalization())
 UNARY_FORMAT = "$x attr-dict `:` type($x) `->` type($result)"
@@ -96,7 +97,7 @@ class UnaryOp(CortexOp):
     assembly_format = UNARY_FORMAT
 
     def __init__(self, x: SSAValue):
-        super().__init__(operands=[x], result_types=[x.type])
+        super().__init__(operands=[x])
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         return [float_tensor(self.x, "the operand")]
@@ -112,9 +113,7 @@ class BinaryOp(CortexOp):
     )
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        element = lhs.type.element_type
-        shape = shapes.broadcast(lhs.type.get_shape(), rhs.type.get_shape())
-        super().__init__(operands=[lhs, rhs], result_types=[tensor(shape, element)])
+        super().__init__(operands=[lhs, rhs])
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         element = same_element(self, self.lhs, self.rhs)
@@ -124,6 +123,7 @@ class BinaryOp(CortexOp):
 @irdl_op_definition
 class AddOp(BinaryOp):
     name = "cortex.add"
+    traits = traits_def(*TENSOR_TRAITS, Commutative())
 
 
 @irdl_op_definition
@@ -134,6 +134,7 @@ class SubOp(BinaryOp):
 @irdl_op_definition
 class MulOp(BinaryOp):
     name = "cortex.mul"
+    traits = traits_def(*TENSOR_TRAITS, Commutative())
 
 
 @irdl_op_definition
@@ -194,11 +195,11 @@ class GeluOp(UnaryOp):
     """GELU, exact (erf) or with the tanh approximation."""
 
     name = "cortex.gelu"
-    approximate = prop_def(StringAttr, default_value=StringAttr("none"))
+    approximate = prop_def(StringAttr, default_value=StringAttr(D.GELU_APPROXIMATE))
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, x: SSAValue, approximate: str = "none"):
-        CortexOp.__init__(self, operands=[x], result_types=[x.type], properties={"approximate": StringAttr(approximate)})
+    def __init__(self, x: SSAValue, approximate: str = D.GELU_APPROXIMATE):
+        CortexOp.__init__(self, operands=[x], properties={"approximate": StringAttr(approximate)})
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         if self.approximate.data not in GELU_APPROXIMATIONS:
@@ -218,8 +219,7 @@ class MatmulOp(CortexOp):
     assembly_format = OPERANDS_FORMAT
 
     def __init__(self, a: SSAValue, b: SSAValue):
-        shape = shapes.matmul(a.type.get_shape(), b.type.get_shape())
-        super().__init__(operands=[a, b], result_types=[tensor(shape, a.type.element_type)])
+        super().__init__(operands=[a, b])
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         element = same_element(self, self.a, self.b)
@@ -239,8 +239,7 @@ class LinearOp(CortexOp):
     assembly_format = OPERANDS_FORMAT
 
     def __init__(self, x: SSAValue, weight: SSAValue, bias: SSAValue | None = None):
-        shape = shapes.linear(x.type.get_shape(), weight.type.get_shape(), bias and bias.type.get_shape())
-        super().__init__(operands=[x, weight, bias], result_types=[tensor(shape, x.type.element_type)])
+        super().__init__(operands=[x, weight, bias])
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         operands = [self.x, self.weight] + ([self.bias] if self.bias else [])
@@ -259,16 +258,15 @@ class BatchNormOp(CortexOp):
     bias = operand_def(TensorType)
     mean = operand_def(TensorType)
     var = operand_def(TensorType)
-    epsilon = prop_def(FloatAttr[Float32Type], default_value=f32_attr(1e-5))
+    epsilon = prop_def(FloatAttr[Float32Type], default_value=f32_attr(D.BATCH_NORM_EPSILON))
     result = result_def(TensorType)
     traits = traits_def(*TENSOR_TRAITS)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = OPERANDS_FORMAT
 
-    def __init__(self, x: SSAValue, scale: SSAValue, bias: SSAValue, mean: SSAValue, var: SSAValue, epsilon: float = 1e-5):
+    def __init__(self, x: SSAValue, scale: SSAValue, bias: SSAValue, mean: SSAValue, var: SSAValue, epsilon: float = D.BATCH_NORM_EPSILON):
         super().__init__(
             operands=[x, scale, bias, mean, var],
-            result_types=[x.type],
             properties={"epsilon": f32_attr(epsilon)},
         )
 
@@ -288,9 +286,9 @@ class Conv2dOp(CortexOp):
     x = operand_def(TensorType)
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
-    strides = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
-    pads = prop_def(DenseArrayBase[I64], default_value=i64_array([0, 0, 0, 0]))
-    dilations = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
+    strides = prop_def(DenseArrayBase[I64], default_value=i64_array(D.STRIDES))
+    pads = prop_def(DenseArrayBase[I64], default_value=i64_array(D.PADS))
+    dilations = prop_def(DenseArrayBase[I64], default_value=i64_array(D.DILATIONS))
     result = result_def(TensorType)
     traits = traits_def(*TENSOR_TRAITS)
     irdl_options = (ParsePropInAttrDict(),)
@@ -301,16 +299,12 @@ class Conv2dOp(CortexOp):
         x: SSAValue,
         weight: SSAValue,
         bias: SSAValue | None = None,
-        strides: Sequence[int] = (1, 1),
-        pads: Sequence[int] = (0, 0, 0, 0),
-        dilations: Sequence[int] = (1, 1),
+        strides: Sequence[int] = D.STRIDES,
+        pads: Sequence[int] = D.PADS,
+        dilations: Sequence[int] = D.DILATIONS,
     ):
-        shape = shapes.conv2d(
-            x.type.get_shape(), weight.type.get_shape(), bias and bias.type.get_shape(), strides, pads, dilations
-        )
         super().__init__(
             operands=[x, weight, bias],
-            result_types=[tensor(shape, x.type.element_type)],
             properties={"strides": i64_array(strides), "pads": i64_array(pads), "dilations": i64_array(dilations)},
         )
 
@@ -332,18 +326,16 @@ class Conv2dOp(CortexOp):
 class PoolOp(CortexOp):
     x = operand_def(TensorType)
     kernel_shape = prop_def(DenseArrayBase[I64])
-    strides = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
-    pads = prop_def(DenseArrayBase[I64], default_value=i64_array([0, 0, 0, 0]))
+    strides = prop_def(DenseArrayBase[I64], default_value=i64_array(D.STRIDES))
+    pads = prop_def(DenseArrayBase[I64], default_value=i64_array(D.PADS))
     result = result_def(TensorType)
     traits = traits_def(*TENSOR_TRAITS)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
-    def __init__(self, x: SSAValue, kernel_shape: Sequence[int], strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0)):
-        shape = shapes.pool2d(x.type.get_shape(), kernel_shape, strides, pads)
+    def __init__(self, x: SSAValue, kernel_shape: Sequence[int], strides: Sequence[int] = D.STRIDES, pads: Sequence[int] = D.PADS):
         super().__init__(
             operands=[x],
-            result_types=[tensor(shape, x.type.element_type)],
             properties={"kernel_shape": i64_array(kernel_shape), "strides": i64_array(strides), "pads": i64_array(pads)},
         )
 
@@ -376,9 +368,8 @@ class TransposeOp(CortexOp):
     assembly_format = UNARY_FORMAT
 
     def __init__(self, x: SSAValue, perm: Sequence[int]):
-        shape = shapes.transpose(x.type.get_shape(), perm)
         super().__init__(
-            operands=[x], result_types=[tensor(shape, x.type.element_type)], properties={"perm": i64_array(perm)}
+            operands=[x], properties={"perm": i64_array(perm)}
         )
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
@@ -417,14 +408,14 @@ class ReshapeOp(CortexOp):
 class SoftmaxOp(CortexOp):
     name = "cortex.softmax"
     x = operand_def(TensorType)
-    axis = prop_def(IntegerAttr[I64], default_value=i64_attr(-1))
+    axis = prop_def(IntegerAttr[I64], default_value=i64_attr(D.SOFTMAX_AXIS))
     result = result_def(TensorType)
     traits = traits_def(*TENSOR_TRAITS)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
-    def __init__(self, x: SSAValue, axis: int = -1):
-        super().__init__(operands=[x], result_types=[x.type], properties={"axis": i64_attr(axis)})
+    def __init__(self, x: SSAValue, axis: int = D.SOFTMAX_AXIS):
+        super().__init__(operands=[x], properties={"axis": i64_attr(axis)})
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         t = float_tensor(self.x, "x")
@@ -437,17 +428,15 @@ class ReduceOp(CortexOp):
 
     x = operand_def(TensorType)
     axes = prop_def(DenseArrayBase[I64], default_value=i64_array([]))
-    keepdims = prop_def(IntegerAttr[I64], default_value=i64_attr(1))
+    keepdims = prop_def(IntegerAttr[I64], default_value=i64_attr(D.KEEPDIMS))
     result = result_def(TensorType)
     traits = traits_def(*TENSOR_TRAITS)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
     def __init__(self, x: SSAValue, axes: Sequence[int] = (), keepdims: bool = True):
-        shape = shapes.reduce(x.type.get_shape(), axes, keepdims)
         super().__init__(
             operands=[x],
-            result_types=[tensor(shape, x.type.element_type)],
             properties={"axes": i64_array(axes), "keepdims": i64_attr(int(keepdims))},
         )
 

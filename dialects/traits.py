@@ -14,6 +14,8 @@ from xdsl.dialects import func
 from xdsl.ir import Operation
 from xdsl.traits import OpTrait
 
+from cortex.dialects import abi
+
 
 @dataclass(frozen=True)
 class Compilable(OpTrait):
@@ -30,10 +32,6 @@ class FrameBoundary(OpTrait):
     """Reads or writes a value that lives outside one frame (state, runtime weight)."""
 
 
-EXTERN_ATTR = "cortex.extern"
-"""Attribute on a private `func.func` declaration naming the OpenCV kernel it stands for."""
-
-
 def _is_extern_call(op: Operation) -> bool:
     if not isinstance(op, func.CallOp):
         return False
@@ -41,7 +39,7 @@ def _is_extern_call(op: Operation) -> bool:
 
     callee = SymbolTable.lookup_symbol(op, op.callee)
     return isinstance(callee, func.FuncOp) and (
-        callee.is_declaration or EXTERN_ATTR in callee.attributes
+        callee.is_declaration or abi.EXTERN in callee.attributes
     )
 
 

@@ -1,6 +1,6 @@
 """The vision stages of the L2 pipeline (DESIGN.md, "The cortex dialect").
 
-Semantics live in the reference kernels (`cortex.backends.kernels`); these
+Semantics live in the reference kernels (`cortex.semantics.kernels`); these
 classes state operands, properties with their defaults, typing rules and
 whether the stage is compilable or an OpenCV extern.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    I64,
     ArrayAttr,
     DenseArrayBase,
     Float32Type,
     FloatAttr,
-    I64,
     IntegerAttr,
     StringAttr,
     TensorType,
@@ -49,6 +49,7 @@ from cortex.dialects.base import (
 )
 from cortex.dialects.canonicalization_traits import CortexCanonicalization
 from cortex.dialects.traits import Compilable, External
+from cortex.semantics import defaults as D
 
 UNARY_FORMAT = "$gray attr-dict `:` type($gray) `->` type($result)"
 BINARY_FORMAT = "$gray `,` $prev_gray attr-dict `:` `(` type($gray) `,` type($prev_gray) `)` `->` type($result)"
@@ -81,8 +82,7 @@ class GrayOp(CortexOp):
     assembly_format = "$frame attr-dict `:` type($frame) `->` type($result)"
 
     def __init__(self, frame: SSAValue):
-        h, w = frame_image(frame)
-        super().__init__(operands=[frame], result_types=[tensor((h, w))])
+        super().__init__(operands=[frame])
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         return [tensor(frame_image(self.frame))]
@@ -99,7 +99,7 @@ class BlurDetectorOp(CortexOp):
     assembly_format = UNARY_FORMAT
 
     def __init__(self, gray: SSAValue):
-        super().__init__(operands=[gray], result_types=[f32])
+        super().__init__(operands=[gray])
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         gray_image(self.gray)
@@ -118,7 +118,7 @@ class SceneChangeOp(CortexOp):
     assembly_format = BINARY_FORMAT
 
     def __init__(self, gray: SSAValue, prev_gray: SSAValue):
-        super().__init__(operands=[gray, prev_gray], result_types=[f32])
+        super().__init__(operands=[gray, prev_gray])
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         gray_image(self.gray)
@@ -133,18 +133,16 @@ class CenterCropOp(CortexOp):
 
     name = "cortex.center_crop"
     gray = operand_def(TensorType)
-    block = prop_def(IntegerAttr[I64], default_value=i64_attr(32))
-    sigma = prop_def(FloatAttr[Float32Type], default_value=f32_attr(0.3))
+    block = prop_def(IntegerAttr[I64], default_value=i64_attr(D.BLOCK))
+    sigma = prop_def(FloatAttr[Float32Type], default_value=f32_attr(D.CENTER_SIGMA))
     result = result_def(TensorType)
     traits = traits_def(Pure(), Compilable(), CortexCanonicalization())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
-    def __init__(self, gray: SSAValue, block: int = 32, sigma: float = 0.3):
-        h, w = gray_image(gray)
+    def __init__(self, gray: SSAValue, block: int = D.BLOCK, sigma: float = D.CENTER_SIGMA):
         super().__init__(
             operands=[gray],
-            result_types=[tensor(shapes.block_grid(h, w, block))],
             properties={"block": i64_attr(block), "sigma": f32_attr(sigma)},
         )
 
@@ -159,20 +157,18 @@ class TextRoiOp(CortexOp):
 
     name = "cortex.text_roi"
     gray = operand_def(TensorType)
-    block = prop_def(IntegerAttr[I64], default_value=i64_attr(32))
-    delta = prop_def(IntegerAttr[I64], default_value=i64_attr(5))
-    min_area = prop_def(IntegerAttr[I64], default_value=i64_attr(60))
-    max_area = prop_def(IntegerAttr[I64], default_value=i64_attr(14400))
+    block = prop_def(IntegerAttr[I64], default_value=i64_attr(D.BLOCK))
+    delta = prop_def(IntegerAttr[I64], default_value=i64_attr(D.MSER_DELTA))
+    min_area = prop_def(IntegerAttr[I64], default_value=i64_attr(D.MSER_MIN_AREA))
+    max_area = prop_def(IntegerAttr[I64], default_value=i64_attr(D.MSER_MAX_AREA))
     result = result_def(TensorType)
     traits = traits_def(Pure(), External(), CortexCanonicalization())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
-    def __init__(self, gray: SSAValue, block: int = 32, delta: int = 5, min_area: int = 60, max_area: int = 14400):
-        h, w = gray_image(gray)
+    def __init__(self, gray: SSAValue, block: int = D.BLOCK, delta: int = D.MSER_DELTA, min_area: int = D.MSER_MIN_AREA, max_area: int = D.MSER_MAX_AREA):
         super().__init__(
             operands=[gray],
-            result_types=[tensor(shapes.block_grid(h, w, block))],
             properties={
                 "block": i64_attr(block),
                 "delta": i64_attr(delta),
@@ -196,18 +192,16 @@ class SaliencyDftOp(CortexOp):
 
     name = "cortex.saliency_dft"
     gray = operand_def(TensorType)
-    block = prop_def(IntegerAttr[I64], default_value=i64_attr(32))
-    scale = prop_def(IntegerAttr[I64], default_value=i64_attr(8))
+    block = prop_def(IntegerAttr[I64], default_value=i64_attr(D.BLOCK))
+    scale = prop_def(IntegerAttr[I64], default_value=i64_attr(D.SALIENCY_SCALE))
     result = result_def(TensorType)
     traits = traits_def(Pure(), Compilable(), CortexCanonicalization())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
-    def __init__(self, gray: SSAValue, block: int = 32, scale: int = 8):
-        h, w = gray_image(gray)
+    def __init__(self, gray: SSAValue, block: int = D.BLOCK, scale: int = D.SALIENCY_SCALE):
         super().__init__(
             operands=[gray],
-            result_types=[tensor(shapes.block_grid(h, w, block))],
             properties={"block": i64_attr(block), "scale": i64_attr(scale)},
         )
 
@@ -226,17 +220,15 @@ class MotionMapOp(CortexOp):
     name = "cortex.motion_map"
     gray = operand_def(TensorType)
     prev_gray = operand_def(TensorType)
-    block = prop_def(IntegerAttr[I64], default_value=i64_attr(32))
+    block = prop_def(IntegerAttr[I64], default_value=i64_attr(D.BLOCK))
     result = result_def(TensorType)
     traits = traits_def(Pure(), Compilable(), CortexCanonicalization())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = BINARY_FORMAT
 
-    def __init__(self, gray: SSAValue, prev_gray: SSAValue, block: int = 32):
-        h, w = gray_image(gray)
+    def __init__(self, gray: SSAValue, prev_gray: SSAValue, block: int = D.BLOCK):
         super().__init__(
             operands=[gray, prev_gray],
-            result_types=[tensor(shapes.block_grid(h, w, block))],
             properties={"block": i64_attr(block)},
         )
 
@@ -266,7 +258,6 @@ class ScoreFusionOp(CortexOp):
     def __init__(self, maps: Sequence[SSAValue], weights: Sequence[SSAValue], terms: Sequence[str]):
         super().__init__(
             operands=[list(maps), list(weights)],
-            result_types=[maps[0].type],
             properties={"terms": ArrayAttr([StringAttr(t) for t in terms])},
         )
 
@@ -299,8 +290,8 @@ class TemporalSmoothOp(CortexOp):
     score = operand_def(TensorType)
     prev_score = operand_def(TensorType)
     scene = operand_def(Float32Type)
-    alpha = prop_def(FloatAttr[Float32Type], default_value=f32_attr(0.6))
-    reset_threshold = prop_def(FloatAttr[Float32Type], default_value=f32_attr(0.5))
+    alpha = prop_def(FloatAttr[Float32Type], default_value=f32_attr(D.SMOOTH_ALPHA))
+    reset_threshold = prop_def(FloatAttr[Float32Type], default_value=f32_attr(D.SMOOTH_RESET_THRESHOLD))
     result = result_def(TensorType)
     traits = traits_def(Pure(), Compilable(), CortexCanonicalization())
     irdl_options = (ParsePropInAttrDict(),)
@@ -309,10 +300,9 @@ class TemporalSmoothOp(CortexOp):
         "`(` type($score) `,` type($prev_score) `,` type($scene) `)` `->` type($result)"
     )
 
-    def __init__(self, score: SSAValue, prev_score: SSAValue, scene: SSAValue, alpha: float = 0.6, reset_threshold: float = 0.5):
+    def __init__(self, score: SSAValue, prev_score: SSAValue, scene: SSAValue, alpha: float = D.SMOOTH_ALPHA, reset_threshold: float = D.SMOOTH_RESET_THRESHOLD):
         super().__init__(
             operands=[score, prev_score, scene],
-            result_types=[score.type],
             properties={"alpha": f32_attr(alpha), "reset_threshold": f32_attr(reset_threshold)},
         )
 
@@ -337,9 +327,9 @@ class EncoderOp(CortexOp):
     name = "cortex.encoder"
     frame = operand_def(TensorType)
     score = operand_def(TensorType)
-    block = prop_def(IntegerAttr[I64], default_value=i64_attr(32))
-    threshold = prop_def(FloatAttr[Float32Type], default_value=f32_attr(0.5))
-    quality = prop_def(IntegerAttr[I64], default_value=i64_attr(85))
+    block = prop_def(IntegerAttr[I64], default_value=i64_attr(D.BLOCK))
+    threshold = prop_def(FloatAttr[Float32Type], default_value=f32_attr(D.ENCODER_THRESHOLD))
+    quality = prop_def(IntegerAttr[I64], default_value=i64_attr(D.ENCODER_QUALITY))
     crop = opt_prop_def(DenseArrayBase[I64])
     """(height, width) of the video's own frames, when the pipeline runs on frames
     padded to a multiple of `block`: the encoder crops back to it. Absent: no crop."""
@@ -354,16 +344,16 @@ class EncoderOp(CortexOp):
         self,
         frame: SSAValue,
         score: SSAValue,
-        block: int = 32,
-        threshold: float = 0.5,
-        quality: int = 85,
+        block: int = D.BLOCK,
+        threshold: float = D.ENCODER_THRESHOLD,
+        quality: int = D.ENCODER_QUALITY,
         crop: Sequence[int] | None = None,
     ):
         properties = {"block": i64_attr(block), "threshold": f32_attr(threshold), "quality": i64_attr(quality)}
         if crop is not None:
             properties["crop"] = i64_array(crop)
         super().__init__(
-            operands=[frame, score], result_types=[tensor((shapes.DYNAMIC,), ui8)], properties=properties
+            operands=[frame, score], properties=properties
         )
 
     def infer_result_types(self) -> Sequence[Attribute | None]:

@@ -2,7 +2,7 @@
 
 `examples/l2_pipeline.mlir` is exactly `build_l2_pipeline()` printed (a test
 keeps them equal). Real videos get a pipeline built for their padded
-resolution (`padded_size`), compiled once per resolution.
+resolution (`cortex.video.source.padded_size`), compiled once per resolution.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from cortex.dialects.vision import (
     TemporalSmoothOp,
     TextRoiOp,
 )
+from cortex.semantics import defaults as D
 
 ENTRY = "l2_frame"
 TERMS = ("center_crop", "text_roi", "saliency_dft", "motion_map")
@@ -34,22 +35,17 @@ WEIGHTS = ("wc", "wt", "ws", "wm")
 BLUR_THRESHOLD = 100.0
 
 
-def padded_size(height: int, width: int, block: int = 32) -> tuple[int, int]:
-    """The next multiples of `block`: the frame size the pipeline is built for."""
-    return -(-height // block) * block, -(-width // block) * block
-
-
 def build_l2_pipeline(
     height: int = 480,
     width: int = 640,
-    block: int = 32,
+    block: int = D.BLOCK,
     blur_threshold: float = BLUR_THRESHOLD,
     crop: tuple[int, int] | None = None,
 ) -> ModuleOp:
     """`@l2_frame(tensor<HxWx3xui8>) -> (tensor<?xui8>, tensor<H/b x W/b x f32>)`.
 
     For a video whose frames are padded up to `height`×`width`, `crop` is their
-    own size: the encoder crops back to it (see `padded_size`).
+    own size: the encoder crops back to it (see `cortex.video.source.padded_size`).
     """
     grid = shapes.block_grid(height, width, block)
     frame_t, gray_t, map_t = tensor((height, width, 3), ui8), tensor((height, width)), tensor(grid)

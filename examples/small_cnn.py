@@ -12,7 +12,7 @@ from a seeded RNG (He-normal), so every caller sees the same network;
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from xdsl.builder import ImplicitBuilder
@@ -29,7 +29,7 @@ PARAM_SEED = 1111
 INPUT_SEED = 2222
 
 
-@lru_cache(maxsize=None)
+@cache
 def small_cnn_params() -> dict[str, np.ndarray]:
     """The network's weights and biases (He-normal, seeded; read-only f32 arrays)."""
     rng = np.random.default_rng(PARAM_SEED)

@@ -18,16 +18,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
+from cortex.semantics import defaults as D
+
 HERE = Path(__file__).resolve().parent
 PARAM_SEED = 2024
-BN_EPSILON = 1e-5  # cortex.batch_norm's default epsilon (DESIGN.md)
+BN_EPSILON = D.BATCH_NORM_EPSILON
 GELU_C = 0.7978845608  # sqrt(2/π), as written in seeds/002
-GELU_K = 0.044715
+GELU_K = D.GELU_TANH_K
 
 
 # ---- constants --------------------------------------------------------
@@ -39,7 +41,7 @@ def sixteenths(rng: np.random.Generator, shape, lo: float, hi: float) -> np.ndar
     return (values + 0.0).astype(np.float32)  # + 0.0: no -0.0 in the text
 
 
-@lru_cache(maxsize=None)
+@cache
 def params(name: str) -> dict[str, np.ndarray]:
     """The deterministic constants of example `name` (read-only arrays)."""
     rng = np.random.default_rng([PARAM_SEED, sum(map(ord, name))])

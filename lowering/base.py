@@ -1,14 +1,16 @@
 """What every lowering pattern shares: the op → pattern protocol and its diagnostics.
 
-Each cortex op class has one `CortexLowering` subclass (a table built in
-`cortex_to_linalg.py`, as MLIR's Toy chapter 5 has one pattern per toy op).
-The base class checks the op's shapes are static, hands `lower` a
-`LinalgBuilder` and replaces the op by what `lower` returns.
+Each compilable cortex op class has one `CortexLowering`, registered with
+`@lowers(OpClass)` where it is written (as MLIR's Toy chapter 5 has one
+pattern per toy op). `LowerByTable` finds it by the op's class, checks the
+shapes are static, hands `lower` a `LinalgBuilder` and replaces the op by
+what `lower` returns.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from xdsl.dialects.builtin import FileLineColLoc, TensorType
 from xdsl.ir import Operation, SSAValue
@@ -16,7 +18,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.utils.exceptions import DiagnosticException
 
 from cortex.dialects.shapes import DYNAMIC
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 from cortex.lowering.builders import LinalgBuilder
 
 
@@ -52,21 +54,62 @@ def require_static(op: Operation, pass_name: str) -> None:
             )
 
 
-class CortexLowering(RewritePattern):
-    """Replaces every op of class `op_type` by the values `lower` builds."""
+class CortexLowering:
+    """How one cortex op class becomes upstream IR: `lower` builds the replacement values.
 
-    op_type: ClassVar[type[Operation]]
-    pass_name: ClassVar[str] = "convert-cortex-to-linalg"
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if type(op) is not self.op_type:
-            return
-        require_static(op, self.pass_name)
-        results = self.lower(op, LinalgBuilder(rewriter, op))
-        rewriter.replace(op, [], list(results))
+    Registered by op class with `@lowers(OpClass)`; convert-cortex-to-linalg
+    looks the lowering up in `LOWERINGS` by the op's class.
+    """
 
     def lower(self, op: Operation, b: LinalgBuilder) -> list[SSAValue]:
         raise NotImplementedError
 
 
-__all__ = ["CortexLowering", "LoweringError", "describe", "require_static"]
+LOWERINGS: dict[type[Operation], CortexLowering] = {}
+"""The op class → lowering table (one entry per compilable cortex op class)."""
+
+LoweringT = TypeVar("LoweringT", bound=type[CortexLowering])
+
+
+def register_lowering(op_class: type[Operation], lowering: CortexLowering) -> None:
+    if op_class in LOWERINGS:
+        raise ValueError(f"two lowerings for '{op_class.name}'")
+    LOWERINGS[op_class] = lowering
+
+
+def lowers(*op_classes: type[Operation]) -> Callable[[LoweringT], LoweringT]:
+    """Class decorator: an instance of the decorated lowering handles each of `op_classes`."""
+
+    def register(cls: LoweringT) -> LoweringT:
+        for op_class in op_classes:
+            register_lowering(op_class, cls())
+        return cls
+
+    return register
+
+
+class LowerByTable(RewritePattern):
+    """The one pattern of convert-cortex-to-linalg: look the op's class up in `LOWERINGS`."""
+
+    def __init__(self, pass_name: str = "convert-cortex-to-linalg"):
+        self.pass_name = pass_name
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        lowering = LOWERINGS.get(type(op))
+        if lowering is None:
+            return
+        require_static(op, self.pass_name)
+        results = lowering.lower(op, LinalgBuilder(rewriter, op))
+        rewriter.replace(op, [], list(results))
+
+
+__all__ = [
+    "LOWERINGS",
+    "CortexLowering",
+    "LowerByTable",
+    "LoweringError",
+    "describe",
+    "lowers",
+    "register_lowering",
+    "require_static",
+]

@@ -52,7 +52,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.pattern_rewriter import PatternRewriter
 
-ORIGIN = "cortex.origin"
+from cortex.dialects import abi
+
 """Discardable attribute naming the cortex op a lowered op came from."""
 
 OpT = TypeVar("OpT", bound=Operation)
@@ -235,7 +236,7 @@ class LinalgBuilder:
         self.origin = StringAttr(origin_of(source))
 
     def add(self, op: OpT) -> OpT:
-        op.attributes[ORIGIN] = self.origin
+        op.attributes[abi.ORIGIN] = self.origin
         self.rewriter.insert(op)
         return op
 
@@ -460,7 +461,6 @@ def nesting(coarse: Sequence[int], fine: Sequence[int]) -> list[list[int]] | Non
 
 
 __all__ = [
-    "ORIGIN",
     "PARALLEL",
     "REDUCTION",
     "LinalgBuilder",

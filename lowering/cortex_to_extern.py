@@ -1,5 +1,5 @@
-"""convert-cortex-to-extern: OpenCV-backed ops → `func.call`s to declared externs;
-state and runtime weights → entry arguments and results.
+"""convert-cortex-to-extern: OpenCV-backed ops → `func.call`s to declared externs
+(after `convert-cortex-frame-boundary`: state and runtime weights → entry arguments and results).
 
 Each external op (blur_detector, scene_change, text_roi, encoder) becomes a
 call to a private `func.func` declaration carrying `cortex.extern` (the op
@@ -22,28 +22,16 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.rewriter import InsertPoint
 
-from cortex.dialects.traits import EXTERN_ATTR, External, FrameBoundary
+from cortex.dialects import abi
+from cortex.dialects.traits import External, FrameBoundary
 from cortex.lowering.base import LoweringError, describe
-from cortex.lowering.builders import ORIGIN, origin_of
-from cortex.lowering.frame_boundary import thread_module
-from cortex.lowering.unsigned import UNSIGNED, as_signless, cast_to, convert_unsigned_signatures, is_unsigned, signless
-
-PROPS_ATTR = "cortex.props"
-"""Attribute of an extern declaration: the op's properties, as the kernel's keyword arguments."""
-
-
-def extern_properties(op: IRDLOperation) -> DictionaryAttr:
-    """Every property of `op`, defaults filled in (segment sizes left out)."""
-    props: dict[str, Attribute] = {}
-    for name, definition in type(op).get_irdl_definition().properties.items():
-        value = op.properties.get(name, definition.default_value)
-        if value is not None and name != "operandSegmentSizes":
-            props[name] = value
-    return DictionaryAttr(props)
+from cortex.lowering.builders import origin_of
+from cortex.lowering.frame_boundary import ConvertFrameBoundaryPass
+from cortex.lowering.unsigned import as_signless, cast_to, convert_unsigned_signatures, is_unsigned, signless
 
 
 def _unsigned_attrs(types: list[Attribute]) -> ArrayAttr | None:
-    attrs = [DictionaryAttr({UNSIGNED: UnitAttr()} if is_unsigned(t) else {}) for t in types]
+    attrs = [DictionaryAttr({abi.UNSIGNED: UnitAttr()} if is_unsigned(t) else {}) for t in types]
     return ArrayAttr(attrs) if any(a.data for a in attrs) else None
 
 
@@ -56,8 +44,8 @@ class ExternTable:
         self.known: dict[tuple[str, DictionaryAttr, FunctionType], str] = {}
         self.last: func.FuncOp | None = None  # new declarations go first, in creation order
         for decl in module.ops:
-            if isinstance(decl, func.FuncOp) and decl.is_declaration and EXTERN_ATTR in decl.attributes:
-                key = (decl.attributes[EXTERN_ATTR].data, decl.attributes.get(PROPS_ATTR), decl.function_type)
+            if isinstance(decl, func.FuncOp) and decl.is_declaration and abi.EXTERN in decl.attributes:
+                key = (decl.attributes[abi.EXTERN].data, decl.attributes.get(abi.PROPS), decl.function_type)
                 self.known[key] = decl.sym_name.data
 
     def declare(self, op: IRDLOperation, rewriter: PatternRewriter) -> str:
@@ -65,7 +53,7 @@ class ExternTable:
         operand_types = [v.type for v in op.operands]
         result_types = [r.type for r in op.results]
         signature = FunctionType.from_lists([signless(t) for t in operand_types], [signless(t) for t in result_types])
-        props = extern_properties(op)
+        props = abi.encode_props(op)
         key = (op.name, props, signature)
         if key in self.known:
             return self.known[key]
@@ -82,8 +70,8 @@ class ExternTable:
             arg_attrs=_unsigned_attrs(operand_types),
             res_attrs=_unsigned_attrs(result_types),
         )
-        decl.attributes[EXTERN_ATTR] = StringAttr(op.name)
-        decl.attributes[PROPS_ATTR] = props
+        decl.attributes[abi.EXTERN] = StringAttr(op.name)
+        decl.attributes[abi.PROPS] = props
         where = InsertPoint.at_start(self.module.body.block) if self.last is None else InsertPoint.after(self.last)
         rewriter.insert(decl, where)
         self.last = decl
@@ -104,7 +92,7 @@ class LowerExternal(RewritePattern):
         symbol = self.table.declare(op, rewriter)
         operands = [as_signless(v, rewriter) for v in op.operands]
         call = func.CallOp(symbol, operands, [signless(r.type) for r in op.results])
-        call.attributes[ORIGIN] = StringAttr(origin_of(op))
+        call.attributes[abi.ORIGIN] = StringAttr(origin_of(op))
         rewriter.insert(call)
         rewriter.replace(op, [], [cast_to(new, old.type, rewriter) for new, old in zip(call.res, op.results)])
 
@@ -120,7 +108,7 @@ class ConvertCortexToExternPass(ModulePass):
     name = "convert-cortex-to-extern"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        thread_module(op)
+        ConvertFrameBoundaryPass().apply(ctx, op)  # its own pass; run first so this pass lowers completely
         table = ExternTable(op)
         PatternRewriteWalker(GreedyRewritePatternApplier([LowerExternal(table)])).rewrite_module(op)
         for inner in op.walk():
@@ -129,4 +117,4 @@ class ConvertCortexToExternPass(ModulePass):
         convert_unsigned_signatures(op)
 
 
-__all__ = ["PROPS_ATTR", "ConvertCortexToExternPass", "ExternTable", "extern_properties"]
+__all__ = ["ConvertCortexToExternPass", "ExternTable"]

@@ -3,7 +3,9 @@
 A partial lowering in the manner of MLIR's Toy chapter 5: the legality
 target is "no op with the `Compilable` trait is left"; external ops, state
 and weights are legal here and left to convert-cortex-to-extern. One
-pattern per op class (`LOWERINGS`), applied by xDSL's greedy walker.
+lowering per op class, registered with `@lowers(OpClass)` in `LOWERINGS`;
+one pattern (`LowerByTable`) looks each op's class up, applied by xDSL's
+greedy walker.
 """
 
 from __future__ import annotations
@@ -14,20 +16,12 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
+from xdsl.pattern_rewriter import PatternRewriteWalker
 
 from cortex.dialects.traits import Compilable
-from cortex.lowering.base import CortexLowering, LoweringError, describe
-from cortex.lowering.layout import LAYOUT_LOWERINGS
-from cortex.lowering.quant import QUANT_LOWERINGS
-from cortex.lowering.tensor_ops import TENSOR_LOWERINGS
+from cortex.lowering import layout, quant, tensor_ops, vision  # noqa: F401 - their @lowers registrations
+from cortex.lowering.base import LOWERINGS, LowerByTable, LoweringError, describe
 from cortex.lowering.unsigned import convert_unsigned_signatures
-from cortex.lowering.vision import VISION_LOWERINGS
-
-LOWERINGS: dict[type[Operation], CortexLowering] = {
-    p.op_type: p for p in (*VISION_LOWERINGS, *TENSOR_LOWERINGS, *QUANT_LOWERINGS, *LAYOUT_LOWERINGS)
-}
-"""The op → pattern table: one lowering pattern per compilable cortex op class."""
 
 
 def is_illegal(op: Operation) -> bool:
@@ -45,8 +39,7 @@ class ConvertCortexToLinalgPass(ModulePass):
         for inner in op.walk():
             if is_illegal(inner) and type(inner) not in LOWERINGS:
                 raise LoweringError(f"{self.name}: no lowering for {describe(inner)}")
-        applier = GreedyRewritePatternApplier(list(LOWERINGS.values()))
-        PatternRewriteWalker(applier).rewrite_module(op)
+        PatternRewriteWalker(LowerByTable(self.name)).rewrite_module(op)
         for inner in op.walk():
             if is_illegal(inner):
                 raise LoweringError(f"{self.name}: {describe(inner)} was not lowered")

@@ -5,25 +5,30 @@ One frame is then a pure function: `cortex.state "x"` reads the argument
 `{cortex.state = "x"}`, and an unspecialised `cortex.weight "w"` reads the
 argument `{cortex.weight = "w"}`. The runtime threads state results back
 into state arguments from one frame to the next.
+
+This is its own pass, `convert-cortex-frame-boundary`; `convert-cortex-to-extern`
+runs it first, so the documented pair `convert-cortex-to-linalg,convert-cortex-to-extern`
+still lowers a whole module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
+from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Operation
+from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from cortex.dialects import abi
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.lowering.base import LoweringError, describe
 from cortex.lowering.unsigned import attr_list
 
-STATE_ATTR = "cortex.state"
-WEIGHT_ATTR = "cortex.weight"
-
-PASS = "convert-cortex-to-extern"
+PASS = "convert-cortex-frame-boundary"
 
 
 def _by_name(ops: Iterable[StateOp | WeightOp | UpdateStateOp]) -> dict[str, list]:
@@ -75,7 +80,7 @@ def thread_frame_boundary(module: ModuleOp, fn: func.FuncOp) -> None:
                 )
 
     arg_attrs = attr_list(fn.arg_attrs, len(block.args))
-    for key, groups in ((STATE_ATTR, reads), (WEIGHT_ATTR, weights)):
+    for key, groups in ((abi.STATE, reads), (abi.WEIGHT, weights)):
         for name, group in groups.items():
             arg = block.insert_arg(group[0].result.type, len(block.args))
             arg.name_hint = group[0].result.name_hint or name
@@ -90,7 +95,7 @@ def thread_frame_boundary(module: ModuleOp, fn: func.FuncOp) -> None:
     for name, group in updates.items():
         value = group[-1].value  # the last update of a state wins
         res_types.append(value.type)
-        res_attrs.append(_tagged(DictionaryAttr({}), STATE_ATTR, name))
+        res_attrs.append(_tagged(DictionaryAttr({}), abi.STATE, name))
         for ret in returns:
             ret.operands = [*ret.operands, value]
         for op in group:
@@ -107,4 +112,14 @@ def thread_module(module: ModuleOp) -> None:
             thread_frame_boundary(module, fn)
 
 
-__all__ = ["STATE_ATTR", "WEIGHT_ATTR", "thread_frame_boundary", "thread_module"]
+@dataclass(frozen=True)
+class ConvertFrameBoundaryPass(ModulePass):
+    """State reads/updates and runtime weights → the entry function's arguments and results."""
+
+    name = PASS
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        thread_module(op)
+
+
+__all__ = ["ConvertFrameBoundaryPass", "thread_frame_boundary", "thread_module"]

@@ -57,7 +57,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.traits import is_side_effect_free
 
-ORIGIN = "cortex.origin"
+from cortex.dialects import abi
 
 
 def _all_parallel(op: GenericOp) -> bool:
@@ -183,9 +183,9 @@ def fuse(producer: GenericOp, consumer: GenericOp, operand_index: int) -> Generi
         library_call=consumer.library_call,
     )
     fused.attributes.update(consumer.attributes)
-    origin = join_origins(producer.attributes.get(ORIGIN), consumer.attributes.get(ORIGIN))
+    origin = join_origins(producer.attributes.get(abi.ORIGIN), consumer.attributes.get(abi.ORIGIN))
     if origin is not None:
-        fused.attributes[ORIGIN] = origin
+        fused.attributes[abi.ORIGIN] = origin
     for old, new in zip(consumer.results, fused.results):
         new.name_hint = old.name_hint
     return fused

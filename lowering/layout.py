@@ -16,15 +16,23 @@ from xdsl.ir.affine import AffineDimExpr
 
 from cortex.dialects import layout as lay
 from cortex.lowering import builders as s
-from cortex.lowering.base import CortexLowering
-from cortex.lowering.builders import PARALLEL, REDUCTION, REDUCE_COMBINERS, LinalgBuilder, affine_map, element_of, i64_vector, shape_of
+from cortex.lowering.base import CortexLowering, lowers
+from cortex.lowering.builders import (
+    PARALLEL,
+    REDUCE_COMBINERS,
+    REDUCTION,
+    LinalgBuilder,
+    affine_map,
+    element_of,
+    i64_vector,
+    shape_of,
+)
 from cortex.lowering.tensor_ops import window_counts
 
 
+@lowers(lay.Conv2dNhwcOp)
 class LowerConv2dNhwc(CortexLowering):
     """Zero-padded copy, then `linalg.conv_2d_nhwc_hwcf` accumulating into the broadcast bias."""
-
-    op_type = lay.Conv2dNhwcOp
 
     def lower(self, op: lay.Conv2dNhwcOp, b: LinalgBuilder) -> list[SSAValue]:
         top, left, bottom, right = op.pads.get_values()
@@ -47,9 +55,8 @@ def pooling_nhwc(b: LinalgBuilder, kind: str, x: SSAValue, kernel, init: SSAValu
     return b.generic([x, window], init, maps, [PARALLEL] * 4 + [REDUCTION] * 2, lambda v, _w, acc: combine(v, acc))
 
 
+@lowers(lay.MaxPoolNhwcOp)
 class LowerMaxPoolNhwc(CortexLowering):
-    op_type = lay.MaxPoolNhwcOp
-
     def lower(self, op: lay.MaxPoolNhwcOp, b: LinalgBuilder) -> list[SSAValue]:
         top, left, bottom, right = op.pads.get_values()
         x = b.pad(op.x, [0, top, left, 0], [0, bottom, right, 0], -pymath.inf)
@@ -57,9 +64,8 @@ class LowerMaxPoolNhwc(CortexLowering):
         return [pooling_nhwc(b, "max", x, op.kernel_shape.get_values(), init, op.strides.get_values())]
 
 
+@lowers(lay.AvgPoolNhwcOp)
 class LowerAvgPoolNhwc(CortexLowering):
-    op_type = lay.AvgPoolNhwcOp
-
     def lower(self, op: lay.AvgPoolNhwcOp, b: LinalgBuilder) -> list[SSAValue]:
         top, left, bottom, right = op.pads.get_values()
         kernel, strides = op.kernel_shape.get_values(), op.strides.get_values()
@@ -77,10 +83,9 @@ class LowerAvgPoolNhwc(CortexLowering):
         return [b.elementwise(s.divf, sums, b.constant(counts[:, :, None], element))]
 
 
+@lowers(lay.BatchNormNhwcOp)
 class LowerBatchNormNhwc(CortexLowering):
     """(x − mean)·(1/√(var + ε))·scale + bias along the last axis."""
-
-    op_type = lay.BatchNormNhwcOp
 
     def lower(self, op: lay.BatchNormNhwcOp, b: LinalgBuilder) -> list[SSAValue]:
         eps = op.epsilon.value.data
@@ -96,7 +101,4 @@ class LowerBatchNormNhwc(CortexLowering):
         maps = [identity, channel, channel, channel, channel, identity]
         return [b.generic([op.x, op.mean, inv_std, op.scale, op.bias], init, maps, [PARALLEL] * rank, body)]
 
-
-LAYOUT_LOWERINGS: list[CortexLowering] = [LowerConv2dNhwc(), LowerMaxPoolNhwc(), LowerAvgPoolNhwc(), LowerBatchNormNhwc()]
-
-__all__ = ["LAYOUT_LOWERINGS"]
+__all__ = ["LowerAvgPoolNhwc", "LowerBatchNormNhwc", "LowerConv2dNhwc", "LowerMaxPoolNhwc"]

@@ -12,7 +12,7 @@
 - qmax_pool: a −128-padded copy and a windowed `linalg.generic` of `arith.maxsi`.
 
 Each computes the same integers as its reference kernel
-(`cortex.backends.quant_kernels`).
+(`cortex.semantics.quant_kernels`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from xdsl.ir.affine import AffineDimExpr
 
 from cortex.dialects import quant as q
 from cortex.dialects.quant import Q_MAX, Q_MIN, i8
-from cortex.lowering.base import CortexLowering
+from cortex.lowering.base import CortexLowering, lowers
 from cortex.lowering.builders import PARALLEL, REDUCTION, LinalgBuilder, affine_map, shape_of
 from cortex.lowering.tensor_ops import constant_value
 
@@ -64,25 +64,22 @@ def saturate(v: SSAValue, zero_point: int) -> SSAValue:
 # ---------------------------------------------------------------- edges
 
 
+@lowers(q.QuantizeOp)
 class LowerQuantize(CortexLowering):
-    op_type = q.QuantizeOp
-
     def lower(self, op: q.QuantizeOp, b: LinalgBuilder) -> list[SSAValue]:
         scale, zp = op.params
         return [b.elementwise(lambda x: saturate(arith.DivfOp(x, _f(scale)).result, zp), op.x, element=i8)]
 
 
+@lowers(q.DequantizeOp)
 class LowerDequantize(CortexLowering):
-    op_type = q.DequantizeOp
-
     def lower(self, op: q.DequantizeOp, b: LinalgBuilder) -> list[SSAValue]:
         scale, zp = op.params
         return [b.elementwise(lambda x: arith.MulfOp(to_f32(widen(x, zp)), _f(scale)).result, op.x, element=f32)]
 
 
+@lowers(q.RequantizeOp)
 class LowerRequantize(CortexLowering):
-    op_type = q.RequantizeOp
-
     def lower(self, op: q.RequantizeOp, b: LinalgBuilder) -> list[SSAValue]:
         multiplier = float(op.multiplier())
         in_zp, out_zp = op.in_zero_point.value.data, op.zero_point.value.data
@@ -91,18 +88,16 @@ class LowerRequantize(CortexLowering):
         ]
 
 
+@lowers(q.QReluOp)
 class LowerQRelu(CortexLowering):
-    op_type = q.QReluOp
-
     def lower(self, op: q.QReluOp, b: LinalgBuilder) -> list[SSAValue]:
         zp = op.zero_point.value.data
         return [b.elementwise(lambda x: arith.MaxSIOp(x, _i(zp, i8)).result, op.x, element=i8)]
 
 
+@lowers(q.QMaxPoolOp)
 class LowerQMaxPool(CortexLowering):
     """−128-padded copy, then window maxima (`arith.maxsi`) from −128."""
-
-    op_type = q.QMaxPoolOp
 
     def lower(self, op: q.QMaxPoolOp, b: LinalgBuilder) -> list[SSAValue]:
         top, left, bottom, right = op.pads.get_values()
@@ -145,10 +140,9 @@ def accumulator(b: LinalgBuilder, bias: SSAValue | None, shape, added_dims) -> S
     return b.full(shape, 0, i32)
 
 
+@lowers(q.QConv2dOp)
 class LowerQConv2d(CortexLowering):
     """x padded with its zero point; Σ over (c, kh, kw) in a `linalg.generic` on i32; rescale."""
-
-    op_type = q.QConv2dOp
 
     def lower(self, op: q.QConv2dOp, b: LinalgBuilder) -> list[SSAValue]:
         top, left, bottom, right = op.pads.get_values()
@@ -172,10 +166,9 @@ def matmul_i32(b: LinalgBuilder, a: SSAValue, w: SSAValue, acc: SSAValue, a_zp: 
     return b.generic([a, w], acc, maps, [PARALLEL, PARALLEL, REDUCTION], mac_body(a_zp, w_zp))
 
 
+@lowers(q.QLinearOp)
 class LowerQLinear(CortexLowering):
     """x·Wᵀ on i32 (a constant W is transposed at compile time) into the broadcast bias; rescale."""
-
-    op_type = q.QLinearOp
 
     def lower(self, op: q.QLinearOp, b: LinalgBuilder) -> list[SSAValue]:
         n, k = shape_of(op.weight)
@@ -189,19 +182,17 @@ class LowerQLinear(CortexLowering):
         return [b.reshape(rescale(b, op, acc, 1), out)]
 
 
+@lowers(q.QMatmulOp)
 class LowerQMatmul(CortexLowering):
-    op_type = q.QMatmulOp
-
     def lower(self, op: q.QMatmulOp, b: LinalgBuilder) -> list[SSAValue]:
         acc = b.full(shape_of(op.result), 0, i32)
         acc = matmul_i32(b, op.a, op.b, acc, op.x_zero_point.value.data, op.w_zero_point.value.data)
         return [rescale(b, op, acc, 1)]
 
 
+@lowers(q.QAddOp)
 class LowerQAdd(CortexLowering):
     """One elementwise generic (broadcasting): each side to f32 at the output's scale, add, saturate."""
-
-    op_type = q.QAddOp
 
     def lower(self, op: q.QAddOp, b: LinalgBuilder) -> list[SSAValue]:
         ma, mb = (float(m) for m in op.multipliers())
@@ -214,17 +205,4 @@ class LowerQAdd(CortexLowering):
 
         return [b.elementwise(body, op.lhs, op.rhs, element=i8, shape=shape_of(op.result))]
 
-
-QUANT_LOWERINGS: list[CortexLowering] = [
-    LowerQAdd(),
-    LowerQuantize(),
-    LowerDequantize(),
-    LowerRequantize(),
-    LowerQRelu(),
-    LowerQMaxPool(),
-    LowerQConv2d(),
-    LowerQLinear(),
-    LowerQMatmul(),
-]
-
-__all__ = ["QUANT_LOWERINGS"]
+__all__ = ["LowerDequantize", "LowerQAdd", "LowerQConv2d", "LowerQLinear", "LowerQMatmul", "LowerQMaxPool", "LowerQRelu", "LowerQuantize", "LowerRequantize"]

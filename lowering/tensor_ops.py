@@ -5,7 +5,7 @@ NumPy broadcasting; contractions use `linalg.matmul` (a broadcasting
 `linalg.generic` for batched ones), convolution the NCHW named op and
 pooling a windowed `linalg.generic`, both after a constant-padded copy;
 reductions `linalg.reduce`.
-Semantics are the reference kernels' (`cortex.backends.tensor_kernels`).
+Semantics are the reference kernels' (`cortex.semantics.tensor_kernels`).
 """
 
 from __future__ import annotations
@@ -19,11 +19,10 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr
 
-from cortex.backends.tensor_kernels import dense_to_numpy
 from cortex.dialects import tensor_ops as ops
 from cortex.dialects.shapes import normalise_axis
 from cortex.lowering import builders as s
-from cortex.lowering.base import CortexLowering
+from cortex.lowering.base import CortexLowering, lowers, register_lowering
 from cortex.lowering.builders import (
     PARALLEL,
     REDUCTION,
@@ -32,6 +31,8 @@ from cortex.lowering.builders import (
     element_of,
     shape_of,
 )
+from cortex.semantics import defaults as D
+from cortex.semantics.values import dense_to_numpy
 
 # ---------------------------------------------------------------- elementwise
 
@@ -58,7 +59,7 @@ def _gelu_erf(x: SSAValue) -> SSAValue:
 def _gelu_tanh(x: SSAValue) -> SSAValue:
     """0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
     cube = s.mulf(s.mulf(x, x), x)
-    inner = s.mulf(_c(x, pymath.sqrt(2.0 / pymath.pi)), s.addf(x, s.mulf(_c(x, 0.044715), cube)))
+    inner = s.mulf(_c(x, D.GELU_TANH_C), s.addf(x, s.mulf(_c(x, D.GELU_TANH_K), cube)))
     cdf = s.mulf(_c(x, 0.5), s.addf(_c(x, 1.0), s.tanh(inner)))
     return s.mulf(x, cdf)
 
@@ -86,25 +87,22 @@ BINARY_BODIES: dict[type[Operation], Callable[[SSAValue, SSAValue], SSAValue]] =
 class LowerElementwise(CortexLowering):
     """One elementwise op class → `linalg.generic` with broadcasting maps around `body`."""
 
-    def __init__(self, op_type: type[Operation], body: Callable[..., SSAValue]):
-        self.op_type = op_type
+    def __init__(self, body: Callable[..., SSAValue]):
         self.body = body
 
     def lower(self, op: Operation, b: LinalgBuilder) -> list[SSAValue]:
         return [b.elementwise(self.body, *op.operands, shape=shape_of(op.results[0]))]
 
 
+@lowers(ops.GeluOp)
 class LowerGelu(CortexLowering):
-    op_type = ops.GeluOp
-
     def lower(self, op: ops.GeluOp, b: LinalgBuilder) -> list[SSAValue]:
         body = _gelu_tanh if op.approximate.data == "tanh" else _gelu_erf
         return [b.elementwise(body, op.x)]
 
 
+@lowers(ops.ConstantOp)
 class LowerConstant(CortexLowering):
-    op_type = ops.ConstantOp
-
     def lower(self, op: ops.ConstantOp, b: LinalgBuilder) -> list[SSAValue]:
         return [b.constant_attr(op.value)]
 
@@ -123,10 +121,9 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
     return dense_to_numpy(attr) if isinstance(attr, DenseIntOrFPElementsAttr) else None
 
 
+@lowers(ops.MatmulOp)
 class LowerMatmul(CortexLowering):
     """2-D: `linalg.matmul`. Batched (ONNX broadcasting over the leading dims): one `linalg.generic`."""
-
-    op_type = ops.MatmulOp
 
     def lower(self, op: ops.MatmulOp, b: LinalgBuilder) -> list[SSAValue]:
         a_shape, b_shape, out = shape_of(op.a), shape_of(op.b), shape_of(op.result)
@@ -153,10 +150,9 @@ class LowerMatmul(CortexLowering):
         return [b.generic([op.a, op.b], init, maps, iterators, lambda x, y, acc: s.addf(acc, s.mulf(x, y)))]
 
 
+@lowers(ops.LinearOp)
 class LowerLinear(CortexLowering):
     """x·Wᵀ + b as `linalg.matmul` into the broadcast bias; a constant W is transposed at compile time."""
-
-    op_type = ops.LinearOp
 
     def lower(self, op: ops.LinearOp, b: LinalgBuilder) -> list[SSAValue]:
         element = element_of(op.x)
@@ -176,10 +172,9 @@ class LowerLinear(CortexLowering):
         return [b.reshape(b.matmul(x, weight_t, init), out)]
 
 
+@lowers(ops.BatchNormOp)
 class LowerBatchNorm(CortexLowering):
     """(x − mean)·(1/√(var + ε))·scale + bias, per channel (dim 1)."""
-
-    op_type = ops.BatchNormOp
 
     def lower(self, op: ops.BatchNormOp, b: LinalgBuilder) -> list[SSAValue]:
         eps = op.epsilon.value.data
@@ -196,10 +191,9 @@ class LowerBatchNorm(CortexLowering):
         return [b.generic([op.x, op.mean, inv_std, op.scale, op.bias], init, maps, [PARALLEL] * rank, body)]
 
 
+@lowers(ops.Conv2dOp)
 class LowerConv2d(CortexLowering):
     """Zero-padded copy, then `linalg.conv_2d_nchw_fchw` accumulating into the broadcast bias."""
-
-    op_type = ops.Conv2dOp
 
     def lower(self, op: ops.Conv2dOp, b: LinalgBuilder) -> list[SSAValue]:
         top, left, bottom, right = op.pads.get_values()
@@ -218,10 +212,9 @@ def window_counts(size: int, kernel: int, stride: int, pad_lo: int, out: int) ->
     return np.minimum(starts + kernel, size) - np.maximum(starts, 0)
 
 
+@lowers(ops.AvgPoolOp)
 class LowerAvgPool(CortexLowering):
     """Window sums of the zero-padded input ÷ the count of real cells (ONNX count_include_pad=0)."""
-
-    op_type = ops.AvgPoolOp
 
     def lower(self, op: ops.AvgPoolOp, b: LinalgBuilder) -> list[SSAValue]:
         top, left, bottom, right = op.pads.get_values()
@@ -240,10 +233,9 @@ class LowerAvgPool(CortexLowering):
         return [b.elementwise(s.divf, sums, b.constant(counts, element))]
 
 
+@lowers(ops.MaxPoolOp)
 class LowerMaxPool(CortexLowering):
     """−inf-padded copy, then window maxima from −inf."""
-
-    op_type = ops.MaxPoolOp
 
     def lower(self, op: ops.MaxPoolOp, b: LinalgBuilder) -> list[SSAValue]:
         top, left, bottom, right = op.pads.get_values()
@@ -255,26 +247,23 @@ class LowerMaxPool(CortexLowering):
 # ---------------------------------------------------------------- layout and reductions
 
 
+@lowers(ops.TransposeOp)
 class LowerTranspose(CortexLowering):
-    op_type = ops.TransposeOp
-
     def lower(self, op: ops.TransposeOp, b: LinalgBuilder) -> list[SSAValue]:
         return [b.transpose(op.x, op.perm.get_values())]
 
 
+@lowers(ops.ReshapeOp)
 class LowerReshape(CortexLowering):
     """`tensor.collapse_shape` / `tensor.expand_shape` (through 1-D when the shapes do not nest)."""
-
-    op_type = ops.ReshapeOp
 
     def lower(self, op: ops.ReshapeOp, b: LinalgBuilder) -> list[SSAValue]:
         return [b.reshape(op.x, shape_of(op.result))]
 
 
+@lowers(ops.SoftmaxOp)
 class LowerSoftmax(CortexLowering):
     """e = exp(x − max(x)); e / Σe, along `axis`."""
-
-    op_type = ops.SoftmaxOp
 
     def lower(self, op: ops.SoftmaxOp, b: LinalgBuilder) -> list[SSAValue]:
         shape = shape_of(op.x)
@@ -297,8 +286,7 @@ class LowerSoftmax(CortexLowering):
 class LowerReduce(CortexLowering):
     """`linalg.reduce` over `axes` (all when empty); mean divides by the count; keepdims reshapes."""
 
-    def __init__(self, op_type: type[Operation], kind: str, mean: bool = False):
-        self.op_type = op_type
+    def __init__(self, kind: str, mean: bool = False):
         self.kind = kind
         self.mean = mean
 
@@ -312,23 +300,11 @@ class LowerReduce(CortexLowering):
         return [b.reshape(result, shape_of(op.result))]
 
 
-TENSOR_LOWERINGS: list[CortexLowering] = [
-    LowerConstant(),
-    *(LowerElementwise(cls, body) for cls, body in UNARY_BODIES.items()),
-    *(LowerElementwise(cls, body) for cls, body in BINARY_BODIES.items()),
-    LowerGelu(),
-    LowerMatmul(),
-    LowerLinear(),
-    LowerBatchNorm(),
-    LowerConv2d(),
-    LowerAvgPool(),
-    LowerMaxPool(),
-    LowerTranspose(),
-    LowerReshape(),
-    LowerSoftmax(),
-    LowerReduce(ops.ReduceSumOp, "add"),
-    LowerReduce(ops.ReduceMeanOp, "add", mean=True),
-    LowerReduce(ops.ReduceMaxOp, "max"),
-]
+for op_class, body in (*UNARY_BODIES.items(), *BINARY_BODIES.items()):
+    register_lowering(op_class, LowerElementwise(body))
+register_lowering(ops.ReduceSumOp, LowerReduce("add"))
+register_lowering(ops.ReduceMeanOp, LowerReduce("add", mean=True))
+register_lowering(ops.ReduceMaxOp, LowerReduce("max"))
 
-__all__ = ["TENSOR_LOWERINGS"]
+
+__all__ = ["LowerElementwise", "LowerReduce"]

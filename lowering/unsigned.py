@@ -15,6 +15,7 @@ second leaves no cast.
 
 from __future__ import annotations
 
+from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -27,7 +28,6 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnrealizedConversionCastOp,
 )
-from xdsl.builder import Builder
 from xdsl.ir import Attribute, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -38,7 +38,8 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint, Rewriter
 
-UNSIGNED = "cortex.unsigned"
+from cortex.dialects import abi
+
 """Unit argument/result attribute: this signless integer value holds unsigned bits."""
 
 
@@ -97,7 +98,7 @@ def convert_function(fn: func.FuncOp) -> bool:
         Rewriter.insert_op(cast, InsertPoint.at_start(block))
         arg.replace_all_uses_with(back)
         block.erase_arg(arg)
-        arg_attrs[index] = with_unit(arg_attrs[index], UNSIGNED)
+        arg_attrs[index] = with_unit(arg_attrs[index], abi.UNSIGNED)
         changed = True
     for ret in (op for op in fn.walk() if isinstance(op, func.ReturnOp) and op.parent_op() is fn):
         operands = list(ret.operands)
@@ -105,7 +106,7 @@ def convert_function(fn: func.FuncOp) -> bool:
             if is_unsigned(value.type):
                 cast, operands[index] = UnrealizedConversionCastOp.cast_one(value, signless(value.type))
                 Rewriter.insert_op(cast, InsertPoint.before(ret))
-                res_attrs[index] = with_unit(res_attrs[index], UNSIGNED)
+                res_attrs[index] = with_unit(res_attrs[index], abi.UNSIGNED)
                 changed = True
         ret.operands = operands
     if changed:
@@ -156,4 +157,4 @@ def convert_unsigned_signatures(module: ModuleOp) -> None:
     reconcile_casts(module)
 
 
-__all__ = ["UNSIGNED", "as_signless", "cast_to", "convert_unsigned_signatures", "is_unsigned", "reconcile_casts", "signless"]
+__all__ = ["as_signless", "cast_to", "convert_unsigned_signatures", "is_unsigned", "reconcile_casts", "signless"]

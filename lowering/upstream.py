@@ -35,9 +35,9 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.linalg.ops import GenericOp, YieldOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from cortex.dialects import abi
 from cortex.ir import to_text
 from cortex.lowering.builders import PARALLEL, affine_map, dense_attr
-from cortex.lowering.cortex_to_extern import PROPS_ATTR
 
 MLIR_BIN = Path(os.environ.get("CORTEX_MLIR_BIN", "/usr/lib/llvm-22/bin"))
 MLIR_LIB = MLIR_BIN.parent / "lib"
@@ -204,7 +204,7 @@ def run_with_mlir(module: ModuleOp, entry: str, inputs: Sequence[np.ndarray | fl
     """Compile `entry` of a lowered module with mlir-opt, run it with mlir-runner; its results as arrays."""
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
     for name in reachable(module, entry):
-        if PROPS_ATTR in functions[name].attributes:
+        if abi.PROPS in functions[name].attributes:
             raise ValueError(f"@{entry} calls @{name}, an OpenCV extern: mlir-runner cannot run it")
     program = with_main(module, entry, inputs)
     fn = next(op for op in program.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry)

@@ -1,7 +1,7 @@
 """Lowering of the compilable vision stages (gray, center_crop, saliency_dft, motion_map,
 score_fusion, temporal_smooth) to linalg/arith/math on tensors.
 
-Semantics are the reference kernels' (`cortex.backends.vision_kernels`);
+Semantics are the reference kernels' (`cortex.semantics.vision_kernels`);
 where a stage depends on the shape alone (center_crop) or needs constant
 matrices (saliency_dft), the lowering computes them at compile time with
 the same functions, so there is one definition of each constant.
@@ -13,7 +13,6 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
-from cortex.backends import vision_kernels as kernels
 from cortex.dialects.vision import (
     CenterCropOp,
     GrayOp,
@@ -23,16 +22,16 @@ from cortex.dialects.vision import (
     TemporalSmoothOp,
 )
 from cortex.lowering import builders as s
-from cortex.lowering.base import CortexLowering
+from cortex.lowering.base import CortexLowering, lowers
 from cortex.lowering.builders import PARALLEL, REDUCTION, LinalgBuilder, affine_map, shape_of
 from cortex.lowering.spectral import dft_matrices, replicate_band
 from cortex.lowering.unsigned import as_signless
+from cortex.semantics import vision_kernels as kernels
 
 
+@lowers(GrayOp)
 class LowerGray(CortexLowering):
     """Y[h, w] = Σ_c uitofp(frame[h, w, c])·k[c]: a reduction over the channel, k = (0.114, 0.587, 0.299)."""
-
-    op_type = GrayOp
 
     def lower(self, op: GrayOp, b: LinalgBuilder) -> list[SSAValue]:
         frame = as_signless(op.frame, b.rewriter)
@@ -44,10 +43,9 @@ class LowerGray(CortexLowering):
         return [b.generic([frame, weights], init, maps, [PARALLEL, PARALLEL, REDUCTION], body)]
 
 
+@lowers(CenterCropOp)
 class LowerCenterCrop(CortexLowering):
     """The centre prior depends on the shape alone: a constant."""
-
-    op_type = CenterCropOp
 
     def lower(self, op: CenterCropOp, b: LinalgBuilder) -> list[SSAValue]:
         image = np.broadcast_to(np.float32(0), shape_of(op.gray))
@@ -55,10 +53,9 @@ class LowerCenterCrop(CortexLowering):
         return [b.constant(prior)]
 
 
+@lowers(MotionMapOp)
 class LowerMotionMap(CortexLowering):
     """Block sums of |gray − prev_gray|, scaled by 1/(block²·255)."""
-
-    op_type = MotionMapOp
 
     def lower(self, op: MotionMapOp, b: LinalgBuilder) -> list[SSAValue]:
         block = op.block.value.data
@@ -66,10 +63,9 @@ class LowerMotionMap(CortexLowering):
         return [b.scale(b.block_sum(diff, block, block), 1.0 / (block * block * 255.0))]
 
 
+@lowers(ScoreFusionOp)
 class LowerScoreFusion(CortexLowering):
     """S = w₀·m₀ + w₁·m₁ + …, one elementwise generic (the weights are scalar inputs)."""
-
-    op_type = ScoreFusionOp
 
     def lower(self, op: ScoreFusionOp, b: LinalgBuilder) -> list[SSAValue]:
         n = len(op.maps)
@@ -84,10 +80,9 @@ class LowerScoreFusion(CortexLowering):
         return [b.elementwise(body, *op.maps, *op.weights)]
 
 
+@lowers(TemporalSmoothOp)
 class LowerTemporalSmooth(CortexLowering):
     """select(scene > threshold, score, α·prev + (1−α)·score): the test is one scalar cmpf."""
-
-    op_type = TemporalSmoothOp
 
     def lower(self, op: TemporalSmoothOp, b: LinalgBuilder) -> list[SSAValue]:
         alpha = op.alpha.value.data
@@ -101,6 +96,7 @@ class LowerTemporalSmooth(CortexLowering):
         return [b.elementwise(body, op.score, op.prev_score, reset)]
 
 
+@lowers(SaliencyDftOp)
 class LowerSaliencyDft(CortexLowering):
     """Spectral residual with the DFTs and filters as matmuls by compile-time matrices.
 
@@ -114,8 +110,6 @@ class LowerSaliencyDft(CortexLowering):
     synthetic patterns) give a different, equally arbitrary result; an
     all-zero image gives the reference's result exactly.
     """
-
-    op_type = SaliencyDftOp
 
     def lower(self, op: SaliencyDftOp, b: LinalgBuilder) -> list[SSAValue]:
         scale, block = op.scale.value.data, op.block.value.data
@@ -172,13 +166,5 @@ class LowerSaliencyDft(CortexLowering):
         return [b.scale(b.block_sum(normalised, cell, cell), 1.0 / (cell * cell))]
 
 
-VISION_LOWERINGS: list[CortexLowering] = [
-    LowerGray(),
-    LowerCenterCrop(),
-    LowerMotionMap(),
-    LowerScoreFusion(),
-    LowerTemporalSmooth(),
-    LowerSaliencyDft(),
-]
 
-__all__ = ["VISION_LOWERINGS"]
+__all__ = ["LowerCenterCrop", "LowerGray", "LowerMotionMap", "LowerSaliencyDft", "LowerScoreFusion", "LowerTemporalSmooth"]

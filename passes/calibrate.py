@@ -40,8 +40,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.hints import isa
 
-from cortex.backends.tracing import TracingRunner
-from cortex.ir import CortexError
+from cortex.errors import CortexError
+from cortex.interpreter.tracing import TracingRunner
 
 RANGE_ATTR = "cortex.range"
 ARG_RANGES_ATTR = "cortex.arg_ranges"

@@ -35,8 +35,9 @@ from cortex.dialects import layout as lay
 from cortex.dialects import tensor_ops as ops
 from cortex.dialects.base import tensor
 from cortex.dialects.canonicalization import IdentityTranspose, TransposeOfTranspose
-from cortex.dialects.folding import constant_value, numpy_to_dense
-from cortex.ir import CortexError
+from cortex.dialects.folding import constant_value
+from cortex.errors import CortexError
+from cortex.semantics.values import numpy_to_dense
 
 LAYOUTS = ("nhwc",)
 

@@ -27,9 +27,9 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker
 
 from cortex.dialects.base import tensor
-from cortex.dialects.folding import numpy_to_dense
 from cortex.dialects.tensor_ops import BatchNormOp, ConstantOp, Conv2dOp, LinearOp
 from cortex.passes.pattern import Any, Const, Match, Op, Optional, PatternTable, erase_dead_producers
+from cortex.semantics.values import numpy_to_dense
 
 
 def batch_norm_of(producer: type[LinearOp] | type[Conv2dOp]) -> Op:

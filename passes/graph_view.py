@@ -30,9 +30,10 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.traits import ConstantLike, IsTerminator, SymbolTable
 
+from cortex.dialects import abi
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
-from cortex.dialects.traits import EXTERN_ATTR, FrameBoundary, op_kind
-from cortex.ir import CortexError
+from cortex.dialects.traits import FrameBoundary, op_kind
+from cortex.errors import CortexError
 from cortex.passes.partition import is_compiled_function
 from cortex.passes.profile import profile_ms
 
@@ -68,7 +69,7 @@ def _callee(op: Operation) -> func.FuncOp | None:
 
 
 def _is_extern_decl(fn: func.FuncOp) -> bool:
-    return fn.is_declaration or EXTERN_ATTR in fn.attributes
+    return fn.is_declaration or abi.EXTERN in fn.attributes
 
 
 def root_functions(module: ModuleOp) -> list[func.FuncOp]:
@@ -105,7 +106,7 @@ def _stage(op: Operation, piece: str | None) -> Stage | None:
     ms = profile_ms(op) or 0.0
     callee = _callee(op)
     if callee is not None and _is_extern_decl(callee):
-        extern = callee.attributes.get(EXTERN_ATTR)
+        extern = callee.attributes.get(abi.EXTERN)
         name = extern.data if isinstance(extern, StringAttr) else callee.sym_name.data
         return Stage(op, name.removeprefix("cortex."), hint, True, ms, piece)
     if not op.name.startswith("cortex.") or op.has_trait(FrameBoundary) or op.has_trait(ConstantLike):
@@ -254,7 +255,7 @@ def _label(op: Operation) -> str:
         verb = {"cortex.state": "state", "cortex.update_state": "update_state", "cortex.weight": "weight"}[op.name]
         lines = [f'{verb} "{op.state_name}"']
     elif (callee := _callee(op)) is not None:
-        extern = callee.attributes.get(EXTERN_ATTR)
+        extern = callee.attributes.get(abi.EXTERN)
         lines = [extern.data if isinstance(extern, StringAttr) else f"call @{callee.sym_name.data}"]
     else:
         lines = [op.name.removeprefix("cortex.")]

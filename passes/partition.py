@@ -41,7 +41,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike, IsTerminator, SymbolTable, is_side_effect_free
 
-from cortex.dialects.traits import EXTERN_ATTR, op_kind
+from cortex.dialects import abi
+from cortex.dialects.traits import op_kind
 
 COMPILED_ATTR = "cortex.compiled"
 """Unit attribute on a `func.func` that holds one outlined compilable piece."""
@@ -72,7 +73,7 @@ def is_candidate(op: Operation, symbols: dict[str, Operation]) -> bool:
         return (
             isinstance(callee, func.FuncOp)
             and not callee.is_declaration
-            and EXTERN_ATTR not in callee.attributes
+            and abi.EXTERN not in callee.attributes
             and not is_compiled_function(callee)
         )
     return op_kind(op) == "compilable"

@@ -38,15 +38,11 @@ from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.traits import Commutative, is_side_effect_free
 
-from cortex.dialects.base import attr_value
 from cortex.dialects.folding import constant_value
-from cortex.dialects.tensor_ops import AddOp, ConstantOp, MulOp
+from cortex.dialects.tensor_ops import ConstantOp
+from cortex.semantics.values import attr_value
 
 Env = Mapping[str, SSAValue]
-
-COMMUTATIVE_OPS: tuple[type[Operation], ...] = (AddOp, MulOp)
-"""Ops whose two operands may be matched in either order (besides xDSL's `Commutative` trait)."""
-
 
 # ---------------------------------------------------------------- results
 
@@ -194,7 +190,7 @@ class Op(Pattern):
     `predicate`: any further test on the op. `one_use`: the value has no
     other use (so rewriting its user leaves the op dead, not duplicated).
     `commutative`: try both operand orders of a two-operand op; by default
-    for add/mul and ops with xDSL's `Commutative` trait.
+    for ops with xDSL's `Commutative` trait (cortex.add, cortex.mul).
     """
 
     def __init__(
@@ -223,7 +219,7 @@ class Op(Pattern):
     def _is_commutative(self, op: Operation) -> bool:
         if self.commutative is not None:
             return self.commutative
-        return isinstance(op, COMMUTATIVE_OPS) or op.has_trait(Commutative)
+        return op.has_trait(Commutative)
 
     def _check_op(self, value: SSAValue, trace: _Trace) -> Operation | None:
         op = value.owner

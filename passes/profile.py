@@ -42,7 +42,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.base import ui8
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 
 PROFILE_ATTR = "cortex.profile_ms"
 DEFAULT_ENTRY = "l2_frame"
@@ -123,7 +123,7 @@ def profile_module(
 
     Returns the medians in milliseconds, keyed by op.
     """
-    from cortex.backends.reference import ReferenceRunner
+    from cortex.interpreter.reference import ReferenceRunner
 
     if frames < 1:
         raise CortexError(f"frames must be at least 1, got {frames}")

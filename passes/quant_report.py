@@ -22,12 +22,12 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 
-from cortex.backends.quant_kernels import dequantize
-from cortex.backends.tracing import TracingRunner
 from cortex.dialects import tensor_ops as ops
-from cortex.dialects.quant import DequantizeOp, QAddOp, QuantComputeOp, QuantizeOp, QMaxPoolOp, QReluOp, RequantizeOp, i8
+from cortex.dialects.quant import DequantizeOp, QAddOp, QMaxPoolOp, QReluOp, QuantComputeOp, QuantizeOp, RequantizeOp, i8
+from cortex.interpreter.tracing import TracingRunner
 from cortex.passes.calibrate import as_tuple, entry_function
 from cortex.passes.quantize import RANGE_FROM_ATTR, SOURCE_ATTR, op_labels
+from cortex.semantics.quant_kernels import dequantize
 
 
 def value_params(value: SSAValue) -> tuple[float, int] | None:
@@ -179,7 +179,7 @@ def report_for_opt(before: ModuleOp, after: ModuleOp, held_out_path: str | None 
     """`cortex-opt --quant-report[=HELD.npz]`: the report of a pipeline that calibrated and quantised."""
     from xdsl.dialects.builtin import StringAttr as _String
 
-    from cortex.ir import CortexError
+    from cortex.errors import CortexError
     from cortex.passes.calibrate import INPUTS_ATTR, load_samples
 
     path = after.attributes.get(INPUTS_ATTR)

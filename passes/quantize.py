@@ -49,8 +49,8 @@ from cortex.dialects.folding import constant_value
 from cortex.dialects.quant import (
     Q_MAX,
     Q_MIN,
-    QAddOp,
     DequantizeOp,
+    QAddOp,
     QConv2dOp,
     QLinearOp,
     QMatmulOp,
@@ -61,7 +61,7 @@ from cortex.dialects.quant import (
     i8,
 )
 from cortex.dialects.quant_canonicalization import QUANT_CANONICAL
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 from cortex.passes.calibrate import RANGE_ATTR, Range, range_of
 
 SOURCE_ATTR = "cortex.source"
@@ -128,7 +128,7 @@ class Scheme:
 
 
 def constant(rewriter: PatternRewriter, array: np.ndarray, element) -> SSAValue:
-    from cortex.dialects.folding import numpy_to_dense
+    from cortex.semantics.values import numpy_to_dense
 
     op = ops.ConstantOp(numpy_to_dense(array, tensor(array.shape, element)))
     rewriter.insert(op)

@@ -24,9 +24,8 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker
 
 from cortex.dialects.tensor_ops import AddOp, GeluOp, MulOp, TanhOp
 from cortex.passes.pattern import Any, Const, Match, Op, Pattern, PatternTable, erase_dead_producers
+from cortex.semantics import defaults as D
 
-GELU_C = 0.7978845608  # √(2/π)
-GELU_K = 0.044715
 TOLERANCE = 1e-6
 
 
@@ -45,8 +44,8 @@ def const(value: float) -> Const:
 
 def gelu_tanh_pattern() -> Pattern:
     x = Any().bind("x")
-    cube_times_k = mul(mul(mul(const(GELU_K), x), x), x) | mul(const(GELU_K), mul(mul(x, x), x))
-    tanh = Op(TanhOp, mul(const(GELU_C), add(x, cube_times_k)), one_use=True)
+    cube_times_k = mul(mul(mul(const(D.GELU_TANH_K), x), x), x) | mul(const(D.GELU_TANH_K), mul(mul(x, x), x))
+    tanh = Op(TanhOp, mul(const(D.GELU_TANH_C), add(x, cube_times_k)), one_use=True)
     one_plus = add(const(1.0), tanh)
     root = (
         Op(MulOp, mul(const(0.5), x), one_plus)  # (0.5·x)·(1 + tanh(...)), PyTorch's order

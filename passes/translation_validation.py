@@ -37,12 +37,11 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import ArgSpecParseError
 
 from cortex.dialects.modes import mode_weights
-from cortex.ir import CortexError, make_context
+from cortex.errors import CortexError
 from cortex.passes.profile import entry_function, sample_inputs
 
 ATOL = 1e-4
@@ -72,7 +71,7 @@ def run_reference(
     weights: dict[str, float] | None = None,
 ) -> list[tuple]:
     """The results of `entry` frame after frame (fresh state)."""
-    from cortex.backends.reference import ReferenceRunner
+    from cortex.interpreter.reference import ReferenceRunner
 
     runner = ReferenceRunner(module, entry=entry, mode=mode, weights=weights)
     return [runner(*args) for args in inputs]
@@ -218,33 +217,4 @@ class SemanticsCallback:
         self.checked.append(name)
 
 
-def validate_pipeline(
-    module: ModuleOp,
-    pipeline: str,
-    *,
-    frames: int = 3,
-    entry: str | None = None,
-    mode: str | None = "balanced",
-    seed: int = 0,
-) -> str | None:
-    """Run `pipeline` on a copy of `module`, checking each pass: None if all keep the results, else why not.
-
-    A pipeline that does not parse, or a module that cannot be run, raises
-    CortexError; a pass that fails on its own (PassFailedException) raises.
-    """
-    from cortex.passes.registry import all_passes
-
-    work = module.clone()
-    callback = SemanticsCallback(work, frames=frames, entry=entry, mode=mode, seed=seed)
-    try:
-        passes = PassPipeline.parse_spec(all_passes(), pipeline, callback)
-    except (ValueError, ArgSpecParseError) as e:
-        raise CortexError(f"bad pass pipeline '{pipeline}': {e}") from None
-    try:
-        passes.apply(make_context(), work)
-    except CortexError as e:
-        return str(e)
-    return None
-
-
-__all__ = ["SemanticsCallback", "compare_runs", "difference", "validate_pipeline", "why_not_runnable"]
+__all__ = ["SemanticsCallback", "compare_runs", "difference", "why_not_runnable"]

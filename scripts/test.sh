@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the tests need (Python extras, upstream mlir-opt,
 # OpenCV's sample videos for the real-footage tests), then
-# runs every test: pytest, then the lit/FileCheck suite. CI runs exactly this.
+# runs every check: ruff, mypy, pytest, then the lit/FileCheck suite. CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +14,11 @@ fi
 python3 -m pip install -q -e '.[test]'
 
 status=0
+# Lint and types first (fast): ruff's explicit rule set and mypy's scope are in pyproject.toml.
+python3 -m ruff check . || status=$?
+typeroot=$(mktemp -d) && ln -s "$PWD" "$typeroot/cortex"   # mypy sees the repository as the package `cortex`
+MYPYPATH="$typeroot" python3 -m mypy --config-file pyproject.toml --cache-dir "$typeroot/.mypy_cache" || status=$?
+rm -rf "$typeroot"
 python3 -m pytest "$@" || status=$?
 python3 -c 'import lit.main; lit.main.main()' -sv --timeout=300 lit || status=$?
 exit $status

@@ -14,10 +14,10 @@ import cortex
 from cortex.dialects import folding
 from cortex.dialects.canonicalization import CANONICAL, FAST_MATH, patterns_for
 from cortex.dialects.tensor_ops import ConstantOp
+from cortex.driver import run_pipeline
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import parse_module, to_text
 from cortex.passes.canonicalize import canonicalize
-from cortex.passes.pipeline import run_pipeline
 
 RNG = np.random.default_rng(7)
 

@@ -23,7 +23,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.tensor_ops import SoftmaxOp
-from cortex.passes.registry import cortex_passes
+from cortex.registry import cortex_passes
 from cortex.tools.cortex_opt import CortexOptMain, UsageError, load_engine, main, split_input
 from cortex.tools.diagnostics import Diagnostic, check_expectations, parse_expectations
 
@@ -488,8 +488,8 @@ def test_console_script_round_trips_the_l2_pipeline():
 def test_a_missing_engine_is_reported_not_raised():
     with pytest.raises(UsageError, match=r"--view-graph is not available: cortex.passes.no_such_view is not part"):
         load_engine("--view-graph", "cortex.passes.no_such_view", ["render_table"])
-    with pytest.raises(UsageError, match=r"cortex.passes.registry does not define render_table"):
-        load_engine("--view-graph", "cortex.passes.registry", ["render_table"])
+    with pytest.raises(UsageError, match=r"cortex.registry does not define render_table"):
+        load_engine("--view-graph", "cortex.registry", ["render_table"])
 
 
 def test_list_passes(capsys):

@@ -32,7 +32,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 
 import cortex
-from cortex.backends.vision_kernels import low_score_mask
+from cortex.semantics.vision_kernels import low_score_mask
 from cortex.video.synthetic import SyntheticVideo
 
 FRAMES = 60

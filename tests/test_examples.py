@@ -15,10 +15,11 @@ from xdsl.utils.exceptions import DiagnosticException
 
 import cortex
 from cortex.dialects.base import ui8
-from cortex.examples.l2_pipeline import build_l2_pipeline, padded_size
+from cortex.errors import CortexError
+from cortex.examples.l2_pipeline import build_l2_pipeline
 from cortex.examples.tensor_graphs import EXAMPLES
-from cortex.ir import CortexError, parse_module, to_text
-from cortex.video.source import pad_frame
+from cortex.ir import parse_module, to_text
+from cortex.video.source import pad_frame, padded_size
 from cortex.video.synthetic import SyntheticVideo
 
 EXAMPLES_DIR = Path(cortex.__file__).resolve().parent / "examples"

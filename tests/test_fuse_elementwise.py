@@ -14,12 +14,13 @@ import pytest
 from xdsl.dialects.linalg.ops import GenericOp
 
 import cortex
-from cortex.backends.calling import resolve_weights
 from cortex.backends.runtime import CompiledPipeline
+from cortex.dialects.abi import ORIGIN
+from cortex.driver import lower
 from cortex.examples.tensor_graphs import EXAMPLES
+from cortex.interpreter.calling import resolve_weights
 from cortex.ir import make_context, parse_module
-from cortex.lowering import lower
-from cortex.lowering.fuse_elementwise import ORIGIN, FuseElementwisePass, count_generics, join_origins
+from cortex.lowering.fuse_elementwise import FuseElementwisePass, count_generics, join_origins
 from cortex.lowering.upstream import MLIR_BIN, verify_with_mlir_opt
 from cortex.video.synthetic import SyntheticVideo
 

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
 
-from cortex.backends import tensor_kernels as tk
-from cortex.backends import vision_kernels as vk
-from cortex.backends.kernels import KERNELS, NO_KERNEL, run_kernel
 from cortex.dialects import ALL_OPS
-from cortex.ir import CortexError, parse
+from cortex.errors import CortexError
+from cortex.ir import parse
+from cortex.semantics import tensor_kernels as tk
+from cortex.semantics import vision_kernels as vk
+from cortex.semantics.kernels import KERNELS, NO_KERNEL, run_kernel
 
 F32 = np.float32
 

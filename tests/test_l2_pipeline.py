@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import cortex
-from cortex.backends.kernels import KERNELS
 from cortex.dialects.modes import mode_weights
 from cortex.examples.l2_pipeline import BLUR_THRESHOLD, TERMS, WEIGHTS
+from cortex.semantics.kernels import KERNELS
 from cortex.video.synthetic import SyntheticVideo
 
 N = 60

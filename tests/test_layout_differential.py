@@ -24,10 +24,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cortex
-from cortex.backends.calling import resolve_weights
 from cortex.backends.runtime import CompiledPipeline
+from cortex.driver import lower
+from cortex.interpreter.calling import resolve_weights
 from cortex.ir import parse_module
-from cortex.lowering import lower
 from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

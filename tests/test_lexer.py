@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from xdsl.utils.exceptions import ParseError
 
 import cortex
-from cortex.ir import STRING_LITERAL, CortexError
+from cortex.errors import CortexError
+from cortex.ir import STRING_LITERAL
 from cortex.tools import cortex_opt, cortex_run
 
 # The first token is an unterminated string: xDSL lexes it while the parser

@@ -19,14 +19,15 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr, UnitAttr
 
 import cortex
-from cortex.backends.vision_kernels import gray
+from cortex.dialects.abi import ORIGIN, PROPS
+from cortex.driver import lower
 from cortex.ir import parse_module, to_text
-from cortex.lowering import lower
 from cortex.lowering.base import LoweringError
-from cortex.lowering.builders import ORIGIN, nesting
-from cortex.lowering.cortex_to_extern import PROPS_ATTR, ConvertCortexToExternPass
+from cortex.lowering.builders import nesting
+from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
 from cortex.lowering.cortex_to_linalg import LOWERINGS, ConvertCortexToLinalgPass
 from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
+from cortex.semantics.vision_kernels import gray
 
 needs_mlir = pytest.mark.skipif(not mlir_runner_available(), reason="mlir-opt/mlir-runner (mlir-22-tools) not installed")
 
@@ -112,7 +113,7 @@ def test_extern_declarations_carry_op_and_all_properties(l2_lowered):
     for name, decl in decls.items():
         assert decl.sym_visibility.data == "private"
         assert decl.attributes["cortex.extern"].data == "cortex." + name.removeprefix("cortex_")
-    props = decls["cortex_text_roi"].attributes[PROPS_ATTR]
+    props = decls["cortex_text_roi"].attributes[PROPS]
     assert {k: v.value.data for k, v in props.data.items()} == {"block": 32, "delta": 5, "min_area": 60, "max_area": 14400}
     encoder = decls["cortex_encoder"]
     assert str(encoder.function_type) == "(tensor<480x640x3xi8>, tensor<15x20xf32>) -> tensor<?xi8>"

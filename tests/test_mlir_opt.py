@@ -21,11 +21,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, TensorType
 
 import cortex
-from cortex.backends import vision_kernels
 from cortex.dialects.modes import mode_weights
 from cortex.dialects.traits import External
+from cortex.driver import lower
 from cortex.ir import parse
-from cortex.lowering import lower
 from cortex.lowering.upstream import (
     MlirToolError,
     mlir_opt_available,
@@ -33,6 +32,7 @@ from cortex.lowering.upstream import (
     run_with_mlir,
     verify_with_mlir_opt,
 )
+from cortex.semantics import vision_kernels
 
 EXAMPLES_DIR = Path(cortex.__file__).resolve().parent / "examples"
 EXAMPLE_FILES = sorted(EXAMPLES_DIR.glob("*.mlir"))

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cortex.backends.calling import resolve_weights
 from cortex.backends.runtime import CompiledPipeline
+from cortex.interpreter.calling import resolve_weights
 from cortex.ir import parse_module
 from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
 

@@ -17,8 +17,10 @@ import cortex
 from cortex.backends import numpy_support
 from cortex.backends.numpy_codegen import EmitError
 from cortex.backends.numpy_emitter import emit, emit_numpy
-from cortex.backends.runtime import compile_pipeline, load
-from cortex.ir import CortexError, parse_module
+from cortex.backends.runtime import load
+from cortex.driver import compile_pipeline
+from cortex.errors import CortexError
+from cortex.ir import parse_module
 
 RNG = np.random.default_rng(7)
 

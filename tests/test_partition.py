@@ -18,10 +18,10 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.traits import ConstantLike, IsTerminator, is_side_effect_free
 
-from cortex.backends.reference import ReferenceRunner
 from cortex.dialects.traits import op_kind
 from cortex.examples.l2_pipeline import build_l2_pipeline
 from cortex.examples.tensor_graphs import EXAMPLES
+from cortex.interpreter.reference import ReferenceRunner
 from cortex.ir import make_context, parse_module, to_text
 from cortex.passes.partition import COMPILED_ATTR, PartitionPass, compiled_callee, compiled_functions
 from cortex.video.synthetic import SyntheticVideo

@@ -23,7 +23,6 @@ import math
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, TensorType
 from xdsl.rewriter import Rewriter
@@ -32,8 +31,8 @@ import cortex
 from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp
 from cortex.dialects.tensor_ops import ConstantOp, ReshapeOp
+from cortex.driver import run_pipeline
 from cortex.ir import parse_module, to_text
-from cortex.passes.pipeline import run_pipeline
 
 INPUT_SHAPE = (2, 3)
 CONSTANTS = (0.0, 1.0, 2.0, -1.0, 0.5, 3.0)

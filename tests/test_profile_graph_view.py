@@ -10,13 +10,14 @@ import pytest
 from xdsl.dialects.builtin import Float64Type, FloatAttr, f64
 from xdsl.utils.exceptions import PassFailedException
 
+from cortex.driver import run_pipeline
+from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import build_l2_pipeline
 from cortex.examples.tensor_graphs import EXAMPLES
-from cortex.ir import CortexError, make_context, parse_module
+from cortex.ir import make_context, parse_module
 from cortex.passes import graph_view
 from cortex.passes.graph_view import render_diff, render_dot, render_table, stages, write_image
 from cortex.passes.partition import PartitionPass
-from cortex.passes.pipeline import run_pipeline
 from cortex.passes.profile import PROFILE_ATTR, ProfilePass, profile_ms
 
 POWER_SAVE = "canonicalize,cortex-specialize-mode{mode=power_save},canonicalize,dce"

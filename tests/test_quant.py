@@ -8,10 +8,12 @@ error an independent measurement finds.
 
 from __future__ import annotations
 
-import cortex
 import numpy as np
 import pytest
-from cortex.backends import quant_kernels as qk
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cortex
 from cortex.dialects.quant import (
     DequantizeOp,
     QConv2dOp,
@@ -20,13 +22,14 @@ from cortex.dialects.quant import (
     QReluOp,
     QuantizeOp,
 )
+from cortex.errors import CortexError
 from cortex.examples.small_cnn import (
     ENTRY,
     build_small_cnn,
     numpy_small_cnn,
     small_cnn_inputs,
 )
-from cortex.ir import CortexError, parse
+from cortex.ir import parse
 from cortex.lowering.upstream import (
     mlir_opt_available,
     mlir_runner_available,
@@ -42,8 +45,7 @@ from cortex.passes.calibrate import (
     range_of,
 )
 from cortex.passes.quantize import Scheme, op_labels, quantize_module
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from cortex.semantics import quant_kernels as qk
 
 CALIBRATION = small_cnn_inputs(32)
 HELD_OUT = small_cnn_inputs(100, seed=7)
@@ -185,7 +187,7 @@ def test_report_measures_the_error_of_each_op(cnn, quantised):
     """The report's figure for one op, measured independently."""
     qmodule, report = quantised
     float_runner = cortex.reference(cnn, entry=ENTRY, mode=None)
-    from cortex.backends.tracing import TracingRunner
+    from cortex.interpreter.tracing import TracingRunner
 
     tracer = TracingRunner(qmodule, entry=ENTRY, mode=None)
     (logits_q,) = [op for op in qmodule.walk() if isinstance(op, QLinearOp)]

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 import cortex
-from cortex.backends import vision_kernels as vk
-from cortex.backends.reference import ReferenceRunner
 from cortex.dialects.modes import MODES
+from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import build_l2_pipeline
-from cortex.ir import CortexError, parse
+from cortex.interpreter.reference import ReferenceRunner
+from cortex.ir import parse
+from cortex.semantics import vision_kernels as vk
 
 F32 = np.float32
 H, W, BLOCK = 64, 96, 32
@@ -196,9 +197,9 @@ EXPECTED_FRAME = f"argument #0: expected a uint8 array of shape ({H}, {W}, 3)"
 @pytest.mark.parametrize(
     "inputs, message",
     [
-        ((np.zeros((H, W, 3), F32),), f"{EXPECTED_FRAME}, got float32 ({H}, {W}, 3)"),
-        ((np.zeros((H, W), np.uint8),), f"{EXPECTED_FRAME}, got uint8 ({H}, {W})"),
-        (([[0, 0, 0]],), "got list"),
+        ((np.zeros((H, W, 3), F32),), f"{EXPECTED_FRAME}, got a float32 array of shape ({H}, {W}, 3)"),
+        ((np.zeros((H, W), np.uint8),), f"{EXPECTED_FRAME}, got a uint8 array of shape ({H}, {W})"),
+        (([[0, 0, 0]],), "got a list"),
         ((), "@l2_frame takes 1 argument(s), got 0"),
     ],
 )
@@ -212,7 +213,7 @@ def test_bad_inputs(small_pipeline, inputs, message):
 def test_bad_scalar_argument():
     with pytest.raises(CortexError) as excinfo:
         ReferenceRunner(parse(GRAPH), entry="main", mode=None)(np.zeros((2, 3), F32), "x")
-    assert "argument #1: expected an f32 scalar, got str" in one_line(excinfo)
+    assert "argument #1: expected an f32 scalar, got a str" in one_line(excinfo)
 
 
 def test_unknown_entry_lists_the_functions():

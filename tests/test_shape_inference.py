@@ -19,9 +19,9 @@ from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp
 from cortex.dialects.state import StateOp, WeightOp
 from cortex.dialects.tensor_ops import ConstantOp, ReshapeOp
+from cortex.driver import run_pipeline
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import parse_module, to_text
-from cortex.passes.pipeline import run_pipeline
 from cortex.passes.shape_inference import ShapeInferenceError, infer_shapes
 
 DECLARED_BY_HAND = (ConstantOp, ReshapeOp, StateOp, WeightOp)  # their result type is the source of truth

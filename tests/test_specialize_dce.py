@@ -19,10 +19,10 @@ from xdsl.utils.exceptions import PassFailedException
 import cortex
 from cortex.dialects.modes import MODES
 from cortex.dialects.state import WeightOp
+from cortex.driver import run_pipeline
 from cortex.examples.l2_pipeline import WEIGHTS
 from cortex.ir import parse_module, to_text
 from cortex.passes.dce import PROFILE_ATTR, DceReport, RemovedOp, eliminate_dead_nodes
-from cortex.passes.pipeline import run_pipeline
 from cortex.passes.specialize_mode import SpecializeModeError, specialize_mode
 from cortex.video.synthetic import SyntheticVideo
 

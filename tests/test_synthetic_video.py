@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 from cortex.video.source import DEFAULT_SYNTHETIC_FRAMES, open_video
 from cortex.video.synthetic import SCENE_LENGTH, STATIC_AT, SyntheticVideo
 

@@ -20,10 +20,10 @@ import pytest
 from xdsl.dialects.builtin import FloatAttr, f32
 
 import cortex
-from cortex.backends import vision_kernels
 from cortex.dialects.vision import TemporalSmoothOp
-from cortex.lowering import lower
+from cortex.driver import lower
 from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
+from cortex.semantics import vision_kernels
 from cortex.video.synthetic import SyntheticVideo
 
 F32 = np.float32

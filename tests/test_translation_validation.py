@@ -20,11 +20,13 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from cortex.dialects.state import WeightOp
 from cortex.dialects.tensor_ops import AddOp, SubOp
 from cortex.dialects.vision import TemporalSmoothOp
+from cortex.driver import validate_pipeline
+from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import build_l2_pipeline
 from cortex.examples.tensor_graphs import EXAMPLES
-from cortex.ir import CortexError, make_context, parse_module
-from cortex.passes.registry import all_passes
-from cortex.passes.translation_validation import SemanticsCallback, difference, validate_pipeline
+from cortex.ir import make_context, parse_module
+from cortex.passes.translation_validation import SemanticsCallback, difference
+from cortex.registry import all_passes
 
 
 class AddToSub(RewritePattern):

@@ -11,7 +11,7 @@ import pytest
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 
-from cortex.passes.registry import PASS_LOCATIONS, cortex_passes
+from cortex.registry import PASS_LOCATIONS, cortex_passes
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "l2_pipeline.mlir"
 

@@ -20,7 +20,7 @@ import pytest
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 import cortex
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 
 LIT_DIALECT = Path(cortex.__file__).resolve().parent / "lit" / "dialect"
 INVALID_FILES = sorted(LIT_DIALECT.glob("*_invalid.mlir"))

@@ -43,8 +43,9 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from cortex.dialects import Cortex
-from cortex.ir import CortexError, LocatedVerifyException, LocatingParser, verify_located
-from cortex.passes.registry import cortex_passes, cortex_targets
+from cortex.errors import CortexError
+from cortex.ir import LocatedVerifyException, LocatingParser, verify_located
+from cortex.registry import cortex_passes, cortex_targets
 from cortex.tools.diagnostics import Diagnostic, check_expectations, from_parse_error, parse_expectations
 from cortex.tools.instrumentation import IRPrinter, NullTimer, PassInstrumentation, PassTimer, PassVerificationError
 

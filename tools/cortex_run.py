@@ -33,10 +33,10 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 import cortex
 from cortex.dialects import BlurDetectorOp, op_kind
 from cortex.dialects.modes import MODES, UnknownModeError, mode_weights
+from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import ENTRY, build_l2_pipeline
-from cortex.ir import CortexError
 from cortex.passes.dce import eliminate_dead_nodes
-from cortex.passes.registry import all_passes
+from cortex.registry import all_passes
 from cortex.tools.report import OverlayWriter, ProgressBar, StageTimes, dce_summary, stage_name
 
 BUNDLED_PIPELINE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
@@ -185,7 +185,7 @@ class ReferenceBackend:
     name = "reference"
 
     def __init__(self, module: ModuleOp, entry: str, mode: str, passes: str | None):
-        from cortex.backends.reference import ReferenceRunner
+        from cortex.interpreter.reference import ReferenceRunner
 
         if passes:
             module = cortex.run_passes(module.clone(), passes)

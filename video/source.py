@@ -15,12 +15,16 @@ from collections.abc import Iterator
 import cv2
 import numpy as np
 
-from cortex.examples.l2_pipeline import padded_size
-from cortex.ir import CortexError
+from cortex.errors import CortexError
 from cortex.video.synthetic import FPS as SYNTHETIC_FPS
 from cortex.video.synthetic import SCENE_LENGTH, SyntheticVideo
 
 DEFAULT_SYNTHETIC_FRAMES = 3 * SCENE_LENGTH  # three scenes: two cuts, blurred and static frames
+
+
+def padded_size(height: int, width: int, block: int) -> tuple[int, int]:
+    """The next multiples of `block`: the frame size the pipeline is built for."""
+    return -(-height // block) * block, -(-width // block) * block
 
 
 def pad_frame(frame: np.ndarray, padded: tuple[int, int]) -> np.ndarray:
@@ -67,6 +71,7 @@ class SyntheticSource(VideoSource):
         super().__init__((height, width), block, SYNTHETIC_FPS, count, "synthetic")
 
     def raw_frames(self) -> Iterator[np.ndarray]:
+        assert self.frame_count is not None  # a synthetic source always knows its length
         return self.video.frames(self.frame_count)
 
 

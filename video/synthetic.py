@@ -176,7 +176,7 @@ def block_any(mask: np.ndarray, block: int) -> np.ndarray:
     gh, gw = -(-h // block), -(-w // block)
     padded = np.zeros((gh * block, gw * block), bool)
     padded[:h, :w] = mask
-    return padded.reshape(gh, block, gw, block).any(axis=(1, 3))
+    return np.asarray(padded.reshape(gh, block, gw, block).any(axis=(1, 3)))
 
 
 WORDS = ("CORTEX", "ROI", "SCORE", "VIDEO", "FRAME", "TEXT", "BLOCK", "SCENE", "ENCODE", "MSER")
@@ -193,7 +193,8 @@ def make_scene(seed: int, height: int, width: int, index: int) -> Scene:
     shapes = []
     for k in range(3):
         size = int(rng.integers(18, 40) * scale)
-        color = tuple(int(c) for c in rng.integers(0, 256, 3))
+        b, g, r = (int(c) for c in rng.integers(0, 256, 3))
+        color = (b, g, r)
         start = (float(rng.uniform(size, width - size)), float(rng.uniform(size, height - size)))
         speed = rng.uniform(3, 8) * scale
         angle = rng.uniform(0, 2 * np.pi)
@@ -226,7 +227,7 @@ def make_background(rng: np.random.Generator, height: int, width: int, bright: b
     xs = rng.integers(0, width, n_dots)
     dots = np.zeros((height, width), np.float32)
     dots[ys, xs] = rng.uniform(60, 90, n_dots)
-    dots = cv2.dilate(dots, np.ones((2, 2), np.uint8))  # 2×2 dots: far below MSER's min_area
+    dots = np.asarray(cv2.dilate(dots, np.ones((2, 2), np.uint8)), np.float32)  # 2×2 dots: far below MSER's min_area
     image += (-dots if bright else dots)[..., None]  # dark dots on bright scenes, and vice versa
     image += rng.normal(0.0, 2.0, (height, width, 1)).astype(np.float32)
     return np.clip(np.rint(image), 0, 255).astype(np.uint8)

@@ -10,7 +10,7 @@ func.func @dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // -----
 
-// CHECK: error: {{.*}}convert-cortex-to-extern: 'cortex.update_state' at {{.*}}errors.mlir:16:5 of state "s" is inside 'scf.if'; state updates must be at the top level of the function
+// CHECK: error: {{.*}}convert-cortex-frame-boundary: 'cortex.update_state' at {{.*}}errors.mlir:16:5 of state "s" is inside 'scf.if'; state updates must be at the top level of the function
 func.func @nested_update(%c: i1, %x: tensor<4xf32>) {
   scf.if %c {
     cortex.update_state "s" = %x : tensor<4xf32>
@@ -20,7 +20,7 @@ func.func @nested_update(%c: i1, %x: tensor<4xf32>) {
 
 // -----
 
-// CHECK: error: {{.*}}convert-cortex-to-extern: @inner reads or writes frame state but is called from @outer; only an entry function may carry state
+// CHECK: error: {{.*}}convert-cortex-frame-boundary: @inner reads or writes frame state but is called from @outer; only an entry function may carry state
 func.func @inner() -> tensor<4xf32> {
   %s = cortex.state "s" : tensor<4xf32>
   func.return %s : tensor<4xf32>

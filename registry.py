@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib import import_module
-from importlib.util import find_spec
 
 from xdsl.passes import ModulePass
 from xdsl.utils.target import Target
@@ -31,6 +30,7 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     # lowering (issue 4)
     "convert-cortex-to-linalg": ("cortex.lowering.cortex_to_linalg", "ConvertCortexToLinalgPass"),
     "convert-cortex-to-extern": ("cortex.lowering.cortex_to_extern", "ConvertCortexToExternPass"),
+    "convert-cortex-frame-boundary": ("cortex.lowering.frame_boundary", "ConvertFrameBoundaryPass"),
     "cortex-fuse-linalg-elementwise": ("cortex.lowering.fuse_elementwise", "FuseElementwisePass"),
 }
 
@@ -43,17 +43,16 @@ def _loader(module: str, name: str) -> Callable[[], type]:
     return lambda: getattr(import_module(module), name)
 
 
-def _available(table: dict[str, tuple[str, str]]) -> dict[str, Callable[[], type]]:
-    """Entries whose module exists (work in progress may not have landed yet)."""
-    return {key: _loader(module, name) for key, (module, name) in table.items() if find_spec(module) is not None}
+def _loaders(table: dict[str, tuple[str, str]]) -> dict[str, Callable[[], type]]:
+    return {key: _loader(module, name) for key, (module, name) in table.items()}
 
 
 def cortex_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    return _available(PASS_LOCATIONS)
+    return _loaders(PASS_LOCATIONS)
 
 
 def cortex_targets() -> dict[str, Callable[[], type[Target]]]:
-    return _available(TARGET_LOCATIONS)
+    return _loaders(TARGET_LOCATIONS)
 
 
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:

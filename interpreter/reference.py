@@ -2,7 +2,7 @@
 
 Built on xDSL's Interpreter: func, arith and scf run on xDSL's own
 implementations, and `CortexFunctions` adds one implementation per cortex
-op (a kernel from `cortex.backends.kernels`, or state/weight handling).
+op (a kernel from `cortex.semantics.kernels`, or state/weight handling).
 Values are NumPy arrays, and f32 scalars are Python floats so that xDSL's
 arith and scf implementations work on them unchanged. This is the
 semantic ground truth every pass and backend is compared against.
@@ -19,35 +19,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Operation
+from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
-from cortex.backends.calling import find_entry, resolve_weights
-from cortex.backends.kernels import KERNELS, run_kernel
-from cortex.backends.tensor_kernels import numpy_dtype
 from cortex.dialects import ALL_OPS
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
-from cortex.ir import CortexError, parse, verify_located
+from cortex.errors import CortexError
+from cortex.interpreter.calling import check_value, find_entry, initial_zeros, resolve_weights
+from cortex.ir import parse, verify_located
+from cortex.semantics.kernels import KERNELS, run_kernel
 
 OpTimer = Callable[[Operation, float], None]
-
-
-def zeros_of(type_: Attribute, what: str) -> Any:
-    """The value a state holds before the first frame: zeros of its type."""
-    if isinstance(type_, Float32Type):
-        return 0.0
-    if isinstance(type_, TensorType):
-        shape = tuple(type_.get_shape())
-        if any(d < 0 for d in shape):
-            raise CortexError(f"{what} has a dynamic shape ({type_}); its initial zeros are undefined")
-        return np.zeros(shape, numpy_dtype(type_.element_type))
-    raise CortexError(f"{what} has type {type_}, which has no zero value")
 
 
 class CortexFunctions(InterpreterFunctions):
@@ -68,7 +56,7 @@ class CortexFunctions(InterpreterFunctions):
     def run_state(self, interpreter: Interpreter, op: StateOp, args: tuple[Any, ...]):
         name = op.state_name
         if name not in self.state:
-            self.state[name] = zeros_of(op.result.type, f"state '{name}'")
+            self.state[name] = initial_zeros(op.result.type, f"state '{name}'")
         return (self.state[name],)
 
     @impl(UpdateStateOp)
@@ -84,8 +72,8 @@ class CortexFunctions(InterpreterFunctions):
         return (float(np.float32(self.weights[name])),)
 
 
-def _kernel_impl(op_type: type[Operation]):
-    def run(self: CortexFunctions, interpreter: Interpreter, op: Operation, args: tuple[Any, ...]):
+def _kernel_impl(op_type: type[IRDLOperation]):
+    def run(self: CortexFunctions, interpreter: Interpreter, op: IRDLOperation, args: tuple[Any, ...]):
         try:
             return run_kernel(op, args)
         except CortexError:
@@ -120,43 +108,6 @@ class OpTimerListener(Interpreter.Listener):
     def did_interpret_op(self, op: Operation, results) -> None:
         if op.name.startswith("cortex."):
             self.op_timer(op, time.perf_counter() - self.started.pop())
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"{value.dtype} {value.shape}"
-    return type(value).__name__
-
-
-def _format_expected(type_: Attribute) -> str:
-    if isinstance(type_, TensorType):
-        dtype = numpy_dtype(type_.element_type)
-        shape = tuple(None if d < 0 else d for d in type_.get_shape())
-        return f"a {dtype} array of shape {shape}"
-    return f"an {type_} scalar"
-
-
-def check_argument(index: int, type_: Attribute, value: Any) -> Any:
-    """The value to bind to an entry argument of type `type_`, or a CortexError saying what is wrong."""
-    if isinstance(type_, Float32Type):
-        if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-            return float(np.float32(value))
-        if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind == "f":
-            return float(np.float32(value))
-        raise CortexError(f"argument #{index}: expected an f32 scalar, got {_describe(value)}")
-    if isinstance(type_, TensorType):
-        expected = numpy_dtype(type_.element_type)
-        shape = type_.get_shape()
-        ok = (
-            isinstance(value, np.ndarray)
-            and value.dtype == expected
-            and value.ndim == len(shape)
-            and all(d < 0 or d == s for d, s in zip(shape, value.shape))
-        )
-        if not ok:
-            raise CortexError(f"argument #{index}: expected {_format_expected(type_)}, got {_describe(value)}")
-        return value
-    raise CortexError(f"argument #{index}: arguments of type {type_} are not supported by the reference interpreter")
 
 
 def _output(value: Any, held: list[np.ndarray]) -> Any:
@@ -209,7 +160,7 @@ class ReferenceRunner:
     def reset(self) -> None:
         """Back to before the first frame: every state holds zeros of its type."""
         self.state = {
-            op.state_name: zeros_of(op.result.type, f"state '{op.state_name}'")
+            op.state_name: initial_zeros(op.result.type, f"state '{op.state_name}'")
             for op in self.module.walk()
             if isinstance(op, StateOp)
         }
@@ -227,7 +178,7 @@ class ReferenceRunner:
         arg_types = self.function.function_type.inputs.data
         if len(inputs) != len(arg_types):
             raise CortexError(f"@{self.entry} takes {len(arg_types)} argument(s), got {len(inputs)}")
-        args = tuple(check_argument(i, t, v) for i, (t, v) in enumerate(zip(arg_types, inputs)))
+        args = tuple(check_value(t, v, f"argument #{i}") for i, (t, v) in enumerate(zip(arg_types, inputs)))
         functions = CortexFunctions(self.weights, self._weight_source)
         functions.state = dict(self.state)
         try:
@@ -244,4 +195,4 @@ class ReferenceRunner:
         return tuple(_output(r, held) for r in results)
 
 
-__all__ = ["CortexFunctions", "OpTimerListener", "ReferenceRunner", "check_argument", "zeros_of"]
+__all__ = ["CortexFunctions", "OpTimerListener", "ReferenceRunner"]

@@ -15,23 +15,22 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from xdsl.dialects.builtin import TensorType
 from xdsl.irdl import IRDLOperation, OptOperandDef, VarOperandDef
 
-from cortex.backends.layout_kernels import LAYOUT_KERNELS
-from cortex.backends.quant_kernels import QUANT_KERNELS
-from cortex.backends.tensor_kernels import TENSOR_KERNELS
-from cortex.backends.vision_kernels import VISION_KERNELS
-from cortex.dialects.base import op_params
-from cortex.ir import CortexError
-
-KERNELS: dict[str, Callable[..., Any]] = {**VISION_KERNELS, **TENSOR_KERNELS, **QUANT_KERNELS, **LAYOUT_KERNELS}
+from cortex.errors import CortexError
+from cortex.semantics import layout_kernels, quant_kernels, tensor_kernels, vision_kernels  # noqa: F401 - their @kernel registrations
+from cortex.semantics.kernel_table import KERNELS
+from cortex.semantics.values import op_params
 
 NO_KERNEL = frozenset({"cortex.state", "cortex.update_state", "cortex.weight"})
 """Ops whose value is not a function of their operands: the interpreter handles them."""
 
 
 def _reshape_shape(op: IRDLOperation) -> dict[str, object]:
-    return {"shape": tuple(op.result.type.get_shape())}
+    (result,) = op.results
+    assert isinstance(result.type, TensorType)
+    return {"shape": tuple(result.type.get_shape())}
 
 
 TYPE_PARAMS: dict[str, Callable[[IRDLOperation], dict[str, object]]] = {

@@ -14,7 +14,7 @@ from typing import Any
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation
 
-from cortex.backends.reference import CortexFunctions, ReferenceRunner
+from cortex.interpreter.reference import CortexFunctions, ReferenceRunner
 
 
 class ResultRecorder(Interpreter.Listener):

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from cortex.backends.tensor_kernels import _pad_hw, _windows
-from cortex.dialects.quant import Q_MAX, Q_MIN
+from cortex.semantics.defaults import Q_MAX, Q_MIN
+from cortex.semantics.kernel_table import kernel
+from cortex.semantics.tensor_kernels import _pad_hw, _windows
 
 I32 = np.int32
 
@@ -21,16 +22,19 @@ def saturate(values: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(values), Q_MIN, Q_MAX).astype(np.int8)
 
 
+@kernel("cortex.quantize")
 def quantize(x, *, scale: float, zero_point: int = 0) -> np.ndarray:
     scaled = np.divide(np.asarray(x, np.float32), np.float32(scale), dtype=np.float32)
     return np.clip(np.rint(scaled) + np.float32(zero_point), Q_MIN, Q_MAX).astype(np.int8)
 
 
+@kernel("cortex.dequantize")
 def dequantize(x, *, scale: float, zero_point: int = 0) -> np.ndarray:
     centred = np.asarray(x).astype(I32) - I32(zero_point)
     return centred.astype(np.float32) * np.float32(scale)
 
 
+@kernel("cortex.requantize")
 def requantize(x, *, in_scale: float, in_zero_point: int, scale: float, zero_point: int) -> np.ndarray:
     multiplier = np.float32(in_scale / scale)
     centred = (np.asarray(x).astype(I32) - I32(in_zero_point)).astype(np.float32)
@@ -52,6 +56,7 @@ def centred(q, zero_point: int) -> np.ndarray:
     return np.asarray(q).astype(I32) - I32(zero_point)
 
 
+@kernel("cortex.qconv2d")
 def qconv2d(
     x, weight, bias=None, *, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1),
     x_scale, x_zero_point=0, w_scales, w_zero_point=0, out_scale, out_zero_point=0,
@@ -67,6 +72,7 @@ def qconv2d(
     return rescale(acc, factors, out_zero_point)
 
 
+@kernel("cortex.qlinear")
 def qlinear(x, weight, bias=None, *, x_scale, x_zero_point=0, w_scales, w_zero_point=0, out_scale, out_zero_point=0):
     acc = np.matmul(centred(x, x_zero_point), centred(weight, w_zero_point).T).astype(I32)
     if bias is not None:
@@ -74,20 +80,24 @@ def qlinear(x, weight, bias=None, *, x_scale, x_zero_point=0, w_scales, w_zero_p
     return rescale(acc, multipliers(x_scale, w_scales, out_scale), out_zero_point)
 
 
+@kernel("cortex.qmatmul")
 def qmatmul(a, b, *, x_scale, x_zero_point=0, w_scales, w_zero_point=0, out_scale, out_zero_point=0):
     acc = np.matmul(centred(a, x_zero_point), centred(b, w_zero_point)).astype(I32)
     return rescale(acc, multipliers(x_scale, w_scales, out_scale), out_zero_point)
 
 
+@kernel("cortex.qrelu")
 def qrelu(x, *, zero_point=0):
     return np.maximum(np.asarray(x, np.int8), np.int8(zero_point))
 
 
+@kernel("cortex.qmax_pool")
 def qmax_pool(x, *, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0)):
     x = np.asarray(x, np.int8)
     return _windows(_pad_hw(x, pads, Q_MIN), kernel_shape, strides, (1, 1)).max(axis=(4, 5))
 
 
+@kernel("cortex.qadd")
 def qadd(lhs, rhs, *, lhs_scale, lhs_zero_point=0, rhs_scale, rhs_zero_point=0, out_scale, out_zero_point=0):
     """Each side rescaled to the output's scale in f32, summed, rounded half to even, clamped."""
     ma, mb = np.float32(lhs_scale / out_scale), np.float32(rhs_scale / out_scale)
@@ -96,16 +106,4 @@ def qadd(lhs, rhs, *, lhs_scale, lhs_zero_point=0, rhs_scale, rhs_zero_point=0, 
     return np.clip(np.rint(a + b) + np.float32(out_zero_point), Q_MIN, Q_MAX).astype(np.int8)
 
 
-QUANT_KERNELS = {
-    "cortex.qadd": qadd,
-    "cortex.quantize": quantize,
-    "cortex.dequantize": dequantize,
-    "cortex.requantize": requantize,
-    "cortex.qconv2d": qconv2d,
-    "cortex.qlinear": qlinear,
-    "cortex.qmatmul": qmatmul,
-    "cortex.qrelu": qrelu,
-    "cortex.qmax_pool": qmax_pool,
-}
-
-__all__ = ["QUANT_KERNELS", "dequantize", "multipliers", "quantize", "requantize"]
+__all__ = ["dequantize", "multipliers", "quantize", "requantize"]

@@ -20,7 +20,9 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from cortex.ir import CortexError
+from cortex.errors import CortexError
+from cortex.semantics import defaults as D
+from cortex.semantics.kernel_table import kernel
 
 F32 = np.float32
 
@@ -54,6 +56,7 @@ def block_mean(image: np.ndarray, block: int, dtype=np.float64) -> np.ndarray:
     return image.reshape(gh, block, gw, block).mean(axis=(1, 3), dtype=dtype)
 
 
+@kernel("cortex.gray")
 def gray(frame: np.ndarray) -> np.ndarray:
     """Y = 0.114·B + 0.587·G + 0.299·R of a BGR uint8 frame, in float32."""
     b, g, r = (frame[..., c].astype(F32) for c in range(3))
@@ -64,6 +67,7 @@ def gray(frame: np.ndarray) -> np.ndarray:
     return y
 
 
+@kernel("cortex.blur_detector")
 def blur_detector(gray: np.ndarray) -> float:
     """Sharpness: variance of the 3×3 Laplacian [[0,1,0],[1,-4,1],[0,1,0]], reflect-101 border.
 
@@ -79,6 +83,7 @@ def _gauss11(image: np.ndarray) -> np.ndarray:
     return cv2.GaussianBlur(image, SSIM_WINDOW, SSIM_SIGMA, sigmaY=SSIM_SIGMA, borderType=cv2.BORDER_REFLECT_101)
 
 
+@kernel("cortex.scene_change")
 def scene_change(gray: np.ndarray, prev_gray: np.ndarray) -> float:
     """1 − mean SSIM over the whole image (Gaussian 11×11, σ=1.5, reflect-101, no cropping)."""
     x = np.asarray(gray, np.float64)
@@ -94,7 +99,8 @@ def scene_change(gray: np.ndarray, prev_gray: np.ndarray) -> float:
     return f32_scalar(1.0 - (numerator / denominator).mean())
 
 
-def center_crop(gray: np.ndarray, *, block: int = 32, sigma: float = 0.3) -> np.ndarray:
+@kernel("cortex.center_crop")
+def center_crop(gray: np.ndarray, *, block: int = D.BLOCK, sigma: float = D.CENTER_SIGMA) -> np.ndarray:
     """Centre prior: cell (i, j) at y=(i+.5)/Gh, x=(j+.5)/Gw gets exp(−((x−.5)²+(y−.5)²)/(2σ²))."""
     gh, gw = block_grid(gray.shape, block)
     y = (np.arange(gh, dtype=np.float64) + 0.5) / gh
@@ -108,15 +114,16 @@ def to_uint8(gray: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(gray), 0, 255).astype(np.uint8)
 
 
+@kernel("cortex.text_roi")
 def text_roi(
-    gray: np.ndarray, *, block: int = 32, delta: int = 5, min_area: int = 60, max_area: int = 14400
+    gray: np.ndarray, *, block: int = D.BLOCK, delta: int = D.MSER_DELTA, min_area: int = D.MSER_MIN_AREA, max_area: int = D.MSER_MAX_AREA
 ) -> np.ndarray:
     """Per block, the fraction of its pixels covered by the union of the MSER regions.
 
     min_diversity=0.0: OpenCV 5.0's default drops stable regions (opencv/opencv#29652).
     """
     block_grid(gray.shape, block)
-    mser = cv2.MSER_create(
+    mser = cv2.MSER_create(  # type: ignore[attr-defined]
         delta=int(delta), min_area=int(min_area), max_area=int(max_area), max_variation=0.25, min_diversity=0.0
     )
     regions, _ = mser.detectRegions(to_uint8(gray))
@@ -143,7 +150,8 @@ def separable_filter_edge(image: np.ndarray, taps: np.ndarray) -> np.ndarray:
     return sum(t * rows[i : i + h, :] for i, t in enumerate(taps))
 
 
-def saliency_dft(gray: np.ndarray, *, block: int = 32, scale: int = 8) -> np.ndarray:
+@kernel("cortex.saliency_dft")
+def saliency_dft(gray: np.ndarray, *, block: int = D.BLOCK, scale: int = D.SALIENCY_SCALE) -> np.ndarray:
     """Spectral-residual saliency (Hou & Zhang 2007), step by step as DESIGN.md writes it."""
     if block % scale:
         raise CortexError(f"saliency_dft: block ({block}) must be a multiple of scale ({scale})")
@@ -161,12 +169,14 @@ def saliency_dft(gray: np.ndarray, *, block: int = 32, scale: int = 8) -> np.nda
     return block_mean(saliency, block // scale).astype(F32)
 
 
-def motion_map(gray: np.ndarray, prev_gray: np.ndarray, *, block: int = 32) -> np.ndarray:
+@kernel("cortex.motion_map")
+def motion_map(gray: np.ndarray, prev_gray: np.ndarray, *, block: int = D.BLOCK) -> np.ndarray:
     """Mean over each block of abs(gray − prev_gray)/255."""
     diff = np.abs(np.subtract(gray, prev_gray, dtype=F32))
     return (block_mean(diff, block) / 255.0).astype(F32)
 
 
+@kernel("cortex.score_fusion")
 def score_fusion(maps: Sequence[np.ndarray], weights: Sequence[float], *, terms: Sequence[str] = ()) -> np.ndarray:
     """S = Σ wᵢ·mapᵢ in float32 (`terms` only names the maps)."""
     if not maps or len(maps) != len(weights):
@@ -179,8 +189,9 @@ def score_fusion(maps: Sequence[np.ndarray], weights: Sequence[float], *, terms:
     return total
 
 
+@kernel("cortex.temporal_smooth")
 def temporal_smooth(
-    score: np.ndarray, prev_score: np.ndarray, scene: float, *, alpha: float = 0.6, reset_threshold: float = 0.5
+    score: np.ndarray, prev_score: np.ndarray, scene: float, *, alpha: float = D.SMOOTH_ALPHA, reset_threshold: float = D.SMOOTH_RESET_THRESHOLD
 ) -> np.ndarray:
     """scene > reset_threshold ? score : alpha·prev_score + (1−alpha)·score."""
     if scene > reset_threshold:
@@ -197,13 +208,14 @@ def low_score_mask(score: np.ndarray, threshold: float) -> np.ndarray:
     return score < F32(threshold) * F32(peak)
 
 
+@kernel("cortex.encoder")
 def encoder(
     frame: np.ndarray,
     score: np.ndarray,
     *,
-    block: int = 32,
-    threshold: float = 0.5,
-    quality: int = 85,
+    block: int = D.BLOCK,
+    threshold: float = D.ENCODER_THRESHOLD,
+    quality: int = D.ENCODER_QUALITY,
     crop: tuple[int, int] | None = None,
 ) -> np.ndarray:
     """ROI-aware JPEG: low-score blocks take the 9×9-Gaussian-blurred pixels; 1-D uint8 bytes.
@@ -227,16 +239,3 @@ def encoder(
         raise CortexError(f"encoder: JPEG encoding of a {frame.shape} frame failed")
     return encoded.reshape(-1)
 
-
-VISION_KERNELS = {
-    "cortex.gray": gray,
-    "cortex.blur_detector": blur_detector,
-    "cortex.scene_change": scene_change,
-    "cortex.center_crop": center_crop,
-    "cortex.text_roi": text_roi,
-    "cortex.saliency_dft": saliency_dft,
-    "cortex.motion_map": motion_map,
-    "cortex.score_fusion": score_fusion,
-    "cortex.temporal_smooth": temporal_smooth,
-    "cortex.encoder": encoder,
-}
