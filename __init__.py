@@ -9,6 +9,7 @@ The Python API:
     compiled = cortex.compile(module, mode="power_save")      # same call shape, NumPy backend
     lowered = cortex.lower(module)                            # upstream linalg/arith/func IR
     source = cortex.emit_numpy(lowered)                       # the generated Python
+    module = cortex.from_onnx("model.onnx")                   # ONNX in: one func.func @main
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ _API_HOMES = {
     "calibrate": "cortex.driver",
     "compile": "cortex.driver",
     "emit_numpy": "cortex.driver",
+    "from_onnx": "cortex.frontends.onnx",
     "lower": "cortex.driver",
     "make_context": "cortex.ir",
     "parse": "cortex.ir",

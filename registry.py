@@ -32,6 +32,9 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "convert-cortex-to-extern": ("cortex.lowering.cortex_to_extern", "ConvertCortexToExternPass"),
     "convert-cortex-frame-boundary": ("cortex.lowering.frame_boundary", "ConvertFrameBoundaryPass"),
     "cortex-fuse-linalg-elementwise": ("cortex.lowering.fuse_elementwise", "FuseElementwisePass"),
+    "cortex-conv-im2col": ("cortex.lowering.conv_im2col", "ConvIm2colPass"),
+    "cortex-unroll-pooling": ("cortex.lowering.unroll_pooling", "UnrollPoolingPass"),
+    "cortex-fold-constant-layouts": ("cortex.lowering.fold_constant_layouts", "FoldConstantLayoutsPass"),
 }
 
 TARGET_LOCATIONS: dict[str, tuple[str, str]] = {

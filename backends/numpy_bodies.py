@@ -162,9 +162,9 @@ COMBINERS: dict[type[Operation], str] = {
 REDUCE = {
     "sum": "np.sum",
     "prod": "np.prod",
-    "max": "np.max",
+    "max": "np.maximum.reduce",  # np.max's Python wrapper doubles the time of a small reduction
     "fmax": "np.fmax.reduce",
-    "min": "np.min",
+    "min": "np.minimum.reduce",
     "fmin": "np.fmin.reduce",
     "any": "np.any",
     "all": "np.all",

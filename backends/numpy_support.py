@@ -54,9 +54,22 @@ def affine_view(x: np.ndarray, offset: tuple[int, ...], shape: tuple[int, ...], 
     `coefs[k][a]` is the coefficient of loop dimension k in the index of axis
     a of x. The emitter checks the bounds statically, so the view never leaves x.
     """
+    key = (x.strides, offset, coefs)
+    layout = _VIEW_LAYOUTS.get(key)
+    if layout is None:
+        strides = tuple(sum(c * s for c, s in zip(column, x.strides)) for column in coefs)
+        layout = _VIEW_LAYOUTS[key] = (sum(o * s for o, s in zip(offset, x.strides)), strides)
+    if x.flags.c_contiguous:
+        # The ndarray constructor over x's buffer: 0.5 µs where as_strided takes 4 (and it checks the bounds).
+        view = np.ndarray(shape, x.dtype, x, *layout)
+        view.flags.writeable = False
+        return view
     base = x[tuple(slice(o, None) for o in offset)]
-    strides = tuple(sum(c * s for c, s in zip(column, x.strides)) for column in coefs)
-    return as_strided(base, shape=shape, strides=strides, writeable=False)
+    return as_strided(base, shape=shape, strides=layout[1], writeable=False)
+
+
+_VIEW_LAYOUTS: dict[tuple, tuple[int, tuple[int, ...]]] = {}
+"""(strides of x, offset, coefficients) → (byte offset, view strides): computed once per view of a program."""
 
 
 # ---- integer semantics MLIR has and NumPy operators lack

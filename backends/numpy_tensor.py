@@ -129,7 +129,9 @@ def translate_reshape_static(fe: FunctionEmitter, op: Operation) -> None:
     source = op.src
     if any(s < 0 for s in static_shape(result.type)):
         raise op_error(op, "with a dynamic result shape has no NumPy translation")
-    fe.define(result, f"{paren(fe.expr(source))}.reshape({_shape_expr(fe, result)})", owned=False)
+    # A reshape of a fresh array read nowhere else is as fresh (a relu after a conv can run in place).
+    owned = fe.reusable(source, op) is not None
+    fe.define(result, f"{paren(fe.expr(source))}.reshape({_shape_expr(fe, result)})", owned=owned)
 
 
 @translates(tensor.ReshapeOp)

@@ -134,14 +134,16 @@ def conv2d(
     return (x[0], w[0], oh, ow)
 
 
-def pool2d(x: Sequence[int], kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int]) -> Shape:
+def pool2d(
+    x: Sequence[int], kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int], dilations: Sequence[int] = (1, 1)
+) -> Shape:
     if len(x) != 4:
         raise ShapeError(f"pooling expects a 4-D input (NCHW), got {fmt(x)}")
     if len(kernel) != 2 or any(k <= 0 for k in kernel):
         raise ShapeError(f"kernel_shape must be two positive integers, got {list(kernel)}")
-    check_window_params(strides, pads, (1, 1))
-    oh = window_out(x[2], kernel[0], strides[0], pads[0], pads[2], 1)
-    ow = window_out(x[3], kernel[1], strides[1], pads[1], pads[3], 1)
+    check_window_params(strides, pads, dilations)
+    oh = window_out(x[2], kernel[0], strides[0], pads[0], pads[2], dilations[0])
+    ow = window_out(x[3], kernel[1], strides[1], pads[1], pads[3], dilations[1])
     return (x[0], x[1], oh, ow)
 
 

@@ -328,20 +328,30 @@ class PoolOp(CortexOp):
     kernel_shape = prop_def(DenseArrayBase[I64])
     strides = prop_def(DenseArrayBase[I64], default_value=i64_array(D.STRIDES))
     pads = prop_def(DenseArrayBase[I64], default_value=i64_array(D.PADS))
+    dilations = prop_def(DenseArrayBase[I64], default_value=i64_array(D.DILATIONS))  # ONNX pooling's (opset 10+)
     result = result_def(TensorType)
     traits = traits_def(*TENSOR_TRAITS)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
-    def __init__(self, x: SSAValue, kernel_shape: Sequence[int], strides: Sequence[int] = D.STRIDES, pads: Sequence[int] = D.PADS):
-        super().__init__(
-            operands=[x],
-            properties={"kernel_shape": i64_array(kernel_shape), "strides": i64_array(strides), "pads": i64_array(pads)},
-        )
+    def __init__(
+        self,
+        x: SSAValue,
+        kernel_shape: Sequence[int],
+        strides: Sequence[int] = D.STRIDES,
+        pads: Sequence[int] = D.PADS,
+        dilations: Sequence[int] = D.DILATIONS,
+    ):
+        properties = {"kernel_shape": i64_array(kernel_shape), "strides": i64_array(strides), "pads": i64_array(pads)}
+        if tuple(dilations) != tuple(D.DILATIONS):
+            properties["dilations"] = i64_array(dilations)
+        super().__init__(operands=[x], properties=properties)
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         element = float_tensor(self.x, "x").element_type
-        shape = shapes.pool2d(shape_of(self.x, "x"), ints(self.kernel_shape), ints(self.strides), ints(self.pads))
+        shape = shapes.pool2d(
+            shape_of(self.x, "x"), ints(self.kernel_shape), ints(self.strides), ints(self.pads), ints(self.dilations)
+        )
         return [tensor(shape, element)]
 
 

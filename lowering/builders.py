@@ -351,7 +351,15 @@ class LinalgBuilder:
         op = Conv2DNchwFchwOp([x, weight], [init], [init.type], strides=i64_vector(strides), dilations=i64_vector(dilations))
         return self.add(op).res[0]
 
-    def pooling_nchw(self, kind: str, x: SSAValue, kernel: Sequence[int], init: SSAValue, strides: Sequence[int]) -> SSAValue:
+    def pooling_nchw(
+        self,
+        kind: str,
+        x: SSAValue,
+        kernel: Sequence[int],
+        init: SSAValue,
+        strides: Sequence[int],
+        dilations: Sequence[int] = (1, 1),
+    ) -> SSAValue:
         """Window sums or maxima, as upstream's linalg.pooling_nchw_sum / _max, written as `linalg.generic`.
 
         xDSL 0.74 has no pooling_nchw_sum, and its pooling_nchw_max builds the
@@ -362,8 +370,9 @@ class LinalgBuilder:
         window = self.empty(kernel, element_of(x))
         n, c, oh, ow, kh, kw = (AffineDimExpr(i) for i in range(6))
         sh, sw = strides
+        dh, dw = dilations
         maps = [
-            affine_map(6, [n, c, oh * sh + kh, ow * sw + kw]),
+            affine_map(6, [n, c, oh * sh + kh * dh, ow * sw + kw * dw]),
             affine_map(6, [kh, kw]),
             affine_map(6, [n, c, oh, ow]),
         ]

@@ -206,10 +206,10 @@ class LowerConv2d(CortexLowering):
         return [b.conv_2d_nchw_fchw(x, op.weight, init, op.strides.get_values(), op.dilations.get_values())]
 
 
-def window_counts(size: int, kernel: int, stride: int, pad_lo: int, out: int) -> np.ndarray:
-    """How many cells of each window along one axis lie inside the unpadded input."""
-    starts = np.arange(out) * stride - pad_lo
-    return np.minimum(starts + kernel, size) - np.maximum(starts, 0)
+def window_counts(size: int, kernel: int, stride: int, pad_lo: int, out: int, dilation: int = 1) -> np.ndarray:
+    """How many cells of each (dilated) window along one axis lie inside the unpadded input."""
+    cells = (np.arange(out) * stride - pad_lo)[:, None] + np.arange(kernel)[None, :] * dilation
+    return ((cells >= 0) & (cells < size)).sum(axis=1)
 
 
 @lowers(ops.AvgPoolOp)
@@ -219,13 +219,15 @@ class LowerAvgPool(CortexLowering):
     def lower(self, op: ops.AvgPoolOp, b: LinalgBuilder) -> list[SSAValue]:
         top, left, bottom, right = op.pads.get_values()
         kernel, strides = op.kernel_shape.get_values(), op.strides.get_values()
+        dilations = op.dilations.get_values()
         _, _, h, w = shape_of(op.x)
         out = shape_of(op.result)
         element = element_of(op.x)
         x = b.pad(op.x, [0, 0, top, left], [0, 0, bottom, right], 0.0)
-        sums = b.pooling_nchw("add", x, kernel, b.full(out, 0.0, element), strides)
+        sums = b.pooling_nchw("add", x, kernel, b.full(out, 0.0, element), strides, dilations)
         counts = np.outer(
-            window_counts(h, kernel[0], strides[0], top, out[2]), window_counts(w, kernel[1], strides[1], left, out[3])
+            window_counts(h, kernel[0], strides[0], top, out[2], dilations[0]),
+            window_counts(w, kernel[1], strides[1], left, out[3], dilations[1]),
         )
         if np.all(counts == counts.flat[0]):
             count = float(counts.flat[0])
@@ -241,7 +243,7 @@ class LowerMaxPool(CortexLowering):
         top, left, bottom, right = op.pads.get_values()
         x = b.pad(op.x, [0, 0, top, left], [0, 0, bottom, right], -pymath.inf)
         init = b.full(shape_of(op.result), -pymath.inf, element_of(op.x))
-        return [b.pooling_nchw("max", x, op.kernel_shape.get_values(), init, op.strides.get_values())]
+        return [b.pooling_nchw("max", x, op.kernel_shape.get_values(), init, op.strides.get_values(), op.dilations.get_values())]
 
 
 # ---------------------------------------------------------------- layout and reductions
@@ -293,7 +295,12 @@ class LowerReduce(CortexLowering):
     def lower(self, op: ops.ReduceOp, b: LinalgBuilder) -> list[SSAValue]:
         shape = shape_of(op.x)
         axes = sorted({normalise_axis(a, len(shape)) for a in op.axes.get_values()}) or list(range(len(shape)))
-        result = b.reduce(op.x, axes, self.kind)
+        if any(shape[a] == 0 for a in axes):  # an empty set: the identity (ONNX: sum 0, max −inf)
+            _, identity = s.REDUCE_COMBINERS[self.kind]
+            kept = [d for i, d in enumerate(shape) if i not in axes]
+            result = b.full(kept, identity, element_of(op.x))
+        else:
+            result = b.reduce(op.x, axes, self.kind)
         if self.mean:
             count = float(pymath.prod(shape[a] for a in axes))
             result = b.elementwise(lambda v: s.divf(v, _c(v, count)), result)

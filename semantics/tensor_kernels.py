@@ -190,20 +190,20 @@ def conv2d(x, weight, bias=None, *, strides=D.STRIDES, pads=D.PADS, dilations=D.
 
 
 @kernel("cortex.avg_pool")
-def avg_pool(x, *, kernel_shape, strides=D.STRIDES, pads=D.PADS):
-    """Average over each window; padded cells are not counted (ONNX count_include_pad=0)."""
+def avg_pool(x, *, kernel_shape, strides=D.STRIDES, pads=D.PADS, dilations=D.DILATIONS):
+    """Average over each (dilated) window; padded cells are not counted (ONNX count_include_pad=0)."""
     x = as_f32(x)
-    sums = _windows(_pad_hw(x, pads, 0.0), kernel_shape, strides, (1, 1)).sum(axis=(4, 5), dtype=np.float64)
+    sums = _windows(_pad_hw(x, pads, 0.0), kernel_shape, strides, dilations).sum(axis=(4, 5), dtype=np.float64)
     ones = np.ones((1, 1) + x.shape[2:], np.float64)
-    counts = _windows(_pad_hw(ones, pads, 0.0), kernel_shape, strides, (1, 1)).sum(axis=(4, 5))
+    counts = _windows(_pad_hw(ones, pads, 0.0), kernel_shape, strides, dilations).sum(axis=(4, 5))
     return (sums / counts).astype(F32)
 
 
 @kernel("cortex.max_pool")
-def max_pool(x, *, kernel_shape, strides=D.STRIDES, pads=D.PADS):
-    """Maximum over each window; padding is −inf, so it never wins."""
+def max_pool(x, *, kernel_shape, strides=D.STRIDES, pads=D.PADS, dilations=D.DILATIONS):
+    """Maximum over each (dilated) window; padding is −inf, so it never wins."""
     x = as_f32(x)
-    return _windows(_pad_hw(x, pads, -np.inf), kernel_shape, strides, (1, 1)).max(axis=(4, 5))
+    return _windows(_pad_hw(x, pads, -np.inf), kernel_shape, strides, dilations).max(axis=(4, 5))
 
 
 # ---------------------------------------------------------------- layout, reductions
@@ -245,5 +245,6 @@ def reduce_mean(x, *, axes=(), keepdims: int = D.KEEPDIMS):
 
 @kernel("cortex.reduce_max")
 def reduce_max(x, *, axes=(), keepdims: int = D.KEEPDIMS):
-    return np.asarray(np.max(as_f32(x), axis=_axes(axes), keepdims=bool(keepdims)))
+    """The maximum; of an empty set, −inf (ONNX ReduceMax)."""
+    return np.asarray(np.max(as_f32(x), axis=_axes(axes), keepdims=bool(keepdims), initial=-np.inf))
 

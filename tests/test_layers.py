@@ -22,7 +22,7 @@ LAYERS: list[list[str]] = [
     ["cortex.semantics", "cortex.video"],  # op meaning (kernels, value conversions); video input
     ["cortex.dialects"],  # IRDL definitions, shape rules, canonicalisation, folding
     ["cortex.ir"],  # contexts, located parsing and verification
-    ["cortex.examples"],  # pipelines and graphs built with the dialect
+    ["cortex.examples", "cortex.frontends"],  # pipelines and graphs built with the dialect; ONNX import
     ["cortex.interpreter"],  # the reference interpreter
     ["cortex.passes"],  # ModulePasses over cortex IR
     ["cortex.lowering"],  # cortex -> upstream MLIR, the lowered-module ABI

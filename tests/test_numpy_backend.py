@@ -208,8 +208,8 @@ def test_reductions_sum_max_and_their_initial_values():
     np.testing.assert_allclose(seeded, x.reshape(3, 20).sum(axis=1) + 1.0, rtol=1e-5)
     np.testing.assert_allclose(accum, x.reshape(3, 20).sum(axis=1) + acc, rtol=1e-5)
     assert no_element_loops(source)
-    assert "np.full((5, 3)" not in source  # fills of the reduction's identity are never built
-    assert "np.max(x, axis=1)" in source and "np.einsum('ijk,ijk->ki', x, x)" in source  # no BLAS form: einsum
+    assert "np.full((5, 3)" not in source and "np.zeros((5, 3)" not in source  # identity fills are never built
+    assert "np.maximum.reduce(x, axis=1)" in source and "np.einsum('ijk,ijk->ki', x, x)" in source  # no BLAS form: einsum
 
 
 LINALG_REDUCE = """

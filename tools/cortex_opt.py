@@ -83,7 +83,7 @@ Exit status: 0 success; 1 a diagnostic (bad input, a pass failed, a
 
 # xDSL's flags, described as cortex-opt implements them.
 HELP_OVERRIDES = {
-    "input_file": "input file (MLIR text); stdin when omitted or '-'",
+    "input_file": "input file (MLIR text, or an ONNX model if it ends in .onnx); stdin when omitted or '-'",
     "verify_diagnostics": "check the diagnostics against the input's // expected-error {{...}} "
     "comments (@+N, @-N, @above, @below; -re for regexes), as mlir-opt does; "
     "exit 1 on any mismatch",
@@ -382,10 +382,16 @@ class CortexOptMain(xDSLOptMain):
         try:
             if path is None or path == "-":
                 return sys.stdin.buffer.read().decode("utf-8"), "<stdin>"
+            if path.endswith(".onnx"):  # an ONNX model: imported, then processed as its cortex IR
+                from cortex.tools.import_onnx import onnx_as_text
+
+                return onnx_as_text(path), path
             with open(path, "rb") as f:
                 return f.read().decode("utf-8"), path
         except OSError as e:
             raise UsageError(f"could not open input file '{path}': {e.strerror}") from None
+        except CortexError as e:
+            raise UsageError(Diagnostic(str(e), file=path)) from None
         except UnicodeDecodeError as e:
             raise UsageError(f"input '{path or '<stdin>'}' is not UTF-8 text (byte {e.start})") from None
 

@@ -1,0 +1,34 @@
+// The ONNX frontend: cortex-opt reads a .onnx model by its extension (and
+// cortex-import-onnx prints the same IR); the model lowers to IR mlir-opt verifies.
+// RUN: %python -m cortex.frontends.onnx_models cnn %t.onnx
+// RUN: cortex-opt %t.onnx | filecheck %s
+// RUN: %python -m cortex.tools.import_onnx %t.onnx | filecheck %s
+// RUN: cortex-opt %t.onnx -p convert-cortex-to-linalg,convert-cortex-to-extern | filecheck %s --check-prefix=LOWERED
+// RUN: %python -m cortex.frontends.onnx_models mlp %t.mlp.onnx
+// RUN: cortex-opt %t.mlp.onnx | filecheck %s --check-prefix=MLP
+// RUN: %python %S/Inputs/grouped_conv.py %t.dw.onnx
+// RUN: not cortex-opt %t.dw.onnx 2>&1 | filecheck %s --check-prefix=GROUP
+// RUN: not %python -m cortex.tools.import_onnx %t.dw.onnx 2>&1 | filecheck %s --check-prefix=GROUP
+
+// CHECK:      func.func @main(%x: tensor<1x3x16x16xf32>) -> tensor<1x10xf32> {
+// CHECK:        %w1 = cortex.constant dense<
+// CHECK:        %c1 = cortex.conv2d %x, %w1, %b1 {pads = array<i64: 1, 1, 1, 1>}
+// CHECK-NEXT:   %r1 = cortex.relu %c1
+// CHECK:        %c2 = cortex.conv2d %r1, %w2, %b2
+// CHECK-NEXT:   %r2 = cortex.relu %c2
+// CHECK-NEXT:   %p = cortex.max_pool %r2 {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x8x16x16xf32> -> tensor<1x8x8x8xf32>
+// CHECK:        %flat = cortex.reshape %r3 : tensor<1x16x8x8xf32> -> tensor<1x1024xf32>
+// CHECK:        %logits = cortex.linear %flat, %fc_w, %fc_b
+// CHECK-NEXT:   %y = cortex.softmax %logits
+// CHECK-NEXT:   func.return %y : tensor<1x10xf32>
+
+// LOWERED-NOT:  cortex.conv2d
+// LOWERED:      linalg.conv_2d_nchw_fchw
+// LOWERED:      linalg.matmul
+
+// MLP:      func.func @main(%x: tensor<1x64xf32>) -> tensor<1x10xf32> {
+// MLP-COUNT-3: cortex.linear
+// MLP:      cortex.softmax
+
+// GROUP: error: onnx node 'depthwise' (Conv), attribute 'group' = 4: grouped convolution is not expressible by cortex.conv2d (group must be 1)
+// GROUP-NOT: Traceback

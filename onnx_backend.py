@@ -1,0 +1,140 @@
+"""ONNX's backend interface (`onnx.backend.base.Backend`) over Cortex.
+
+    import cortex.onnx_backend as backend
+    rep = backend.prepare(model)                      # the compiled NumPy backend
+    outputs = rep.run([x])                            # or backend.run_model(model, [x])
+    rep = backend.ReferenceBackend.prepare(model)     # the reference interpreter
+
+`prepare`/`run_model`/`run_node`/`supports_device` at module level are the
+compiled backend's, as ONNX's runner conventions expect of a backend module;
+`engine="reference"` (or `ReferenceBackend`) picks the interpreter instead.
+
+Cortex shapes are static, so an integer graph input read as a shape or axes
+is bound to its value: `prepare` defers compiling such a model, and `run`
+compiles it once per distinct value of those inputs (cached).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import onnx
+from cortex.driver import compile_pipeline, reference
+from cortex.errors import CortexError
+from cortex.frontends.onnx import ENTRY, from_onnx, load_model
+from cortex.lowering import POST_LOWERING_PASSES
+from onnx.backend.base import Backend, BackendRep
+
+ENGINES = ("compiled", "reference")
+COMPILE_PASSES = f"cortex-conv-im2col,cortex-unroll-pooling,cortex-fold-constant-layouts,{POST_LOWERING_PASSES}"
+"""The post-lowering passes the compiled engine runs: convolutions as one im2col matrix product each,
+small pooling windows unrolled into elementwise maxima (sums), broadcasts and transposes of constants
+done at compile time, then the default post-lowering slot (elementwise fusion)."""
+
+
+def _make_runner(module, engine: str):
+    if engine == "compiled":
+        return compile_pipeline(module, entry=ENTRY, mode=None, post_passes=COMPILE_PASSES)
+    return reference(module, entry=ENTRY, mode=None)
+
+
+class CortexRep(BackendRep):
+    """A prepared model: `run(inputs)` returns the graph outputs, in order."""
+
+    def __init__(self, model: onnx.ModelProto, engine: str = "compiled"):
+        if engine not in ENGINES:
+            raise CortexError(f"unknown engine '{engine}' (engines: {', '.join(ENGINES)})")
+        self.model = model
+        self.engine = engine
+        initialized = {i.name for i in model.graph.initializer}
+        self.input_names = [i.name for i in model.graph.input if i.name not in initialized]
+        self.output_names = [o.name for o in model.graph.output]
+        # Integer inputs are shapes/axes to the importer: their values specialise the compiled module.
+        self.static_inputs = {
+            i.name
+            for i in model.graph.input
+            if i.name not in initialized
+            and i.type.HasField("tensor_type")
+            and i.type.tensor_type.elem_type in (onnx.TensorProto.INT64, onnx.TensorProto.INT32)
+        }
+        self._runners: dict[tuple, Any] = {}
+        if not self.static_inputs:
+            self._runner({})  # compile now: errors surface at prepare time
+
+    def _runner(self, static: Mapping[str, np.ndarray]):
+        key = tuple((name, value.dtype.str, value.shape, value.tobytes()) for name, value in sorted(static.items()))
+        if key not in self._runners:
+            self._runners[key] = _make_runner(from_onnx(self.model, static), self.engine)
+        return self._runners[key]
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
+        if type(inputs) is not list and isinstance(inputs, Mapping):
+            missing = [n for n in self.input_names if n not in inputs]
+            if missing:
+                raise CortexError(f"missing graph input(s): {', '.join(missing)}")
+            values = [inputs[n] for n in self.input_names]
+        else:
+            values = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+            if len(values) != len(self.input_names):
+                raise CortexError(f"the model takes {len(self.input_names)} input(s), got {len(values)}")
+        if self.static_inputs:
+            static = {n: np.asarray(v) for n, v in zip(self.input_names, values) if n in self.static_inputs}
+            args = [np.asarray(v) for n, v in zip(self.input_names, values) if n not in self.static_inputs]
+            outputs = self._runner(static)(*args)
+        else:
+            outputs = self._runners[()](*values)  # the runner checks (or converts) each value
+        return tuple(o if type(o) is np.ndarray and o.dtype == np.float32 else np.asarray(o, dtype=np.float32) for o in outputs)
+
+
+class CortexBackend(Backend):
+    """`engine` chooses the compiled NumPy backend (default) or the reference interpreter."""
+
+    engine = "compiled"
+
+    @classmethod
+    def prepare(cls, model: onnx.ModelProto | str | bytes, device: str = "CPU", engine: str | None = None, **kwargs: Any) -> CortexRep:
+        if not cls.supports_device(device):
+            raise CortexError(f"device '{device}' is not supported (Cortex runs on the CPU)")
+        return CortexRep(load_model(model), engine or cls.engine)
+
+    @classmethod
+    def run_model(cls, model, inputs: Any, device: str = "CPU", **kwargs: Any) -> tuple[np.ndarray, ...]:
+        return cls.prepare(model, device, **kwargs).run(inputs)
+
+    @classmethod
+    def run_node(cls, node: onnx.NodeProto, inputs: Any, device: str = "CPU", outputs_info: Sequence | None = None, **kwargs: Any):
+        """One node as a one-node model over `inputs` (their arrays give the input types)."""
+        arrays = [np.asarray(v) for v in (inputs.values() if isinstance(inputs, Mapping) else inputs)]
+        names = [n for n in node.input if n]
+        graph_inputs = [
+            onnx.helper.make_tensor_value_info(n, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+            for n, a in zip(names, arrays)
+        ]
+        outputs = [onnx.helper.make_empty_tensor_value_info(o) for o in node.output if o]
+        graph = onnx.helper.make_graph([node], "node", graph_inputs, outputs)
+        opset = kwargs.pop("opset_version", onnx.defs.onnx_opset_version())
+        model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
+        return cls.run_model(model, arrays, device, **kwargs)
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return device.upper() == "CPU"
+
+
+class CompiledBackend(CortexBackend):
+    engine = "compiled"
+
+
+class ReferenceBackend(CortexBackend):
+    engine = "reference"
+
+
+prepare = CompiledBackend.prepare
+run_model = CompiledBackend.run_model
+run_node = CompiledBackend.run_node
+supports_device = CompiledBackend.supports_device
+
+__all__ = ["CompiledBackend", "CortexBackend", "CortexRep", "ReferenceBackend", "prepare", "run_model", "run_node", "supports_device"]
