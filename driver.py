@@ -8,6 +8,7 @@ module imports it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -58,22 +59,33 @@ def compile_pipeline(
     weights: Mapping[str, float] | None = None,
     passes: str | None = None,
     post_passes: str | None = "default",
+    workers: int = 1,
 ) -> CompiledPipeline:
     """Lower `entry` of a cortex module (optionally after `passes`), run `post_passes` on the
     lowered module ("default": `POST_LOWERING_PASSES`, elementwise fusion; None or "": none),
-    emit NumPy, load it."""
+    emit NumPy, load it. `workers` > 1: each call runs the frame's independent stages on that
+    many threads (`cortex.backends.stage_parallel`)."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
     if post_passes == "default":
         post_passes = POST_LOWERING_PASSES
     table, source = resolve_weights(mode, weights)
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
         find_entry(module, entry)
-        lowered = lower(module, passes=passes, post_passes=post_passes)
+        optimised = module.clone()  # kept: the frame split (run_video, workers) cuts this module
+        if passes:
+            run_pipeline(optimised, passes)
+        lowered = lower(optimised, post_passes=post_passes)
     except CortexError:
         raise
     except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
         raise CortexError(str(e).strip()) from None
-    return CompiledPipeline(lowered, entry, table, source)
+    compiled = CompiledPipeline(lowered, entry, table, source)
+    compiled.cortex_module, compiled.post_passes, compiled.workers = optimised, post_passes, workers
+    compiled.lower_module = functools.partial(lower, post_passes=post_passes)
+    compiled.compile_fn = compile_pipeline
+    return compiled
 
 
 def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, op_timer=None) -> ReferenceRunner:
@@ -84,13 +96,20 @@ def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", we
     return ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
 
 
-def compile(module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None, post_passes="default"):  # noqa: A001
+def compile(  # noqa: A001
+    module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None,
+    post_passes="default", workers=1,
+):
     """Lower and compile `entry` to NumPy; same call shape as `reference`.
 
     `passes` run on the cortex module before lowering; `post_passes` on the lowered
     module ("default": `cortex.lowering.POST_LOWERING_PASSES`, elementwise fusion; None: none).
+    `workers` > 1: a frame's independent stages run concurrently; `compiled.run_video(frames,
+    workers=N)` runs several frames at once (`cortex.backends.frame_parallel`).
     """
-    return compile_pipeline(module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes)
+    return compile_pipeline(
+        module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes, workers=workers
+    )
 
 
 def calibrate(module, inputs, entry: str | None = None):

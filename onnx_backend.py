@@ -20,13 +20,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-
 import onnx
+from onnx.backend.base import Backend, BackendRep
+
 from cortex.driver import compile_pipeline, reference
 from cortex.errors import CortexError
 from cortex.frontends.onnx import ENTRY, from_onnx, load_model
 from cortex.lowering import POST_LOWERING_PASSES
-from onnx.backend.base import Backend, BackendRep
 
 ENGINES = ("compiled", "reference")
 COMPILE_PASSES = f"cortex-conv-im2col,cortex-unroll-pooling,cortex-fold-constant-layouts,{POST_LOWERING_PASSES}"

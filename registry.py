@@ -23,6 +23,10 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-profile": ("cortex.passes.profile", "ProfilePass"),
     "cortex-fuse-batch-norm": ("cortex.passes.fuse_batch_norm", "FuseBatchNormPass"),
     "cortex-recognize-gelu": ("cortex.passes.recognize_gelu", "RecognizeGeluPass"),
+    # scheduling (issue 8)
+    "cortex-schedule": ("cortex.passes.schedule", "SchedulePass"),
+    "cortex-frame-split": ("cortex.passes.frame_split", "FrameSplitPass"),
+    "cortex-stage-split": ("cortex.passes.stage_split", "StageSplitPass"),
     # quantisation (issue 11)
     "cortex-calibrate": ("cortex.passes.calibrate", "CalibratePass"),
     "cortex-quantize": ("cortex.passes.quantize", "QuantizePass"),

@@ -175,6 +175,17 @@ class CompiledPipeline:
     `runner.profiling = True` then `runner.profile()` (seconds per source op).
     """
 
+    cortex_module: ModuleOp | None = None
+    """The cortex module after the optimisation passes, before lowering (what `run_video` splits)."""
+    post_passes: str | None = None
+    """The passes run on the lowered module (the frame split lowers its parts with the same)."""
+    lower_module: Callable[[ModuleOp], ModuleOp] | None = None
+    """The driver's lowering with those passes (set by `cortex.driver.compile_pipeline`)."""
+    compile_fn: Callable[..., Any] | None = None
+    """The driver's `compile_pipeline`, for Ray actors that compile the pipeline again."""
+    workers: int = 1
+    """Threads for one frame's independent stages (`cortex.backends.stage_parallel`); 1: in order."""
+
     def __init__(self, lowered: ModuleOp, entry: str, weights: Mapping[str, float], weight_source: str):
         from cortex.backends.numpy_emitter import emit
 
@@ -231,6 +242,10 @@ class CompiledPipeline:
     # ---- a frame
 
     def __call__(self, *inputs: Any) -> tuple[Any, ...]:
+        if self.workers > 1 and not self.profiling:
+            from cortex.backends.stage_parallel import call_with_concurrent_stages
+
+            return call_with_concurrent_stages(self, inputs)
         signature = self._plain_signature
         if signature is not None and len(inputs) == len(signature):
             for v, (dtype, shape) in zip(inputs, signature):
@@ -269,6 +284,12 @@ class CompiledPipeline:
         held = [v for v in state.values() if isinstance(v, np.ndarray)]
         # a state read but not updated this frame is still ours: the caller gets a copy
         return tuple(o.copy() if isinstance(o, np.ndarray) and _aliased(o, held, ()) else o for o in outputs)
+
+    def run_video(self, frames, workers: int | None = None, engine: str = "threads", **options):
+        """Outputs frame after frame, several frames in flight (`cortex.backends.frame_parallel`)."""
+        from cortex.backends.frame_parallel import run_video
+
+        return run_video(self, frames, workers=workers, engine=engine, **options)
 
 
 def _plain_signature(args: list[Port], results: list[Port]) -> list[tuple[np.dtype, tuple[int, ...]]] | None:

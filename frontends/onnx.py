@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
+from onnx import numpy_helper
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -36,10 +38,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-import onnx
 from cortex.dialects import tensor_ops as ops
 from cortex.errors import CortexError
-from onnx import numpy_helper
 
 ENTRY = "main"
 FLOAT = onnx.TensorProto.FLOAT

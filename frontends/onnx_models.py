@@ -13,7 +13,6 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 

@@ -37,6 +37,7 @@ from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import ENTRY, build_l2_pipeline
 from cortex.passes.dce import eliminate_dead_nodes
 from cortex.registry import all_passes
+from cortex.tools import parallel_run
 from cortex.tools.report import OverlayWriter, ProgressBar, StageTimes, dce_summary, stage_name
 
 BUNDLED_PIPELINE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
@@ -88,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="frames of the unspecialised pipeline run to price the mode's DCE when this run is specialised (default: 10; 0: skip)",
     )
+    parallel_run.add_arguments(p)  # --workers, --engine, several videos (issue 8)
     return p
 
 
@@ -356,6 +358,11 @@ def dce_report(args, module: ModuleOp, measured: StageTimes, frames: int, frame_
 
 
 def run(args: argparse.Namespace) -> int:
+    return parallel_run.run_each_video(args, run_one)
+
+
+def run_one(args: argparse.Namespace) -> int:
+    """One video through the pipeline."""
     if args.frames < 0:
         raise CortexError(f"--frames must be >= 0, got {args.frames}")
     mode_weights(args.mode)  # an unknown mode fails before any work
@@ -384,14 +391,21 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes, args.post_passes)
     compile_seconds = time.perf_counter() - start
+    runner = parallel_run.ParallelRunner.maybe(args, backend)  # None: frame after frame
 
     outputs = Outputs(args, source.fps, block)
     try:
-        frames, seconds, skipped = run_frames(
-            backend, source, source.size, source.frame_count, outputs, probed, args.quiet, log=not args.no_frame_log
-        )
+        if runner:
+            frames, seconds, skipped = runner.run_frames(
+                source, source.size, source.frame_count, outputs, probed, args.quiet, not args.no_frame_log, frame_line
+            )
+        else:
+            frames, seconds, skipped = run_frames(
+                backend, source, source.size, source.frame_count, outputs, probed, args.quiet, log=not args.no_frame_log
+            )
     finally:
         outputs.close()
+    args.frames_done = frames
 
     ph, pw = source.padded_size
     padded = f" (padded {ph}x{pw})" if source.padded_size != source.size else ""
@@ -402,9 +416,12 @@ def run(args: argparse.Namespace) -> int:
     if frames:
         fps = frames / seconds if seconds > 0 else float("inf")
         gate = f"; {skipped} skipped by the blur gate" if probed else ""
-        print(f"{1e3 * seconds / frames:.2f} ms/frame, {fps:.1f} fps{gate}")
-        times = backend.stage_times()
+        how = f" ({runner.describe()})" if runner else ""
+        print(f"{1e3 * seconds / frames:.2f} ms/frame, {fps:.1f} frames/s{how}{gate}")
+        times = (runner or backend).stage_times()
         print(times.table(frames, seconds, title="per-stage time, averaged over all frames"))
+        if runner:
+            print(runner.overlap_table(frames))
         print(dce_report(args, module, times, frames, seconds, source))
     return 0
 

@@ -1,0 +1,212 @@
+"""Scheduling benchmark: the hand-written sequential pipeline against the compiled one, sequential and
+frame-parallel, per mode, at 480×640 and 1080p (padded to 1088×1920, a multiple of the 32-pixel block).
+
+    python benchmarks/bench_schedule.py                 # both sizes, every mode
+    python benchmarks/bench_schedule.py --sizes 480x640 --modes balanced --repeat 5
+    python benchmarks/bench_schedule.py --quick         # smoke run: 96x128, 6 frames, one repeat
+    python benchmarks/bench_schedule.py --ray           # adds the Ray engine (starts a local Ray)
+
+One process; the contenders run in turn (A, B, C, A, B, C, ...) on the same
+frames of the synthetic video (a blurred frame included), each over a batch
+of frames from a fresh state. Figures are medians over the repeats:
+latency = time from a frame entering to its output coming out; throughput =
+frames / batch time. The machine load (`os.getloadavg`) is printed with the
+figures: other processes on the machine depress every parallel speed-up.
+Targets (issue 8, 2 cores): throughput ≥ 1.8× the hand-written pipeline,
+latency ≤ 0.8×. No figure is asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from handwritten_pipeline import HandwrittenPipeline  # noqa: E402
+
+import cortex  # noqa: E402
+from cortex.backends.frame_parallel import machine_cores, split_program_for  # noqa: E402
+from cortex.backends.stage_parallel import stage_program_for  # noqa: E402
+from cortex.video.synthetic import SyntheticVideo  # noqa: E402
+
+MODES = ("balanced", "power_save", "motion")
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {machine_cores()} cores"
+
+
+def sequential(make: Callable[[], Callable]) -> Callable[[list], tuple[list[float], float]]:
+    def run(frames):
+        pipeline = make()
+        latencies = []
+        start = time.perf_counter()
+        for f in frames:
+            t = time.perf_counter()
+            pipeline(f)
+            latencies.append(time.perf_counter() - t)
+        return latencies, time.perf_counter() - start
+
+    return run
+
+
+def parallel(compiled, workers: int, engine: str = "threads") -> Callable[[list], tuple[list[float], float]]:
+    def run(frames):
+        compiled.reset()
+        entered: list[float] = []
+
+        def source():
+            for f in frames:
+                entered.append(time.perf_counter())
+                yield f
+
+        latencies = []
+        start = time.perf_counter()
+        for k, _ in enumerate(compiled.run_video(source(), workers=workers, engine=engine)):
+            latencies.append(time.perf_counter() - entered[k])
+        return latencies, time.perf_counter() - start
+
+    return run
+
+
+def measure(contenders: dict[str, Callable], frames: list, repeat: int) -> dict[str, tuple[float, float, float, float]]:
+    """name → medians of (latency ms, throughput frames/s, process CPU ms per frame, CPU/wall), interleaved.
+
+    CPU/wall is how many cores the process kept busy: on a loaded machine a
+    parallel contender can only be as fast as the cores it is given."""
+    lat: dict[str, list[float]] = {n: [] for n in contenders}
+    fps: dict[str, list[float]] = {n: [] for n in contenders}
+    cpu: dict[str, list[float]] = {n: [] for n in contenders}
+    busy: dict[str, list[float]] = {n: [] for n in contenders}
+    for _ in range(repeat):
+        for name, run in contenders.items():
+            start = time.process_time()
+            latencies, seconds = run(frames)
+            used = time.process_time() - start
+            lat[name].append(statistics.median(latencies))
+            fps[name].append(len(frames) / seconds)
+            cpu[name].append(1e3 * used / len(frames))
+            busy[name].append(used / seconds)
+    return {
+        n: (1e3 * statistics.median(lat[n]), statistics.median(fps[n]), statistics.median(cpu[n]), statistics.median(busy[n]))
+        for n in contenders
+    }
+
+
+def compiled_for(size, mode, workers=1):
+    module = cortex.build_l2_pipeline(*size)
+    return cortex.compile(module, mode=mode, passes=f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce", workers=workers)
+
+
+def bench(size, mode, frames_n, repeat, workers, ray) -> dict[str, tuple[float, float]]:
+    h, w = size
+    video = SyntheticVideo(h, w)
+    frames = [video.frame(i) for i in range(frames_n)]
+    seq, par, stages = compiled_for(size, mode), compiled_for(size, mode), compiled_for(size, mode, workers)
+    split_program_for(par)  # compile the splits before timing
+    stage_program_for(stages)
+    contenders = {
+        "hand-written sequential": sequential(lambda: HandwrittenPipeline(h, w, mode)),
+        "compiled sequential": sequential(lambda: (seq.reset(), seq)[1]),
+        f"compiled concurrent stages ({workers} threads)": sequential(lambda: (stages.reset(), stages)[1]),
+        f"compiled frame-parallel ({workers} threads)": parallel(par, workers),
+    }
+    if ray:
+        contenders[f"compiled frame-parallel ({workers} Ray actors)"] = parallel(compiled_for(size, mode), workers, "ray")
+    return measure(contenders, frames, repeat)
+
+
+def report(title: str, results: dict[str, tuple[float, float, float, float]]) -> str:
+    base_lat, base_fps, _, _ = results["hand-written sequential"]
+    width = max(len(n) for n in results)
+    header = (f"  {'contender':<{width}}  {'latency ms':>10}  {'× hand':>6}  {'frames/s':>8}  {'× hand':>6}"
+              f"  {'CPU ms/frame':>12}  {'cores busy':>10}")
+    lines = [title, header]
+    for name, (lat, fps, cpu, busy) in results.items():
+        lines.append(f"  {name:<{width}}  {lat:>10.2f}  {lat / base_lat:>6.2f}  {fps:>8.2f}  {fps / base_fps:>6.2f}"
+                     f"  {cpu:>12.1f}  {busy:>10.2f}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", default="480x640,1088x1920")
+    p.add_argument("--modes", default=",".join(MODES))
+    p.add_argument("--frames", type=int, default=None, help="frames per batch (default: 16 at 480x640, 8 larger)")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--workers", type=int, default=None, help="default: the machine's cores")
+    p.add_argument("--scaling", default=None, help="worker counts of the scaling table (default: 1,2,4,... up to 2×cores)")
+    p.add_argument("--ray", action="store_true", help="also the Ray engine (starts a local Ray)")
+    p.add_argument("--quick", action="store_true", help="smoke run: 96x128, 6 frames, one repeat, balanced")
+    p.add_argument(
+        "--blas-threads", type=int, default=1,
+        help="BLAS threads for every contender (default 1: OpenBLAS threads spin on a loaded machine; 0: BLAS default)",
+    )
+    args = p.parse_args(argv)
+    if args.blas_threads > 0:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=args.blas_threads, user_api="blas")
+    if args.quick:
+        args.sizes, args.modes, args.frames, args.repeat = "96x128", "balanced", 6, 1
+    workers = args.workers or machine_cores()
+    blas = f"BLAS limited to {args.blas_threads} thread(s)" if args.blas_threads > 0 else "BLAS threads: library default"
+    print(f"bench_schedule: {load()}; {workers} workers; {blas}")
+    ratios = []
+    first = None
+    for text in args.sizes.split(","):
+        size = tuple(int(v) for v in text.split("x"))
+        n = args.frames or (16 if size[0] * size[1] <= 480 * 640 else 8)
+        for mode in args.modes.split(","):
+            results = bench(size, mode, n, args.repeat, workers, args.ray)
+            first = first or (size, mode, n)
+            print(report(f"{size[0]}x{size[1]} {mode}, {n} frames per batch, {args.repeat} repeats ({load()})", results))
+            base_lat, base_fps, _, _ = results["hand-written sequential"]
+            par = f"compiled frame-parallel ({workers} threads)"
+            con = f"compiled concurrent stages ({workers} threads)"
+            ratios.append(f"ratio {text} {mode} throughput frame-parallel/hand-written: {results[par][1] / base_fps:.3g}  (target >= 1.8, limit 2.0)")
+            ratios.append(f"ratio {text} {mode} throughput compiled sequential/hand-written: {results['compiled sequential'][1] / base_fps:.3g}")
+            ratios.append(f"ratio {text} {mode} latency concurrent stages/hand-written: {results[con][0] / base_lat:.3g}  (target <= 0.8, limit ~0.77)")
+            ratios.append(f"ratio {text} {mode} throughput concurrent stages/hand-written: {results[con][1] / base_fps:.3g}")
+            ratios.append(f"ratio {text} {mode} latency compiled sequential/hand-written: {results['compiled sequential'][0] / base_lat:.3g}")
+            ratios.append(f"ratio {text} {mode} latency frame-parallel/hand-written: {results[par][0] / base_lat:.3g}")
+    size, mode, n = first
+    counts = [int(c) for c in args.scaling.split(",")] if args.scaling else _scaling(machine_cores())
+    if args.quick:
+        counts = counts[:2]
+    h, w = size
+    video = SyntheticVideo(h, w)
+    frames = [video.frame(i) for i in range(n)]
+    runs = {"hand-written sequential": sequential(lambda: HandwrittenPipeline(h, w, mode))}
+    for c in counts:
+        compiled = compiled_for(size, mode)
+        split_program_for(compiled)
+        runs[f"{c} worker{'s' if c > 1 else ''}"] = parallel(compiled, c)
+    scaling = measure(runs, frames, args.repeat)
+    base = scaling["hand-written sequential"][1]
+    print(f"scaling, {h}x{w} {mode}, frame-parallel threads ({load()})")
+    for name, (_, fps, _, busy) in scaling.items():
+        print(f"  {name:<24} {fps:8.2f} frames/s  {fps / base:5.2f}× hand-written  {busy:5.2f} cores busy")
+    print("\n".join(ratios))
+    print(f"bench_schedule: done; {load()}")
+    return 0
+
+
+def _scaling(cores: int) -> list[int]:
+    counts, c = [], 1
+    while c <= max(2 * cores, 2):
+        counts.append(c)
+        c *= 2
+    return counts
+
+
+if __name__ == "__main__":
+    sys.exit(main())

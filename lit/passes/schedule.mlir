@@ -1,0 +1,36 @@
+// cortex-schedule prints the stage graph with the state edges, each state's
+// class and why, the critical path from cortex.profile_ms, and a schedule
+// over N workers; the IR is left as it is.
+// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-profile{frames=2},cortex-schedule{workers=2}' 2>&1 >/dev/null | filecheck %s
+// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-schedule{workers=4}' 2>&1 >/dev/null | filecheck %s --check-prefix=UNPROFILED
+// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-schedule{workers=2}' 2>/dev/null | filecheck %s --check-prefix=UNCHANGED
+// RUN: not cortex-opt %examples/l2_pipeline.mlir -p 'cortex-schedule{workers=0}' 2>&1 | filecheck %s --check-prefix=BAD
+
+// CHECK:      [schedule] @l2_frame on 2 workers
+// CHECK-NEXT: stage graph (← inputs; state values come from the previous frame):
+// CHECK-NEXT:   gray       {{ *}}[[#]].[[#]] ms  [delayed]  ← the frame
+// CHECK-NEXT:   sharpness  {{ *}}[[#]].[[#]] ms  [parallel]  ← gray
+// CHECK-NEXT:   scene      {{ *}}[[#]].[[#]] ms  [parallel]  ← gray, sharpness, state prev_gray  (under the blur gate)
+// CHECK:        text       {{ *}}[[#]].[[#]] ms  [parallel]  ← gray, sharpness  (under the blur gate)
+// CHECK:        smoothed   {{ *}}[[#]].[[#]] ms  [recurrence]  ← fused, scene, sharpness, state prev_score  (under the blur gate)
+// CHECK-NEXT:   encoded    {{ *}}[[#]].[[#]] ms  [tail]  ← sharpness, smoothed, state prev_score
+// CHECK-NEXT:   state prev_gray ⇢ next frame  ← gray
+// CHECK-NEXT:   state prev_score ⇢ next frame  ← sharpness, smoothed, state prev_score
+// CHECK-NEXT: states:
+// CHECK-NEXT:   prev_gray: delayed input — its next value (%gray ← the frame) reads no state: frame n+1 gets it from frame n alone
+// CHECK-NEXT:   prev_score: recurrence — its next value reads state 'prev_gray' (in cortex.scene_change, cortex.motion_map) and 'prev_score' (in the yield of an scf.if, cortex.temporal_smooth): frame n needs frame n-1's result
+// CHECK-NEXT: critical path (one frame): gray → sharpness → {{.*}} → fused → smoothed → encoded = {{.*}} ms of {{.*}} ms
+// CHECK-NEXT: one frame, stages concurrent: expected latency {{.*}} ms (sequential {{.*}} ms ({{.*}}×))
+// CHECK-NEXT:   worker 1: gray, {{.*}}
+// CHECK-NEXT:   worker 2: {{.*}}
+// CHECK-NEXT: frame-parallel parts: delayed {{.*}} ms, parallel {{.*}} ms, recurrence {{.*}} ms, tail {{.*}} ms
+// CHECK-NEXT: frame-parallel: recurrence {{.*}} ms = {{.*}} % of the work; throughput bound {{.*}} frames/s (limited by 2 workers; sequential {{.*}} frames/s, {{.*}}×)
+
+// UNPROFILED: [schedule] @l2_frame on 4 workers
+// UNPROFILED: gray {{ *}}? ms  [delayed]
+// UNPROFILED: times: not measured for gray, sharpness, scene, center, text, saliency, motion, fused, smoothed, encoded (counted as 0 ms; run cortex-profile first)
+
+// UNCHANGED: func.func @l2_frame(%frame: tensor<480x640x3xui8>)
+// UNCHANGED: cortex.update_state "prev_score"
+
+// BAD: workers must be >= 1, got 0

@@ -1,0 +1,30 @@
+// cortex-stage-split cuts the frame split's parallel part into one function
+// per stage, so one frame's independent stages can run at once: each stage
+// under the blur gate gets its own copy of the gate, and the last copy
+// yields what the recurrence reads.
+// RUN: cortex-opt %examples/l2_pipeline.mlir -p cortex-frame-split,cortex-stage-split | filecheck %s
+// RUN: cortex-opt %examples/l2_pipeline.mlir -p cortex-frame-split,cortex-stage-split,convert-cortex-to-linalg,convert-cortex-to-extern | %mlir-opt > /dev/null
+// RUN: not cortex-opt %examples/l2_pipeline.mlir -p 'cortex-stage-split{function=nope}' 2>&1 | filecheck %s --check-prefix=MISSING
+// REQUIRES: mlir-opt
+
+// CHECK:      func.func @l2_frame__delayed
+// CHECK:      func.func @l2_frame__parallel__s0(%gray: tensor<480x640xf32>) -> f32
+// CHECK-SAME:   cortex.split_args = ["value:0"], cortex.split_results = ["stage:0"]
+// CHECK-NEXT:   %sharpness = cortex.blur_detector %gray
+// CHECK:      func.func @l2_frame__parallel__s1(%sharpness: f32) -> i1
+// CHECK:        %blurred = arith.cmpf olt, %sharpness
+// CHECK:      func.func @l2_frame__parallel__s2(%blurred: i1, %gray: tensor<480x640xf32>, %prev_gray: tensor<480x640xf32>) -> f32
+// CHECK-NEXT:   %scene = scf.if %blurred -> (f32) {
+// CHECK-NEXT:     %{{.*}} = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:     scf.yield
+// CHECK-NEXT:   } else {
+// CHECK-NEXT:     %scene_1 = cortex.scene_change %gray, %prev_gray
+// CHECK:      func.func @l2_frame__parallel__s4(%blurred: i1, %gray: tensor<480x640xf32>) -> tensor<15x20xf32>
+// CHECK:          cortex.text_roi %gray
+// CHECK:      func.func @l2_frame__parallel__s7(%blurred: i1, %center: tensor<15x20xf32>, %text: tensor<15x20xf32>, %saliency: tensor<15x20xf32>, %motion: tensor<15x20xf32>, %scene: f32) -> (i1, tensor<15x20xf32>, f32)
+// CHECK-SAME:   cortex.split_results = ["value:1", "value:2", "value:3"]
+// CHECK:          cortex.score_fusion
+// CHECK:      func.func @l2_frame__recurrence
+// CHECK:      func.func @l2_frame__tail
+
+// MISSING: no function '@nope' to split into stages

@@ -1,0 +1,58 @@
+"""Pipelines for the scheduling tests: the L2 pipeline at a small size, with extra states, and unsplittable ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cortex
+
+L2_TEXT = (Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir").read_text()
+SMALL = (96, 128)
+
+
+def small_l2_text() -> str:
+    """The bundled L2 pipeline at 96×128 (a 3×4 score grid)."""
+    return L2_TEXT.replace("480x640", "96x128").replace("15x20", "3x4")
+
+
+def with_extra_states() -> str:
+    """Small L2 plus a frame counter and a running mean of the motion map (both recurrences),
+    and a delayed input `prev_center` that nothing but its own update needs."""
+    text = small_l2_text()
+    text = text.replace(
+        "-> (tensor<?xui8>, tensor<3x4xf32>) {",
+        "-> (tensor<?xui8>, tensor<3x4xf32>, tensor<1xf32>, tensor<3x4xf32>) {",
+    )
+    extra = """    %count = cortex.state "count" : tensor<1xf32>
+    %one = cortex.constant dense<1.000000e+00> : tensor<1xf32>
+    %count_next = cortex.add %count, %one : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    cortex.update_state "count" = %count_next : tensor<1xf32>
+    %mean = cortex.state "mean_motion" : tensor<3x4xf32>
+    %moving = cortex.motion_map %gray, %prev_gray : (tensor<96x128xf32>, tensor<96x128xf32>) -> tensor<3x4xf32>
+    %k9 = cortex.constant dense<9.000000e-01> : tensor<3x4xf32>
+    %k1 = cortex.constant dense<1.000000e-01> : tensor<3x4xf32>
+    %decayed = cortex.mul %mean, %k9 : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+    %added = cortex.mul %moving, %k1 : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+    %mean_next = cortex.add %decayed, %added : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+    cortex.update_state "mean_motion" = %mean_next : tensor<3x4xf32>
+    %center_now = cortex.center_crop %gray : tensor<96x128xf32> -> tensor<3x4xf32>
+    cortex.update_state "prev_center" = %center_now : tensor<3x4xf32>
+    func.return %encoded, %score, %count_next, %mean_next : tensor<?xui8>, tensor<3x4xf32>, tensor<1xf32>, tensor<3x4xf32>
+"""
+    return text.replace("    func.return %encoded, %score : tensor<?xui8>, tensor<3x4xf32>\n", extra)
+
+
+def updated_in_a_branch() -> str:
+    """A state updated under an scf.if: the frame split refuses it (and says why)."""
+    return """builtin.module {
+  func.func @l2_frame(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %s = cortex.state "acc" : tensor<4xf32>
+    %c = arith.constant true
+    scf.if %c {
+      cortex.update_state "acc" = %x : tensor<4xf32>
+      scf.yield
+    }
+    func.return %s : tensor<4xf32>
+  }
+}
+"""

@@ -1,0 +1,222 @@
+"""compiled.run_video: several frames in flight, exactly the sequential run (threads engine).
+
+Bit-identical means: the same JPEG bytes, the same score bits and the same
+final `compiled.state` as calling `compiled(frame)` frame after frame, over
+60 frames with blurred frames (8, 28, 29, 48) and scene cuts (20, 40).
+No timing is asserted here (see benchmarks/).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cortex
+from cortex.backends.frame_parallel import (
+    run_split_sequential,
+    split_program_for,
+    thread_budget,
+)
+from cortex.ir import CortexError
+from cortex.video.synthetic import SyntheticVideo
+from tests.frame_split_pipelines import L2_TEXT, SMALL, small_l2_text, with_extra_states
+
+FRAMES = 60
+MODES = ("balanced", "power_save", "motion")
+
+
+def passes(mode):
+    return f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce"
+
+
+def compiled(text, mode="balanced", specialise=True):
+    return cortex.compile(cortex.parse(text), mode=mode, passes=passes(mode) if specialise else None)
+
+
+def frames_of(size, n=FRAMES, start=0):
+    video = SyntheticVideo(*size)
+    return [video.frame(i) for i in range(start, start + n)]
+
+
+def assert_same(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert len(g) == len(w)
+        for a, b in zip(g, w):
+            a, b = np.asarray(a), np.asarray(b)
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def assert_same_state(a, b):
+    assert a.keys() == b.keys()
+    for k in a:
+        x, y = np.asarray(a[k]), np.asarray(b[k])
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), k
+
+
+def sequential(pipeline, frames):
+    return [pipeline(f) for f in frames]
+
+
+def frame_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("cortex-frame")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_threads_equal_sequential_small(mode, workers):
+    frames = frames_of(SMALL)
+    a, b = compiled(small_l2_text(), mode), compiled(small_l2_text(), mode)
+    want = sequential(a, frames)
+    assert_same(list(b.run_video(frames, workers=workers)), want)
+    assert_same_state(b.state, a.state)
+    assert not frame_threads()
+
+
+def test_threads_equal_sequential_480x640():
+    frames = frames_of((480, 640))
+    a, b = compiled(L2_TEXT), compiled(L2_TEXT)
+    want = sequential(a, frames)
+    assert any(bool(np.asarray(w[1]).any()) for w in want)
+    assert_same(list(b.run_video(frames, workers=2)), want)
+    assert_same_state(b.state, a.state)
+
+
+def test_unspecialised_pipeline_with_runtime_weights():
+    frames = frames_of(SMALL, 30)
+    a, b = compiled(small_l2_text(), "motion", False), compiled(small_l2_text(), "motion", False)
+    assert_same(list(b.run_video(frames, workers=2)), sequential(a, frames))
+    assert_same_state(b.state, a.state)
+
+
+def test_pipeline_with_extra_states():
+    frames = frames_of(SMALL)
+    a, b = compiled(with_extra_states()), compiled(with_extra_states())
+    program = split_program_for(b)
+    assert program.recurrent == ["prev_score", "count", "mean_motion"] and program.delayed == ["prev_gray", "prev_center"]
+    want = sequential(a, frames)
+    assert float(np.asarray(want[-1][2])[0]) == FRAMES  # the counter counted every frame
+    assert_same(list(b.run_video(frames, workers=2)), want)
+    assert_same_state(b.state, a.state)
+
+
+def test_split_sequential_equals_entry_and_continues_from_state():
+    frames = frames_of(SMALL, 30)
+    a, b = compiled(small_l2_text()), compiled(small_l2_text())
+    want = sequential(a, frames)
+    got = list(run_split_sequential(b, frames[:10])) + list(b.run_video(frames[10:], workers=2))
+    assert_same(got, want)
+    assert_same_state(b.state, a.state)
+
+
+@settings(max_examples=12, deadline=None)
+@given(workers=st.integers(1, 4), window=st.integers(1, 6), start=st.integers(0, 40), n=st.integers(0, 12))
+def test_any_workers_and_window_give_the_sequential_result(workers, window, start, n):
+    frames = frames_of(SMALL, n, start)
+    a, b = PIPELINES
+    a.reset()
+    b.reset()
+    assert_same(list(b.run_video(frames, workers=workers, window=window)), sequential(a, frames))
+    assert_same_state(b.state, a.state)
+
+
+PIPELINES = (compiled(small_l2_text()), compiled(small_l2_text()))
+
+
+def failing_text_roi(after: int):
+    calls = {"n": 0}
+
+    def text_roi(*args):
+        calls["n"] += 1
+        if calls["n"] > after:
+            raise CortexError("'cortex.text_roi' failed: error: injected")
+        return np.zeros((3, 4), np.float32)
+
+    return text_roi
+
+
+def test_first_error_stops_the_run_naming_stage_and_frame():
+    b = compiled(small_l2_text())
+    program = split_program_for(b)
+    namespace = program.parts["parallel"].fn.__globals__
+    original = namespace["_x_cortex_text_roi"]
+    namespace["_x_cortex_text_roi"] = failing_text_roi(after=5)
+    produced = []
+
+    def source():
+        for i, f in enumerate(frames_of(SMALL, 40)):
+            produced.append(i)
+            yield f
+
+    try:
+        with pytest.raises(CortexError, match=r"^frame \d+: 'cortex.text_roi' failed: error: injected"):
+            for _ in b.run_video(source(), workers=2, window=4):
+                pass
+    finally:
+        namespace["_x_cortex_text_roi"] = original
+    assert len(produced) < 40  # stopped at the first error, not at the end of the video
+    assert not frame_threads()
+
+
+def test_bad_frame_is_a_located_error():
+    b = compiled(small_l2_text())
+    frames = frames_of(SMALL, 5) + [np.zeros((10, 10, 3), np.uint8)]
+    with pytest.raises(CortexError, match=r"argument #0 \(%frame\) of @l2_frame: expected a uint8 array of shape \(96, 128, 3\)"):
+        list(b.run_video(frames, workers=2))
+    assert not frame_threads()
+
+
+def test_unknown_engine_and_bad_workers():
+    b = compiled(small_l2_text())
+    with pytest.raises(CortexError, match="unknown engine 'mpi'"):
+        b.run_video([], engine="mpi")
+    with pytest.raises(CortexError, match="workers must be >= 1"):
+        b.run_video([], workers=0)
+
+
+def test_interrupt_and_early_stop_leave_no_threads():
+    b = compiled(small_l2_text())
+
+    def interrupted():
+        yield from frames_of(SMALL, 6)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        list(b.run_video(interrupted(), workers=2))
+    assert not frame_threads()
+    run = b.run_video(frames_of(SMALL, 20), workers=2)
+    next(run)
+    run.close()
+    assert not frame_threads()
+
+
+def test_memory_is_bounded_by_the_window():
+    """A long synthetic run: frames read ahead of the frames handed back never exceed the window."""
+    b = compiled(small_l2_text())
+    video = SyntheticVideo(*SMALL)
+    read = {"n": 0}
+    ahead = []
+
+    def source():
+        for i in range(400):
+            read["n"] += 1
+            yield video.frame(i % 60)
+
+    for k, _ in enumerate(b.run_video(source(), workers=2, window=4)):
+        ahead.append(read["n"] - (k + 1))
+    assert len(ahead) == 400 and max(ahead) <= 4
+
+
+def test_thread_budget_sets_and_restores_opencv_threads():
+    import cv2
+
+    before = cv2.getNumThreads()
+    with thread_budget(workers=2, cores=4) as per_worker:
+        assert per_worker == 2 and cv2.getNumThreads() == 2
+    with thread_budget(workers=8, cores=2) as per_worker:
+        assert per_worker == 1
+    assert cv2.getNumThreads() == before

@@ -1,0 +1,104 @@
+"""engine="ray": the same outputs and final state as the sequential run, errors, nothing left behind.
+
+One local Ray (2 CPUs, no dashboard) for the module, shut down at the end;
+few, quick runs (the CI budget).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+
+import cortex  # noqa: E402
+from cortex.backends.ray_engine import _get, run_video_ray  # noqa: E402
+from cortex.ir import CortexError  # noqa: E402
+from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states  # noqa: E402
+from tests.test_frame_parallel import (  # noqa: E402
+    MODES,
+    assert_same,
+    assert_same_state,
+    compiled,
+    frames_of,
+    sequential,
+)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield
+    ray.shutdown()
+
+
+def actors_alive() -> int:
+    """Actors still holding a CPU (each FrameWorker takes one; the state API needs the dashboard)."""
+    return round(ray.cluster_resources().get("CPU", 0) - ray.available_resources().get("CPU", 0))
+
+
+@pytest.mark.parametrize(
+    ("text", "mode"),
+    [(small_l2_text(), m) for m in MODES] + [(with_extra_states(), "balanced")],
+    ids=[*MODES, "extra-states"],
+)
+def test_ray_equals_sequential(local_ray, text, mode):
+    frames = frames_of(SMALL)  # 60 frames: blurred 8, 28, 29, 48; cuts at 20, 40
+    a, b = compiled(text, mode), compiled(text, mode)
+    want = sequential(a, frames)
+    assert_same(list(b.run_video(frames, workers=2, engine="ray", chunk=7)), want)
+    assert_same_state(b.state, a.state)
+
+
+def test_ray_bad_frame_stops_the_run_and_kills_the_actors(local_ray):
+    b = compiled(small_l2_text())
+    frames = frames_of(SMALL, 20) + [np.zeros((5, 5, 3), np.uint8)] + frames_of(SMALL, 20)
+    with pytest.raises(CortexError, match=r"argument #0 \(%frame\) of @l2_frame"):
+        list(b.run_video(frames, workers=2, engine="ray", chunk=4))
+    for _ in range(100):  # ray.kill is asynchronous: wait until the actors are gone
+        if actors_alive() == 0:
+            break
+        time.sleep(0.1)
+    assert actors_alive() == 0
+
+
+def test_worker_errors_come_back_as_one_line(local_ray):
+    @ray.remote
+    def fails():
+        raise CortexError("frame 7: 'cortex.text_roi' failed: error: injected")
+
+    with pytest.raises(CortexError) as info:
+        _get(ray, fails.remote())
+    assert str(info.value) == "frame 7: 'cortex.text_roi' failed: error: injected"
+
+
+def test_bad_chunk_is_rejected_before_ray_starts():
+    with pytest.raises(CortexError, match="chunk must be >= 1"):
+        run_video_ray(cortex.compile(cortex.parse(small_l2_text())), [], workers=1, chunk=0)
+
+
+def test_cortex_run_spreads_several_videos_over_ray(local_ray, capsys, tmp_path, monkeypatch):
+    import cv2
+
+    from cortex.tools.cortex_run import main
+    from cortex.video.synthetic import SyntheticVideo
+
+    monkeypatch.chdir(tmp_path)
+    names = []
+    for k, size in enumerate(((96, 128), (64, 96), (96, 96))):
+        writer = cv2.VideoWriter(f"v{k}.avi", cv2.VideoWriter_fourcc(*"MJPG"), 25.0, (size[1], size[0]))
+        for frame in SyntheticVideo(*size).frames(4):
+            writer.write(frame)
+        writer.release()
+        names.append(f"v{k}.avi")
+    rc = main([*names, "--engine", "ray", "--workers", "2", "--no-frame-log", "--dce-frames", "0", "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    for k, size in enumerate(("96x128", "64x96", "96x96")):
+        assert f"v{k}.avi: {size}, 4 frames" in out and f"[v{k}.avi: a Ray worker]" in out
+    assert "3 videos, 12 frames in" in out
+    rc = main(["v0.avi", "missing.avi", "--engine", "ray", "--workers", "2", "--quiet", "--dce-frames", "0"])
+    out, err = capsys.readouterr()
+    assert rc == 1 and "missing.avi: no such video file" in out and "1 of 2 videos failed" in err

@@ -1,0 +1,138 @@
+"""cortex.compile(..., workers=N): one frame's independent stages at once, the sequential call's exact values.
+
+Also the stage split itself: one function per stage, each gated stage with
+its own copy of the blur gate. No timing here (benchmarks/bench_schedule.py).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from xdsl.dialects import func, scf
+
+import cortex
+from cortex.backends.stage_parallel import stage_program_for
+from cortex.ir import CortexError
+from cortex.passes.frame_split import split_entry
+from cortex.passes.stage_split import split_stages
+from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states
+from tests.test_frame_parallel import (
+    MODES,
+    assert_same,
+    assert_same_state,
+    frames_of,
+    passes,
+    sequential,
+)
+
+
+def staged(text, mode="balanced", workers=2):
+    return cortex.compile(cortex.parse(text), mode=mode, passes=passes(mode), workers=workers)
+
+
+def stage_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("cortex-stage")]
+
+
+def test_stage_split_gives_one_function_per_stage_each_gated_one_with_its_gate():
+    module = cortex.parse(small_l2_text())
+    split_entry(module, "l2_frame")
+    stages = split_stages(module, "l2_frame__parallel")
+    module.verify()
+    heavy = {}
+    for fn in stages:
+        names = [o.name for o in fn.walk() if o.name.startswith("cortex.") and o.name != "cortex.constant"]
+        for n in names:
+            heavy[n] = fn
+        if any(n in names for n in ("cortex.text_roi", "cortex.scene_change", "cortex.saliency_dft", "cortex.motion_map")):
+            assert len(names) == 1  # alone in its function, so it can run beside the others
+            assert sum(isinstance(o, scf.IfOp) for o in fn.walk()) == 1  # under its own copy of the gate
+    assert heavy["cortex.text_roi"] is not heavy["cortex.scene_change"]
+    assert not any(isinstance(o, func.FuncOp) and o.sym_name.data == "l2_frame__parallel" for o in module.ops)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_concurrent_stages_equal_the_sequential_call(mode):
+    frames = frames_of(SMALL)
+    a, b = cortex.compile(cortex.parse(small_l2_text()), mode=mode, passes=passes(mode)), staged(small_l2_text(), mode)
+    assert_same([b(f) for f in frames], sequential(a, frames))
+    assert_same_state(b.state, a.state)
+    assert not stage_threads()
+
+
+def test_concurrent_stages_with_extra_states_and_runtime_weights():
+    frames = frames_of(SMALL, 40)
+    for specialise in (True, False):
+        p = passes("motion") if specialise else None
+        a = cortex.compile(cortex.parse(with_extra_states()), mode="motion", passes=p)
+        b = cortex.compile(cortex.parse(with_extra_states()), mode="motion", passes=p, workers=3)
+        assert_same([b(f) for f in frames], sequential(a, frames))
+        assert_same_state(b.state, a.state)
+
+
+@settings(max_examples=8, deadline=None)
+@given(workers=st.integers(2, 5), start=st.integers(0, 50), n=st.integers(1, 6))
+def test_any_worker_count_gives_the_sequential_values(workers, start, n):
+    frames = frames_of(SMALL, n, start)
+    a, b = SEQUENTIAL, STAGED
+    a.reset()
+    b.reset()
+    b.workers = workers
+    assert_same([b(f) for f in frames], sequential(a, frames))
+    assert_same_state(b.state, a.state)
+
+
+SEQUENTIAL = cortex.compile(cortex.parse(small_l2_text()), passes=passes("balanced"))
+STAGED = staged(small_l2_text())
+
+
+def test_a_failing_stage_stops_the_call_with_its_name():
+    b = staged(small_l2_text())
+    program = stage_program_for(b)
+    text_stage = next(s for s in program.stages if "_x_cortex_text_roi" in s.fn.__code__.co_names)
+
+    def broken(*args):
+        raise CortexError("'cortex.text_roi' failed: error: injected")
+
+    namespace = text_stage.fn.__globals__
+    original = namespace["_x_cortex_text_roi"]
+    namespace["_x_cortex_text_roi"] = broken
+    try:
+        with pytest.raises(CortexError, match=r"^'cortex.text_roi' failed: error: injected$"):
+            b(frames_of(SMALL, 1)[0])
+    finally:
+        namespace["_x_cortex_text_roi"] = original
+    assert not stage_threads()
+
+
+def test_workers_must_be_a_positive_integer():
+    with pytest.raises(CortexError, match="workers must be an integer >= 1, got 0"):
+        cortex.compile(cortex.parse(small_l2_text()), workers=0)
+
+
+def test_profiling_runs_in_order():
+    b = staged(small_l2_text())
+    b.profiling = True
+    b(frames_of(SMALL, 1)[0])
+    assert "text" in b.profile() and np.isfinite(sum(b.profile().values()))
+
+
+@pytest.mark.parametrize("name", ["unoptimized_model", "linear_bn", "conv_bn", "gelu_tanh"])
+def test_stateless_tensor_graphs_run_staged_and_frame_parallel(name):
+    """No state at all: every part but the parallel one is trivial; several inputs per call (tuples)."""
+    from cortex.examples.tensor_graphs import EXAMPLES
+
+    spec = EXAMPLES[name]
+
+    def build(workers=1):
+        return cortex.compile(cortex.parse(spec.text()), entry=spec.entry, mode=None, weights={}, workers=workers)
+
+    inputs = [spec.make_inputs(i) for i in range(5)]
+    want = [build()(*x) for x in inputs]
+    assert_same(list(build().run_video(inputs, workers=2)), want)
+    staged_graph = build(workers=2)
+    assert_same([staged_graph(*x) for x in inputs], want)
