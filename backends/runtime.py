@@ -287,7 +287,9 @@ class CompiledPipeline:
                 value = value.copy()  # the caller may reuse its buffers or write into outputs
             state[port.name] = value
         self.state = state
-        return outputs
+        held = [v for v in state.values() if isinstance(v, np.ndarray)]
+        # a state read but not updated this frame is still ours: the caller gets a copy
+        return tuple(o.copy() if isinstance(o, np.ndarray) and _aliased(o, held, ()) else o for o in outputs)
 
     def run_video(self, frames, workers: int | None = None, engine: str = "threads", **options):
         """Outputs frame after frame, several frames in flight (`cortex.backends.frame_parallel`)."""

@@ -110,9 +110,18 @@ class OpTimerListener(Interpreter.Listener):
             self.op_timer(op, time.perf_counter() - self.started.pop())
 
 
-def _output(value: Any) -> Any:
+def _output(value: Any, held: list[np.ndarray]) -> Any:
+    """A result as the caller gets it: an array it may write into without touching the runner's own.
+
+    Constants are read-only and a state read but not updated this frame is
+    still held as state: both are copied (tests/test_ownership.py).
+    """
     if isinstance(value, (np.floating, np.integer)):
         return value.item()
+    if isinstance(value, np.ndarray) and (
+        not value.flags.writeable or any(np.may_share_memory(value, h) for h in held)
+    ):
+        return value.copy()
     return value
 
 
@@ -195,7 +204,8 @@ class ReferenceRunner:
         # Copies: the caller may reuse its input buffers or write into the outputs.
         updates = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in functions.updates.items()}
         self.state = {**functions.state, **updates}
-        return tuple(_output(r) for r in results)
+        held = [v for v in self.state.values() if isinstance(v, np.ndarray)]
+        return tuple(_output(r, held) for r in results)
 
 
 __all__ = ["CortexFunctions", "OpTimerListener", "ReferenceRunner"]
