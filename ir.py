@@ -264,9 +264,11 @@ class InvalidIRError(CortexError):
 
 
 def _parse_error_message(e: ParseError) -> str:
-    """The last line of xDSL's rendered ParseError (the first lines are location and source)."""
-    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
-    return lines[-1] if lines else "parse error"
+    """The message of xDSL's ParseError without its rendering (location, source lines, carets).
+
+    Not the rendering's last line: a span over several lines ends in carets.
+    """
+    return e.msg.strip() or "parse error"
 
 
 def parse(path_or_text: str | Path, ctx: Context | None = None) -> ModuleOp:

@@ -161,7 +161,9 @@ def value_expr(value: object) -> ast.expr:
         return syntax.list_(*(value_expr(v) for v in value))
     if isinstance(value, dict):
         return ast.Dict([value_expr(k) for k in value], [value_expr(v) for v in value.values()])
-    return syntax.expr(value)  # int, bool, None
+    if value is None or isinstance(value, int):  # bool is an int
+        return syntax.expr(value)
+    raise EmitError(f"numpy backend: cannot write the property value {value!r}")
 
 
 # ---------------------------------------------------------------- chunks
