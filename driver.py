@@ -14,6 +14,7 @@ from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
+from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 from cortex.backends.numpy_emitter import emit_numpy
@@ -22,7 +23,7 @@ from cortex.dialects.modes import INPUT_DEFAULTS
 from cortex.errors import CortexError
 from cortex.interpreter.calling import find_entry, resolve_weights
 from cortex.interpreter.reference import ReferenceRunner
-from cortex.ir import make_context, parse
+from cortex.ir import make_context, parse, verify_located
 from cortex.lowering import POST_LOWERING_PASSES
 from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
 from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
@@ -33,15 +34,66 @@ from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import all_passes
 
 
+def build_pipeline(pipeline: str) -> PassPipeline:
+    """The pass instances of `pipeline`, or a CortexError naming what is wrong with it."""
+    if not isinstance(pipeline, str):
+        raise CortexError(f"a pass pipeline is a string like 'canonicalize,cse', got {type(pipeline).__name__}")
+    available = all_passes()
+    try:
+        specs = list(parse_pipeline(pipeline))
+    except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
+        last = [line.strip() for line in str(e).splitlines() if line.strip()]
+        raise CortexError(f"invalid pass pipeline '{pipeline}': {last[-1] if last else e}") from None
+    passes = []
+    for spec in specs:
+        if spec.name not in available:
+            raise CortexError(f"unknown pass '{spec.name}' in pipeline '{pipeline}'")
+        try:
+            passes.append(available[spec.name]().from_pass_spec(spec))
+        except (ValueError, TypeError) as e:
+            raise CortexError(f"invalid options for pass '{spec.name}': {e}") from None
+    return PassPipeline(tuple(passes))
+
+
 def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
-    """Apply `pipeline` (e.g. "canonicalize,cortex-specialize-mode{mode=power_save},dce") in place."""
-    PassPipeline.parse_spec(all_passes(), pipeline).apply(make_context(), module)
+    """Apply `pipeline` (e.g. "canonicalize,cortex-specialize-mode{mode=power_save},dce") in place.
+
+    The passes run on a clone, which replaces the module's body only when
+    every pass succeeded: a failed pipeline leaves `module` as it was.
+    """
+    if not isinstance(module, ModuleOp):
+        raise CortexError(f"run_passes takes a builtin.module, got {type(module).__name__}")
+    passes = build_pipeline(pipeline)
+    verify_located(module)  # passes assume verified IR (dominance, yields, ...)
+    work = module.clone()
+    ctx = make_context()
+    for p in passes.passes:
+        try:
+            p.apply(ctx, work)
+        except CortexError:
+            raise
+        except DiagnosticException as e:
+            raise CortexError(" ".join(str(e).split())) from None
+        except Exception as e:  # a bug in the pass (or an xDSL pass meeting IR it does not handle)
+            detail = " ".join(str(e).split())
+            raise CortexError(f"internal error: pass '{p.name}' crashed: {type(e).__name__}: {detail}") from e
+    for block in list(module.body.blocks):
+        module.body.detach_block(block).erase(safe_erase=False)
+    work.body.move_blocks(module.body)
+    module.attributes = dict(work.attributes)
+    module.properties = dict(work.properties)
     return module
 
 
 def lower(module: ModuleOp, passes: str | None = None, post_passes: str | None = None) -> ModuleOp:
     """A lowered copy of `module` (see `cortex.lowering`); `passes` (cortex-opt `-p` syntax) run on the
     copy first, `post_passes` on the lowered module (e.g. `POST_LOWERING_PASSES`)."""
+    if not isinstance(module, ModuleOp):
+        raise CortexError(f"lower takes a builtin.module, got {type(module).__name__}")
+    for name, value in (("passes", passes), ("post_passes", post_passes)):
+        if value is not None and not isinstance(value, str):
+            raise CortexError(f"{name} must be a pipeline string like 'canonicalize,cse', got {type(value).__name__}")
+    verify_located(module)
     lowered = module.clone()
     if passes:
         run_pipeline(lowered, passes)
@@ -50,7 +102,7 @@ def lower(module: ModuleOp, passes: str | None = None, post_passes: str | None =
     ConvertCortexToExternPass().apply(ctx, lowered)
     if post_passes:
         run_pipeline(lowered, post_passes)
-    lowered.verify()
+    verify_located(lowered)
     return lowered
 
 
@@ -191,4 +243,16 @@ def validate_pipeline(
     return None
 
 
-__all__ = ["calibrate", "compile", "compile_pipeline", "emit_numpy", "lower", "quantize", "reference", "run_passes", "run_pipeline", "validate_pipeline"]
+__all__ = [
+    "build_pipeline",
+    "calibrate",
+    "compile",
+    "compile_pipeline",
+    "emit_numpy",
+    "lower",
+    "quantize",
+    "reference",
+    "run_passes",
+    "run_pipeline",
+    "validate_pipeline",
+]

@@ -7,6 +7,7 @@ span of every parsed op and verifies op by op, so a verifier error reads
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ from xdsl.dialects import arith, builtin, func, linalg, math, scf, tensor
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -23,6 +25,7 @@ from xdsl.utils.lexer import Input, Position, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken
 
 from cortex.dialects import Cortex
+from cortex.dialects.structure import dominance_problems, structural_problems, walk_iterative
 from cortex.errors import CortexError
 
 UPSTREAM_DIALECTS = (builtin.Builtin, func.Func, arith.Arith, math.Math, scf.Scf, tensor.Tensor, linalg.Linalg)
@@ -65,19 +68,30 @@ class LinearTimeLexer(MLIRLexer):
         return super()._lex_string_literal(start_pos)
 
 
-class LocatedVerifyException(VerifyException):
+def _where(span: Span | None) -> str:
+    """`file:line:col: ` of a span ('' without one), as a diagnostic starts."""
+    if span is None:
+        return ""
+    loc = span.get_location()
+    return f"{loc.file}:{loc.line}:{loc.col}: "
+
+
+class LocatedVerifyException(VerifyException, CortexError):
     """A verifier failure that knows the failing op and, when parsed, where it was.
 
-    `str(e)` is the rendered diagnostic (location, source line, carets);
+    `str(e)` is one line, `file:line:col: error: message` when parsed;
     `message` is the bare `'cortex.xxx' op ...` text and `span` its position,
     for tools (cortex-opt's --verify-diagnostics) that re-render or match it.
     """
 
     def __init__(self, op: Operation, message: str, span: Span | None):
-        super().__init__(span.print_with_context(message) if span is not None else message)
+        super().__init__(f"{_where(span)}error: {message}" if span is not None else message)
         self.op = op
         self.message = message
         self.span = span
+
+
+NESTING_TOO_DEEP = "the input nests regions or types too deeply for the parser (at most about 100 levels)"
 
 
 class LocatingParser(Parser):
@@ -143,11 +157,21 @@ class LocatingParser(Parser):
         name = operand.operand_name
         if name not in self.ssa_values:
             self._first_uses.setdefault(name, operand.span)
-        return super().resolve_operand(operand, type)
+        value = super().resolve_operand(operand, type)
+        if value.name_hint is None and isinstance(value, ForwardDeclaredValue):
+            with contextlib.suppress(ValueError):  # names xDSL cannot keep (e.g. `%0`) stay anonymous
+                value.name_hint = name  # so a dominance error can name a value that never got defined here
+        return value
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:
             return super().parse_module(allow_implicit_module)
+        except RecursionError:
+            # xDSL parses recursively: past ~100 nested regions or types Python's stack runs out.
+            raise ParseError(self._current_token.span, NESTING_TOO_DEEP) from None
+        except AssertionError as e:
+            # A few xDSL parsers assert on the next token instead of raising a ParseError.
+            raise ParseError(self._current_token.span, f"unexpected '{self._current_token.text}' ({e})") from None
         except ParseError:
             undefined = [self._first_uses[n] for n in self.forward_ssa_references if n in self._first_uses]
             if not undefined:
@@ -159,15 +183,67 @@ class LocatingParser(Parser):
 def verify_located(module: Operation, spans: dict[Operation, Span] | None = None) -> None:
     """Verify op by op (parents first); raise LocatedVerifyException with a location."""
     spans = spans or {}
-    for op in module.walk():
+    for op in walk_iterative(module):
         try:
             op.verify(verify_nested_ops=False)
         except VerifyException as e:
-            raise LocatedVerifyException(op, f"'{op.name}' op {e}", spans.get(op)) from None
+            raise LocatedVerifyException(op, f"'{op.name}' op {e}", _span_of(op, spans, str(e))) from None
+        except ValueError:
+            # xDSL's trait verifiers ask operands for their owner, which the parser's placeholder
+            # for a value defined later, in another region, does not have: that is a dominance error.
+            for bad, message in dominance_problems(module):
+                raise LocatedVerifyException(bad, f"'{bad.name}' op {message}", _span_of(bad, spans, message)) from None
+            raise
+    for op, message in structural_problems(module):
+        raise LocatedVerifyException(op, f"'{op.name}' op {message}", _span_of(op, spans, message))
+
+
+def reject_byte_order_mark(text: str, filename: str) -> None:
+    """A leading U+FEFF is not MLIR (mlir-opt rejects it too): say so at 1:1, not 'Unexpected character'."""
+    if text.startswith("\ufeff"):
+        raise ParseError(
+            Span(0, 1, Input(text, filename)),
+            "the input starts with a UTF-8 byte-order mark (U+FEFF), which MLIR text must not have; save it without one",
+        )
+
+
+ONLY_COMMENTS = re.compile(r"\A(?:\s|//[^\n]*)*\Z")
+"""Text with nothing but whitespace and comments: as for mlir-opt, an empty module."""
+
+
+def _span_of(op: Operation, spans: dict[Operation, Span], message: str) -> Span | None:
+    """The op's own location; for an op the parser made up (an implicit `scf.yield`), its
+    nearest located ancestor's; for the implicit top-level module, a location inside it."""
+    if not spans:
+        return None
+    ancestor: Operation | None = op
+    while ancestor is not None:
+        if ancestor in spans:
+            return spans[ancestor]
+        ancestor = ancestor.parent_op()
+    return _span_inside(op, spans, message)
+
+
+def _span_inside(op: Operation, spans: dict[Operation, Span], message: str) -> Span | None:
+    """Where to report an error of an op that has no location (the implicit top-level module).
+
+    A redefined symbol is reported at its second definition, as mlir-opt does;
+    otherwise at the first located op inside.
+    """
+    redefined = re.search(r'Redefinition of symbol "([^"]*)"', message)
+    located = [o for o in walk_iterative(op) if o in spans]
+    if redefined:
+        named = [o for o in located if getattr(o.properties.get("sym_name"), "data", None) == redefined.group(1)]
+        if len(named) > 1:
+            return spans[named[1]]
+    return spans[located[0]] if located else None
 
 
 def parse_module(text: str, filename: str = "<input>", ctx: Context | None = None, verify: bool = True) -> ModuleOp:
     """Parse (and verify) MLIR text into a module; errors carry file:line:col."""
+    reject_byte_order_mark(text, filename)
+    if ONLY_COMMENTS.match(text):
+        return ModuleOp([])
     parser = LocatingParser(ctx or make_context(), text, filename)
     module = parser.parse_module()
     if verify:
@@ -175,18 +251,68 @@ def parse_module(text: str, filename: str = "<input>", ctx: Context | None = Non
     return module
 
 
+class InvalidIRError(CortexError):
+    """Text that does not parse or verify: `str(e)` is one line, `file:line:col: message`.
+
+    `span` and `message` are kept for tools that render the source line.
+    """
+
+    def __init__(self, message: str, span: Span | None = None):
+        super().__init__(f"{_where(span)}error: {message}")
+        self.message = message
+        self.span = span
+
+
+def _parse_error_message(e: ParseError) -> str:
+    """The message of xDSL's ParseError without its rendering (location, source lines, carets).
+
+    Not the rendering's last line: a span over several lines ends in carets.
+    """
+    return e.msg.strip() or "parse error"
+
+
 def parse(path_or_text: str | Path, ctx: Context | None = None) -> ModuleOp:
-    """A module from a path to a .mlir file or from MLIR text."""
-    if isinstance(path_or_text, Path) or (
-        isinstance(path_or_text, str) and "\n" not in path_or_text and path_or_text.endswith(".mlir")
-    ):
+    """A module from MLIR text, a `pathlib.Path`, or a `str` naming an existing file.
+
+    A one-line `str` ending in `.mlir` that names no file is reported as a
+    missing file, not parsed as text. Errors are `CortexError`s (`InvalidIRError`
+    for text that does not parse or verify).
+    """
+    if not isinstance(path_or_text, (str, Path)):
+        raise CortexError(
+            f"cortex.parse takes MLIR text (str) or a path (str or pathlib.Path), got {type(path_or_text).__name__}"
+        )
+    text, filename = None, "<string>"
+    if isinstance(path_or_text, Path) or _looks_like_path(path_or_text):
         path = Path(path_or_text)
         try:
-            text = path.read_text()
+            text = path.read_bytes().decode("utf-8")
         except OSError as e:
-            raise CortexError(f"cannot read {path}: {e.strerror}") from None
-        return parse_module(text, str(path), ctx)
-    return parse_module(str(path_or_text), "<string>", ctx)
+            raise CortexError(f"cannot read {path}: {e.strerror or e}") from None
+        except UnicodeDecodeError as e:
+            raise CortexError(f"{path} is not UTF-8 text (byte {e.start})") from None
+        filename = str(path)
+    else:
+        text = path_or_text
+    try:
+        return parse_module(text, filename, ctx)
+    except ParseError as e:
+        raise InvalidIRError(_parse_error_message(e), e.span) from None
+    except LocatedVerifyException as e:
+        raise InvalidIRError(e.message, e.span) from None
+    except VerifyException as e:
+        raise InvalidIRError(str(e)) from None
+
+
+def _looks_like_path(text: str) -> bool:
+    if "\n" in text or not text.strip() or len(text) > 4096:
+        return False
+    if text.endswith(".mlir"):
+        return True
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def to_text(op: Operation, generic: bool = False) -> str:
@@ -197,6 +323,7 @@ def to_text(op: Operation, generic: bool = False) -> str:
 
 __all__ = [
     "DiagnosticException",
+    "InvalidIRError",
     "LocatedVerifyException",
     "LinearTimeLexer",
     "LocatingParser",
@@ -204,6 +331,7 @@ __all__ = [
     "make_context",
     "parse",
     "parse_module",
+    "reject_byte_order_mark",
     "to_text",
     "verify_located",
 ]

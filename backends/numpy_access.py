@@ -9,15 +9,16 @@ iteration space.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineMap
 
+from cortex.backends import numpy_syntax as syntax
 from cortex.backends.numpy_codegen import (
     Term,
     op_error,
-    paren,
     static_shape,
 )
 
@@ -57,25 +58,27 @@ def loop_ranges(op: Operation, maps: list[AffineMap], operands: list[SSAValue]) 
         for axis, e in enumerate(m.results):
             if isinstance(e, AffineDimExpr) and ranges[e.position] is None:
                 ranges[e.position] = shape[axis]
-    if any(r is None for r in ranges):
+    extents = tuple(r for r in ranges if r is not None)
+    if len(extents) < len(ranges):
         raise op_error(op, "has a loop whose extent no operand dimension gives")
-    if any(r < 0 for r in ranges):
+    if any(r < 0 for r in extents):
         raise op_error(op, "has a dynamic loop extent (the NumPy backend needs static shapes)")
-    return tuple(ranges)
+    return extents
 
 
 @dataclass(frozen=True)
 class Access:
     """An operand as a view whose axis `a` runs over loop dimension `dims[a]`."""
 
-    expr: str
+    expr: ast.expr
     dims: tuple[int, ...]
     identity: bool = False  # the operand itself, axes already in loop order
 
 
 def access(op: Operation, x: Term, m: AffineMap, ranges: tuple[int, ...]) -> Access:
-    forms = [linear(e) for e in m.results]
-    if any(f is None for f in forms) or m.num_symbols:
+    maybe_forms = [linear(e) for e in m.results]
+    forms = [f for f in maybe_forms if f is not None]
+    if len(forms) < len(maybe_forms) or m.num_symbols:
         raise op_error(op, f"indexing map {m} is not affine-linear in the loop indices")
     shape = x.shape or ()
     for axis, (coefs, const) in enumerate(forms):
@@ -87,27 +90,28 @@ def access(op: Operation, x: Term, m: AffineMap, ranges: tuple[int, ...]) -> Acc
     single = [next(iter(c)) for c, k in forms if len(c) == 1 and next(iter(c.values())) == 1 and k == 0]
     simple = all(not c or (len(c) == 1 and next(iter(c.values())) == 1 and k == 0) for c, k in forms)
     if simple and len(set(single)) == len(single):
-        index, dims = [], []
+        index: list[int | slice] = []
+        dims: list[int] = []
         for axis, (coefs, const) in enumerate(forms):
             if not coefs:
-                index.append(str(const))
+                index.append(const)
                 continue
             d = next(iter(coefs))
             dims.append(d)
-            index.append(":" if ranges[d] == shape[axis] else f":{ranges[d]}")
-        while index and index[-1] == ":":
+            index.append(slice(None) if ranges[d] == shape[axis] else slice(None, ranges[d]))
+        while index and index[-1] == slice(None):
             index.pop()
-        expr = f"{paren(x.expr)}[{', '.join(index)}]" if index else x.expr
+        expr = syntax.index(x.expr, index) if index else x.expr
         identity = not index and dims == list(range(len(ranges)))
         return Access(expr, tuple(dims), identity)
     used = sorted({d for coefs, _ in forms for d in coefs})
     offsets = tuple(k for _, k in forms)
     view_shape = tuple(ranges[d] for d in used)
-    coefs = tuple(tuple(c.get(d, 0) for c, _ in forms) for d in used)
-    return Access(f"_rt.affine_view({x.expr}, {offsets}, {view_shape}, {coefs})", tuple(used))
+    columns = tuple(tuple(c.get(d, 0) for c, _ in forms) for d in used)
+    return Access(syntax.call("_rt.affine_view", x.expr, offsets, view_shape, columns), tuple(used))
 
 
-def align(acc: Access, ranges: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
+def align(acc: Access, ranges: tuple[int, ...]) -> tuple[ast.expr, tuple[int, ...]]:
     """The view transposed to loop order, with `None` axes for the loops it lacks.
 
     Leading missing loops are left to broadcasting, so the returned (actual)
@@ -115,23 +119,22 @@ def align(acc: Access, ranges: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
     rank r runs over loop a + (len(ranges) - r).
     """
     order = sorted(range(len(acc.dims)), key=lambda a: acc.dims[a])
-    expr = acc.expr
-    if order != list(range(len(order))):
-        expr = f"{paren(expr)}.T" if len(order) == 2 else f"{paren(expr)}.transpose({tuple(order)})"
+    expr = permutation_expr(acc.expr, order)
     present = set(acc.dims)
     if len(present) < len(ranges):
-        index = [":" if d in present else "None" for d in range(len(ranges))]
-        while index and index[-1] == ":":
+        index = [slice(None) if d in present else None for d in range(len(ranges))]
+        while index and index[-1] == slice(None):
             index.pop()
-        while index and index[0] == "None":  # broadcasting prepends missing leading axes
+        while index and index[0] is None:  # broadcasting prepends missing leading axes
             index.pop(0)
         if index:
-            expr = f"{paren(expr)}[{', '.join(index)}]"
+            expr = syntax.index(expr, index)
     start = min(present, default=len(ranges))
     return expr, tuple(ranges[d] if d in present else 1 for d in range(start, len(ranges)))
 
 
-def permutation_expr(expr: str, perm: list[int]) -> str:
+def permutation_expr(expr: ast.expr, perm: list[int]) -> ast.expr:
+    """`expr` with its axes in the order `perm` (`.T` for two)."""
     if perm == sorted(perm):
         return expr
-    return f"{paren(expr)}.T" if len(perm) == 2 else f"{paren(expr)}.transpose({tuple(perm)})"
+    return syntax.attr(expr, "T") if len(perm) == 2 else syntax.method(expr, "transpose", tuple(perm))

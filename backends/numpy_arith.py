@@ -11,6 +11,7 @@ expressions). Where MLIR's integer semantics differ from NumPy's operators
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -18,15 +19,15 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr
 from xdsl.ir import Operation
 
+from cortex.backends import numpy_syntax as syntax
 from cortex.backends.numpy_codegen import (
     FunctionEmitter,
     Term,
     bit_width,
     dt,
-    literal,
+    literal_expr,
     np_dtype,
     op_error,
-    paren,
     static_shape,
     translates,
 )
@@ -101,7 +102,7 @@ BOOL_UFUNCS: dict[type[Operation], Ufunc] = {
     arith.MuliOp: Ufunc("np.bitwise_and", "&"),
 }
 
-Custom = Callable[[Operation, Sequence[Term], bool], str]
+Custom = Callable[[Operation, Sequence[Term], bool], ast.expr]
 CUSTOM: dict[type[Operation], Custom] = {}
 
 
@@ -129,7 +130,7 @@ def in_place_capable(op: Operation) -> bool:
     return ufunc_of(op) is not None
 
 
-def elementwise(op: Operation, args: Sequence[Term], out: str | None = None) -> str:
+def elementwise(op: Operation, args: Sequence[Term], out: ast.expr | None = None) -> ast.expr:
     """The expression computing `op` from `args`; with `out`, the in-place ufunc call."""
     array = any(a.is_array for a in args)
     dtype = np_dtype(op.results[0].type)
@@ -137,14 +138,14 @@ def elementwise(op: Operation, args: Sequence[Term], out: str | None = None) -> 
     if uf is not None:
         exprs = [a.expr for a in args]
         if out is not None:
-            return f"{uf.fn}({', '.join(exprs)}, out={out})"
+            return syntax.call(uf.fn, *exprs, out=out)
         if uf.infix and len(exprs) == 2:
-            return f"{paren(exprs[0])} {uf.infix} {paren(exprs[1])}"
+            return syntax.binop(exprs[0], uf.infix, exprs[1])
         if uf.infix and len(exprs) == 1:
-            return f"{uf.infix}{paren(exprs[0])}"
-        call = f"{uf.fn}({', '.join(exprs)})"
+            return syntax.unary(uf.infix, exprs[0])
+        call = syntax.call(uf.fn, *exprs)
         if not array and dtype in ("float32", "float16"):
-            return f"{dt(dtype)}({call})"  # keep scalars in the declared width
+            return syntax.call(dt(dtype), call)  # keep scalars in the declared width
         return call
     fn = CUSTOM.get(type(op))
     if fn is None:
@@ -154,130 +155,157 @@ def elementwise(op: Operation, args: Sequence[Term], out: str | None = None) -> 
 
 # ---- comparisons and select
 
-_CMPF = {  # predicate -> (array form, scalar form)
-    0: ("", "False"),
-    1: ("{a} == {b}", "{a} == {b}"),
-    2: ("{a} > {b}", "{a} > {b}"),
-    3: ("{a} >= {b}", "{a} >= {b}"),
-    4: ("{a} < {b}", "{a} < {b}"),
-    5: ("{a} <= {b}", "{a} <= {b}"),
-    6: ("({a} < {b}) | ({a} > {b})", "({a} < {b} or {a} > {b})"),
-    7: ("~(np.isnan({a}) | np.isnan({b}))", "not (np.isnan({a}) or np.isnan({b}))"),
-    8: ("~(({a} < {b}) | ({a} > {b}))", "not ({a} < {b} or {a} > {b})"),
-    9: ("~({a} <= {b})", "not ({a} <= {b})"),
-    10: ("~({a} < {b})", "not ({a} < {b})"),
-    11: ("~({a} >= {b})", "not ({a} >= {b})"),
-    12: ("~({a} > {b})", "not ({a} > {b})"),
-    13: ("{a} != {b}", "{a} != {b}"),
-    14: ("np.isnan({a}) | np.isnan({b})", "(np.isnan({a}) or np.isnan({b}))"),
-    15: ("", "True"),
+Relation = Callable[[ast.expr, ast.expr, bool], ast.expr]
+
+
+def _relation(symbol: str) -> Relation:
+    return lambda a, b, array: syntax.compare(a, symbol, b)
+
+
+def _either(x: Relation, y: Relation) -> Relation:
+    """x or y: `|` on arrays, `or` on scalars."""
+    return lambda a, b, array: syntax.binop(x(a, b, array), "|", y(a, b, array)) if array else syntax.either(x(a, b, array), y(a, b, array))
+
+
+def _negated(x: Relation) -> Relation:
+    """not x: `~` on arrays, `not` on scalars."""
+    return lambda a, b, array: syntax.unary("~" if array else "not", x(a, b, array))
+
+
+def _isnan(which: int) -> Relation:
+    return lambda a, b, array: syntax.call("np.isnan", (a, b)[which])
+
+
+_ONE = _either(_relation("<"), _relation(">"))  # ordered and not equal
+_UNORDERED = _either(_isnan(0), _isnan(1))
+_CMPF: dict[int, Relation] = {  # predicate -> form; 0 and 15 are the constants False and True
+    1: _relation("=="),
+    2: _relation(">"),
+    3: _relation(">="),
+    4: _relation("<"),
+    5: _relation("<="),
+    6: _ONE,
+    7: _negated(_UNORDERED),
+    8: _negated(_ONE),
+    9: _negated(_relation("<=")),
+    10: _negated(_relation("<")),
+    11: _negated(_relation(">=")),
+    12: _negated(_relation(">")),
+    13: _relation("!="),
+    14: _UNORDERED,
 }
 
 _CMPI = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]  # eq ne slt sle sgt sge ult ule ugt uge
 
 
-def _operands(args: Sequence[Term]) -> list[str]:
-    return [paren(a.expr) for a in args]
-
-
 @custom(arith.CmpfOp)
 def _cmpf(op: arith.CmpfOp, args, array):
-    a, b = _operands(args)
+    a, b = (t.expr for t in args)
     predicate = op.predicate.value.data
-    array_form, scalar_form = _CMPF[predicate]
-    if not array:
-        return scalar_form.format(a=a, b=b)
     if predicate in (0, 15):  # always false / always true
-        return f"np.full(np.broadcast_shapes(np.shape({a}), np.shape({b})), {scalar_form})"
-    return array_form.format(a=a, b=b)
+        value = syntax.expr(predicate == 15)
+        if not array:
+            return value
+        shape = syntax.call("np.broadcast_shapes", syntax.call("np.shape", a), syntax.call("np.shape", b))
+        return syntax.call("np.full", shape, value)
+    return _CMPF[predicate](a, b, array)
+
+
+def _unsigned(x: ast.expr, bits: int) -> ast.Call:
+    return syntax.call("_rt.u", x, bits)
 
 
 @custom(arith.CmpiOp)
 def _cmpi(op: arith.CmpiOp, args, array):
-    a, b = _operands(args)
+    a, b = (t.expr for t in args)
     predicate = op.predicate.value.data
     if predicate >= 6:  # unsigned
         bits = bit_width(op.lhs.type)
-        a, b = f"_rt.u({args[0].expr}, {bits})", f"_rt.u({args[1].expr}, {bits})"
-    return f"{a} {_CMPI[predicate]} {b}"
+        a, b = _unsigned(a, bits), _unsigned(b, bits)
+    return syntax.compare(a, _CMPI[predicate], b)
 
 
 @custom(arith.SelectOp)
 def _select(op: arith.SelectOp, args, array):
     c, a, b = args
     if not array:
-        return f"{paren(a.expr)} if {c.expr} else {paren(b.expr)}"
-    expr = f"np.where({c.expr}, {a.expr}, {b.expr})"
+        return syntax.if_else(a.expr, c.expr, b.expr)
+    expr: ast.expr = syntax.call("np.where", c.expr, a.expr, b.expr)
     dtype = np_dtype(op.result.type)
     if not (a.is_array and a.dtype == dtype) and not (b.is_array and b.dtype == dtype):
-        expr += f".astype({dt(dtype)})"
+        expr = syntax.method(expr, "astype", dt(dtype))
     return expr
 
 
 # ---- integer ops NumPy spells differently
 
+Binary = Callable[[ast.expr, ast.expr], ast.expr]
 
-def _unsigned_binary(template: str) -> Custom:
+
+def _unsigned_binary(form: Binary) -> Custom:
+    """`form` on the operands viewed as unsigned, the result viewed back as signless."""
+
     def fn(op, args, array):
         bits = bit_width(op.results[0].type)
-        a, b = (f"_rt.u({t.expr}, {bits})" for t in args)
-        return f"_rt.s({template.format(a=a, b=b)}, {bits})"
+        a, b = (_unsigned(t.expr, bits) for t in args)
+        return syntax.call("_rt.s", form(a, b), bits)
 
     return fn
 
 
-CUSTOM[arith.DivUIOp] = _unsigned_binary("{a} // {b}")
-CUSTOM[arith.RemUIOp] = _unsigned_binary("{a} % {b}")
-CUSTOM[arith.CeilDivUIOp] = _unsigned_binary("_rt.ceildiv({a}, {b})")
-CUSTOM[arith.MaxUIOp] = _unsigned_binary("np.maximum({a}, {b})")
-CUSTOM[arith.MinUIOp] = _unsigned_binary("np.minimum({a}, {b})")
-CUSTOM[arith.ShRUIOp] = _unsigned_binary("{a} >> {b}")
+CUSTOM[arith.DivUIOp] = _unsigned_binary(lambda a, b: syntax.binop(a, "//", b))
+CUSTOM[arith.RemUIOp] = _unsigned_binary(lambda a, b: syntax.binop(a, "%", b))
+CUSTOM[arith.CeilDivUIOp] = _unsigned_binary(lambda a, b: syntax.call("_rt.ceildiv", a, b))
+CUSTOM[arith.MaxUIOp] = _unsigned_binary(lambda a, b: syntax.call("np.maximum", a, b))
+CUSTOM[arith.MinUIOp] = _unsigned_binary(lambda a, b: syntax.call("np.minimum", a, b))
+CUSTOM[arith.ShRUIOp] = _unsigned_binary(lambda a, b: syntax.binop(a, ">>", b))
 
 
-def _call(template: str) -> Custom:
-    """An op NumPy spells as one call: `template` with the operands' expressions as {0}, {1}, ..."""
-
-    def fn(op, args, array):
-        return template.format(*(t.expr for t in args))
-
-    return fn
+def _call(fn: str) -> Custom:
+    """An op NumPy spells as one call of `fn` on the operands."""
+    return lambda op, args, array: syntax.call(fn, *(t.expr for t in args))
 
 
-CUSTOM[arith.DivSIOp] = _call("_rt.divsi({0}, {1})")
-CUSTOM[arith.CeilDivSIOp] = _call("_rt.ceildiv({0}, {1})")
-CUSTOM[math.RsqrtOp] = _call("1.0 / np.sqrt({0})")
-CUSTOM[math.RoundOp] = _call("_rt.round_half_away({0})")
-CUSTOM[math.ErfOp] = _call("_rt.erf({0})")
+CUSTOM[arith.DivSIOp] = _call("_rt.divsi")
+CUSTOM[arith.CeilDivSIOp] = _call("_rt.ceildiv")
+CUSTOM[math.RsqrtOp] = lambda op, args, array: syntax.binop(1.0, "/", syntax.call("np.sqrt", args[0].expr))
+CUSTOM[math.RoundOp] = _call("_rt.round_half_away")
+CUSTOM[math.ErfOp] = _call("_rt.erf")
 
 
 @custom(math.FmaOp)
 def _fma(op, args, array):
-    a, b, c = _operands(args)
-    return f"{a} * {b} + {c}"
+    a, b, c = (t.expr for t in args)
+    return syntax.binop(syntax.binop(a, "*", b), "+", c)
 
 
 # ---- casts
 
 
-def _cast_to(op: Operation, args: Sequence[Term], array: bool, source: str | None = None) -> str:
+def _cast_to(op: Operation, args: Sequence[Term], array: bool, source: ast.expr | None = None) -> ast.expr:
     """`x.astype(T)` for arrays, `T(x)` / `int(x)` / `float(x)` for scalars."""
     (x,) = args
     expr = source or x.expr
     dtype = np_dtype(op.results[0].type)
     if array:
-        return f"{paren(expr)}.astype({dt(dtype)})"
+        return syntax.method(expr, "astype", dt(dtype))
     if dtype in ("float32", "float16"):
-        return f"{dt(dtype)}({expr})"
+        return syntax.call(dt(dtype), expr)
     if dtype == "float64":
-        return f"float({expr})"
+        return syntax.call("float", expr)
     if dtype == "bool":
-        return f"bool({expr})"
-    return f"int({expr})"
+        return syntax.call("bool", expr)
+    return syntax.call("int", expr)
 
 
 @custom(arith.ExtFOp, arith.TruncFOp, arith.SIToFPOp, arith.FPToSIOp, arith.IndexCastOp)
 def _plain_cast(op, args, array):
     return _cast_to(op, args, array)
+
+
+def _as_unsigned(x: Term, bits: int) -> ast.expr:
+    """A view of an array as unsigned, or a scalar reduced modulo 2**bits."""
+    return syntax.method(x.expr, "view", f"np.uint{bits}") if x.is_array else _unsigned(x.expr, bits)
 
 
 @custom(arith.UIToFPOp)
@@ -286,8 +314,7 @@ def _uitofp(op, args, array):
     bits = bit_width(op.input.type)
     if bits == 1:
         return _cast_to(op, args, array)
-    source = f"{paren(x.expr)}.view(np.uint{bits})" if x.is_array else f"_rt.u({x.expr}, {bits})"
-    return _cast_to(op, args, array, source)
+    return _cast_to(op, args, array, _as_unsigned(x, bits))
 
 
 @custom(arith.FPToUIOp)
@@ -295,8 +322,8 @@ def _fptoui(op, args, array):
     (x,) = args
     bits = bit_width(op.result.type)
     if not array:
-        return f"_rt.s(int({x.expr}), {bits})"
-    return f"{paren(x.expr)}.astype(np.uint{bits}).view(np.int{bits})"
+        return syntax.call("_rt.s", syntax.call("int", x.expr), bits)
+    return syntax.method(syntax.method(x.expr, "astype", f"np.uint{bits}"), "view", f"np.int{bits}")
 
 
 @custom(arith.ExtUIOp)
@@ -305,15 +332,13 @@ def _extui(op, args, array):
     bits = bit_width(op.input.type)
     if bits == 1:
         return _cast_to(op, args, array)
-    source = f"{paren(x.expr)}.view(np.uint{bits})" if x.is_array else f"_rt.u({x.expr}, {bits})"
-    return _cast_to(op, args, array, source)
+    return _cast_to(op, args, array, _as_unsigned(x, bits))
 
 
 @custom(arith.ExtSIOp)
 def _extsi(op, args, array):
-    (x,) = args
     if bit_width(op.input.type) == 1:  # i1 true sign-extends to -1
-        return f"-{paren(_cast_to(op, args, array))}"
+        return syntax.unary("-", _cast_to(op, args, array))
     return _cast_to(op, args, array)
 
 
@@ -322,10 +347,11 @@ def _trunci(op, args, array):
     (x,) = args
     bits = bit_width(op.result.type)
     if bits == 1:
-        return f"({paren(x.expr)} & 1).astype(bool)" if array else f"bool({paren(x.expr)} & 1)"
+        low = syntax.binop(x.expr, "&", 1)
+        return syntax.method(low, "astype", "bool") if array else syntax.call("bool", low)
     if array:
-        return f"{paren(x.expr)}.astype(np.int{bits})"  # NumPy integer casts wrap
-    return f"_rt.s({x.expr}, {bits})"
+        return syntax.method(x.expr, "astype", f"np.int{bits}")  # NumPy integer casts wrap
+    return syntax.call("_rt.s", x.expr, bits)
 
 
 @custom(arith.BitcastOp)
@@ -333,8 +359,9 @@ def _bitcast(op, args, array):
     (x,) = args
     dtype = dt(np_dtype(op.result.type))
     if array:
-        return f"{paren(x.expr)}.view({dtype})"
-    return f"np.array({x.expr}, {dt(np_dtype(op.input.type))}).view({dtype})[()]"
+        return syntax.method(x.expr, "view", dtype)
+    boxed = syntax.call("np.array", x.expr, dt(np_dtype(op.input.type)))
+    return syntax.index(syntax.method(boxed, "view", dtype), [])
 
 
 # ---- standalone ops
@@ -365,8 +392,8 @@ def translate_constant(fe: FunctionEmitter, op: arith.ConstantOp) -> None:
     dtype = np_dtype(result.type)
     if isinstance(value, DenseIntOrFPElementsAttr):
         name = fe.module.constant(value, result.name_hint, fe.origin(op))
-        fe.bind(result, Term(name, dtype, static_shape(result.type)))
+        fe.bind(result, Term(syntax.name(name), dtype, static_shape(result.type)))
     elif isinstance(value, (IntegerAttr, FloatAttr)):
-        fe.bind(result, Term(literal(value.value.data, dtype), dtype))
+        fe.bind(result, Term(literal_expr(value.value.data, dtype), dtype))
     else:
         raise op_error(op, f"with value {value} has no NumPy translation")

@@ -19,11 +19,12 @@ from xdsl.dialects.linalg.ops import (
 )
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
+from cortex.backends import numpy_syntax as syntax
 from cortex.backends.numpy_arith import elementwise, in_place_capable, is_elementwise
 from cortex.backends.numpy_codegen import (
     FunctionEmitter,
     Term,
-    literal,
+    literal_expr,
     np_dtype,
     op_error,
 )
@@ -37,7 +38,7 @@ class Body:
     def __init__(self, fe: FunctionEmitter, op: Operation, block: Block, args: dict[BlockArgument, Callable[[], Term]], ranges):
         self.fe, self.op, self.block, self.args, self.ranges = fe, op, block, args, ranges
         self.values: dict[SSAValue, Term] = {}
-        self._depends: dict[SSAValue, frozenset] = {}
+        self._depends: dict[SSAValue, frozenset[BlockArgument | str]] = {}
 
     def term(self, value: SSAValue) -> Term:
         if value in self.values:
@@ -65,14 +66,14 @@ class Body:
         dtype = np_dtype(result.type)
         if isinstance(op, IndexOp):
             d = op.dim.value.data
-            shape = tuple(n if k == d else 1 for k, n in enumerate(self.ranges))
-            return self.assign(f"np.arange({self.ranges[d]}).reshape({shape})", "int64", shape)
+            along = tuple(n if k == d else 1 for k, n in enumerate(self.ranges))
+            return self.assign(syntax.method(syntax.call("np.arange", self.ranges[d]), "reshape", along), "int64", along)
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, (IntegerAttr, FloatAttr)):
-            return Term(literal(op.value.value.data, dtype), dtype)
+            return Term(literal_expr(op.value.value.data, dtype), dtype)
         if not is_elementwise(op):
             raise op_error(self.op, f"body op '{op.name}' has no whole-array NumPy form")
         args = [self.term(v) for v in op.operands]
-        shapes = [a.shape for a in args if a.is_array]
+        shapes = [a.shape for a in args if a.shape is not None]
         shape = tuple(np.broadcast_shapes(*shapes)) if shapes else None
         out = None
         if shape is not None and in_place_capable(op):
@@ -87,22 +88,22 @@ class Body:
                     out = a.expr
                     break
         if out is not None:
-            self.fe.line(elementwise(op, args, out))
+            self.fe.statement(syntax.evaluate(elementwise(op, args, out)))
             return Term(out, dtype, shape, owned=True)
         return self.assign(elementwise(op, args), dtype, shape)
 
-    def assign(self, expr: str, dtype: str, shape) -> Term:
+    def assign(self, expr: ast.expr, dtype: str, shape) -> Term:
         name = self.fe.temp()
-        self.fe.line(f"{name} = {expr}")
-        return Term(name, dtype, shape, owned=shape is not None)
+        self.fe.statement(syntax.assign(name, expr))
+        return Term(syntax.name(name), dtype, shape, owned=shape is not None)
 
-    def depends(self, value: SSAValue) -> frozenset:
+    def depends(self, value: SSAValue) -> frozenset[BlockArgument | str]:
         """The block arguments (and 'index' for linalg.index) a body value depends on."""
         memo = self._depends
         if value in memo:
             return memo[value]
         if isinstance(value, BlockArgument) and value.owner is self.block:
-            deps = frozenset([value])
+            deps: frozenset[BlockArgument | str] = frozenset([value])
         elif isinstance(value.owner, Operation) and value.owner.parent_block() is self.block:
             op = value.owner
             deps = frozenset(["index"]) if isinstance(op, IndexOp) else frozenset()
@@ -124,18 +125,20 @@ def finish(fe: FunctionEmitter, value: SSAValue, term: Term, *, owned: bool) -> 
     name = fe.name(value)
     target = ast.Name(name, ast.Store())
     last = statements[-1] if statements else None
+    held = term.expr.id if isinstance(term.expr, ast.Name) else None  # the name holding the value, if any
     if (
-        term.expr.startswith("_t")
+        held is not None
+        and held.startswith("_t")
         and isinstance(last, ast.Assign)
         and len(last.targets) == 1
         and isinstance(last.targets[0], ast.Name)
-        and last.targets[0].id == term.expr
+        and last.targets[0].id == held
     ):
         last.targets = [target]
-    elif isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and _writes_out(last.value, term.expr):
+    elif held is not None and isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and _writes_out(last.value, held):
         statements[-1] = ast.Assign(targets=[target], value=last.value, lineno=0)
     else:
-        statements.append(ast.Assign(targets=[target], value=ast.parse(term.expr, mode="eval").body, lineno=0))
+        statements.append(ast.Assign(targets=[target], value=term.expr, lineno=0))
     return fe.defined(value, name, owned=owned)
 
 

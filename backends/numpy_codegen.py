@@ -8,7 +8,8 @@ done (xDSL's linalg ops carry no effect traits, so `dce` keeps them in the IR:
 an unread `tensor.empty` or zero `linalg.fill` would otherwise cost a frame's
 worth of memory traffic).
 
-A value is described by a `Term`: the Python expression that holds it, its
+A value is described by a `Term`: the expression (an `ast` tree, built with
+`numpy_syntax`, so precedence is the renderer's job) that holds it, its
 NumPy dtype and static shape (None for a scalar), and whether the array is a
 temporary this code owns (freshly allocated, never aliased), which is what
 lets a later op reuse it with `out=` instead of allocating.
@@ -23,6 +24,7 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -35,6 +37,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import DiagnosticException
 
+from cortex.backends import numpy_syntax as syntax
 from cortex.dialects import abi
 from cortex.errors import CortexError
 from cortex.semantics.values import numpy_dtype
@@ -85,6 +88,22 @@ def static_shape(t: Attribute) -> tuple[int, ...] | None:
     return None
 
 
+def tensor_shape(t: Attribute) -> tuple[int, ...]:
+    """The shape of a value the lowering guarantees is a ranked tensor."""
+    shape = static_shape(t)
+    if shape is None:
+        raise EmitError(f"numpy backend: expected a tensor, got {t}")
+    return shape
+
+
+def yielded_value(op: Operation, block: Block) -> SSAValue:
+    """The first value `block`'s terminator yields (the body of a pad or reduce)."""
+    last = block.last_op
+    if last is None or not last.operands:
+        raise op_error(op, "has a body that yields nothing")
+    return last.operands[0]
+
+
 def dt(dtype: str) -> str:
     """The NumPy spelling of a dtype in generated code."""
     return "np.bool_" if dtype == "bool" else f"np.{dtype}"
@@ -95,9 +114,9 @@ def dt(dtype: str) -> str:
 
 @dataclass(frozen=True)
 class Term:
-    """How generated code refers to one value."""
+    """How generated code refers to one value: an expression tree, its dtype and shape."""
 
-    expr: str
+    expr: ast.expr
     dtype: str
     shape: tuple[int, ...] | None = None  # None: a scalar
     owned: bool = False  # a fresh array no other name aliases
@@ -105,27 +124,6 @@ class Term:
     @property
     def is_array(self) -> bool:
         return self.shape is not None
-
-
-ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.Dict, ast.Set, ast.ListComp)
-"""Expressions that bind tighter than any operator: they never need parentheses."""
-
-
-def paren(expr: str) -> str:
-    """`expr` safe to use as an operand of any operator.
-
-    Decided on the parsed expression, not the text: names, attributes, calls,
-    subscripts, displays and non-negative numbers stay as they are;
-    anything with an operator at its top (including a sign) gets parentheses.
-    """
-    node = ast.parse(expr, mode="eval").body
-    if isinstance(node, ATOMS):
-        return expr
-    if isinstance(node, ast.Constant) and not (isinstance(node.value, (int, float)) and node.value < 0):
-        return expr
-    if isinstance(node, ast.Tuple) and expr.startswith("(") and expr.endswith(")"):
-        return expr
-    return f"({expr})"
 
 
 def literal(value: float | int | bool, dtype: str) -> str:
@@ -142,6 +140,32 @@ def literal(value: float | int | bool, dtype: str) -> str:
     return repr(value)
 
 
+def literal_expr(value: float | int | bool, dtype: str) -> ast.expr:
+    """`literal` as an expression tree (a negative number is a sign applied to it, as Python reads it)."""
+    return syntax.parse_expr(literal(value, dtype))
+
+
+def value_expr(value: object) -> ast.expr:
+    """A property value (numbers, strings, tuples, lists, dicts of them) as an expression.
+
+    Unlike `repr`, non-finite floats become `np.nan` / `np.inf` (through
+    `literal`), which the generated module, importing numpy as np, evaluates.
+    """
+    if isinstance(value, float):
+        return literal_expr(value, "float64")
+    if isinstance(value, str):
+        return syntax.string(value)
+    if isinstance(value, tuple):
+        return syntax.tuple_(*(value_expr(v) for v in value))
+    if isinstance(value, list):
+        return syntax.list_(*(value_expr(v) for v in value))
+    if isinstance(value, dict):
+        return ast.Dict([value_expr(k) for k in value], [value_expr(v) for v in value.values()])
+    if value is None or isinstance(value, int):  # bool is an int
+        return syntax.expr(value)
+    raise EmitError(f"numpy backend: cannot write the property value {value!r}")
+
+
 # ---------------------------------------------------------------- chunks
 
 
@@ -151,8 +175,8 @@ class Chunk:
 
     Statements are `ast` nodes, rendered with `ast.unparse` one per line, each
     followed by the comment naming the source cortex op (the renderer adds it:
-    `ast.unparse` keeps no comments). Translators add statements as nodes
-    (`FunctionEmitter.statement`) or as source text (`line`, parsed at once).
+    `ast.unparse` keeps no comments). Translators build them with
+    `numpy_syntax` and add them with `FunctionEmitter.statement`.
     """
 
     statements: list[ast.stmt]
@@ -207,14 +231,15 @@ def prune(chunks: list[Chunk]) -> None:
 
 Translator = Callable[["FunctionEmitter", Operation], None]
 TRANSLATORS: dict[type[Operation], Translator] = {}
+OpT = TypeVar("OpT", bound=Operation)
 
 
-def translates(*op_types: type[Operation]) -> Callable[[Translator], Translator]:
-    """Register a translator for the given op classes."""
+def translates(*op_types: type[Operation]) -> Callable[[Callable[[FunctionEmitter, OpT], None]], Callable[[FunctionEmitter, OpT], None]]:
+    """Register a translator for the given op classes (it is only ever called with one of them)."""
 
-    def register(fn: Translator) -> Translator:
+    def register(fn: Callable[[FunctionEmitter, OpT], None]) -> Callable[[FunctionEmitter, OpT], None]:
         for op_type in op_types:
-            TRANSLATORS[op_type] = fn
+            TRANSLATORS[op_type] = cast(Translator, fn)
         return fn
 
     return register
@@ -277,12 +302,13 @@ class FunctionEmitter:
         self.read(term.expr)
         return term
 
-    def expr(self, value: SSAValue) -> str:
+    def expr(self, value: SSAValue) -> ast.expr:
+        """The expression tree of an already-translated value (records the read)."""
         return self.term(value).expr
 
-    def read(self, expr: str) -> None:
+    def read(self, expr: ast.expr) -> None:
         if self._chunk is not None:
-            self._chunk.uses.update(n for n in re.findall(r"[A-Za-z_]\w*", expr) if n in self.locals)
+            self._chunk.uses.update(n for n in syntax.names(expr) if n in self.locals)
 
     def bind(self, value: SSAValue, term: Term) -> Term:
         self.values[value] = term
@@ -299,16 +325,16 @@ class FunctionEmitter:
         self.temps += 1
         return f"_t{self.temps}"
 
-    def define(self, value: SSAValue, code: str, *, owned: bool = True, dtype: str | None = None) -> Term:
+    def define(self, value: SSAValue, code: ast.expr, *, owned: bool = True, dtype: str | None = None) -> Term:
         """Emit `name = code` for `value`; returns its term."""
         name = self.name(value)
-        self.line(f"{name} = {code}")
+        self.statement(syntax.assign(name, code))
         return self.defined(value, name, owned=owned, dtype=dtype)
 
     def defined(self, value: SSAValue, name: str, *, owned: bool = True, dtype: str | None = None) -> Term:
         """Bind `value` to local `name`, which the current chunk assigns."""
         self.defines(name)
-        term = Term(name, dtype or np_dtype(value.type), static_shape(value.type), owned and isinstance(value.type, TensorType))
+        term = Term(syntax.name(name), dtype or np_dtype(value.type), static_shape(value.type), owned and isinstance(value.type, TensorType))
         return self.bind(value, term)
 
     def dies_here(self, value: SSAValue, op: Operation) -> bool:
@@ -331,11 +357,8 @@ class FunctionEmitter:
         assert self._chunk is not None, "no op is being translated"
         return self._chunk
 
-    def line(self, text: str) -> None:
-        """Add the statement(s) `text` to the current chunk (parsed now: a syntax error fails here)."""
-        self.current.statements.extend(ast.parse(text).body)
-
     def statement(self, node: ast.stmt) -> None:
+        """Add a statement to the current chunk."""
         self.current.statements.append(node)
 
     def defines(self, *names: str) -> None:

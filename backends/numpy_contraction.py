@@ -6,16 +6,15 @@ views, so matmul and convolution reach BLAS.
 
 from __future__ import annotations
 
+import ast
 from math import prod
 
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
+from cortex.backends import numpy_syntax as syntax
 from cortex.backends.numpy_access import LETTERS, permutation_expr
 from cortex.backends.numpy_bodies import Body
-from cortex.backends.numpy_codegen import (
-    paren,
-)
 
 
 def product_factors(value: SSAValue, body: Body) -> list[SSAValue]:
@@ -25,11 +24,11 @@ def product_factors(value: SSAValue, body: Body) -> list[SSAValue]:
     return [value]
 
 
-def _swap_last(expr: str, rank: int) -> str:
-    return f"{paren(expr)}.T" if rank == 2 else f"np.swapaxes({expr}, -1, -2)"
+def _swap_last(expr: ast.expr, rank: int) -> ast.expr:
+    return syntax.attr(expr, "T") if rank == 2 else syntax.call("np.swapaxes", expr, -1, -2)
 
 
-def contraction(operands: list[tuple[str, tuple[int, ...]]], out_dims: tuple[int, ...], ranges) -> str:
+def contraction(operands: list[tuple[ast.expr, tuple[int, ...]]], out_dims: tuple[int, ...], ranges) -> ast.expr:
     """Σ of the product of the operands over the dims missing from `out_dims`, as BLAS-friendly NumPy.
 
     Two operands become one `@` where they can: (batched) matrix products,
@@ -48,7 +47,7 @@ def contraction(operands: list[tuple[str, tuple[int, ...]]], out_dims: tuple[int
             natural = batch + a_free + b_free
             perm = [natural.index(d) for d in out_dims]
             if len(shared) == 1 and not batch and not b_free and da[-1] == shared[0]:  # (..., k) @ (k,)
-                return permutation_expr(f"{paren(a)} @ {b}", perm)
+                return permutation_expr(syntax.binop(a, "@", b), perm)
             if (
                 len(shared) == 1 and len(a_free) == 1 and len(b_free) == 1
                 and list(da[:nb]) == batch and list(db[:nb]) == batch
@@ -56,15 +55,16 @@ def contraction(operands: list[tuple[str, tuple[int, ...]]], out_dims: tuple[int
                 (k,) = shared
                 lhs = a if da[-1] == k else _swap_last(a, len(da))
                 rhs = b if db[-2] == k else _swap_last(b, len(db))
-                return permutation_expr(f"{paren(lhs)} @ {paren(rhs)}", perm)
+                return permutation_expr(syntax.binop(lhs, "@", rhs), perm)
             if not batch:
                 m, n, k = (prod(ranges[d] for d in dims) for dims in (a_free, b_free, shared))
                 lhs = permutation_expr(a, [da.index(d) for d in a_free + shared])
                 rhs = permutation_expr(b, [db.index(d) for d in shared + b_free])
                 shape = tuple(ranges[d] for d in a_free + b_free)
-                product = f"({paren(lhs)}.reshape({m}, {k}) @ {paren(rhs)}.reshape({k}, {n})).reshape({shape})"
+                matrices = syntax.binop(syntax.method(lhs, "reshape", m, k), "@", syntax.method(rhs, "reshape", k, n))
+                product = syntax.method(matrices, "reshape", shape)
                 return permutation_expr(product, perm)
     subscripts = ",".join("".join(LETTERS[d] for d in dims) for _, dims in operands)
     spec = f"{subscripts}->{''.join(LETTERS[d] for d in out_dims)}"
-    optimize = ", optimize=True" if len(operands) > 2 else ""
-    return f"np.einsum({spec!r}, {', '.join(e for e, _ in operands)}{optimize})"
+    optimize = {"optimize": True} if len(operands) > 2 else {}
+    return syntax.call("np.einsum", syntax.string(spec), *(e for e, _ in operands), **optimize)

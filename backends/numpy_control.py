@@ -12,16 +12,18 @@ written for.
 
 from __future__ import annotations
 
+import ast
+
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import TensorType
 
+from cortex.backends import numpy_syntax as syntax
 from cortex.backends.numpy_codegen import (
     FunctionEmitter,
     Term,
     dt,
     np_dtype,
     op_error,
-    paren,
     static_shape,
     translates,
 )
@@ -30,9 +32,9 @@ from cortex.backends.numpy_codegen import (
 def _assign(fe: FunctionEmitter, names: list[str], values) -> None:
     exprs = [fe.expr(v) for v in values]
     if len(names) == 1:
-        fe.line(f"{names[0]} = {exprs[0]}")
+        fe.statement(syntax.assign(names[0], exprs[0]))
     elif names:
-        fe.line(f"{', '.join(names)} = {', '.join(exprs)}")
+        fe.statement(syntax.assign(names, syntax.tuple_(*exprs)))
 
 
 def _yield_to(fe: FunctionEmitter, names: list[str], values) -> None:
@@ -45,11 +47,11 @@ def _yield_to(fe: FunctionEmitter, names: list[str], values) -> None:
 def translate_if(fe: FunctionEmitter, op: scf.IfOp) -> None:
     names = [fe.name(r) for r in op.output]
     on_yield = lambda y: _yield_to(fe, names, y.operands)  # noqa: E731
-    fe.nested(f"if {fe.expr(op.cond)}:", op.true_region.block, on_yield)
+    fe.nested(syntax.if_header(fe.expr(op.cond)), op.true_region.block, on_yield)
     if op.false_region.blocks:
         fe.nested("else:", op.false_region.block, on_yield)
     for r, name in zip(op.output, names):
-        fe.bind(r, Term(name, np_dtype(r.type), static_shape(r.type)))
+        fe.bind(r, Term(syntax.name(name), np_dtype(r.type), static_shape(r.type)))
     fe.defines(*names)
 
 
@@ -59,26 +61,25 @@ def translate_for(fe: FunctionEmitter, op: scf.ForOp) -> None:
     _assign(fe, names, op.iter_args)
     block = op.body.block
     iv = fe.name(block.args[0], "i")
-    fe.bind(block.args[0], Term(iv, "int64"))
+    fe.bind(block.args[0], Term(syntax.name(iv), "int64"))
     for arg, name in zip(block.args[1:], names):
-        fe.bind(arg, Term(name, np_dtype(arg.type), static_shape(arg.type)))
-    header = f"for {iv} in range({fe.expr(op.lb)}, {fe.expr(op.ub)}, {fe.expr(op.step)}):"
+        fe.bind(arg, Term(syntax.name(name), np_dtype(arg.type), static_shape(arg.type)))
+    header = syntax.for_header(iv, syntax.call("range", fe.expr(op.lb), fe.expr(op.ub), fe.expr(op.step)))
     fe.nested(header, block, lambda y: _yield_to(fe, names, y.operands))
     for r, name in zip(op.res, names):
-        fe.bind(r, Term(name, np_dtype(r.type), static_shape(r.type)))
+        fe.bind(r, Term(syntax.name(name), np_dtype(r.type), static_shape(r.type)))
     fe.defines(*names)
 
 
 @translates(func.ReturnOp)
 def translate_return(fe: FunctionEmitter, op: func.ReturnOp) -> None:
-    exprs = [fe.expr(v) for v in op.arguments]
-    fe.line(f"return ({', '.join(exprs)}{',' if len(exprs) == 1 else ''})")
+    fe.statement(syntax.returns(*(fe.expr(v) for v in op.arguments)))
     fe.impure()
 
 
-def _extern_arg(value, expr: str) -> str:
+def _extern_arg(value, expr: ast.expr) -> ast.expr:
     if isinstance(value.type, TensorType) and np_dtype(value.type) == "int8":
-        return f"{paren(expr)}.view(np.uint8)"
+        return syntax.method(expr, "view", "np.uint8")
     return expr
 
 
@@ -91,30 +92,24 @@ def translate_call(fe: FunctionEmitter, op: func.CallOp) -> None:
     results = list(op.res)
     if callee.is_declaration:
         target = fe.module.extern(callee)
-        args = ", ".join(_extern_arg(v, fe.expr(v)) for v in op.arguments)
-        call = f"{target}({args})"
+        call = syntax.call(target, *(_extern_arg(v, fe.expr(v)) for v in op.arguments))
         names = [fe.name(r) for r in results]
         if len(results) == 1:
-            fe.line(f"{names[0]} = {call}")
+            fe.statement(syntax.assign(names[0], call))
         elif results:
-            fe.line(f"{', '.join(names)} = {call}")
+            fe.statement(syntax.assign(names, call))
         else:
-            fe.line(call)
+            fe.statement(syntax.evaluate(call))
         for r, name in zip(results, names):
             dtype = np_dtype(r.type)
             if isinstance(r.type, TensorType) and dtype == "int8":
-                fe.line(f"{name} = {name}.view(np.int8)")
+                fe.statement(syntax.assign(name, syntax.method(name, "view", "np.int8")))
             elif not isinstance(r.type, TensorType):
-                fe.line(f"{name} = {dt(dtype)}({name})")
+                fe.statement(syntax.assign(name, syntax.call(dt(dtype), name)))
             fe.defined(r, name, owned=False)
         return
-    args = ", ".join(fe.expr(v) for v in op.arguments)
-    call = f"{fe.module.function_name(callee)}({args})"
+    call = syntax.call(fe.module.function_name(callee), *(fe.expr(v) for v in op.arguments))
     names = [fe.name(r) for r in results]
-    if names:
-        fe.line(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {call}")
-    else:
-        fe.line(call)
+    fe.statement(syntax.assign(names, call) if names else syntax.evaluate(call))
     for r, name in zip(results, names):
         fe.defined(r, name, owned=False)
-

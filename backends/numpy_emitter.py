@@ -35,6 +35,7 @@ from xdsl.utils.target import Target
 
 # The translators register themselves in TRANSLATORS on import.
 from cortex.backends import numpy_arith, numpy_control, numpy_linalg, numpy_support, numpy_tensor  # noqa: F401
+from cortex.backends import numpy_syntax as syntax
 from cortex.backends.numpy_codegen import (
     Chunk,
     EmitError,
@@ -46,6 +47,7 @@ from cortex.backends.numpy_codegen import (
     np_dtype,
     prune,
     static_shape,
+    value_expr,
 )
 from cortex.dialects import abi
 from cortex.errors import CortexError
@@ -161,7 +163,8 @@ class ModuleEmitter:
         except CortexError as e:
             raise EmitError(f"numpy backend: {e}") from None
         name = self.namer.fresh("_x_" + identifier(symbol, "extern"))
-        self.extern_lines.append(f"{name} = _extern({kernel!r}, {values!r})  # @{symbol}")
+        binding = syntax.assign(name, syntax.call("_extern", syntax.string(kernel), value_expr(values)))
+        self.extern_lines.append(f"{syntax.code(binding)}  # @{symbol}")
         self._externs[symbol] = name
         return name
 
@@ -208,7 +211,7 @@ class ModuleEmitter:
         for arg in f.body.block.args:
             name = fe.name(arg, f"arg{arg.index}")
             params.append(name)
-            fe.bind(arg, Term(name, np_dtype(arg.type), static_shape(arg.type)))
+            fe.bind(arg, Term(syntax.name(name), np_dtype(arg.type), static_shape(arg.type)))
         fe.translate_ops(f.body.block.ops)
         prune(fe.chunks)
         inputs = ", ".join(str(t) for t in f.function_type.inputs.data)

@@ -27,6 +27,7 @@ indexing maps and a body too) is translated the same way:
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from math import prod
 
@@ -41,21 +42,23 @@ from xdsl.dialects.linalg.ops import (
     TransposeOp,
     YieldOp,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
+from cortex.backends import numpy_syntax as syntax
 from cortex.backends.numpy_access import Access, access, align, loop_ranges, permutation_expr
 from cortex.backends.numpy_bodies import COMBINE, REDUCE, Body, combiner, finish, identity_of, initial_value
 from cortex.backends.numpy_codegen import (
     FunctionEmitter,
     Term,
     dt,
-    literal,
+    literal_expr,
     np_dtype,
     op_error,
-    paren,
     static_shape,
+    tensor_shape,
     translates,
+    yielded_value,
 )
 from cortex.backends.numpy_contraction import contraction, product_factors
 
@@ -124,13 +127,14 @@ class Structured:
             raise op_error(self.op, "has a parallel output that does not cover every loop")
         term = body.term(yielded)
         if not term.is_array:
-            finish(self.fe, result, Term(f"np.full({static_shape(result.type)}, {term.expr}, {dt(dtype)})", dtype), owned=True)
+            full = syntax.call("np.full", static_shape(result.type), term.expr, dt(dtype))
+            finish(self.fe, result, Term(full, dtype), owned=True)
             return
         expr, owned = term.expr, term.owned
         if term.shape != self.ranges:
-            expr, owned = f"np.broadcast_to({expr}, {self.ranges})", False
+            expr, owned = syntax.call("np.broadcast_to", expr, self.ranges), False
         if term.dtype != dtype:
-            expr, owned = f"{paren(expr)}.astype({dt(dtype)})", True
+            expr, owned = syntax.method(expr, "astype", dt(dtype)), True
         expr = permutation_expr(expr, list(out_dims))
         finish(self.fe, result, Term(expr, dtype, self.ranges, owned), owned=owned)
 
@@ -163,69 +167,77 @@ class Structured:
         elif init is None:
             red = self.apply(red, COMBINE[kind], self.fe.expr(self.op.outputs[index]), dtype)
         elif init != identity:
-            red = self.apply(red, COMBINE[kind], literal(init, dtype), dtype)
+            red = self.apply(red, COMBINE[kind], literal_expr(init, dtype), dtype)
         finish(self.fe, result, red, owned=red.owned)
 
-    def apply(self, red: Term, ufunc: str, other: str, dtype: str) -> Term:
+    def apply(self, red: Term, ufunc: str, other: ast.expr, dtype: str) -> Term:
+        """`ufunc(red, other)`, in place when `red` is an owned temporary of the right dtype."""
         if red.owned and red.dtype == dtype:
-            self.fe.line(f"{ufunc}({red.expr}, {other}, out={red.expr})")
+            self.fe.statement(syntax.evaluate(syntax.call(ufunc, red.expr, other, out=red.expr)))
             return red
         name = self.fe.temp()
-        self.fe.line(f"{name} = {ufunc}({red.expr}, {other})")
-        return Term(name, dtype, red.shape, owned=True)
+        self.fe.statement(syntax.assign(name, syntax.call(ufunc, red.expr, other)))
+        return Term(syntax.name(name), dtype, red.shape, owned=True)
 
     def contract(self, body: Body, factors: list[SSAValue], out_dims: tuple[int, ...], dtype: str) -> Term:
         operands = []
         for v in factors:
             (arg,) = body.depends(v)
+            if not isinstance(arg, BlockArgument):
+                raise op_error(self.op, "contracts a factor that is not read from one operand")
             acc, term = self.access(arg.index)
             view = Term(acc.expr, term.dtype, tuple(self.ranges[d] for d in acc.dims))
-            sub = Body(self.fe, self.op, self.block, {arg: lambda view=view: view}, self.ranges)
+            sub = Body(self.fe, self.op, self.block, {arg: _given(view)}, self.ranges)
             operands.append((sub.term(v).expr, acc.dims))
         if not set(out_dims) <= {d for _, dims in operands for d in dims}:
             raise op_error(self.op, "contracts to an output dimension no operand has")
         name = self.fe.temp()
-        self.fe.line(f"{name} = {contraction(operands, out_dims, self.ranges)}")
+        self.fe.statement(syntax.assign(name, contraction(operands, out_dims, self.ranges)))
         # a full contraction gives a NumPy scalar, which cannot be written in place
-        return Term(name, dtype, tuple(self.ranges[d] for d in out_dims), owned=bool(out_dims))
+        return Term(syntax.name(name), dtype, tuple(self.ranges[d] for d in out_dims), owned=bool(out_dims))
 
     def reduce_aligned(self, body: Body, kind: str, factors: list[SSAValue], out_dims, dtype: str) -> Term:
         n = len(self.ranges)
         terms = [body.term(v) for v in factors]
-        e = terms[0] if terms else Term("1", dtype)
+        e = terms[0] if terms else Term(syntax.expr(1), dtype)
         for t in terms[1:]:
-            shape = tuple(np.broadcast_shapes(*(x.shape for x in (e, t) if x.is_array)))
+            shape = tuple(np.broadcast_shapes(*(x.shape for x in (e, t) if x.shape is not None)))
             if e.owned and e.shape == shape:
-                self.fe.line(f"np.multiply({e.expr}, {t.expr}, out={e.expr})")
+                self.fe.statement(syntax.evaluate(syntax.call("np.multiply", e.expr, t.expr, out=e.expr)))
             else:
                 name = self.fe.temp()
-                self.fe.line(f"{name} = {paren(e.expr)} * {paren(t.expr)}")
-                e = Term(name, e.dtype, shape, owned=True)
-        if not e.is_array:
-            e = Term(f"np.full({self.ranges}, {e.expr}, {dt(dtype)})", dtype, self.ranges)
-        shape = e.shape
+                self.fe.statement(syntax.assign(name, syntax.binop(e.expr, "*", t.expr)))
+                e = Term(syntax.name(name), e.dtype, shape, owned=True)
+        shape = self.ranges if e.shape is None else e.shape
+        if e.shape is None:
+            e = Term(syntax.call("np.full", self.ranges, e.expr, dt(dtype)), dtype, self.ranges)
         lead = n - len(shape)  # loops dropped in front (broadcast)
         axes = [d - lead for d in self.reduction if d >= lead]
         missing = [d for d in self.reduction if self.ranges[d] > 1 and (d < lead or shape[d - lead] == 1)]
         kept = [d for d in range(lead, n) if d not in self.reduction]
         name = self.fe.temp()
-        self.fe.line(f"{name} = {reduce_expr(self.fe, kind, e.expr, shape, axes, dtype) if axes else e.expr}")
+        self.fe.statement(syntax.assign(name, reduce_expr(self.fe, kind, e.expr, shape, axes, dtype) if axes else e.expr))
         if missing and kind in ("sum", "prod"):
             count = prod(self.ranges[d] for d in missing)
-            self.fe.line(f"{name} = {name} {'*' if kind == 'sum' else '**'} {count}")
+            self.fe.statement(syntax.assign(name, syntax.binop(name, "*" if kind == "sum" else "**", count)))
         reduced_shape = tuple(shape[d - lead] for d in kept)
         full = tuple(self.ranges[d] for d in self.parallel)
         owned = bool(full)  # a rank-0 reduction is a NumPy scalar: never written in place
         if reduced_shape != full:
-            self.fe.line(f"{name} = np.broadcast_to({name}, {full})")
+            self.fe.statement(syntax.assign(name, syntax.call("np.broadcast_to", name, full)))
             owned = False
         perm = [self.parallel.index(d) for d in out_dims]
         if perm != sorted(perm):
-            self.fe.line(f"{name} = {permutation_expr(name, perm)}")
-        return Term(name, dtype, tuple(self.ranges[d] for d in out_dims), owned)
+            self.fe.statement(syntax.assign(name, permutation_expr(syntax.name(name), perm)))
+        return Term(syntax.name(name), dtype, tuple(self.ranges[d] for d in out_dims), owned)
 
 
-def reduce_expr(fe: FunctionEmitter, kind: str, expr: str, shape: tuple[int, ...], axes: list[int], dtype: str) -> str:
+def _given(term: Term) -> Callable[[], Term]:
+    """A block argument's term that is already known."""
+    return lambda: term
+
+
+def reduce_expr(fe: FunctionEmitter, kind: str, expr: ast.expr, shape: tuple[int, ...], axes: list[int], dtype: str) -> ast.expr:
     """`kind` over `axes` of an array of `shape`, in the order NumPy runs fastest.
 
     NumPy is slow at reducing several axes at once when the innermost is
@@ -235,23 +247,24 @@ def reduce_expr(fe: FunctionEmitter, kind: str, expr: str, shape: tuple[int, ...
     """
     axes = sorted(axes)
     last = len(shape) - 1
-    int_arg = f", dtype={dt(dtype)}" if kind in ("sum", "prod") and dtype.startswith(("int", "uint")) else ""
+    int_arg = {"dtype": dt(dtype)} if kind in ("sum", "prod") and dtype.startswith(("int", "uint")) else {}
 
-    def axis(a: list[int]) -> str:
-        return str(a[0]) if len(a) == 1 else str(tuple(a))
+    def reduce(x: ast.expr, a: list[int]) -> ast.expr:
+        return syntax.call(REDUCE[kind], x, axis=a[0] if len(a) == 1 else tuple(a), **int_arg)
 
     if axes[-1] != last or len(axes) == len(shape) or len(axes) == 1 and kind != "sum":
-        return f"{REDUCE[kind]}({expr}, axis={axis(axes)}{int_arg})"
-    outer = f"{REDUCE[kind]}({expr}, axis={axis(axes[:-1])}{int_arg})" if axes[:-1] else expr
+        return reduce(expr, axes)
+    outer = reduce(expr, axes[:-1]) if axes[:-1] else expr
     if kind == "sum" and dtype.startswith("float") and len(shape) > len(axes):
         ones = fe.module.splat((shape[last],), 1.0, dtype, "ones", fe.current.origin)
-        return f"{paren(outer)} @ {ones}"
-    return f"{REDUCE[kind]}({outer}, axis=-1{int_arg})"
+        return syntax.binop(outer, "@", ones)
+    return reduce(outer, [-1])
 
 
 def structured_classes() -> list[type[Operation]]:
     """Every concrete structured op class xDSL defines."""
-    found, stack = [], list(LinalgStructuredOperation.__subclasses__())
+    found: list[type[Operation]] = []
+    stack = list(LinalgStructuredOperation.__subclasses__())
     while stack:
         cls = stack.pop()
         stack.extend(cls.__subclasses__())
@@ -293,10 +306,15 @@ def translate_fill(fe: FunctionEmitter, op: FillOp) -> None:
     (result,) = op.results
     dtype = np_dtype(result.type)
     value = fe.expr(op.inputs[0])
-    if value in ("0", "0.0"):  # calloc'd: a quarter of np.full's time (padding, accumulators)
-        fe.define(result, f"np.zeros({static_shape(result.type)}, {dt(dtype)})")
+    if _is_zero(value):  # calloc'd: a quarter of np.full's time (padding, accumulators)
+        fe.define(result, syntax.call("np.zeros", tensor_shape(result.type), dt(dtype)))
         return
-    fe.define(result, f"np.full({static_shape(result.type)}, {value}, {dt(dtype)})")
+    fe.define(result, syntax.call("np.full", tensor_shape(result.type), value, dt(dtype)))
+
+
+def _is_zero(value: ast.expr) -> bool:
+    """A literal 0 or 0.0 (not -0.0, not False: np.zeros would not be the same array)."""
+    return isinstance(value, ast.Constant) and type(value.value) in (int, float) and value.value == 0
 
 
 @translates(TransposeOp)
@@ -309,18 +327,18 @@ def translate_transpose(fe: FunctionEmitter, op: TransposeOp) -> None:
 def translate_broadcast(fe: FunctionEmitter, op: BroadcastOp) -> None:
     """linalg.broadcast: `dimensions` are the result axes the input lacks."""
     added = set(op.dimensions.get_values())
-    shape = static_shape(op.result[0].type)
-    index = ["None" if a in added else ":" for a in range(len(shape))]
+    shape = tensor_shape(op.result[0].type)
+    index = [None if a in added else slice(None) for a in range(len(shape))]
     x = fe.expr(op.input)
-    expanded = f"{paren(x)}[{', '.join(index)}]" if added else x
-    fe.define(op.result[0], f"np.broadcast_to({expanded}, {shape})", owned=False)
+    expanded = syntax.index(x, index) if added else x
+    fe.define(op.result[0], syntax.call("np.broadcast_to", expanded, shape), owned=False)
 
 
 @translates(ReduceOp)
 def translate_reduce(fe: FunctionEmitter, op: ReduceOp) -> None:
     """linalg.reduce: body `combine(in, acc)` over `dimensions`, seeded with `init`."""
     block = op.region.block
-    yielded = block.last_op.operands[0]
+    yielded = yielded_value(op, block)
     body = Body(fe, op, block, {block.args[0]: lambda: fe.term(op.input)}, static_shape(op.input.type))
     match = combiner(op, block.args[1], body, yielded)
     if match is None or match[1] is not block.args[0]:
@@ -330,13 +348,18 @@ def translate_reduce(fe: FunctionEmitter, op: ReduceOp) -> None:
     dtype = np_dtype(result.type)
     axes = list(op.dimensions.get_values())
     shape = static_shape(result.type)
-    red = Term(fe.temp(), dtype, shape, owned=bool(shape))
-    fe.line(f"{red.expr} = {reduce_expr(fe, kind, fe.expr(op.input), static_shape(op.input.type), axes, dtype)}")
+    name = fe.temp()
+    red = Term(syntax.name(name), dtype, shape, owned=bool(shape))
+    fe.statement(syntax.assign(name, reduce_expr(fe, kind, fe.expr(op.input), tensor_shape(op.input.type), axes, dtype)))
     init = initial_value(op.init)
-    other = fe.expr(init) if isinstance(init, SSAValue) else fe.expr(op.init) if init is None else None
-    if other is None and init != identity_of(kind, dtype):
-        other = literal(init, dtype)
+    other: ast.expr | None = None
+    if isinstance(init, SSAValue):
+        other = fe.expr(init)
+    elif init is None:
+        other = fe.expr(op.init)
+    elif init != identity_of(kind, dtype):
+        other = literal_expr(init, dtype)
     if other is not None:
-        out = f", out={red.expr}" if red.owned else ""
-        fe.line(f"{red.expr} = {COMBINE[kind]}({red.expr}, {other}{out})")
+        out = {"out": red.expr} if red.owned else {}
+        fe.statement(syntax.assign(name, syntax.call(COMBINE[kind], red.expr, other, **out)))
     finish(fe, result, red, owned=red.owned)

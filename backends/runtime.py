@@ -285,8 +285,14 @@ class CompiledPipeline:
         values: list[Any] = [None] * len(self.args)
         for k, (port, value) in enumerate(zip(self.inputs, inputs)):
             values[port.index] = _to_internal(port, value, f"argument #{k} (%{port.name}) of @{self.entry}")
+        if not isinstance(self.state, dict):
+            raise CortexError(f"runner.state must be a dict of state name to value, got {type(self.state).__name__}")
         for port in self.args:
             if port.kind == "state":
+                if port.name not in self.state:
+                    raise CortexError(
+                        f"state '{port.name}' is missing from runner.state (runner.reset() restores every state)"
+                    )
                 values[port.index] = _to_internal(port, self.state[port.name], f"state '{port.name}'")
             elif port.kind == "weight":
                 values[port.index] = self._weights[port.index]
@@ -303,7 +309,9 @@ class CompiledPipeline:
                 value = value.copy()  # the caller may reuse its buffers or write into outputs
             state[port.name] = value
         self.state = state
-        return outputs
+        held = [v for v in state.values() if isinstance(v, np.ndarray)]
+        # a state read but not updated this frame is still ours: the caller gets a copy
+        return tuple(o.copy() if isinstance(o, np.ndarray) and _aliased(o, held, ()) else o for o in outputs)
 
     def run_video(self, frames, workers: int | None = None, engine: str = "threads", **options):
         """Outputs frame after frame, several frames in flight (`cortex.backends.frame_parallel`)."""

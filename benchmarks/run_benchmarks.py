@@ -38,8 +38,8 @@ sys.path.insert(0, str(HERE))
 from graphs import count_ops, random_tensor_graph  # noqa: E402
 
 import cortex  # noqa: E402
-from cortex.driver import run_pipeline  # noqa: E402
-from cortex.ir import parse_module, to_text  # noqa: E402
+from cortex.driver import build_pipeline  # noqa: E402
+from cortex.ir import make_context, parse_module, to_text  # noqa: E402
 
 L2_FILE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
 CLEANUP = "canonicalize,cse,dce"
@@ -205,7 +205,7 @@ def compile_in_process(text: str) -> dict[str, float]:
     t0 = time.perf_counter()
     module = parse_module(text, "<bench>")
     t1 = time.perf_counter()
-    run_pipeline(module, CLEANUP)
+    build_pipeline(CLEANUP).apply(make_context(), module)  # as cortex-opt runs it (parse already verified)
     t2 = time.perf_counter()
     to_text(module)
     t3 = time.perf_counter()

@@ -8,6 +8,7 @@ static.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -70,6 +71,8 @@ def gray_image(value: SSAValue, what: str = "the gray image") -> tuple[int, int]
     if t.get_num_dims() != 2 or not isinstance(t.element_type, Float32Type):
         raise VerifyException(f"{what} must be a 2-D f32 tensor (H x W), got {t}")
     h, w = t.get_shape()
+    shapes.check_image_side("H", h)
+    shapes.check_image_side("W", w)
     return h, w
 
 
@@ -79,6 +82,8 @@ def frame_image(value: SSAValue, what: str = "the frame") -> tuple[int, int]:
     shape = t.get_shape()
     if len(shape) != 3 or shape[2] not in (3, shapes.DYNAMIC) or t.element_type != ui8:
         raise VerifyException(f"{what} must be a tensor<HxWx3xui8> (BGR), got {t}")
+    shapes.check_image_side("H", shape[0])
+    shapes.check_image_side("W", shape[1])
     return shape[0], shape[1]
 
 
@@ -119,6 +124,9 @@ class CortexOp(IRDLOperation):
         return [None] * len(self.results)
 
     def verify_(self) -> None:
+        for prop, value in self.properties.items():
+            if isinstance(value, FloatAttr) and not math.isfinite(value.value.data):
+                raise VerifyException(f"property '{prop}' must be a finite number, got {value.value.data}")
         for index, (res, expected) in enumerate(zip(self.results, self.infer_result_types())):
             if expected is None:
                 continue

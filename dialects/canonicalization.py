@@ -8,7 +8,7 @@ carries, so xDSL's `canonicalize` runs them.
 Three groups:
 - `CANONICAL`: always-exact identities (x·1, x+0, x−0, x/1, x**2 → x·x,
   relu∘relu, transpose∘transpose, identity transpose, reshape∘reshape,
-  same-shape reshape, zero-weight fusion terms);
+  same-shape reshape, fusion terms whose weight is exactly ±0.0);
 - constant folding (`FoldConstantOperands`, `cortex.dialects.folding`),
   tried first on every op class that may fold;
 - `FAST_MATH`: identities exact only for finite (or positive) inputs —
@@ -200,7 +200,10 @@ class ReshapeToSameType(RewritePattern):
 class DropZeroWeightTerms(RewritePattern):
     """score_fusion: a term with weight 0.0 contributes exactly 0 (every map is finite).
 
-    The remaining terms keep their order; with no term left the result is a
+    Only an exact zero (0.0 or -0.0) drops a term: a negative, tiny or
+    subnormal weight (a user mode table may hold any) keeps its term, and so
+    DCE keeps the stage that feeds it (tests/test_signed_weights.py). The
+    remaining terms keep their order; with no term left the result is a
     zero map.
     """
 

@@ -7,6 +7,7 @@ reference interpreter and the runtime all read weights from here.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 MODES: dict[str, dict[str, float]] = {
@@ -40,14 +41,32 @@ def load_modes(path: str | Path | None = None) -> dict[str, dict[str, float]]:
     if path is None:
         return MODES
     try:
-        table = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as e:
+        table = json.loads(Path(path).read_bytes().decode("utf-8"), parse_constant=_reject_constant)
+    except OSError as e:
+        raise UnknownModeError(f"cannot read mode table {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise UnknownModeError(f"cannot read mode table {path}: not UTF-8 text (byte {e.start})") from None
+    except (json.JSONDecodeError, ValueError) as e:
         raise UnknownModeError(f"cannot read mode table {path}: {e}") from None
     if not isinstance(table, dict) or not all(
-        isinstance(row, dict) and all(isinstance(v, (int, float)) for v in row.values()) for row in table.values()
+        isinstance(row, dict) and all(is_weight(v) for v in row.values()) for row in table.values()
     ):
-        raise UnknownModeError(f"mode table {path} must map mode names to {{weight: number}} objects")
+        raise UnknownModeError(f"mode table {path} must map mode names to {{weight: finite number}} objects")
     return {m: {k: float(v) for k, v in row.items()} for m, row in table.items()}
+
+
+def is_weight(value: object) -> bool:
+    """A weight is a finite real number (not a bool): NaN or inf would poison every score."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a valid weight (weights must be finite numbers)")
 
 
 def mode_weights(mode: str, table: dict[str, dict[str, float]] | None = None) -> dict[str, float]:

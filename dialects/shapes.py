@@ -178,11 +178,27 @@ def num_elements(shape: Sequence[int]) -> int | None:
     return n
 
 
+MAX_IMAGE_SIDE = 8192
+"""The largest frame side the pipeline accepts (8K video is 7680×4320): a larger
+frame would need gigabytes of constants in lowering, and is almost surely a typo."""
+
+
+def check_image_side(name: str, size: int) -> None:
+    """An image height or width must be positive and at most MAX_IMAGE_SIDE (or dynamic)."""
+    if size == DYNAMIC:
+        return
+    if size <= 0:
+        raise ShapeError(f"image {name}={size} must be positive")
+    if size > MAX_IMAGE_SIDE:
+        raise ShapeError(f"image {name}={size} exceeds the largest supported side, {MAX_IMAGE_SIDE}")
+
+
 def block_grid(h: int, w: int, block: int) -> Shape:
     """The score-map shape of an H×W image cut into block×block cells."""
     if block <= 0:
         raise ShapeError(f"block must be positive, got {block}")
     for name, size in (("H", h), ("W", w)):
+        check_image_side(name, size)
         if size != DYNAMIC and size % block:
             raise ShapeError(f"image {name}={size} is not a multiple of block={block}")
     return tuple(DYNAMIC if d == DYNAMIC else d // block for d in (h, w))

@@ -28,6 +28,9 @@ def check_name(op: CortexOp) -> str:
     name = op.state_name
     if not name:
         raise VerifyException("the 'name' property must not be empty")
+    if not all(" " <= c <= "~" and c not in '"\\' for c in name):
+        # The printer escapes other characters as bytes, which the parser then rejects.
+        raise VerifyException(f"the 'name' property must be printable ASCII without quotes or backslashes, got {name!r}")
     return name
 
 

@@ -58,7 +58,7 @@ BINARY_FORMAT = "$gray `,` $prev_gray attr-dict `:` `(` type($gray) `,` type($pr
 def positive(op: CortexOp, *names: str) -> None:
     for name in names:
         value = op.properties[name].value.data
-        if value <= 0:
+        if not value > 0:  # also rejects NaN
             raise VerifyException(f"property '{name}' must be positive, got {value}")
 
 

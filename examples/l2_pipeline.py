@@ -26,6 +26,7 @@ from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, f32
 from xdsl.ir import Block, Region
+from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
 from cortex.dialects.base import tensor, ui8
@@ -44,6 +45,8 @@ from cortex.dialects.vision import (
     TextRoiOp,
 )
 from cortex.dialects.window import WindowMedianOp, WindowPushOp
+from cortex.errors import CortexError
+from cortex.ir import verify_located
 from cortex.semantics import defaults as D
 
 ENTRY = "l2_frame"
@@ -54,6 +57,17 @@ SHARPNESS_WINDOW = 25
 """Frames of sharpness history the relative blur gate takes its median over (~1 s of video)."""
 L2_PIPELINE = Path(__file__).resolve().parent / "l2_pipeline.mlir"
 """The bundled pipeline's file, `build_l2_pipeline()` printed."""
+
+
+def _checked_grid(height: int, width: int, block: int) -> tuple[int, ...]:
+    """The score-map shape, or a CortexError naming the argument that is wrong."""
+    for name, value in (("height", height), ("width", width), ("block", block)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CortexError(f"build_l2_pipeline: {name} must be an int, got {value!r}")
+    try:
+        return shapes.block_grid(height, width, block)
+    except VerifyException as e:
+        raise CortexError(f"build_l2_pipeline({height}, {width}, block={block}): {e}") from None
 
 
 def build_l2_pipeline(
@@ -69,8 +83,18 @@ def build_l2_pipeline(
     own size: the encoder crops back to it (see `cortex.video.source.padded_size`).
     `blur_threshold=None` (the default) makes the gate's absolute threshold
     the runtime input `blur_threshold`; a number bakes it in as a constant.
+    Arguments no pipeline can have are a CortexError naming them.
     """
-    grid = shapes.block_grid(height, width, block)
+    try:
+        return _build_l2_pipeline(height, width, block, blur_threshold, crop)
+    except VerifyException as e:  # an op builder's typing rule (e.g. a block the saliency scale does not divide)
+        raise CortexError(f"build_l2_pipeline({height}, {width}, block={block}): {e}") from None
+
+
+def _build_l2_pipeline(
+    height: int, width: int, block: int, blur_threshold: float | None, crop: tuple[int, int] | None
+) -> ModuleOp:
+    grid = _checked_grid(height, width, block)
     frame_t, gray_t, map_t = tensor((height, width, 3), ui8), tensor((height, width)), tensor(grid)
     bytes_t = tensor((shapes.DYNAMIC,), ui8)
 
@@ -120,5 +144,5 @@ def build_l2_pipeline(
         fused = named(ScoreFusionOp(maps, weights, TERMS).result, "fused")
         smoothed = named(TemporalSmoothOp(fused, prev_score, scene).result, "smoothed")
         scf.YieldOp(smoothed)
-    module.verify()
+    verify_located(module)
     return module

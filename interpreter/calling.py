@@ -40,10 +40,18 @@ def resolve_weights(mode: str | None, weights: Mapping[str, float] | None) -> tu
             table.update(mode_weights(mode))
         except UnknownModeError as e:
             raise CortexError(str(e)) from None
+    if weights is not None and not isinstance(weights, Mapping):
+        raise CortexError(f"weights must be a mapping of weight name to number, got {type(weights).__name__}")
     for name, value in (weights or {}).items():
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise CortexError(f"weight '{name}' must be a number, got {value!r}")
-        table[name] = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            number = float("inf")
+        if not np.isfinite(number):
+            raise CortexError(f"weight '{name}' must be a finite number, got {value!r}")
+        table[name] = number
     if mode is None and weights is None:
         return table, "the module reads runtime weights, so give a mode or weights={...}"
     sources = ([f"mode '{mode}'"] if mode is not None else []) + (["weights="] if weights is not None else [])
@@ -74,6 +82,8 @@ def describe_value(value: Any) -> str:
 def check_value(type_: Attribute, value: Any, what: str, unsigned: bool = False) -> Any:
     """`value` as an argument of type `type_` (arrays unchanged, scalars as Python numbers),
     or a CortexError naming `what` and saying what was expected. Both runners call this."""
+    if isinstance(value, np.ma.MaskedArray):
+        raise CortexError(f"{what}: masked arrays are not accepted (pass np.ma.filled(value))")
     if isinstance(type_, TensorType):
         dtype = np.dtype("uint8") if unsigned else numpy_dtype(type_.element_type)
         shape = type_.get_shape()

@@ -110,9 +110,18 @@ class OpTimerListener(Interpreter.Listener):
             self.op_timer(op, time.perf_counter() - self.started.pop())
 
 
-def _output(value: Any) -> Any:
+def _output(value: Any, held: list[np.ndarray]) -> Any:
+    """A result as the caller gets it: an array it may write into without touching the runner's own.
+
+    Constants are read-only and a state read but not updated this frame is
+    still held as state: both are copied (tests/test_ownership.py).
+    """
     if isinstance(value, (np.floating, np.integer)):
         return value.item()
+    if isinstance(value, np.ndarray) and (
+        not value.flags.writeable or any(np.may_share_memory(value, h) for h in held)
+    ):
+        return value.copy()
     return value
 
 
@@ -156,6 +165,19 @@ class ReferenceRunner:
             if isinstance(op, StateOp)
         }
 
+    def _checked_state(self) -> dict[str, Any]:
+        """`runner.state` as the state ops read it; the same checks as the compiled runner's."""
+        if not isinstance(self.state, dict):
+            raise CortexError(f"runner.state must be a dict of state name to value, got {type(self.state).__name__}")
+        state = dict(self.state)
+        for op in self.function.walk():
+            if isinstance(op, StateOp):
+                name = op.state_name
+                if name not in state:
+                    raise CortexError(f"state '{name}' is missing from runner.state (runner.reset() restores every state)")
+                state[name] = check_value(op.result.type, state[name], f"state '{name}'")
+        return state
+
     def _interpreter(self, functions: CortexFunctions) -> Interpreter:
         listeners = (OpTimerListener(self.op_timer),) if self.op_timer is not None else ()
         interpreter = Interpreter(self.module, listeners=listeners)
@@ -171,7 +193,7 @@ class ReferenceRunner:
             raise CortexError(f"@{self.entry} takes {len(arg_types)} argument(s), got {len(inputs)}")
         args = tuple(check_value(t, v, f"argument #{i}") for i, (t, v) in enumerate(zip(arg_types, inputs)))
         functions = CortexFunctions(self.weights, self._weight_source)
-        functions.state = dict(self.state)
+        functions.state = self._checked_state()
         try:
             results = self._interpreter(functions).call_op(self.function, args)
         except CortexError as e:
@@ -182,7 +204,8 @@ class ReferenceRunner:
         # Copies: the caller may reuse its input buffers or write into the outputs.
         updates = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in functions.updates.items()}
         self.state = {**functions.state, **updates}
-        return tuple(_output(r) for r in results)
+        held = [v for v in self.state.values() if isinstance(v, np.ndarray)]
+        return tuple(_output(r, held) for r in results)
 
 
 __all__ = ["CortexFunctions", "OpTimerListener", "ReferenceRunner"]

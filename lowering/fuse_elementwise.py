@@ -48,13 +48,8 @@ from xdsl.dialects.linalg.ops import GenericOp, IndexOp, YieldOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import Rewriter
 from xdsl.traits import is_side_effect_free
 
 from cortex.dialects import abi
@@ -108,13 +103,11 @@ def fusible_producer(consumer: GenericOp, operand_index: int) -> GenericOp | Non
 
 def join_origins(*origins: StringAttr | None) -> StringAttr | None:
     """`a` + `b+c` → `a+b+c`, each name once, in order."""
-    names: list[str] = []
+    names: dict[str, None] = {}  # an ordered set: joining n origins stays linear
     for origin in origins:
         if origin is None:
             continue
-        for name in origin.data.split("+"):
-            if name not in names:
-                names.append(name)
+        names.update(dict.fromkeys(origin.data.split("+")))
     return StringAttr("+".join(names)) if names else None
 
 
@@ -214,14 +207,136 @@ class FuseElementwiseProducer(RewritePattern):
             return
 
 
+def absorbing_consumer(producer: GenericOp) -> GenericOp | None:
+    """The generic that `producer` will be fused into, if any."""
+    if len(producer.results) != 1 or not producer.results[0].has_one_use():
+        return None
+    use = next(iter(producer.results[0].uses))
+    consumer = use.operation
+    if not isinstance(consumer, GenericOp) or use.index >= len(consumer.inputs):
+        return None
+    return consumer if fusible_producer(consumer, use.index) is producer else None
+
+
+@dataclass
+class FusionNode:
+    """A generic of a fusion tree: how the root's loop indices reach its own, and its fused producers."""
+
+    op: GenericOp
+    from_root: AffineMap
+    producers: dict[int, GenericOp]
+
+
+def fusion_tree(root: GenericOp) -> list[FusionNode]:
+    """The root and every producer that fuses into it, transitively, in pre-order (consumers first).
+
+    Fusing the whole tree at once gives what repeated producer-into-consumer
+    fusion gives, but clones each body once: linear, where pairwise fusion
+    re-clones the growing body at every step (quadratic on long chains).
+    """
+    nodes: list[FusionNode] = []
+    rank = len(root.iterator_types)
+    stack = [(root, AffineMap.identity(rank))]
+    while stack:
+        op, from_root = stack.pop()
+        maps = _maps(op)
+        producers = {i: p for i in range(len(op.inputs)) if (p := fusible_producer(op, i)) is not None}
+        nodes.append(FusionNode(op, from_root, producers))
+        for i in reversed(list(producers)):
+            producer = producers[i]
+            to_producer = _maps(producer)[-1].inverse_permutation()
+            assert to_producer is not None
+            stack.append((producer, to_producer.compose(maps[i].compose(from_root))))
+    return nodes
+
+
+def fuse_tree(nodes: list[FusionNode]) -> GenericOp:
+    """One generic computing the root of `nodes` with every producer's body inlined."""
+    root = nodes[0].op
+    inputs: dict[tuple[SSAValue, AffineMap], int] = {}
+    first_source: list[SSAValue] = []  # for each input slot, the block argument it replaces first
+    for node in nodes:  # pre-order: the root's own inputs first, then each producer's
+        maps = _maps(node.op)
+        for i, value in enumerate(node.op.inputs):
+            if i not in node.producers:
+                key = (value, maps[i].compose(node.from_root))
+                if key not in inputs:
+                    inputs[key] = len(inputs)
+                    first_source.append(node.op.body.block.args[i])
+    out_args = root.body.block.args[len(root.inputs) :]
+    arg_types = [a.type for a in first_source] + [a.type for a in out_args]
+    block = Block(arg_types=arg_types)
+    for arg, source in zip(block.args, [*first_source, *out_args]):
+        arg.name_hint = source.name_hint
+
+    scalar: dict[GenericOp, SSAValue] = {}
+    for node in reversed(nodes):  # post-order: producers before their consumers
+        args = node.op.body.block.args
+        maps = _maps(node.op)
+        mapping: dict[SSAValue, SSAValue] = {}
+        for i, value in enumerate(node.op.inputs):
+            if i in node.producers:
+                mapping[args[i]] = scalar[node.producers[i]]
+            else:
+                mapping[args[i]] = block.args[inputs[(value, maps[i].compose(node.from_root))]]
+        if node.op is root:
+            mapping.update(zip(out_args, block.args[len(inputs) :]))
+        yield_op = _clone_body(list(node.op.body.block.ops), mapping, block)
+        if node.op is root:
+            block.add_op(yield_op.clone(value_mapper=mapping))
+        else:
+            scalar[node.op] = mapping.get(yield_op.operands[0], yield_op.operands[0])
+
+    fused = GenericOp(
+        inputs=[v for v, _ in inputs],
+        outputs=list(root.outputs),
+        body=Region(block),
+        indexing_maps=[AffineMapAttr(m) for _, m in inputs] + [AffineMapAttr(m) for m in _maps(root)[len(root.inputs) :]],
+        iterator_types=ArrayAttr(root.iterator_types.data),
+        result_types=[r.type for r in root.results],
+        doc=root.doc,
+        library_call=root.library_call,
+    )
+    fused.attributes.update(root.attributes)
+    origin = join_origins(*(node.op.attributes.get(abi.ORIGIN) for node in reversed(nodes)))
+    if origin is not None:
+        fused.attributes[abi.ORIGIN] = origin
+    for old, new in zip(root.results, fused.results):
+        new.name_hint = old.name_hint
+    return fused
+
+
+def fuse_elementwise(module: Operation) -> None:
+    """Fuse every maximal tree of fusible generics in `module` into its root (in place)."""
+    rewriter = Rewriter()
+    roots = [op for op in module.walk() if isinstance(op, GenericOp) and absorbing_consumer(op) is None]
+    for root in roots:
+        nodes = fusion_tree(root)
+        if len(nodes) == 1:
+            continue
+        fused = fuse_tree(nodes)
+        rewriter.replace_op(root, fused)
+        for node in nodes[1:]:  # pre-order: each producer's only user is already gone
+            init = node.op.outputs[0]
+            rewriter.erase_op(node.op)
+            owner = init.owner
+            if isinstance(owner, tensor.EmptyOp) and not owner.tensor.uses:
+                rewriter.erase_op(owner)
+
+
 @dataclass(frozen=True)
 class FuseElementwisePass(ModulePass):
-    """Producer-into-consumer fusion of all-parallel `linalg.generic`s on tensors."""
+    """Producer-into-consumer fusion of all-parallel `linalg.generic`s on tensors.
+
+    Runs `fuse_elementwise` (whole fusion trees at once, linear time); the
+    pairwise `FuseElementwiseProducer` pattern computes the same IR one
+    producer at a time, for use inside other pattern sets.
+    """
 
     name = "cortex-fuse-linalg-elementwise"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier([FuseElementwiseProducer()]), apply_recursively=True).rewrite_module(op)
+        fuse_elementwise(op)
 
 
 def count_generics(op: Operation) -> int:
@@ -229,4 +344,14 @@ def count_generics(op: Operation) -> int:
     return sum(isinstance(o, GenericOp) for o in op.walk())
 
 
-__all__ = ["FuseElementwisePass", "FuseElementwiseProducer", "count_generics", "fuse", "fusible_producer", "join_origins"]
+__all__ = [
+    "FuseElementwisePass",
+    "FuseElementwiseProducer",
+    "count_generics",
+    "fuse",
+    "fuse_elementwise",
+    "fuse_tree",
+    "fusible_producer",
+    "fusion_tree",
+    "join_origins",
+]

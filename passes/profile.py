@@ -48,7 +48,7 @@ PROFILE_ATTR = "cortex.profile_ms"
 DEFAULT_ENTRY = "l2_frame"
 
 
-class ProfileError(PassFailedException):
+class ProfileError(PassFailedException, CortexError):
     """The module cannot be profiled (reported as one line)."""
 
 
@@ -116,6 +116,10 @@ def sample_inputs(fn: func.FuncOp, frames: int, seed: int = 0) -> Iterator[tuple
         yield tuple(random_value(t, rng, i) for i, t in enumerate(types))
 
 
+MAX_PROFILE_FRAMES = 10_000
+"""More frames than this adds nothing to a median, and would run for hours."""
+
+
 def profile_module(
     module: ModuleOp, frames: int = 10, mode: str | None = "balanced", entry: str | None = None, seed: int = 0
 ) -> dict[Operation, float]:
@@ -125,8 +129,10 @@ def profile_module(
     """
     from cortex.interpreter.reference import ReferenceRunner
 
-    if frames < 1:
-        raise CortexError(f"frames must be at least 1, got {frames}")
+    if isinstance(frames, bool) or not isinstance(frames, int) or not 1 <= frames <= MAX_PROFILE_FRAMES:
+        raise CortexError(f"frames must be a whole number from 1 to {MAX_PROFILE_FRAMES}, got {frames}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise CortexError(f"seed must be a non-negative whole number, got {seed}")
     fn = entry_function(module, entry)
     samples: dict[Operation, list[float]] = defaultdict(list)
     per_frame: dict[Operation, float] = defaultdict(float)

@@ -48,11 +48,12 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp, compatible
+from cortex.errors import CortexError
 
 DYNAMIC = shapes.DYNAMIC
 
 
-class ShapeInferenceError(PassFailedException):
+class ShapeInferenceError(PassFailedException, CortexError):
     """Operand shapes that no result shape satisfies (one line, located)."""
 
 

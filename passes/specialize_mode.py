@@ -29,9 +29,10 @@ from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.modes import INPUT_DEFAULTS, UnknownModeError, load_modes, mode_weights
 from cortex.dialects.state import WeightOp
+from cortex.errors import CortexError
 
 
-class SpecializeModeError(PassFailedException):
+class SpecializeModeError(PassFailedException, CortexError):
     """A mode or weight the mode table does not have (reported as one line)."""
 
 

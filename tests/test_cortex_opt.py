@@ -276,6 +276,14 @@ def test_verify_diagnostics_fails_on_an_unexpected_error(capsys, tmp_path):
     assert f"{path}:2:8: error: unexpected error: 'cortex.add' op" in err
 
 
+def test_verify_diagnostics_fails_on_the_right_message_at_another_line(capsys, tmp_path):
+    path = write(tmp_path, EXPECTING.replace("@+1 {{MESSAGE}}", "@+2 {{do not broadcast}}"))
+    rc, _, err = run(capsys, path, "--verify-diagnostics")
+    assert rc == 1
+    assert f"{path}:3:8: error: unexpected error: 'cortex.add' op shapes 4 and 5 do not broadcast" in err
+    assert f'{path}:2:6: error: expected error "do not broadcast" was not produced' in err
+
+
 def test_expectation_designators():
     text = "\n".join(
         [

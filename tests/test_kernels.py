@@ -266,6 +266,8 @@ def test_gelu_exact_and_tanh():
     assert_f32(tk.gelu(x), [[-0.15865525393145707, 0.0], [0.8413447460685429, 1.9544997361036416]])
     # 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) at x = 1: 0.841191990…
     assert_f32(tk.gelu(x, approximate="tanh")[1, 0:1], [0.8411919906082768])
+    # away from x = ±1, where x³ = x hides a wrong power (mutation testing): 0.5·x·(1 + tanh(…)) in float64
+    assert_f32(tk.gelu(arr([-1.5, 2.0, 3.0]), approximate="tanh"), [-0.10042842301976707, 1.954597694087775, 2.996362607918227])
     with pytest.raises(CortexError, match="approximate"):
         tk.gelu(x, approximate="fast")
 

@@ -406,6 +406,15 @@ TENSOR_CASES = {
         ),
         lambda: [normal(1, 2, 5, 6)],
     ),
+    "avg_pool_pads_asymmetric": (  # top ≠ left, bottom ≠ right: each side's count is its own
+        unary(
+            "cortex.avg_pool",
+            (1, 2, 5, 6),
+            "{kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 0, 2, 1>}",
+            (1, 2, 3, 3),
+        ),
+        lambda: [normal(1, 2, 5, 6)],
+    ),
     "avg_pool": (
         unary("cortex.avg_pool", (2, 2, 4, 6), "{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}", (2, 2, 2, 3)),
         lambda: [normal(2, 2, 4, 6)],

@@ -609,7 +609,7 @@ def test_unknown_extern_fails_at_compile_time():
 def test_compile_errors_name_what_is_wrong():
     with pytest.raises(CortexError, match="no function '@nope'"):
         compile_pipeline(ELEMENTWISE, entry="nope", mode=None)
-    with pytest.raises(CortexError, match="Unrecognized passes: \\['nope'\\]"):
+    with pytest.raises(CortexError, match="unknown pass 'nope'"):
         compile_pipeline(ELEMENTWISE, entry="f", mode=None, passes="nope")
     with pytest.raises(CortexError, match="<string>:1:15"):
         compile_pipeline("func.func @f( {", entry="f", mode=None)

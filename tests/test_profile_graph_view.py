@@ -85,7 +85,7 @@ def test_profile_errors_are_one_line():
         ProfilePass(entry="nope").apply(make_context(), module)
     with pytest.raises(PassFailedException, match="unknown mode 'turbo'"):
         ProfilePass(mode="turbo").apply(make_context(), module)
-    with pytest.raises(PassFailedException, match="frames must be at least 1"):
+    with pytest.raises(PassFailedException, match="frames must be a whole number from 1 to 10000, got 0"):
         ProfilePass(frames=0).apply(make_context(), module)
 
 

@@ -91,7 +91,7 @@ def test_specialised_module_computes_what_the_runtime_mode_does():
         ("", "no mode given (use mode=<name>)"),
         ('{mode=tiny table="TABLE"}', "mode 'tiny' has no weights 'wm', 'ws' (it has: wc, wt)"),
         ('{mode=x table="MISSING"}', "cannot read mode table"),
-        ('{mode=x table="BAD"}', "must map mode names to {weight: number} objects"),
+        ('{mode=x table="BAD"}', "must map mode names to {weight: finite number} objects"),
     ],
     ids=["unknown-mode", "no-mode", "missing-weight", "no-file", "bad-table"],
 )

@@ -44,7 +44,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from cortex.dialects import Cortex
 from cortex.errors import CortexError
-from cortex.ir import LocatedVerifyException, LocatingParser, verify_located
+from cortex.ir import ONLY_COMMENTS, LocatedVerifyException, LocatingParser, reject_byte_order_mark, verify_located
 from cortex.registry import cortex_passes, cortex_targets
 from cortex.tools.diagnostics import Diagnostic, check_expectations, from_parse_error, parse_expectations
 from cortex.tools.instrumentation import IRPrinter, NullTimer, PassInstrumentation, PassTimer, PassVerificationError
@@ -96,7 +96,6 @@ HELP_OVERRIDES = {
 }
 
 SPLIT_MARKER = re.compile(r"[ \t]*// -----[ \t]*\r?")
-ONLY_COMMENTS = re.compile(r"\A(?:\s|//[^\n]*)*\Z")
 
 
 XDSL_TARGETS_KEPT = frozenset({"mlir"})
@@ -471,6 +470,7 @@ class CortexOptMain(xDSLOptMain):
             if ONLY_COMMENTS.match(text):
                 return ModuleOp([]), {}  # as mlir-opt: empty input is an empty module
             try:
+                reject_byte_order_mark(text, name)
                 parser = LocatingParser(self.ctx, text, name)  # lexes the first token
                 module = parser.parse_module(not self.args.no_implicit_module)
             except ParseError as e:
@@ -518,6 +518,10 @@ class CortexOptMain(xDSLOptMain):
             return self.output_resulting_program(module)
         except (DiagnosticException, CortexError) as e:
             raise ChunkFailure(Diagnostic(f"cannot emit target '{args.target}': {e}")) from None
+        except ModuleNotFoundError as e:  # xDSL's llvm target imports llvmlite only when used
+            raise ChunkFailure(
+                Diagnostic(f"target '{args.target}' needs the Python package '{e.name}', which is not installed")
+            ) from None
 
     def print_quant_report(self, before: ModuleOp, module: ModuleOp) -> None:
         (report,) = load_engine("--quant-report", "cortex.passes.quant_report", ["report_for_opt"])

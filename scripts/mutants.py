@@ -1,0 +1,215 @@
+"""The mutants of `scripts/mutate.py`: one exact-substring edit each, and the tests that should notice.
+
+`old` must occur exactly once in `path` (relative to the repository root);
+`tests` are the pytest files (or node ids) run for the mutant: the ones a
+developer would expect to catch it, not the whole suite. When code moves,
+update `path`/`old` here (`python3 scripts/mutate.py --check` lists stale
+entries).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+
+
+T_LAYOUT = "tests/test_layout_differential.py"
+T_OWN = "tests/test_ownership.py"
+T_SIGNED = "tests/test_signed_weights.py"
+T_FOLD = "tests/test_fold_limit.py"
+T_VERIFY = "tests/test_verifier_rules.py"
+T_THRESH = "tests/test_thresholds.py"
+
+# The four edits of issue 14 that passed every test, and the three only lit noticed.
+ISSUE_14 = [
+    Mutant(
+        "issue14-transpose-inverse-perm",
+        "backends/numpy_linalg.py",
+        "perm = list(op.permutation.get_values())",
+        "perm = [int(i) for i in np.argsort(list(op.permutation.get_values()))]",
+        (T_LAYOUT, "tests/test_numpy_backend.py"),
+    ),
+    Mutant(
+        "issue14-runtime-no-alias-check",
+        "backends/runtime.py",
+        "if isinstance(value, np.ndarray) and _aliased(value, outputs, inputs):",
+        "if False:",
+        (T_OWN, "tests/test_numpy_backend.py"),
+    ),
+    Mutant(
+        "issue14-fusion-drops-negative-weights",
+        "dialects/canonicalization.py",
+        "owner.value.value.data == 0.0",
+        "owner.value.value.data <= 0.0",
+        (T_SIGNED, "tests/test_canonicalize.py"),
+    ),
+    Mutant(
+        "issue14-fold-limit-exclusive",
+        "dialects/folding.py",
+        "shapes.num_elements(t.get_shape()) <= MAX_FOLDED_ELEMENTS",
+        "shapes.num_elements(t.get_shape()) < MAX_FOLDED_ELEMENTS",
+        (T_FOLD, "tests/test_canonicalize.py"),
+    ),
+    Mutant(
+        "issue14-verifier-no-conv2d-channel-rule",
+        "dialects/shapes.py",
+        "if not dims_agree(x[1], w[1]):",
+        "if False:",
+        (T_VERIFY,),
+    ),
+    Mutant(
+        "issue14-verifier-duplicate-reduce-axes",
+        "dialects/shapes.py",
+        "if len(set(norm)) != len(norm):",
+        "if False:",
+        (T_VERIFY,),
+    ),
+    Mutant(
+        "issue14-temporal-smooth-oge",
+        "lowering/vision.py",
+        'reset = b.add(arith.CmpfOp(op.scene, threshold, "ogt")).result',
+        'reset = b.add(arith.CmpfOp(op.scene, threshold, "oge")).result',
+        (T_THRESH,),
+    ),
+]
+
+
+T_KERNELS = "tests/test_kernels.py"
+T_REF = "tests/test_reference.py"
+T_EXAMPLES = "tests/test_examples.py"
+T_NP = "tests/test_numpy_backend.py"
+T_LOWER = "tests/test_lowering.py"
+T_CANON = "tests/test_canonicalize.py"
+T_HYPO = "tests/test_passes_hypothesis.py"
+T_DCE = "tests/test_specialize_dce.py"
+T_PART = "tests/test_partition.py"
+T_PATTERN = "tests/test_pattern.py"
+T_OPT = "tests/test_cortex_opt.py"
+T_ARITH = "tests/test_numpy_arith_semantics.py"
+
+# A fresh list, written after the issue's tests: one or a few per area.
+FRESH = [
+    # ---- reference kernels
+    Mutant("kernel-softmax-global-sum", "semantics/tensor_kernels.py",
+           "return e / e.sum(axis=axis, keepdims=True)", "return e / e.sum(keepdims=True)", (T_KERNELS, T_EXAMPLES)),
+    Mutant("kernel-avg-pool-counts-padding", "semantics/tensor_kernels.py",
+           "counts = _windows(_pad_hw(ones, pads, 0.0)", "counts = _windows(_pad_hw(ones, pads, 1.0)", (T_KERNELS, T_LOWER)),
+    Mutant("kernel-max-pool-pads-zero", "semantics/tensor_kernels.py",
+           "_pad_hw(x, pads, -np.inf)", "_pad_hw(x, pads, 0.0)", (T_KERNELS, T_LOWER)),
+    Mutant("kernel-conv2d-kernel-transposed", "semantics/tensor_kernels.py",
+           "axes=([1, 4, 5], [1, 2, 3])", "axes=([1, 5, 4], [1, 2, 3])", (T_KERNELS, T_EXAMPLES, T_LOWER)),
+    Mutant("kernel-center-crop-sigma", "semantics/vision_kernels.py",
+           "np.exp(-d2 / (2.0 * sigma * sigma))", "np.exp(-d2 / (2.0 * sigma))", (T_KERNELS, T_REF)),
+    Mutant("kernel-motion-scale", "semantics/vision_kernels.py",
+           "(block_mean(diff, block) / 255.0)", "(block_mean(diff, block) / 256.0)", (T_KERNELS, T_REF)),
+    Mutant("kernel-fusion-ignores-first-weight", "semantics/vision_kernels.py",
+           "total = np.multiply(maps[0], F32(weights[0]), dtype=F32)", "total = np.array(maps[0], dtype=F32)",
+           (T_KERNELS, T_REF, T_SIGNED)),
+    Mutant("kernel-low-score-le", "semantics/vision_kernels.py",
+           "return score < F32(threshold) * F32(peak)", "return score <= F32(threshold) * F32(peak)",
+           (T_KERNELS, T_THRESH)),
+    Mutant("kernel-temporal-smooth-ge", "semantics/vision_kernels.py",
+           "if scene > reset_threshold:", "if scene >= reset_threshold:", (T_KERNELS, T_THRESH)),
+    Mutant("kernel-saliency-box", "semantics/vision_kernels.py",
+           "box = np.full(3, 1.0 / 3.0)", "box = np.full(3, 1.0 / 4.0)", (T_KERNELS, T_LOWER)),
+    Mutant("kernel-gelu-tanh-cube", "semantics/tensor_kernels.py",
+           "D.GELU_TANH_K * x64**3", "D.GELU_TANH_K * x64**2", (T_KERNELS, T_EXAMPLES)),
+    # ---- canonicalisation and folding
+    Mutant("canon-unit-ignores-commutativity", "dialects/canonicalization.py",
+           "if op.has_trait(Commutative) and is_splat_of(lhs, constant):", "if is_splat_of(lhs, constant):",
+           (T_CANON, T_HYPO)),
+    Mutant("canon-compose-perms-reversed", "dialects/canonicalization.py",
+           "return tuple(inner[p] for p in outer)", "return tuple(outer[p] for p in inner)", (T_CANON, T_HYPO)),
+    Mutant("canon-forward-ignores-type", "dialects/canonicalization.py",
+           "if value.type != op.results[0].type:", "if False:", (T_CANON, T_HYPO)),
+    Mutant("canon-pow-three-as-square", "dialects/canonicalization.py",
+           "is_splat_of(op.rhs, 2.0)", "is_splat_of(op.rhs, 3.0)", (T_CANON, T_HYPO)),
+    Mutant("canon-splat-any-element", "dialects/canonicalization.py",
+           "bool(np.all(array == number))", "bool(np.any(array == number))", (T_CANON, T_HYPO)),
+    Mutant("canon-mul-zero-by-default", "dialects/canonicalization.py",
+           "    PowOp: (PowTwo(),),\n", "    PowOp: (PowTwo(),),\n    MulOp: (RightUnit(1.0), Absorb(0.0)),\n", (T_CANON, T_HYPO)),
+    Mutant("fold-external-ops", "dialects/folding.py",
+           "and not op_class.has_trait(External)\n", "\n", (T_CANON, T_DCE)),
+    # ---- verifier
+    Mutant("verify-broadcast-any-size", "dialects/shapes.py",
+           "elif y == DYNAMIC or x == y:", "elif True:", (T_VERIFY,)),
+    Mutant("verify-alpha-above-one", "dialects/vision.py",
+           "if not 0.0 <= alpha <= 1.0:", "if not 0.0 <= alpha:", (T_VERIFY,)),
+    # ---- DCE and mode specialisation
+    Mutant("dce-removes-state-writes", "dialects/state.py",
+           "traits = traits_def(MemoryWriteEffect(), FrameBoundary())", "traits = traits_def(Pure(), FrameBoundary())",
+           (T_DCE, T_OWN)),
+    Mutant("dce-reports-replaced-ops", "passes/dce.py",
+           "if op.name.startswith(\"cortex.\") and op not in alive and op not in replaced",
+           "if op.name.startswith(\"cortex.\") and op not in alive", (T_DCE,)),
+    Mutant("specialize-missing-weight-unchecked", "passes/specialize_mode.py",
+           "    if missing:\n", "    if False:\n", (T_DCE, T_OPT)),
+    # ---- partition
+    Mutant("partition-no-cycle-check", "passes/partition.py",
+           "if a == b or creates_cycle(a, b, horizon):", "if a == b:", (T_PART,)),
+    Mutant("partition-effects-unordered", "passes/partition.py",
+           "            if not is_side_effect_free(op):\n                if last_effect",
+           "            if False:\n                if last_effect", (T_PART,)),
+    Mutant("partition-outlines-dead-code", "passes/partition.py",
+           "return all(is_side_effect_free(op) for op in group) and not any(", "return False and not any(", (T_PART,)),
+    # ---- lowering
+    Mutant("lower-mean-first-axis-count", "lowering/tensor_ops.py",
+           "count = float(pymath.prod(shape[a] for a in axes))", "count = float(pymath.prod(shape[a] for a in axes[:1]))",
+           (T_LOWER, T_LAYOUT)),
+    Mutant("lower-avg-pool-window-count", "lowering/tensor_ops.py",
+           "return ((cells >= 0) & (cells < size)).sum(axis=1)", "return (cells < size).sum(axis=1)",
+           (T_LOWER,)),
+    Mutant("lower-avg-pool-left-pad-as-top", "lowering/tensor_ops.py",
+           "window_counts(w, kernel[1], strides[1], left, out[3], dilations[1])",
+           "window_counts(w, kernel[1], strides[1], top, out[3], dilations[1])",
+           (T_LOWER,)),
+    Mutant("lower-max-pool-pads-zero", "lowering/tensor_ops.py",
+           "x = b.pad(op.x, [0, 0, top, left], [0, 0, bottom, right], -pymath.inf)",
+           "x = b.pad(op.x, [0, 0, top, left], [0, 0, bottom, right], 0.0)", (T_LOWER,)),
+    Mutant("lower-temporal-smooth-alpha-swapped", "lowering/vision.py",
+           "smoothed = s.addf(s.mulf(s.const(alpha), prev), s.mulf(s.const(1.0 - alpha), score))",
+           "smoothed = s.addf(s.mulf(s.const(1.0 - alpha), prev), s.mulf(s.const(alpha), score))", (T_LOWER, T_THRESH)),
+    # ---- NumPy emitter and runtime support
+    Mutant("emit-cmpf-olt-as-ole", "backends/numpy_arith.py",
+           '4: ("{a} < {b}", "{a} < {b}"),', '4: ("{a} <= {b}", "{a} <= {b}"),', (T_NP, T_THRESH)),
+    Mutant("emit-select-swapped", "backends/numpy_arith.py",
+           'expr = f"np.where({c.expr}, {a.expr}, {b.expr})"', 'expr = f"np.where({c.expr}, {b.expr}, {a.expr})"',
+           (T_NP, T_LOWER)),
+    Mutant("emit-maxnumf-propagates-nan", "backends/numpy_arith.py",
+           'arith.MaxnumfOp: Ufunc("np.fmax"),', 'arith.MaxnumfOp: Ufunc("np.maximum"),', (T_NP, T_ARITH)),
+    Mutant("emit-remsi-floored", "backends/numpy_arith.py",
+           'arith.RemSIOp: Ufunc("np.fmod"),', 'arith.RemSIOp: Ufunc("np.remainder"),', (T_NP, T_ARITH)),
+    Mutant("emit-round-half-even", "backends/numpy_support.py",
+           "np.copysign(np.floor(np.abs(x) + 0.5), x)", "np.copysign(np.round(np.abs(x)), x)", (T_NP, T_ARITH)),
+    Mutant("emit-align-inverse-order", "backends/numpy_access.py",
+           "order = sorted(range(len(acc.dims)), key=lambda a: acc.dims[a])",
+           "order = [sorted(acc.dims).index(d) for d in acc.dims]", (T_NP, T_LAYOUT)),
+    Mutant("emit-partial-identity-perm", "backends/numpy_access.py",
+           "    if perm == sorted(perm):\n        return expr", "    if perm[0] == 0:\n        return expr", (T_NP, T_LAYOUT)),
+    Mutant("runtime-returns-read-only-constants", "backends/runtime.py",
+           "return value if value.flags.writeable else value.copy()", "return value", (T_NP, T_OWN)),
+    Mutant("runtime-output-shares-unchanged-state", "backends/runtime.py",
+           "_aliased(o, held, ())", "False", (T_NP, T_OWN)),
+    Mutant("reference-read-only-outputs", "interpreter/reference.py",
+           "not value.flags.writeable or any(", "any(", (T_REF, T_OWN)),
+    Mutant("reference-output-shares-unchanged-state", "interpreter/reference.py",
+           "any(np.may_share_memory(value, h) for h in held)", "False", (T_REF, T_OWN)),
+    # ---- pattern matcher
+    Mutant("pattern-no-commutative-retry", "passes/pattern.py",
+           "if len(actual) == 2 and self._is_commutative(op):", "if False:", (T_PATTERN,)),
+    Mutant("pattern-rebinding-unchecked", "passes/pattern.py",
+           "elif self._name in extended and extended[self._name] is not value:", "elif False:", (T_PATTERN,)),
+    # ---- diagnostics
+    Mutant("diagnostics-any-line", "tools/diagnostics.py",
+           "if diag.severity != self.severity or diag.line != self.line:", "if diag.severity != self.severity:", (T_OPT,)),
+]
+
+MUTANTS: list[Mutant] = [*ISSUE_14, *FRESH]

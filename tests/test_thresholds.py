@@ -1,0 +1,153 @@
+"""The compiled backend at its thresholds, against the reference interpreter.
+
+Every comparison the pipeline makes is strict or not for a reason (DESIGN.md):
+- temporal_smooth resets when scene > reset_threshold (equal: smooth);
+- the blur gate skips scoring when sharpness < threshold (equal: score);
+- the encoder blurs a block when score < threshold · max(score) (equal: keep).
+Mutation testing found that `ogt` → `oge` in temporal_smooth's lowering
+passed every pytest test: nothing ran scene == threshold through the
+compiled backend. Here each comparison runs exactly at its threshold (and
+one f32 step either side), on a small graph and inside the L2 pipeline
+whose thresholds are set to the exact value a frame produces. Each case
+also checks that the threshold matters for that input, so it cannot pass by
+never reaching the boundary.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import FloatAttr, f32
+
+import cortex
+from cortex.dialects.vision import TemporalSmoothOp
+from cortex.driver import lower
+from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
+from cortex.semantics import vision_kernels
+from cortex.video.synthetic import SyntheticVideo
+
+F32 = np.float32
+H, W, BLOCK = 96, 128, 32
+
+
+def below(x: float) -> float:
+    return float(np.nextafter(F32(x), F32(-np.inf)))
+
+
+def above(x: float) -> float:
+    return float(np.nextafter(F32(x), F32(np.inf)))
+
+
+def both(module, entry: str, mode, *inputs):
+    return cortex.reference(module, entry=entry, mode=mode)(*inputs), cortex.compile(module, entry=entry, mode=mode)(*inputs)
+
+
+# ---------------------------------------------------------------- temporal_smooth
+
+
+SMOOTH = """
+func.func @main(%s: tensor<2x3xf32>, %p: tensor<2x3xf32>, %scene: f32) -> tensor<2x3xf32> {
+  %r = cortex.temporal_smooth %s, %p, %scene {alpha = 0.25 : f32, reset_threshold = THRESHOLD : f32} : (tensor<2x3xf32>, tensor<2x3xf32>, f32) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.1, 0.0, 1.0 / 3.0])
+@pytest.mark.parametrize("where", ["equal", "below", "above"])
+def test_temporal_smooth_at_reset_threshold(threshold, where):
+    t = float(F32(threshold))  # the property is f32: the boundary is the f32 value
+    scene = {"equal": t, "below": below(t), "above": above(t)}[where]
+    module = cortex.parse(SMOOTH.replace("THRESHOLD", repr(t)))
+    rng = np.random.default_rng(1)
+    s, p = rng.uniform(0, 1, (2, 3)).astype(F32), rng.uniform(0, 1, (2, 3)).astype(F32)
+    expected = s if scene > t else F32(0.25) * p + F32(0.75) * s
+    results = both(module, "main", None, s, p, scene)
+    if mlir_runner_available() and where == "equal":
+        results += (run_with_mlir(lower(cortex.parse(SMOOTH.replace("THRESHOLD", repr(t)))), "main", [s, p, scene]),)
+    for (got,) in results:
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+# ---------------------------------------------------------------- in the L2 pipeline
+
+
+@pytest.fixture(scope="module")
+def frames():
+    frames = list(SyntheticVideo(H, W).frames(3))
+    grays = [vision_kernels.gray(f) for f in frames]
+    return frames, grays
+
+
+def run_l2(module, frames):
+    ref = cortex.reference(module, mode="balanced")
+    comp = cortex.compile(module, mode="balanced")
+    want = [ref(f) for f in frames]
+    got = [comp(f) for f in frames]
+    return want, got
+
+
+def assert_runs_equal(want, got):
+    for (bytes_a, score_a), (bytes_b, score_b) in zip(want, got):
+        np.testing.assert_allclose(score_b, score_a, atol=1e-4)
+        np.testing.assert_array_equal(bytes_b, bytes_a)
+
+
+def with_reset_threshold(module, value: float):
+    (op,) = [op for op in module.walk() if isinstance(op, TemporalSmoothOp)]
+    op.properties["reset_threshold"] = FloatAttr(value, f32)
+    return module
+
+
+def test_l2_scene_equal_to_reset_threshold(frames):
+    frames, grays = frames
+    scene = vision_kernels.scene_change(grays[1], grays[0])  # frame 1's scene, an f32 value
+    assert scene == float(F32(scene)) and scene > 0
+    at = run_l2(with_reset_threshold(cortex.build_l2_pipeline(H, W, BLOCK), scene), frames)
+    assert_runs_equal(*at)
+    reset = run_l2(with_reset_threshold(cortex.build_l2_pipeline(H, W, BLOCK), below(scene)), frames)
+    assert_runs_equal(*reset)
+    assert not np.allclose(at[0][1][1], reset[0][1][1])  # at the threshold frame 1 smooths; just below it resets
+
+
+def test_l2_sharpness_equal_to_blur_threshold(frames):
+    frames, grays = frames
+    sharpness = vision_kernels.blur_detector(grays[1])
+    assert sharpness == float(F32(sharpness))
+    at = run_l2(cortex.build_l2_pipeline(H, W, BLOCK, blur_threshold=sharpness), frames)
+    assert_runs_equal(*at)
+    gated = run_l2(cortex.build_l2_pipeline(H, W, BLOCK, blur_threshold=above(sharpness)), frames)
+    assert_runs_equal(*gated)
+    # at the threshold frame 1 is scored (sharpness < threshold is false); one step up it keeps frame 0's score
+    np.testing.assert_array_equal(gated[0][1][1], gated[0][0][1])
+    assert not np.array_equal(at[0][1][1], at[0][0][1])
+
+
+# ---------------------------------------------------------------- the encoder's block test
+
+ENCODER = """
+func.func @main(%frame: tensor<96x128x3xui8>, %score: tensor<3x4xf32>) -> tensor<?xui8> {
+  %e = cortex.encoder %frame, %score {threshold = THRESHOLD : f32} : (tensor<96x128x3xui8>, tensor<3x4xf32>) -> tensor<?xui8>
+  func.return %e : tensor<?xui8>
+}
+"""
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.3])
+def test_encoder_score_equal_to_threshold_times_max(frames, threshold):
+    frames, _ = frames
+    t = float(F32(threshold))
+    peak = F32(0.75)
+    edge = F32(t) * peak  # a block exactly at threshold · max keeps its pixels
+    score = np.full((3, 4), F32(0.05), F32)
+    score[0, 0] = peak
+    score[1, 1] = score[2, 3] = edge
+    score[1, 2] = np.nextafter(edge, F32(-1))
+    assert vision_kernels.low_score_mask(score, t)[1, 2] and not vision_kernels.low_score_mask(score, t)[1, 1]
+    module = cortex.parse(ENCODER.replace("THRESHOLD", repr(t)))
+    (want,), (got,) = both(module, "main", None, frames[1], score)
+    np.testing.assert_array_equal(got, want)
+    blurred = score.copy()
+    blurred[1, 1] = blurred[2, 3] = np.nextafter(edge, F32(-1))
+    (other,), _ = both(module, "main", None, frames[1], blurred)
+    assert not np.array_equal(other, want)  # the boundary blocks decide the bytes

@@ -1,0 +1,30 @@
+"""The console scripts' entry points: a Ctrl-C while Cortex and xDSL load exits 130, quietly.
+
+`cortex-opt` and `cortex-run` handle KeyboardInterrupt once running, but
+importing them takes a while (xDSL, NumPy, OpenCV) and an interrupt there
+would print a traceback. This module imports nothing heavy itself (`cortex`
+loads its API lazily), so the window before the `try` is tiny.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+
+INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+
+def run(module: str) -> None:
+    try:
+        main = import_module(module).main
+    except KeyboardInterrupt:
+        sys.exit(INTERRUPTED)
+    sys.exit(main())
+
+
+def cortex_opt() -> None:
+    run("cortex.tools.cortex_opt")
+
+
+def cortex_run() -> None:
+    run("cortex.tools.cortex_run")
