@@ -2,11 +2,12 @@
 
 The Python API:
 
-    module = cortex.parse("examples/l2_pipeline.mlir")       # or MLIR text
+    module = cortex.parse(cortex.examples.L2_PIPELINE)       # the bundled pipeline, or MLIR text
     module = cortex.build_l2_pipeline(720, 1280)              # any frame size
     runner = cortex.reference(module, entry="l2_frame", mode="balanced")
     encoded, score = runner(frame)                            # runner.state, runner.reset()
-    compiled = cortex.compile(module, mode="power_save")      # same call shape, NumPy backend
+    compiled = cortex.compile(module, mode="power_save")      # same call shape, NumPy backend,
+                                                              # specialised to the mode
     lowered = cortex.lower(module)                            # upstream linalg/arith/func IR
     source = cortex.emit_numpy(lowered)                       # the generated Python
     module = cortex.from_onnx("model.onnx")                   # ONNX in: one func.func @main
@@ -37,11 +38,17 @@ _API_HOMES = {
 kernel, or video input) does not load the whole compiler."""
 
 
+_SUBMODULES = frozenset({"examples"})
+"""Subpackages reachable as attributes (`cortex.examples.L2_PIPELINE`) without importing them first."""
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return import_module(f"cortex.{name}")
     home = _API_HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'cortex' has no attribute '{name}'")
     return getattr(import_module(home), name)
 
 
-__all__ = ["CortexError", *_API_HOMES]
+__all__ = ["CortexError", "examples", *_API_HOMES]

@@ -19,6 +19,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 
 from cortex.backends.numpy_emitter import emit_numpy
 from cortex.backends.runtime import CompiledPipeline
+from cortex.dialects.modes import INPUT_DEFAULTS
 from cortex.errors import CortexError
 from cortex.interpreter.calling import find_entry, resolve_weights
 from cortex.interpreter.reference import ReferenceRunner
@@ -28,6 +29,7 @@ from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
 from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
 from cortex.passes.calibrate import calibrate as _calibrate
 from cortex.passes.quantize import quantize_with_report
+from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import all_passes
 
@@ -112,11 +114,21 @@ def compile_pipeline(
     passes: str | None = None,
     post_passes: str | None = "default",
     workers: int = 1,
+    specialize: bool = True,
+    profile: bool = False,
 ) -> CompiledPipeline:
-    """Lower `entry` of a cortex module (optionally after `passes`), run `post_passes` on the
+    """Lower `entry` of a cortex module (specialised to `mode`, then `passes`), run `post_passes` on the
     lowered module ("default": `POST_LOWERING_PASSES`, elementwise fusion; None or "": none),
-    emit NumPy, load it. `workers` > 1: each call runs the frame's independent stages on that
-    many threads (`cortex.backends.stage_parallel`)."""
+    emit NumPy, load it.
+
+    With a mode (or weights), the module is specialised first: the weights
+    become constants, then canonicalize and dce (in power_save saliency and
+    motion are never computed); `specialize=False` keeps them runtime
+    inputs, a mode-agnostic artifact. Runtime inputs every mode shares (the
+    blur gate's, `INPUT_DEFAULTS`) always stay inputs. `profile=True` turns
+    `compiled.profile()` on. `workers` > 1: each call runs the frame's
+    independent stages on that many threads (`cortex.backends.stage_parallel`).
+    """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
     if post_passes == "default":
@@ -125,7 +137,10 @@ def compile_pipeline(
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
         find_entry(module, entry)
-        optimised = module.clone()  # kept: the frame split (run_video, workers) cuts this module
+        if specialize and (mode is not None or weights):
+            optimised = specialized(module, table)
+        else:
+            optimised = module.clone()  # kept: the frame split (run_video, workers) cuts this module
         if passes:
             run_pipeline(optimised, passes)
         lowered = lower(optimised, post_passes=post_passes)
@@ -133,11 +148,18 @@ def compile_pipeline(
         raise
     except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
         raise CortexError(str(e).strip()) from None
-    compiled = CompiledPipeline(lowered, entry, table, source)
+    compiled = CompiledPipeline(lowered, entry, table, source, profile=profile)
     compiled.cortex_module, compiled.post_passes, compiled.workers = optimised, post_passes, workers
     compiled.lower_module = functools.partial(lower, post_passes=post_passes)
     compiled.compile_fn = compile_pipeline
     return compiled
+
+
+def specialized(module: ModuleOp, table: Mapping[str, float]) -> ModuleOp:
+    """A copy of `module` with the weights of `table` as constants (runtime inputs kept), canonicalized, DCE'd."""
+    copy = module.clone()
+    specialize_weights(copy, {k: v for k, v in table.items() if k not in INPUT_DEFAULTS})
+    return run_pipeline(copy, "canonicalize,dce")
 
 
 def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, op_timer=None) -> ReferenceRunner:
@@ -149,18 +171,32 @@ def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", we
 
 
 def compile(  # noqa: A001
-    module_or_path, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, passes=None,
-    post_passes="default", workers=1,
+    module_or_path,
+    entry: str = "l2_frame",
+    mode: str | None = "balanced",
+    weights=None,
+    passes=None,
+    post_passes="default",
+    workers: int = 1,
+    specialize: bool = True,
+    profile: bool = False,
 ):
     """Lower and compile `entry` to NumPy; same call shape as `reference`.
 
-    `passes` run on the cortex module before lowering; `post_passes` on the lowered
-    module ("default": `cortex.lowering.POST_LOWERING_PASSES`, elementwise fusion; None: none).
-    `workers` > 1: a frame's independent stages run concurrently; `compiled.run_video(frames,
+    The module is specialised to `mode` first (its weights become constants,
+    canonicalize and dce drop the stages a zero weight leaves unused: no
+    saliency or motion in power_save); `specialize=False` keeps the weights
+    as runtime inputs (one artifact for every mode's weights). `passes` run
+    on the cortex module before lowering; `post_passes` on the lowered module
+    ("default": `cortex.lowering.POST_LOWERING_PASSES`, elementwise fusion;
+    None: none). With `profile=True`, `compiled.profile()` reports ms per
+    source op (otherwise it says how to turn it on). `workers` > 1: a frame's
+    independent stages run concurrently; `compiled.run_video(frames,
     workers=N)` runs several frames at once (`cortex.backends.frame_parallel`).
     """
     return compile_pipeline(
-        module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes, workers=workers
+        module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
+        workers=workers, specialize=specialize, profile=profile,
     )
 
 

@@ -6,13 +6,14 @@
 The entry is cut by `cortex-frame-split` (`cortex.passes.frame_split`) into
 four pure functions, lowered and emitted once (`SplitProgram`). Frame n is:
 
-    delayed(frame n)                      -> next value of every delayed input (gray)
-    parallel(frame n, delayed inputs of n-1) -> the heavy stages      [worker threads]
+    delayed(frame n, leading state of n-1) -> next value of every delayed input (gray)
+                                             and leading recurrence (sharpness_history)
+    parallel(frame n, delayed inputs of n-1) -> the gate, the heavy stages [worker threads]
     recurrence(parallel's values, recurrent state of n-1)            [in order]
     tail(frame n, score n)                -> outputs (the encoder)     [worker threads]
 
 `delayed` runs on the calling thread as frames are read (it is cheap and
-only needs the frame), so frame n's parallel part never waits for frame
+only needs the frame and the leading recurrences the blur gate reads), so frame n's parallel part never waits for frame
 n-1's; `recurrence` runs on the calling thread in frame order. At most
 `window` frames are in flight, so memory is bounded by the window, never by
 the video. The values are exactly those of calling `compiled(frame)` frame
@@ -208,6 +209,8 @@ class SplitProgram:
         self.input_ports, self.output_ports = input_ports, output_ports
         self.state_ports, self.update_ports = state_ports, update_ports  # states read; states written
         self.delayed = [n for n, c in self.classes.items() if c.kind == "delayed"]
+        self.leading = [n for n, c in self.classes.items() if c.kind == "leading"]
+        self.ahead = [n for n, c in self.classes.items() if c.kind in ("delayed", "leading")]  # the delayed part's updates
         self.recurrent = [n for n, c in self.classes.items() if c.kind == "recurrence"]
         self.read_only = [n for n, c in self.classes.items() if c.kind == "read-only"]
 
@@ -320,7 +323,7 @@ def _frames_in_flight(compiled, program: SplitProgram, frames: Iterable[Any], wo
                 env = program.inputs(args, compiled.entry)
                 env.update({f"state:{n}": state[n] for n in program.state_ports})
                 parts["delayed"](env, index)
-                for name in program.delayed:
+                for name in program.ahead:
                     state[name] = env[f"update:{name}"]
                 fronts.append((index, args, env, pool.submit(parts["parallel"], env, index)))
                 index += 1

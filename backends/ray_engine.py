@@ -9,7 +9,10 @@ from the optimised cortex module's text, and then runs chunks of frames:
 - `front(chunk)`: the delayed and parallel parts of every frame of the
   chunk. A chunk starts from the frame before it (the previous chunk's last
   frame), whose delayed part gives the first frame's delayed inputs
-  exactly; the very first chunk gets the caller's state instead;
+  exactly; the very first chunk gets the caller's state instead. When the
+  entry has leading recurrences (the blur gate's sharpness history), the
+  caller runs the delayed part over every frame as it reads them and hands
+  each chunk its starting values;
 - `tail(chunk, values)`: the tail part (the encoder) of every frame, once
   the caller has run the recurrence over the chunk in frame order.
 
@@ -76,14 +79,14 @@ class FrameWorker:
         if delayed is None:
             env = {**program.inputs((before,), entry), **{f"state:{n}": v for n, v in fixed.items()}}
             program.parts["delayed"](env, first - 1)
-            delayed = {n: env[f"update:{n}"] for n in program.delayed}
+            delayed = {n: env[f"update:{n}"] for n in program.ahead}
         values = []
         for k, frame in enumerate(frames):
             env = program.inputs((frame,), entry)
             env.update({f"state:{n}": v for n, v in {**delayed, **fixed}.items()})
             program.parts["delayed"](env, first + k)
             program.parts["parallel"](env, first + k)
-            delayed = {n: env[f"update:{n}"] for n in program.delayed}
+            delayed = {n: env[f"update:{n}"] for n in program.ahead}
             values.append({key: env[key] for key in self.returned if key in env})
         if values:
             values[-1]["delayed"] = delayed
@@ -145,6 +148,7 @@ def _run(compiled, program, frames, workers, window, address, chunk, num_cpus):
         ]
         state = program.internal_state(compiled.state)
         fixed = {n: state[n] for n in program.read_only}
+        ahead = {n: state.get(n) for n in program.ahead}  # delayed inputs and leading recurrences, as of the next frame read
         fronts: deque = deque()
         tails: deque = deque()
         source = _chunks(frames, chunk)
@@ -155,11 +159,17 @@ def _run(compiled, program, frames, workers, window, address, chunk, num_cpus):
                 if frames_chunk is None:
                     exhausted = True
                     break
-                for f in frames_chunk:  # a bad frame fails here, on the caller, with the caller's words
-                    program.inputs((f,), compiled.entry)
+                # the leading recurrences (the blur gate's history) run here, in order, as frames are read:
+                # each chunk starts from their exact value, so chunks never wait for each other
+                delayed = {n: ahead[n] for n in program.ahead} if first == 0 or program.leading else None
+                for k, f in enumerate(frames_chunk):  # a bad frame fails here, on the caller, with the caller's words
+                    env = program.inputs((f,), compiled.entry)
+                    if program.leading:
+                        env.update({f"state:{n}": v for n, v in {**ahead, **fixed}.items()})
+                        program.parts["delayed"](env, first + k)
+                        ahead.update({n: env[f"update:{n}"] for n in program.ahead})
                 actor = actors[next(turn) % len(actors)]
                 ref = ray.put(frames_chunk)
-                delayed = {n: state.get(n) for n in program.delayed} if first == 0 else None
                 fronts.append((first, frames_chunk, ref, actor, actor.front.remote(ref, first, before, delayed, fixed)))
                 first += len(frames_chunk)
                 before = frames_chunk[-1]

@@ -1,9 +1,15 @@
 """The NumPy backend's runtime: `cortex.compile`, the extern table, state threading, profiling.
 
-    compiled = cortex.compile("examples/l2_pipeline.mlir", mode="power_save")
+    compiled = cortex.compile(cortex.examples.L2_PIPELINE, mode="power_save", profile=True)
     encoded, score = compiled(frame)        # same call shape as cortex.reference
     compiled.state, compiled.reset(), compiled.source
-    compiled.profiling = True; ...; print(compiled.profile())
+    print(compiled.profile())               # ms per source op (profile=True, or compiled.profiling = True)
+
+With a mode, the module is specialised to it first (the mode's weights become
+constants, then canonicalize and dce: in power_save, saliency and motion are
+never computed); `specialize=False` keeps the weights as runtime inputs, a
+mode-agnostic artifact. Runtime inputs every mode shares (the blur gate's,
+`INPUT_DEFAULTS`) always stay inputs.
 
 `cortex.driver.compile_pipeline` lowers the module (`cortex.lower`: optional passes, then
 convert-cortex-to-linalg and convert-cortex-to-extern), emits Python with
@@ -111,17 +117,29 @@ def split_fused(seconds: Mapping[str, float]) -> dict[str, float]:
     return out
 
 
-class Profile(dict):
-    """Seconds spent per source op (cortex.origin) over `frames` profiled calls."""
+PROFILING_OFF = (
+    "profiling is off: compile with cortex.compile(..., profile=True), or set compiled.profiling = True "
+    "before running frames"
+)
 
-    def __init__(self, seconds: Mapping[str, float], frames: int):
+
+class Profile(dict):
+    """Seconds spent per source op (cortex.origin) over `frames` profiled calls.
+
+    Empty with a `note` saying how to turn profiling on when it was off.
+    """
+
+    def __init__(self, seconds: Mapping[str, float], frames: int, note: str | None = None):
         super().__init__(seconds)
         self.frames = frames
+        self.note = note
 
     def per_frame_ms(self) -> dict[str, float]:
         return {k: 1000.0 * v / max(self.frames, 1) for k, v in self.items()}
 
     def table(self) -> str:
+        if self.note and not self:
+            return self.note
         rows = sorted(self.per_frame_ms().items(), key=lambda kv: -kv[1])
         width = max([len(k) for k, _ in rows] + [5])
         lines = [f"{'op':<{width}}  ms/frame   ({self.frames} frames)"]
@@ -186,7 +204,9 @@ class CompiledPipeline:
     workers: int = 1
     """Threads for one frame's independent stages (`cortex.backends.stage_parallel`); 1: in order."""
 
-    def __init__(self, lowered: ModuleOp, entry: str, weights: Mapping[str, float], weight_source: str):
+    def __init__(
+        self, lowered: ModuleOp, entry: str, weights: Mapping[str, float], weight_source: str, profile: bool = False
+    ):
         from cortex.backends.numpy_emitter import emit
 
         self.lowered = lowered
@@ -209,6 +229,8 @@ class CompiledPipeline:
         self._plain_signature = _plain_signature(self.args, self.results)
         self.state: dict[str, Any] = {}
         self.reset()
+        if profile:
+            self.profiling = True
 
     # ---- state and profiling
 
@@ -229,9 +251,9 @@ class CompiledPipeline:
         self._call = self._profiled_namespace[self._name] if on else self._plain
 
     def profile(self, reset: bool = False) -> Profile:
-        """Seconds per source op over the calls made while `profiling` was on."""
+        """Seconds per source op over the calls made while `profiling` was on (a note saying how, if never)."""
         if self._profiled_namespace is None:
-            return Profile({}, 0)
+            return Profile({}, 0, note=PROFILING_OFF)
         profiler: Any = self._profiled_namespace["_prof"]
         report = Profile(split_fused({s.label: s.seconds for s in profiler.sections.values() if s.count}), self._frames_profiled)
         if reset:

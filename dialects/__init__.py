@@ -15,6 +15,7 @@ from cortex.dialects.vision import (
     TemporalSmoothOp,
     TextRoiOp,
 )
+from cortex.dialects.window import WindowMedianOp, WindowPushOp
 
 __all__ = [
     "ALL_OPS",
@@ -35,6 +36,8 @@ __all__ = [
     "TextRoiOp",
     "UpdateStateOp",
     "WeightOp",
+    "WindowMedianOp",
+    "WindowPushOp",
     "is_compilable",
     "op_kind",
 ]

@@ -17,6 +17,21 @@ MODES: dict[str, dict[str, float]] = {
 }
 
 
+INPUT_DEFAULTS: dict[str, float] = {"blur_threshold": 100.0, "blur_fraction": 0.0}
+"""Runtime inputs shared by every mode, with the values they take when not given.
+
+They are read with `cortex.weight` like the mode weights, but mode
+specialisation leaves them alone (unless a mode row names them), so one
+compiled pipeline takes any value at run time. The L2 pipeline's blur gate
+skips scoring when sharpness < max(blur_threshold, blur_fraction · running
+median of recent sharpness): the defaults are DESIGN.md's fixed gate
+(sharpness < 100); `cortex-run --blur-threshold auto` sets 0 and 0.5.
+"""
+
+BLUR_AUTO: dict[str, float] = {"blur_threshold": 0.0, "blur_fraction": 0.5}
+"""The relative gate: a frame is blurred below half the running median of recent sharpness."""
+
+
 class UnknownModeError(ValueError):
     pass
 

@@ -3,9 +3,14 @@ builtin.module {
     %gray = cortex.gray %frame : tensor<480x640x3xui8> -> tensor<480x640xf32>
     %prev_gray = cortex.state "prev_gray" : tensor<480x640xf32>
     %prev_score = cortex.state "prev_score" : tensor<15x20xf32>
+    %sharpness_history = cortex.state "sharpness_history" : tensor<25xf32>
     %sharpness = cortex.blur_detector %gray : tensor<480x640xf32> -> f32
-    %blur_threshold = arith.constant 1.000000e+02 : f32
-    %blurred = arith.cmpf olt, %sharpness, %blur_threshold : f32
+    %blur_threshold = cortex.weight "blur_threshold" : f32
+    %blur_fraction = cortex.weight "blur_fraction" : f32
+    %sharpness_median = cortex.window_median %sharpness_history : tensor<25xf32>
+    %relative_threshold = arith.mulf %blur_fraction, %sharpness_median : f32
+    %threshold = arith.maximumf %blur_threshold, %relative_threshold : f32
+    %blurred = arith.cmpf olt, %sharpness, %threshold : f32
     %score = scf.if %blurred -> (tensor<15x20xf32>) {
       scf.yield %prev_score : tensor<15x20xf32>
     } else {
@@ -24,6 +29,8 @@ builtin.module {
     }
     cortex.update_state "prev_gray" = %gray : tensor<480x640xf32>
     cortex.update_state "prev_score" = %score : tensor<15x20xf32>
+    %new_history = cortex.window_push %sharpness_history, %sharpness : tensor<25xf32>
+    cortex.update_state "sharpness_history" = %new_history : tensor<25xf32>
     %encoded = cortex.encoder %frame, %score : (tensor<480x640x3xui8>, tensor<15x20xf32>) -> tensor<?xui8>
     func.return %encoded, %score : tensor<?xui8>, tensor<15x20xf32>
   }

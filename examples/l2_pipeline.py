@@ -1,11 +1,26 @@
 """The L2 ROI-scoring pipeline, built for any frame size and block.
 
 `examples/l2_pipeline.mlir` is exactly `build_l2_pipeline()` printed (a test
-keeps them equal). Real videos get a pipeline built for their padded
-resolution (`cortex.video.source.padded_size`), compiled once per resolution.
+keeps them equal; `L2_PIPELINE` is its path, so the bundled pipeline is
+reachable from any directory). Real videos get a pipeline built for their
+padded resolution (`cortex.video.source.padded_size`), compiled once per
+resolution.
+
+The blur gate skips scoring when
+
+    sharpness < max(blur_threshold, blur_fraction · median(sharpness_history))
+
+with `blur_threshold` and `blur_fraction` runtime inputs (`cortex.weight`,
+defaults in `cortex.dialects.modes.INPUT_DEFAULTS`: 100 and 0, DESIGN.md's
+fixed gate) and `sharpness_history` a state holding the last
+`SHARPNESS_WINDOW` sharpness values (`cortex.window_push`,
+`cortex.window_median`: compilable ops, so the adaptive gate is IR like
+every other stage).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, scf
@@ -15,6 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
 from cortex.dialects.base import tensor, ui8
+from cortex.dialects.modes import INPUT_DEFAULTS
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.dialects.vision import (
     BlurDetectorOp,
@@ -28,6 +44,7 @@ from cortex.dialects.vision import (
     TemporalSmoothOp,
     TextRoiOp,
 )
+from cortex.dialects.window import WindowMedianOp, WindowPushOp
 from cortex.errors import CortexError
 from cortex.ir import verify_located
 from cortex.semantics import defaults as D
@@ -35,7 +52,11 @@ from cortex.semantics import defaults as D
 ENTRY = "l2_frame"
 TERMS = ("center_crop", "text_roi", "saliency_dft", "motion_map")
 WEIGHTS = ("wc", "wt", "ws", "wm")
-BLUR_THRESHOLD = 100.0
+BLUR_THRESHOLD = INPUT_DEFAULTS["blur_threshold"]
+SHARPNESS_WINDOW = 25
+"""Frames of sharpness history the relative blur gate takes its median over (~1 s of video)."""
+L2_PIPELINE = Path(__file__).resolve().parent / "l2_pipeline.mlir"
+"""The bundled pipeline's file, `build_l2_pipeline()` printed."""
 
 
 def _checked_grid(height: int, width: int, block: int) -> tuple[int, ...]:
@@ -53,13 +74,15 @@ def build_l2_pipeline(
     height: int = 480,
     width: int = 640,
     block: int = D.BLOCK,
-    blur_threshold: float = BLUR_THRESHOLD,
+    blur_threshold: float | None = None,
     crop: tuple[int, int] | None = None,
 ) -> ModuleOp:
     """`@l2_frame(tensor<HxWx3xui8>) -> (tensor<?xui8>, tensor<H/b x W/b x f32>)`.
 
     For a video whose frames are padded up to `height`×`width`, `crop` is their
     own size: the encoder crops back to it (see `cortex.video.source.padded_size`).
+    `blur_threshold=None` (the default) makes the gate's absolute threshold
+    the runtime input `blur_threshold`; a number bakes it in as a constant.
     Arguments no pipeline can have are a CortexError naming them.
     """
     try:
@@ -69,7 +92,7 @@ def build_l2_pipeline(
 
 
 def _build_l2_pipeline(
-    height: int, width: int, block: int, blur_threshold: float, crop: tuple[int, int] | None
+    height: int, width: int, block: int, blur_threshold: float | None, crop: tuple[int, int] | None
 ) -> ModuleOp:
     grid = _checked_grid(height, width, block)
     frame_t, gray_t, map_t = tensor((height, width, 3), ui8), tensor((height, width)), tensor(grid)
@@ -88,13 +111,22 @@ def _build_l2_pipeline(
         gray = named(GrayOp(fn.args[0]).result, "gray")
         prev_gray = named(StateOp("prev_gray", gray_t).result, "prev_gray")
         prev_score = named(StateOp("prev_score", map_t).result, "prev_score")
+        history = named(StateOp("sharpness_history", tensor((SHARPNESS_WINDOW,))).result, "sharpness_history")
         sharpness = named(BlurDetectorOp(gray).result, "sharpness")
-        threshold = named(arith.ConstantOp(FloatAttr(blur_threshold, f32)).result, "blur_threshold")
+        if blur_threshold is None:
+            absolute = named(WeightOp("blur_threshold").result, "blur_threshold")
+        else:
+            absolute = named(arith.ConstantOp(FloatAttr(blur_threshold, f32)).result, "blur_threshold")
+        fraction = named(WeightOp("blur_fraction").result, "blur_fraction")
+        median = named(WindowMedianOp(history).result, "sharpness_median")
+        relative = named(arith.MulfOp(fraction, median).result, "relative_threshold")
+        threshold = named(arith.MaximumfOp(absolute, relative).result, "threshold")
         blurred = named(arith.CmpfOp(sharpness, threshold, "olt").result, "blurred")
         branch = scf.IfOp(blurred, [map_t], Region(Block()), Region(Block()))
         score = named(branch.results[0], "score")
         UpdateStateOp("prev_gray", gray)
         UpdateStateOp("prev_score", score)
+        UpdateStateOp("sharpness_history", named(WindowPushOp(history, sharpness).result, "new_history"))
         encoded = named(EncoderOp(fn.args[0], score, block=block, crop=crop).result, "encoded")
         func.ReturnOp(encoded, score)
 

@@ -16,7 +16,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
-from cortex.dialects.modes import UnknownModeError, mode_weights
+from cortex.dialects.modes import INPUT_DEFAULTS, UnknownModeError, mode_weights
 from cortex.errors import CortexError
 from cortex.semantics.values import numpy_dtype
 
@@ -34,10 +34,10 @@ def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
 def resolve_weights(mode: str | None, weights: Mapping[str, float] | None) -> tuple[dict[str, float], str]:
     """The weight table (the mode's row, overridden by explicit `weights`) and,
     for the diagnostic of a missing weight, where weights were looked for."""
-    table: dict[str, float] = {}
+    table: dict[str, float] = dict(INPUT_DEFAULTS)
     if mode is not None:
         try:
-            table = mode_weights(mode)
+            table.update(mode_weights(mode))
         except UnknownModeError as e:
             raise CortexError(str(e)) from None
     if weights is not None and not isinstance(weights, Mapping):

@@ -19,7 +19,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriteWalker
 
 from cortex.dialects.traits import Compilable
-from cortex.lowering import layout, quant, tensor_ops, vision  # noqa: F401 - their @lowers registrations
+from cortex.lowering import layout, quant, tensor_ops, vision, window  # noqa: F401 - their @lowers registrations
 from cortex.lowering.base import LOWERINGS, LowerByTable, LoweringError, describe
 from cortex.lowering.unsigned import convert_unsigned_signatures
 

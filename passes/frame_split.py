@@ -116,7 +116,7 @@ def _label(op: Operation) -> str:
 @dataclass(frozen=True)
 class StateClass:
     name: str
-    kind: str  # "delayed" | "recurrence" | "read-only"
+    kind: str  # "delayed" | "leading" | "recurrence" | "read-only"
     reason: str
 
 
@@ -152,7 +152,7 @@ def entry_block(fn: func.FuncOp) -> Block:
 
 
 def classify_states(fn: func.FuncOp) -> dict[str, StateClass]:
-    """Each state of `fn`: delayed input (its next value reads no state), recurrence, or read-only."""
+    """Each state of `fn`: delayed input (its next value reads no state), leading or plain recurrence, or read-only."""
     block = entry_block(fn)
     reads, updates = _states(block)
     classes: dict[str, StateClass] = {}
@@ -175,6 +175,51 @@ def classify_states(fn: func.FuncOp) -> dict[str, StateClass]:
             classes[name] = StateClass(
                 name, "recurrence", f"its next value reads state {' and '.join(said)}: frame n needs frame n-1's result"
             )
+    return _leading(block, updates, classes)
+
+
+def _states_read(ops: Iterable[Operation]) -> set[str]:
+    return {inner.state_name for op in ops for inner in op.walk() if isinstance(inner, StateOp)}
+
+
+def _leading(block: Block, updates: dict[str, list[UpdateStateOp]], classes: dict[str, StateClass]) -> dict[str, StateClass]:
+    """Recurrences a gate condition reads and that can run ahead, in order, as frames are read.
+
+    A recurrence is *leading* when its next value's slice has no region op
+    (no gated heavy stage) and reads only itself, delayed inputs, read-only
+    states and other leading recurrences, and an `scf.if` condition reads it
+    (directly or through another leading one). Running it ahead on the caller
+    keeps the gate condition out of the recurrence part, so the gated heavy
+    stages stay frame-parallel. Other recurrences (a counter, a running mean
+    nothing gates on) stay in the recurrence part: moving them would gain nothing.
+    """
+    recurrent = {n for n, c in classes.items() if c.kind == "recurrence"}
+    slices = {n: backward_slice([updates[n][-1].value], block) for n in recurrent}
+    candidates = {n for n in recurrent if not any(op.regions for op in slices[n])}
+    changed = True
+    while changed:  # drop candidates that read a recurrence which cannot run ahead
+        changed = False
+        for n in sorted(candidates):
+            if (_states_read(slices[n]) & recurrent) - candidates - {n}:
+                candidates.discard(n)
+                changed = True
+    gates = [op for op in block.ops if isinstance(op, scf.IfOp)]
+    leading = {n for op in gates for n in _states_read(backward_slice([op.cond], block)) if n in candidates}
+    work = list(leading)
+    while work:  # what a leading recurrence reads must run ahead too
+        for n in _states_read(slices[work.pop()]) & candidates - leading:
+            leading.add(n)
+            work.append(n)
+    for n in leading:
+        chain = " ← ".join(_label(op) for op in reversed(slices[n]) if op.name.startswith("cortex.") and not isinstance(op, WeightOp))
+        readers = [op.cond.owner for op in gates if n in _states_read(backward_slice([op.cond], block))]
+        via = f"the gate condition {_label(readers[0])} reads it" if readers and isinstance(readers[0], Operation) \
+            else "a leading recurrence reads it"
+        classes[n] = StateClass(
+            n, "leading",
+            f"its next value ({chain}) reads only itself and the frame, never a gated stage, and {via}: "
+            "it runs in order on the caller as frames are read, so the gated stages stay frame-parallel",
+        )
     return classes
 
 
@@ -233,7 +278,8 @@ def partition(fn: func.FuncOp) -> Partition:
                 changed = True
 
     _, updates = _states(block)
-    delayed_values = [g[-1].value for n, g in updates.items() if classes[n].kind == "delayed"]
+    ahead = {n for n, c in classes.items() if c.kind in ("delayed", "leading")}  # run on the caller as frames are read
+    delayed_values = [g[-1].value for n, g in updates.items() if n in ahead]
     rec_values = [g[-1].value for n, g in updates.items() if classes[n].kind == "recurrence"]
     delayed_slice = set(backward_slice(delayed_values, block))
     rec_slice = set(backward_slice(rec_values, block))
@@ -241,7 +287,7 @@ def partition(fn: func.FuncOp) -> Partition:
         if isinstance(op, StateOp | func.ReturnOp):
             continue
         if isinstance(op, UpdateStateOp):
-            result.part[op] = "delayed" if classes[op.state_name].kind == "delayed" else "recurrence"
+            result.part[op] = "delayed" if op.state_name in ahead else "recurrence"
         elif op in delayed_slice:
             result.part[op] = "delayed"
         elif op not in result.recurrent:

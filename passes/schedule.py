@@ -186,7 +186,8 @@ def render_schedule(module: ModuleOp, entry: str, workers: int) -> str:
             lines.append(f"  state {op.state_name} ⇢ next frame  ← {', '.join(via) or 'constants'}")
     lines.append("states:")
     for c in classes.values():
-        kind = {"delayed": "delayed input", "recurrence": "recurrence", "read-only": "read-only"}[c.kind]
+        kind = {"delayed": "delayed input", "leading": "leading recurrence", "recurrence": "recurrence",
+                "read-only": "read-only"}[c.kind]
         lines.append(f"  {c.name}: {kind} — {c.reason}")
     if not classes:
         lines.append("  (none: every frame is independent)")

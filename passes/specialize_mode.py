@@ -1,9 +1,11 @@
 """`cortex-specialize-mode{mode=power_save}`: runtime weights become constants.
 
-Each `cortex.weight "wX"` is replaced by an f32 `arith.constant` holding the
+Each `cortex.weight "wX"` of the mode's row is replaced by an f32 `arith.constant` holding the
 mode's value for wX, from the built-in mode table (`cortex.dialects.modes`)
 or from a JSON file `{mode: {weight: value}}` given as `table="path.json"`
-(quoted: xDSL's pass-option syntax does not take a bare path).
+(quoted: xDSL's pass-option syntax does not take a bare path). Runtime
+inputs every mode shares (`INPUT_DEFAULTS`: the blur gate's threshold and
+fraction) stay `cortex.weight`s unless the row names them.
 On its own this changes nothing observable; it is what lets canonicalize
 drop zero-weight fusion terms and DCE remove the stages that fed them.
 """
@@ -25,7 +27,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
-from cortex.dialects.modes import UnknownModeError, load_modes, mode_weights
+from cortex.dialects.modes import INPUT_DEFAULTS, UnknownModeError, load_modes, mode_weights
 from cortex.dialects.state import WeightOp
 from cortex.errors import CortexError
 
@@ -42,7 +44,8 @@ class WeightToConstant(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: WeightOp, rewriter: PatternRewriter, /) -> None:
-        rewriter.replace(op, arith.ConstantOp(FloatAttr(self.weights[op.state_name], f32)))
+        if op.state_name in self.weights:  # runtime inputs (INPUT_DEFAULTS) stay inputs
+            rewriter.replace(op, arith.ConstantOp(FloatAttr(self.weights[op.state_name], f32)))
 
 
 def resolve_weights(mode: str | None, table: str | None = None) -> dict[str, float]:
@@ -61,7 +64,7 @@ def specialize_mode(
     """Replace every `cortex.weight` in `module` by the constant of `mode` (in place)."""
     weights = resolve_weights(mode, table)
     names = sorted({op.state_name for op in module.walk() if isinstance(op, WeightOp)})
-    missing = [n for n in names if n not in weights]
+    missing = [n for n in names if n not in weights and n not in INPUT_DEFAULTS]
     if missing:
         raise SpecializeModeError(
             f"mode '{mode}' has no weight{'s' if len(missing) > 1 else ''} "
@@ -71,6 +74,11 @@ def specialize_mode(
     PatternRewriteWalker(
         WeightToConstant(weights), apply_recursively=False, listener=listener or PatternRewriterListener()
     ).rewrite_module(module)
+
+
+def specialize_weights(module: ModuleOp, weights: dict[str, float]) -> None:
+    """Replace each `cortex.weight` that `weights` names by its value (in place); others stay."""
+    PatternRewriteWalker(WeightToConstant(weights), apply_recursively=False).rewrite_module(module)
 
 
 @dataclass(frozen=True)

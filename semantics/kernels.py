@@ -19,7 +19,13 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.irdl import IRDLOperation, OptOperandDef, VarOperandDef
 
 from cortex.errors import CortexError
-from cortex.semantics import layout_kernels, quant_kernels, tensor_kernels, vision_kernels  # noqa: F401 - their @kernel registrations
+from cortex.semantics import (  # noqa: F401 - their @kernel registrations
+    layout_kernels,
+    quant_kernels,
+    tensor_kernels,
+    vision_kernels,
+    window_kernels,
+)
 from cortex.semantics.kernel_table import KERNELS
 from cortex.semantics.values import op_params
 

@@ -19,7 +19,8 @@ import pytest
 import cortex
 from cortex.tools import cortex_run
 from cortex.tools.cortex_run import expose_blur_gate, main
-from cortex.tools.report import ProgressBar, StageTimes, heat_overlay
+from cortex.tools.report import StageTimes, progress_bar
+from cortex.video.overlay import BAND, heat_overlay
 from cortex.video.synthetic import SyntheticVideo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,7 +135,7 @@ def test_odd_sized_video_overlays_and_jpegs(capsys, tmp_path, odd_video):
     assert "100x150 (padded 128x160), 3 frames" in out  # pipeline rebuilt for the padded size
     pngs = sorted(overlay.glob("*.png"))
     assert len(pngs) == 3
-    assert all(cv2.imread(str(p)).shape == (100, 150, 3) for p in pngs)
+    assert all(cv2.imread(str(p)).shape == (100 + BAND, 150, 3) for p in pngs)  # the frame, then the legend
     jpegs = sorted(encoded.glob("*.jpg"))
     assert len(jpegs) == 3 and all(cv2.imread(str(p)).shape == (100, 150, 3) for p in jpegs)  # cropped back
 
@@ -147,7 +148,7 @@ def test_overlay_as_a_video(capsys, tmp_path):
     ok, first = capture.read()
     count = 1 + sum(1 for _ in iter(lambda: capture.read()[0], False))
     capture.release()
-    assert ok and first.shape == (96, 128, 3) and count == 3
+    assert ok and first.shape == (96 + BAND, 128, 3) and count == 3
 
 
 def test_heat_overlay_marks_the_hottest_block_red():
@@ -180,7 +181,7 @@ def test_expose_blur_gate_appends_sharpness_and_condition():
     assert expose_blur_gate(module, "l2_frame")
     module.verify()
     outputs = cortex_run.entry_function(module, "l2_frame").function_type.outputs.data
-    assert [str(t) for t in outputs[2:]] == ["f32", "i1"]
+    assert [str(t) for t in outputs[2:]] == ["f32", "i1", "f32"]  # sharpness, blurred, threshold
 
 
 def test_expose_blur_gate_leaves_a_gateless_pipeline_alone():
@@ -195,14 +196,12 @@ def test_expose_blur_gate_leaves_a_gateless_pipeline_alone():
 
 def test_progress_bar_draws_only_when_enabled():
     stream = io.StringIO()
-    bar = ProgressBar(3, stream=stream, enabled=True)
-    for i in range(1, 4):
-        bar.update(i)
+    bar = progress_bar(3, enabled=True, stream=stream)
+    bar.update(3)
     bar.close()
-    text = stream.getvalue()
-    assert text.startswith("\r[") and "3/3 frames" in text and "fps" in text and text.endswith("\n")
+    assert "3/3" in stream.getvalue() and "frame" in stream.getvalue()
     quiet = io.StringIO()  # not a TTY: silent by default
-    bar = ProgressBar(3, stream=quiet)
+    bar = progress_bar(3, stream=quiet)
     bar.update(3)
     bar.close()
     assert quiet.getvalue() == ""

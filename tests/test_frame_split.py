@@ -63,6 +63,7 @@ def test_extra_states_are_classified_by_their_dataflow_not_their_names():
         "count": "recurrence",
         "mean_motion": "recurrence",
         "prev_center": "delayed",
+        "sharpness_history": "leading",  # the blur gate reads it; count and mean_motion nothing gates on
     }
     assert "'count' (in cortex.add)" in classes["count"].reason
 

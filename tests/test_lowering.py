@@ -81,6 +81,9 @@ def test_l2_signature_threads_frame_state_and_weights(l2_lowered):
         "tensor<480x640x3xi8>",
         "tensor<480x640xf32>",
         "tensor<15x20xf32>",
+        "tensor<25xf32>",
+        "f32",
+        "f32",
         "f32",
         "f32",
         "f32",
@@ -88,22 +91,25 @@ def test_l2_signature_threads_frame_state_and_weights(l2_lowered):
     ]
     arg_attrs = [dict(a.data) for a in fn.arg_attrs.data]
     assert arg_attrs[0] == {"cortex.unsigned": UnitAttr()}
-    assert [a.get("cortex.state") for a in arg_attrs[1:3]] == [StringAttr("prev_gray"), StringAttr("prev_score")]
-    assert [a["cortex.weight"].data for a in arg_attrs[3:]] == ["wc", "wt", "ws", "wm"]
+    assert [a.get("cortex.state") for a in arg_attrs[1:4]] == [
+        StringAttr("prev_gray"), StringAttr("prev_score"), StringAttr("sharpness_history")
+    ]
+    assert [a["cortex.weight"].data for a in arg_attrs[4:]] == ["blur_threshold", "blur_fraction", "wc", "wt", "ws", "wm"]
     outputs = [str(t) for t in fn.function_type.outputs]
-    assert outputs == ["tensor<?xi8>", "tensor<15x20xf32>", "tensor<480x640xf32>", "tensor<15x20xf32>"]
+    assert outputs == ["tensor<?xi8>", "tensor<15x20xf32>", "tensor<480x640xf32>", "tensor<15x20xf32>", "tensor<25xf32>"]
     res_attrs = [dict(a.data) for a in fn.res_attrs.data]
     assert res_attrs[0] == {"cortex.unsigned": UnitAttr()}
     assert res_attrs[1] == {}
-    assert [a["cortex.state"].data for a in res_attrs[2:]] == ["prev_gray", "prev_score"]
+    assert [a["cortex.state"].data for a in res_attrs[2:]] == ["prev_gray", "prev_score", "sharpness_history"]
 
 
 def test_l2_state_results_are_the_updated_values(l2_lowered):
     fn = entry(l2_lowered, "l2_frame")
     ret = fn.body.block.last_op
-    encoded, score, new_gray, new_score = ret.operands
+    encoded, score, new_gray, new_score, new_history = ret.operands
     assert new_score is score
     assert new_gray.name_hint == "gray"
+    assert new_history.name_hint == "new_history"
     assert isinstance(encoded.owner, func.CallOp) and encoded.owner.callee.string_value() == "cortex_encoder"
 
 
@@ -152,7 +158,8 @@ def test_every_inserted_op_names_its_origin(l2, l2_lowered):
             assert op.attributes[ORIGIN].data in names
             tagged += 1
     origins = {op.attributes[ORIGIN].data for op in l2_lowered.walk() if ORIGIN in op.attributes}
-    assert origins == {"gray", "sharpness", "scene", "center", "text", "saliency", "motion", "fused", "smoothed", "encoded"}
+    assert origins == {"gray", "sharpness", "scene", "center", "text", "saliency", "motion", "fused", "smoothed", "encoded",
+                       "sharpness_median", "new_history"}
     assert tagged > 50
 
 
@@ -190,7 +197,8 @@ def test_partial_lowering_keeps_the_rest_legal(l2):
     ConvertCortexToExternPass().apply(ctx, extern_only)
     extern_only.verify()
     assert set(cortex_ops(extern_only)) == {"cortex.gray", "cortex.center_crop", "cortex.saliency_dft",
-                                             "cortex.motion_map", "cortex.score_fusion", "cortex.temporal_smooth"}
+                                             "cortex.motion_map", "cortex.score_fusion", "cortex.temporal_smooth",
+                                             "cortex.window_median", "cortex.window_push"}
 
 
 def test_generic_form_round_trips_exactly(l2_lowered):
@@ -212,7 +220,8 @@ def test_lower_runs_a_pipeline_first(l2):
     assert "saliency" not in origins and "motion" not in origins
     assert {"center", "text", "fused"} <= origins
     fn = entry(lowered, "l2_frame")
-    assert all("cortex.weight" not in a.data for a in fn.arg_attrs.data)
+    weights = [a.data["cortex.weight"].data for a in fn.arg_attrs.data if "cortex.weight" in a.data]
+    assert weights == ["blur_threshold", "blur_fraction"]  # the mode's weights are constants; the gate's inputs stay
 
 
 def test_reshape_reassociation():

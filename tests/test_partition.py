@@ -78,14 +78,16 @@ def small_l2():
 def test_l2_pieces(small_l2):
     _, parted = small_l2
     pieces = compiled_functions(parted)
-    assert [p.sym_name.data for p in pieces] == ["l2_frame_compiled_0", "l2_frame_compiled_1", "l2_frame_compiled_2"]
+    assert [p.sym_name.data for p in pieces] == [f"l2_frame_compiled_{i}" for i in range(4)]
     for piece in pieces:
         assert piece.sym_visibility.data == "private" and COMPILED_ATTR in piece.attributes
         body = [op for op in piece.body.walk() if not op.has_trait(IsTerminator)]
         assert body and all(op_kind(op) == "compilable" for op in body)
     inner = {p.sym_name.data: [op.name for op in p.body.block.ops] for p in pieces}
     assert inner["l2_frame_compiled_0"] == ["cortex.gray", "func.return"]
-    assert inner["l2_frame_compiled_1"] == ["arith.constant", "arith.cmpf", "func.return"]
+    assert inner["l2_frame_compiled_1"] == [  # the blur gate, fixed and relative thresholds
+        "cortex.window_median", "arith.mulf", "arith.maximumf", "arith.cmpf", "func.return"
+    ]
     assert inner["l2_frame_compiled_2"] == [
         "cortex.center_crop",
         "cortex.saliency_dft",
@@ -94,6 +96,7 @@ def test_l2_pieces(small_l2):
         "cortex.temporal_smooth",
         "func.return",
     ]
+    assert inner["l2_frame_compiled_3"] == ["cortex.window_push", "func.return"]
 
 
 def test_l2_caller_keeps_externals_state_and_branch(small_l2):
@@ -103,8 +106,8 @@ def test_l2_caller_keeps_externals_state_and_branch(small_l2):
     for op in entry.body.walk():
         if op.name.startswith("cortex."):
             kinds[op_kind(op)] += 1
-    # blur_detector, scene_change, text_roi, encoder; 2 state reads, 4 weights, 2 updates
-    assert kinds == {"external": 4, "boundary": 8}
+    # blur_detector, scene_change, text_roi, encoder; 3 state reads, 6 weights, 3 updates
+    assert kinds == {"external": 4, "boundary": 12}
     branch = next(op for op in entry.body.walk() if isinstance(op, scf.IfOp))
     else_ops = [op.name for op in branch.false_region.block.ops]
     assert else_ops[:2] == ["cortex.scene_change", "cortex.text_roi"]

@@ -44,7 +44,7 @@ def cortex_ops(module):
 
 def test_profile_marks_every_cortex_op_that_ran(l2):
     ops = cortex_ops(l2)
-    assert len(ops) == 18  # 10 stages, 2 state reads, 4 weights, 2 state updates
+    assert len(ops) == 24  # 12 stages (with the gate's 2 window ops), 3 state reads, 6 weights, 3 state updates
     for op in ops:
         attr = op.attributes[PROFILE_ATTR]
         assert isinstance(attr.type, Float64Type) and attr.value.data > 0.0, op.name
@@ -104,6 +104,7 @@ def test_table_rows_tags_order_times_and_total(l2):
     assert [(tag, name) for tag, name, _, _ in rows] == [
         ("[compilable]", "gray"),
         ("[external_call]", "blur_detector"),
+        ("[compilable]", "window_median"),
         ("[external_call]", "scene_change"),
         ("[compilable]", "center_crop"),
         ("[external_call]", "text_roi"),
@@ -111,6 +112,7 @@ def test_table_rows_tags_order_times_and_total(l2):
         ("[compilable]", "motion_map"),
         ("[compilable]", "score_fusion"),
         ("[compilable]", "temporal_smooth"),
+        ("[compilable]", "window_push"),
         ("[external_call]", "encoder"),
     ]
     by_name = {op.name.removeprefix("cortex."): profile_ms(op) for op in cortex_ops(l2)}
@@ -123,18 +125,20 @@ def test_table_rows_tags_order_times_and_total(l2):
 
 def test_table_without_profile_shows_zero():
     rows = table_rows(render_table(build_l2_pipeline(96, 128, 32)))
-    assert len(rows) == 10 and all(ms == 0.0 for _, _, ms, _ in rows)
+    assert len(rows) == 12 and all(ms == 0.0 for _, _, ms, _ in rows)
 
 
 def test_table_of_partitioned_module_names_the_pieces(l2):
     parted = l2.clone()
     PartitionPass().apply(make_context(), parted)
     rows = table_rows(render_table(parted))
-    assert [name for _, name, _, _ in rows] == [name for _, name, _, _ in table_rows(render_table(l2))][:3] + [
-        "text_roi", "center_crop", "saliency_dft", "motion_map", "score_fusion", "temporal_smooth", "encoder",
+    assert [name for _, name, _, _ in rows] == [name for _, name, _, _ in table_rows(render_table(l2))][:4] + [
+        "text_roi", "center_crop", "saliency_dft", "motion_map", "score_fusion", "temporal_smooth", "window_push",
+        "encoder",
     ]
     pieces = {name: piece for _, name, _, piece in rows}
     assert pieces["gray"] == "l2_frame_compiled_0" and pieces["saliency_dft"] == "l2_frame_compiled_2"
+    assert pieces["window_median"] == "l2_frame_compiled_1" and pieces["window_push"] == "l2_frame_compiled_3"
     assert pieces["text_roi"] is None and pieces["encoder"] is None
 
 
@@ -151,7 +155,7 @@ def test_power_save_diff_removes_saliency_and_motion(l2):
     after = run_pipeline(l2.clone(), POWER_SAVE)
     text = render_diff(l2, after)
     rows = diff_rows(text)
-    assert len(rows) == 10
+    assert len(rows) == 12
     removed = [name for status, name, _ in rows if status == "- REMOVED"]
     assert removed == ["saliency_dft", "motion_map"]
     gone = {name: ms for status, name, ms in rows if status != "✓"}
@@ -273,7 +277,7 @@ def test_dot_of_partitioned_module_points_calls_at_pieces(l2):
     PartitionPass().apply(make_context(), parted)
     text = render_dot(parted)
     assert 'subgraph "cluster_fn_l2_frame_compiled_2"' in text
-    assert text.count('lhead="cluster_fn_l2_frame_compiled_') == 3
+    assert text.count('lhead="cluster_fn_l2_frame_compiled_') == 4
 
 
 @pytest.mark.skipif(not HAS_DOT, reason="Graphviz 'dot' is not installed")

@@ -52,6 +52,18 @@ def test_ray_equals_sequential(local_ray, text, mode):
     assert_same_state(b.state, a.state)
 
 
+@pytest.mark.parametrize("mode", ["balanced", "power_save"])
+def test_ray_equals_sequential_with_the_auto_gate(local_ray, mode):
+    """The leading sharpness history crosses chunks exactly; actors re-compile with the gate's runtime inputs."""
+    from cortex.dialects.modes import BLUR_AUTO
+
+    frames = frames_of(SMALL)
+    a, b = (cortex.compile(cortex.parse(small_l2_text()), mode=mode, weights=BLUR_AUTO) for _ in range(2))
+    want = sequential(a, frames)
+    assert_same(list(b.run_video(frames, workers=2, engine="ray", chunk=7)), want)
+    assert_same_state(b.state, a.state)
+
+
 def test_ray_bad_frame_stops_the_run_and_kills_the_actors(local_ray):
     b = compiled(small_l2_text())
     frames = frames_of(SMALL, 20) + [np.zeros((5, 5, 3), np.uint8)] + frames_of(SMALL, 20)

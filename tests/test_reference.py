@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import cortex
-from cortex.dialects.modes import MODES
+from cortex.dialects.modes import INPUT_DEFAULTS, MODES
 from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import build_l2_pipeline
 from cortex.interpreter.reference import ReferenceRunner
@@ -94,7 +94,7 @@ def test_a_blurred_frame_keeps_the_previous_score(small_pipeline):
 
 def test_reset_and_initial_state_are_zeros(small_pipeline):
     runner = ReferenceRunner(small_pipeline)
-    assert set(runner.state) == {"prev_gray", "prev_score"}
+    assert set(runner.state) == {"prev_gray", "prev_score", "sharpness_history"}
     assert not runner.state["prev_gray"].any() and runner.state["prev_gray"].dtype == F32
     first = runner(textured_frame(6))[1]
     runner(textured_frame(7))
@@ -119,7 +119,7 @@ def test_explicit_weights_win_over_the_mode(small_pipeline):
     _, want, _ = expected_frame(frame, np.zeros((H, W), F32), np.zeros((2, 3), F32), only_center)
     np.testing.assert_allclose(score, want, rtol=1e-6)
     partial = ReferenceRunner(small_pipeline, mode="motion", weights={"wc": 1.0})
-    assert partial.weights == {**MODES["motion"], "wc": 1.0}
+    assert partial.weights == {**INPUT_DEFAULTS, **MODES["motion"], "wc": 1.0}
 
 
 def test_full_size_call_from_the_example_file():
@@ -139,7 +139,7 @@ def test_op_timer_sees_every_cortex_op_and_nothing_else(small_pipeline):
     assert {"cortex.gray", "cortex.text_roi", "cortex.score_fusion", "cortex.encoder", "cortex.update_state"} <= names
     assert all(name.startswith("cortex.") for name in names)
     assert all(seconds >= 0 for _, seconds in seen)
-    assert sum(name == "cortex.weight" for name, _ in seen) == 4
+    assert sum(name == "cortex.weight" for name, _ in seen) == 4 + len(INPUT_DEFAULTS)  # + the blur gate's inputs
 
 
 # ---------------------------------------------------------------- tensor graphs
@@ -248,7 +248,7 @@ def test_unknown_weight_name():
     runner = ReferenceRunner(module, entry="f", mode="balanced")
     with pytest.raises(CortexError) as excinfo:
         runner(np.ones((2, 2), F32))
-    assert one_line(excinfo) == "weight 'wx' has no value: known weights (mode 'balanced'): wc, wm, ws, wt"
+    assert one_line(excinfo) == "weight 'wx' has no value: known weights (mode 'balanced'): blur_fraction, blur_threshold, wc, wm, ws, wt"
     out = ReferenceRunner(module, entry="f", mode="balanced", weights={"wx": 0.5})(np.ones((2, 2), F32))[0]
     np.testing.assert_array_equal(out, np.full((2, 2), 0.5, F32))
 

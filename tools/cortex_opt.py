@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from io import StringIO
-from typing import IO
+from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
@@ -96,6 +96,10 @@ HELP_OVERRIDES = {
 }
 
 SPLIT_MARKER = re.compile(r"[ \t]*// -----[ \t]*\r?")
+
+
+XDSL_TARGETS_KEPT = frozenset({"mlir"})
+"""xDSL's output targets that work on cortex and lowered IR."""
 
 
 class UsageError(Exception):
@@ -246,12 +250,19 @@ class CortexOptMain(xDSLOptMain):
             self.available_passes[name] = factory
 
     def register_all_targets(self):
+        """mlir and cortex's own targets (numpy) only: xDSL's other targets (llvm, x86-asm, riscv-asm,
+        arm-asm, wgsl, wat, csl, mps) fail on cortex IR and on its lowering (an assertion, a missing
+        llvmlite, or no output at all), so `-t` neither lists nor accepts them."""
         super().register_all_targets()
+        self.available_targets = {
+            name: target for name, target in self.available_targets.items() if name in XDSL_TARGETS_KEPT
+        }
         self.available_targets.update(cortex_targets())
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
         arg_parser.prog = "cortex-opt"
+        arg_parser.error = one_line_usage_error  # type: ignore[method-assign]
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
         arg_parser.epilog = EPILOG
         overrides = {
@@ -546,6 +557,12 @@ class CortexOptMain(xDSLOptMain):
         lines.append("xDSL passes:")
         lines += [f"  {name}" for name in sorted(set(self.available_passes) - set(cortex_passes()))]
         return "\n".join(lines) + "\n"
+
+
+def one_line_usage_error(message: str) -> NoReturn:
+    """argparse's usage errors as one line (no usage dump): `cortex-opt: error: ...`, exit 2."""
+    sys.stderr.write(f"cortex-opt: error: {message} (cortex-opt --help lists the options)\n")
+    raise SystemExit(2)
 
 
 def image_path(path: str | None) -> bool:

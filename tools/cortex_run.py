@@ -1,7 +1,7 @@
 """cortex-run: compile the L2 pipeline and run it over a video, frame after frame.
 
     cortex-run                                  # bundled pipeline, synthetic video
-    cortex-run clip.mp4 --mode power_save --frames 120 --overlay heat.mp4
+    cortex-run clip.mp4 --mode power_save --frames 120 --overlay heat.mkv
     cortex-run --backend reference --scores-jsonl scores.jsonl
 
 The pipeline is `examples/l2_pipeline.mlir` unless `--pipeline` names
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import sys
 import time
@@ -32,28 +31,88 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 
 import cortex
 from cortex.dialects import BlurDetectorOp, op_kind
-from cortex.dialects.modes import MODES, UnknownModeError, mode_weights
+from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
 from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import ENTRY, build_l2_pipeline
 from cortex.passes.dce import eliminate_dead_nodes
 from cortex.registry import all_passes
 from cortex.tools import parallel_run
-from cortex.tools.report import OverlayWriter, ProgressBar, StageTimes, dce_summary, stage_name
+from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
+from cortex.tools.report import StageTimes, dce_summary, progress_bar, stage_name
 
 BUNDLED_PIPELINE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
 BACKENDS = ("numpy", "reference")
+
+
+HELP_EPILOG = """\
+the score grid:
+  The pipeline scores every block x block pixel square of the frame (block is
+  32 for the bundled pipeline); the score map has one cell per block, rows top
+  to bottom, columns left to right. A frame whose sides are not multiples of
+  the block is padded at the bottom and right first. "at (r, c)" in the
+  per-frame log is the block in row r, column c (0-based): it covers pixel
+  rows r*block .. r*block+block-1 and columns c*block .. c*block+block-1.
+  Scores are in [0, 1]; the encoder keeps blocks scoring at least half the
+  frame's maximum sharp and blurs the rest before JPEG encoding.
+
+the blur gate:
+  A frame whose sharpness (variance of the Laplacian of the gray image) is
+  below the gate's threshold is not scored: it keeps the previous score.
+  --blur-threshold auto (the default) gates a frame less than half as sharp
+  as the median of the last 25 frames, so it adapts to the camera and
+  resolution; --blur-threshold X gates sharpness < X (DESIGN.md's gate is
+  100); --blur-threshold 0 turns the gate off.
+
+--scores-jsonl: one JSON object per line, one line per frame, with fields
+""" + "\n".join(f"  {name}: {text}" for name, text in JSONL_FIELDS.items()) + """
+
+outputs are written atomically: a JPEG or PNG appears whole, the JSONL and an
+overlay video when the run ends; a failed write exits 1 naming the file.
+"""
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cortex")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown (not installed)"
+
+
+def blur_threshold(text: str) -> str:
+    """`auto` or a number >= 0 (checked when the arguments are parsed)."""
+    if text != "auto":
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected 'auto' or a number, got '{text}'") from None
+        if not value >= 0:
+            raise argparse.ArgumentTypeError(f"must be >= 0, got '{text}'")
+    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="cortex-run",
         description="Compile the Cortex L2 ROI-scoring pipeline and run it over a video.",
+        epilog=HELP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("video", nargs="?", help="video file read with OpenCV (default: the built-in synthetic video)")
+    p.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     p.add_argument("--pipeline", metavar="FILE", help="pipeline .mlir file (default: the bundled l2_pipeline.mlir)")
     p.add_argument("--entry", default=ENTRY, help=f"per-frame function (default: {ENTRY})")
     p.add_argument("--mode", default="balanced", help=f"request type: {' | '.join(MODES)} (default: balanced)")
-    p.add_argument("--frames", type=int, default=60, metavar="N", help="frames to run (default: 60)")
+    p.add_argument(
+        "--frames", type=int, default=None, metavar="N",
+        help="at most N frames (default: a video file to its end; the synthetic video has 60)",
+    )
+    p.add_argument("--start", type=int, default=0, metavar="N", help="skip the first N frames (default: 0)")
+    p.add_argument(
+        "--blur-threshold", type=blur_threshold, default="auto", metavar="auto|X",
+        help="the blur gate: auto (relative to the video's own recent sharpness) or a fixed sharpness X (default: auto)",
+    )
     p.add_argument("--backend", choices=BACKENDS, default="numpy", help="numpy (compiled) or reference (default: numpy)")
     p.add_argument(
         "--passes",
@@ -67,18 +126,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="passes on the lowered module, numpy backend (default: elementwise fusion, "
         "cortex-fuse-linalg-elementwise; '' for none)",
     )
-    p.add_argument("--size", metavar="HxW", help="size of the synthetic video (default: the pipeline's frame size)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
-        "--no-frame-log", action="store_true", help="no per-frame line (sharpness, score mean/max, JPEG size)"
+        "--size", metavar="HxW",
+        help="size of the synthetic video (default: the pipeline's frame size); an error with a video file",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--progress", action="store_true", help="a progress bar even when stderr is not a terminal")
+    p.add_argument(
+        "--no-frame-log", action="store_true", help="no per-frame table (sharpness, gate, score mean/max, JPEG size)"
     )
     p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)  # internal errors with a traceback
+    p.add_argument("--scores-jsonl", metavar="FILE", help="one JSON object per frame (fields below)")
     p.add_argument(
-        "--scores-jsonl",
-        metavar="FILE",
-        help="one JSON object per frame: index, blurred (the blur gate skipped scoring), sharpness, encoded_bytes, score",
+        "--overlay", metavar="DIR_OR_VIDEO",
+        help=f"score heat maps with a legend: PNGs into a directory, or one video ({', '.join(VIDEO_CODECS)})",
     )
-    p.add_argument("--overlay", metavar="DIR_OR_VIDEO", help="score heat maps: PNGs into a directory, or a .mp4/.avi")
+    p.add_argument(
+        "--side-by-side", action="store_true", help="overlay pictures show original | heat map | encoded JPEG"
+    )
     p.add_argument(
         "--encoded", metavar="DIR", help="write the encoder's JPEG of each frame as DIR/frame_NNNNN.jpg (cropped back to the video's size)"
     )
@@ -137,7 +202,7 @@ def parse_size(text: str) -> tuple[int, int]:
 
 
 def expose_blur_gate(module: ModuleOp, entry: str) -> bool:
-    """Make @entry also return the blur gate's sharpness (f32) and condition (i1).
+    """Make @entry also return the blur gate's sharpness (f32), condition (i1) and threshold (f32).
 
     The per-frame JSON wants the sharpness and whether scoring was skipped;
     both are SSA values of the pipeline. Returning them as extra results
@@ -151,12 +216,14 @@ def expose_blur_gate(module: ModuleOp, entry: str) -> bool:
     for op in fn.body.block.ops:
         if not (isinstance(op, scf.IfOp) and isinstance(op.cond.owner, arith.CmpfOp)):
             continue
-        sharpness = [v for v in op.cond.owner.operands if isinstance(v.owner, BlurDetectorOp)]
+        compare = op.cond.owner
+        sharpness = [v for v in compare.operands if isinstance(v.owner, BlurDetectorOp)]
         if not sharpness:
             continue
+        threshold = compare.rhs if compare.lhs is sharpness[0] else compare.lhs
         ret = fn.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
-        extra = [sharpness[0], op.cond]
+        extra = [sharpness[0], op.cond, threshold]
         Rewriter.replace_op(ret, func.ReturnOp(*ret.arguments, *extra))
         outputs = [*fn.function_type.outputs.data, *(v.type for v in extra)]
         fn.function_type = func.FunctionType.from_lists(fn.function_type.inputs.data, outputs)
@@ -186,13 +253,13 @@ class ReferenceBackend:
 
     name = "reference"
 
-    def __init__(self, module: ModuleOp, entry: str, mode: str, passes: str | None):
+    def __init__(self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None):
         from cortex.interpreter.reference import ReferenceRunner
 
         if passes:
             module = cortex.run_passes(module.clone(), passes)
         self.times = StageTimes()
-        self.runner = ReferenceRunner(module, entry=entry, mode=mode, op_timer=self._on_op)
+        self.runner = ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=self._on_op)
 
     def _on_op(self, op: Operation, seconds: float) -> None:
         self.times.add(stage_name(op.name), op_kind(op), seconds)
@@ -214,12 +281,16 @@ class NumpyBackend:
     name = "numpy"
 
     def __init__(
-        self, module: ModuleOp, entry: str, mode: str, passes: str | None, profiling: bool = True, post_passes: str | None = "default"
+        self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
+        post_passes: str | None = "default",
     ):
         self.labels = stage_table(module)
         self.labels[entry] = ("(glue)", "compilable")  # ops with no cortex origin: the gate, returns
-        self.compiled = cortex.compile(module, entry=entry, mode=mode, passes=passes, post_passes=post_passes)
-        self.compiled.profiling = profiling
+        # cortex-run states its own passes (default_passes), so no implicit specialisation here.
+        self.compiled = cortex.compile(
+            module, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
+            specialize=False, profile=True,
+        )
 
     def __call__(self, frame: np.ndarray) -> tuple:
         return self.compiled(frame)
@@ -250,60 +321,38 @@ UNSPECIALISED = {"numpy": "canonicalize,dce", "reference": ""}
 """Passes that keep every stage: what the mode's DCE is priced against."""
 
 
-def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: str | None, post_passes: str | None = "default"):
+def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
+                 post_passes: str | None = "default"):
     passes = passes if passes is not None else default_passes(backend, mode)
     if backend == "numpy":
-        return NumpyBackend(module, entry, mode, passes, post_passes=post_passes)
-    return ReferenceBackend(module, entry, mode, passes)
+        return NumpyBackend(module, entry, mode, passes, weights, post_passes=post_passes)
+    return ReferenceBackend(module, entry, mode, passes, weights)
+
+
+def gate_inputs(setting: str) -> dict[str, float]:
+    """The blur gate's runtime inputs for `--blur-threshold` (`auto` or a number)."""
+    if setting == "auto":
+        return dict(BLUR_AUTO)
+    return {**INPUT_DEFAULTS, "blur_threshold": float(setting), "blur_fraction": 0.0}
 
 
 # --------------------------------------------------------------------------- main loop
 
 
-class Outputs:
-    """The optional per-frame outputs: JSONL scores, heat-map overlays, encoded JPEGs."""
-
-    def __init__(self, args: argparse.Namespace, fps: float, block: int):
-        self.jsonl = open(args.scores_jsonl, "w") if args.scores_jsonl else None  # noqa: SIM115
-        self.overlay = OverlayWriter(args.overlay, fps, block) if args.overlay else None
-        self.encoded = Path(args.encoded) if args.encoded else None
-        if self.encoded:
-            self.encoded.mkdir(parents=True, exist_ok=True)
-
-    def write(self, index: int, frame: np.ndarray, results: tuple, probed: bool) -> None:
-        encoded, score = results[0], results[1]
-        if self.jsonl:
-            record = {
-                "index": index,
-                "blurred": bool(results[3]) if probed else None,
-                "sharpness": float(results[2]) if probed else None,
-                "encoded_bytes": int(encoded.size),
-                "score": np.asarray(score, np.float32).tolist(),
-            }
-            self.jsonl.write(json.dumps(record) + "\n")
-        if self.overlay:
-            self.overlay.write(frame, score)
-        if self.encoded:
-            (self.encoded / f"frame_{index:05d}.jpg").write_bytes(np.asarray(encoded, np.uint8).tobytes())
-
-    def close(self) -> None:
-        if self.jsonl:
-            self.jsonl.close()
-        if self.overlay:
-            self.overlay.close()
-
-
 def run_frames(backend, frames: Iterable[np.ndarray], size: tuple[int, int], total: int | None,
-               outputs: Outputs | None = None, probed: bool = False, quiet: bool = True,
+               outputs: Outputs | None = None, probed: bool = False, progress: bool | None = False,
                log: bool = False) -> tuple[int, float, int]:
     """`frames` through `backend`; returns (frames, seconds inside the backend, frames the blur gate skipped).
 
-    With `log`, one line per frame on stdout (see `frame_line`).
+    With `log`, a header and one row per frame on stdout (see `frame_line`);
+    `progress`: True/False, or None for a bar only when stderr is a terminal.
     """
     h, w = size
-    bar = ProgressBar(total, enabled=False if quiet else None)
+    bar = progress_bar(total, progress)
     count, seconds, skipped = 0, 0.0, 0
     try:
+        if log:
+            bar.write(frame_header(probed), file=sys.stdout)
         for frame in frames:
             start = time.perf_counter()
             results = backend(frame)
@@ -313,25 +362,34 @@ def run_frames(backend, frames: Iterable[np.ndarray], size: tuple[int, int], tot
             if outputs:
                 outputs.write(count, frame[:h, :w], results, probed)  # the frame without its padding
             if log:
-                bar.clear()
-                print(frame_line(count, results, probed), flush=True)
+                bar.write(frame_line(count, results, probed), file=sys.stdout)
             count += 1
-            bar.update(count)
+            bar.update(1)
     finally:
         bar.close()
     return count, seconds, skipped
 
 
+def frame_header(probed: bool) -> str:
+    """The per-frame table's header: what each column is, with units."""
+    gate = f"  {'sharpness':>9}  {'< gate':>8}  {'blur gate':<9}" if probed else ""
+    return (
+        f"{'frame':>5}{gate}  {'score mean':>10}  {'max':>5}  {'max at (row, col)':<17}  {'jpeg kB':>7}\n"
+        "  (score: 0..1 per block; (row, col): the block's row and column in the score grid, see --help)"
+    )
+
+
 def frame_line(index: int, results: tuple, probed: bool) -> str:
-    """`frame  12  sharpness 1523.4  score mean 0.284 max 0.712 at (7, 10)  jpeg 41.2 kB`."""
+    """`   12     1523.4     761.7  scored          0.284  0.712  (7, 10)              41.2`."""
     encoded, score = results[0], np.asarray(results[1])
     row, col = np.unravel_index(int(np.argmax(score)), score.shape)
     gate = ""
     if probed:
-        gate = f"  sharpness {float(results[2]):8.1f}" + ("  blurred: kept previous score" if results[3] else "")
+        verdict = "BLURRED" if results[3] else "scored"
+        gate = f"  {float(results[2]):9.1f}  {float(results[4]):8.1f}  {verdict:<9}"
     return (
-        f"frame {index:4d}{gate}  score mean {float(score.mean()):.3f} max {float(score.max()):.3f} "
-        f"at ({row}, {col})  jpeg {encoded.size / 1000:.1f} kB"
+        f"{index:5d}{gate}  {float(score.mean()):10.3f}  {float(score.max()):5.3f}  "
+        f"{f'({row}, {col})':<17}  {encoded.size / 1000:7.1f}"
     )
 
 
@@ -351,7 +409,10 @@ def dce_report(args, module: ModuleOp, measured: StageTimes, frames: int, frame_
         return dce_summary(args.mode, removed, measured.ms_per_frame(frames), 1e3 * frame_seconds / max(frames, 1))
     if args.dce_frames <= 0:
         return dce_summary(args.mode, removed, {}, None)
-    unspecialised = make_backend(args.backend, module, args.entry, args.mode, UNSPECIALISED[args.backend])
+    unspecialised = make_backend(
+        args.backend, module, args.entry, args.mode, UNSPECIALISED[args.backend], gate_inputs(args.blur_threshold),
+        args.post_passes,
+    )
     n, seconds, _ = run_frames(unspecialised, itertools.islice(source, args.dce_frames), source.size, None)
     line = dce_summary(args.mode, removed, unspecialised.stage_times().ms_per_frame(n), 1e3 * seconds / max(n, 1))
     return f"{line} [unspecialised {args.backend} pipeline, {n} frames]"
@@ -363,8 +424,14 @@ def run(args: argparse.Namespace) -> int:
 
 def run_one(args: argparse.Namespace) -> int:
     """One video through the pipeline."""
-    if args.frames < 0:
+    if args.frames is not None and args.frames < 0:
         raise CortexError(f"--frames must be >= 0, got {args.frames}")
+    if args.start < 0:
+        raise CortexError(f"--start must be >= 0, got {args.start}")
+    if args.size and args.video:
+        raise CortexError("--size sizes the synthetic video only; a video file is run at its own size")
+    if args.side_by_side and not args.overlay:
+        raise CortexError("--side-by-side needs --overlay")
     mode_weights(args.mode)  # an unknown mode fails before any work
     if args.passes:
         check_passes(args.passes)
@@ -374,7 +441,7 @@ def run_one(args: argparse.Namespace) -> int:
 
     module, (h, w, block) = load_pipeline(args.pipeline, args.entry)
     size = parse_size(args.size) if args.size else (h, w)
-    source = open_video(args.video, block, args.frames, height=size[0], width=size[1])
+    source = open_video(args.video, block, args.frames, height=size[0], width=size[1], start=args.start)
     if source.padded_size != (h, w) or (source.size != source.padded_size and not args.pipeline):
         if args.pipeline:
             ph, pw = source.padded_size
@@ -388,24 +455,34 @@ def run_one(args: argparse.Namespace) -> int:
 
     probed_module = module.clone()
     probed = expose_blur_gate(probed_module, args.entry)
+    weights = gate_inputs(args.blur_threshold)
     start = time.perf_counter()
-    backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes, args.post_passes)
+    backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes, weights, args.post_passes)
     compile_seconds = time.perf_counter() - start
     runner = parallel_run.ParallelRunner.maybe(args, backend)  # None: frame after frame
 
-    outputs = Outputs(args, source.fps, block)
+    outputs = Outputs(args.scores_jsonl, args.overlay, args.encoded, source.fps, block, args.mode, args.side_by_side)
+    progress = False if args.quiet else (True if args.progress else None)
     try:
         if runner:
             frames, seconds, skipped = runner.run_frames(
-                source, source.size, source.frame_count, outputs, probed, args.quiet, not args.no_frame_log, frame_line
+                source, source.size, source.frame_count, outputs, probed, progress, not args.no_frame_log,
+                line=frame_line, header=frame_header,
             )
         else:
             frames, seconds, skipped = run_frames(
-                backend, source, source.size, source.frame_count, outputs, probed, args.quiet, log=not args.no_frame_log
+                backend, source, source.size, source.frame_count, outputs, probed, progress, log=not args.no_frame_log
             )
-    finally:
-        outputs.close()
+    except BaseException:
+        try:  # keep what is complete (whole records, a readable video); the error below is what counts
+            outputs.close()
+        except CortexError:
+            pass
+        raise
+    outputs.close()
     args.frames_done = frames
+    for warning in source.warnings():
+        print(f"warning: {warning}", file=sys.stderr)
 
     ph, pw = source.padded_size
     padded = f" (padded {ph}x{pw})" if source.padded_size != source.size else ""
@@ -415,7 +492,7 @@ def run_one(args: argparse.Namespace) -> int:
     )
     if frames:
         fps = frames / seconds if seconds > 0 else float("inf")
-        gate = f"; {skipped} skipped by the blur gate" if probed else ""
+        gate = f"; {skipped} skipped by the blur gate ({args.blur_threshold})" if probed else ""
         how = f" ({runner.describe()})" if runner else ""
         print(f"{1e3 * seconds / frames:.2f} ms/frame, {fps:.1f} frames/s{how}{gate}")
         times = (runner or backend).stage_times()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import copy
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from cortex.backends.frame_parallel import ENGINES, machine_cores, split_program_for
 from cortex.errors import CortexError
-from cortex.tools.report import ProgressBar, StageTimes
+from cortex.tools.report import StageTimes, progress_bar
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -165,12 +166,15 @@ class ParallelRunner:
         return f"frame-parallel, {self.workers} worker{'s' if self.workers != 1 else ''}, {self.engine}"
 
     def run_frames(self, frames: Iterable[np.ndarray], size: tuple[int, int], total: int | None, outputs=None,
-                   probed: bool = False, quiet: bool = True, log: bool = False,
-                   line: Callable[[int, tuple, bool], str] | None = None) -> tuple[int, float, int]:
+                   probed: bool = False, progress: bool | None = False, log: bool = False,
+                   line: Callable[[int, tuple, bool], str] | None = None,
+                   header: Callable[[bool], str] | None = None) -> tuple[int, float, int]:
         """As `cortex_run.run_frames`: (frames, seconds, frames the blur gate skipped); seconds are wall-clock
         of the whole run minus the time spent writing outputs."""
         h, w = size
-        bar = ProgressBar(total, enabled=False if quiet else None)
+        bar = progress_bar(total, progress)
+        if log and header is not None:
+            bar.write(header(probed), file=sys.stdout)
         count, skipped, writing = 0, 0, 0.0
         options = {"address": self.address} if self.engine == "ray" and self.address else {}
         held: list[np.ndarray] = []
@@ -193,10 +197,9 @@ class ParallelRunner:
                 if outputs:
                     outputs.write(count, frame[:h, :w], results, probed)
                 if log and line is not None:
-                    bar.clear()
-                    print(line(count, results, probed), flush=True)
+                    bar.write(line(count, results, probed), file=sys.stdout)
                 count += 1
-                bar.update(count)
+                bar.update(1)
                 writing += time.perf_counter() - t
         finally:
             results_iter.close()  # on an error or Ctrl-C: the workers stop now, not when the traceback goes

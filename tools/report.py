@@ -2,9 +2,9 @@
 
 - `StageTimes`: per-stage wall time accumulated over frames, and the table
   (ms per frame, compilable/external, share of the frame) printed at the end;
-- `ProgressBar`: a plain-text `\\r` bar on stderr, silent when not a TTY;
-- `heat_overlay` / `OverlayWriter`: the score map as a heat map over the frame,
-  written as PNG frames into a directory or as one `.mp4`/`.avi` video.
+- `progress_bar`: tqdm's bar over frames on stderr (only on a terminal unless asked).
+
+The overlay pictures are `cortex.video.overlay`; the files `cortex.tools.outputs`.
 
 Kept apart from the CLI so benchmarks and tests can use the same pieces.
 """
@@ -12,16 +12,11 @@ Kept apart from the CLI so benchmarks and tests can use the same pieces.
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TextIO
 
-import cv2
-import numpy as np
-
-VIDEO_SUFFIXES = {".mp4": "mp4v", ".avi": "MJPG"}
+from tqdm import tqdm
 
 
 def stage_name(name: str) -> str:
@@ -101,94 +96,11 @@ def dce_summary(mode: str, removed: Iterable[str], ms_per_frame: dict[str, float
     return f"mode {mode}: dead-node elimination removes {costs}: saves ~{saved:.2f} ms/frame{share}"
 
 
-class ProgressBar:
-    """`\\r[#####.....] 12/60 frames  23.4 fps` on stderr, redrawn at most 10 times a second."""
+def progress_bar(total: int | None, enabled: bool | None = None, stream: TextIO | None = None) -> tqdm:
+    """A tqdm bar over frames on stderr: `enabled` None draws it only when stderr is a terminal.
 
-    def __init__(self, total: int | None, stream: TextIO | None = None, enabled: bool | None = None, width: int = 30):
-        self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty() if enabled is None else enabled
-        self.total, self.width, self.done = total, width, 0
-        self.start = self.last_draw = time.perf_counter()
-
-    def update(self, done: int) -> None:
-        self.done = done
-        now = time.perf_counter()
-        if self.enabled and (now - self.last_draw >= 0.1 or done == self.total):
-            self.last_draw = now
-            self.stream.write("\r" + self.render(now))
-            self.stream.flush()
-
-    def render(self, now: float | None = None) -> str:
-        elapsed = (now or time.perf_counter()) - self.start
-        fps = self.done / elapsed if elapsed > 0 else 0.0
-        if self.total:
-            filled = int(self.width * min(self.done, self.total) / self.total)
-            bar = "#" * filled + "." * (self.width - filled)
-            return f"[{bar}] {self.done}/{self.total} frames {fps:6.1f} fps"
-        return f"{self.done} frames {fps:6.1f} fps"
-
-    def clear(self) -> None:
-        """Erase the bar's line, so that a line printed next starts clean (the bar redraws after)."""
-        if self.enabled and self.done:
-            self.stream.write("\r\033[K")
-            self.last_draw = 0.0
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-def heat_overlay(frame: np.ndarray, score: np.ndarray, block: int | None = None, alpha: float = 0.45) -> np.ndarray:
-    """The score map, scaled to [0, max] and upsampled to the frame, blended as a JET heat map.
-
-    The map may cover a padded frame (a whole number of `block`s larger than
-    `frame`): it is upsampled to the padded size and cropped back, so each
-    cell lands on the pixels it scored. Without `block`, the frame must be
-    a whole number of cells.
+    Print per-frame lines with `bar.write(...)` so they do not tear the bar.
     """
-    h, w = frame.shape[:2]
-    grid_h, grid_w = score.shape
-    if block is None:
-        if h % grid_h or w % grid_w or h // grid_h != w // grid_w:
-            raise ValueError(f"a {grid_h}x{grid_w} score map does not tile a {h}x{w} frame; give the block size")
-        block = h // grid_h
-    peak = float(np.max(score)) if score.size else 0.0
-    levels = np.clip(score / peak, 0.0, 1.0) if peak > 0 else np.zeros_like(score)
-    heat = cv2.resize((levels * 255).astype(np.uint8), (grid_w * block, grid_h * block), interpolation=cv2.INTER_LINEAR)
-    colored = cv2.applyColorMap(heat[:h, :w], cv2.COLORMAP_JET)
-    return cv2.addWeighted(frame, 1.0 - alpha, colored, alpha, 0.0)
-
-
-class OverlayWriter:
-    """Heat-map frames into `dest`: a directory of PNGs, or a video when it ends in .mp4/.avi."""
-
-    def __init__(self, dest: str | Path, fps: float = 25.0, block: int | None = None):
-        self.dest = Path(dest)
-        self.block = block
-        self.fps = fps if fps and fps > 0 else 25.0
-        self.video: cv2.VideoWriter | None = None
-        self.count = 0
-        if self.dest.suffix.lower() in VIDEO_SUFFIXES:
-            self.dest.parent.mkdir(parents=True, exist_ok=True)
-        else:
-            self.dest.mkdir(parents=True, exist_ok=True)
-
-    def write(self, frame: np.ndarray, score: np.ndarray) -> None:
-        image = heat_overlay(frame, score, self.block)
-        suffix = self.dest.suffix.lower()
-        if suffix in VIDEO_SUFFIXES:
-            if self.video is None:
-                h, w = image.shape[:2]
-                self.video = cv2.VideoWriter(str(self.dest), cv2.VideoWriter_fourcc(*VIDEO_SUFFIXES[suffix]), self.fps, (w, h))
-                if not self.video.isOpened():
-                    raise OSError(f"cannot open {self.dest} for writing a video")
-            self.video.write(image)
-        elif not cv2.imwrite(str(self.dest / f"frame_{self.count:05d}.png"), image):
-            raise OSError(f"cannot write {self.dest / f'frame_{self.count:05d}.png'}")
-        self.count += 1
-
-    def close(self) -> None:
-        if self.video is not None:
-            self.video.release()
-            self.video = None
+    stream = stream or sys.stderr
+    disable = (not stream.isatty()) if enabled is None else not enabled
+    return tqdm(total=total, unit="frame", file=stream, disable=disable, dynamic_ncols=True, mininterval=0.1)

@@ -5,6 +5,12 @@ OpenCV. Either way the frames come out uint8 H×W×3 BGR, edge-replicated at
 the bottom and right up to the next multiples of `block`, so one pipeline
 built for `padded_size` serves the whole video (DESIGN.md, "Real videos come
 in any size").
+
+A file is read to its end unless `frames` caps it; `start` skips frames
+first. What happened is kept for the caller to report (`VideoSource.warnings`):
+a video that ends before the frame count its container declares or before
+the requested count, and frames that failed to decode in the middle (a read
+fails, a later one succeeds: the failed ones are skipped and counted).
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ class VideoSource:
     def __init__(self, size: tuple[int, int], block: int, fps: float, frame_count: int | None, name: str):
         if block <= 0:
             raise CortexError(f"block must be positive, got {block}")
+        self.delivered = 0  # frames the last iteration yielded
+        self.decode_failures = 0  # frames skipped because they did not decode (files only)
         self.size = size
         self.block = block
         self.padded_size = padded_size(*size, block)
@@ -52,8 +60,14 @@ class VideoSource:
         raise NotImplementedError
 
     def __iter__(self) -> Iterator[np.ndarray]:
+        self.delivered = 0
         for frame in self.raw_frames():
+            self.delivered += 1
             yield pad_frame(frame, self.padded_size)
+
+    def warnings(self) -> list[str]:
+        """What the last full iteration should tell the user (nothing for the synthetic video)."""
+        return []
 
     def __repr__(self) -> str:
         h, w = self.size
@@ -62,24 +76,30 @@ class VideoSource:
 
 
 class SyntheticSource(VideoSource):
-    def __init__(self, block: int, frames: int | None, height: int, width: int, seed: int = 0):
+    def __init__(self, block: int, frames: int | None, height: int, width: int, seed: int = 0, start: int = 0):
         try:
             self.video = SyntheticVideo(height, width, seed)
         except ValueError as e:
             raise CortexError(str(e)) from None
         count = DEFAULT_SYNTHETIC_FRAMES if frames is None else frames
+        self.start = start
         super().__init__((height, width), block, SYNTHETIC_FPS, count, "synthetic")
 
     def raw_frames(self) -> Iterator[np.ndarray]:
         assert self.frame_count is not None  # a synthetic source always knows its length
-        return self.video.frames(self.frame_count)
+        return self.video.frames(self.frame_count, start=self.start)
+
+
+RETRIES_AFTER_A_FAILED_READ = 5
+"""Reads tried after one fails before the declared end: a later success means damaged frames, not the end."""
 
 
 class FileSource(VideoSource):
     """A video file (or anything cv2.VideoCapture opens), read afresh per iteration."""
 
-    def __init__(self, path: str, block: int, frames: int | None):
+    def __init__(self, path: str, block: int, frames: int | None, start: int = 0):
         self.path = path
+        self.start = start
         capture = self.open()
         try:
             ok, first = capture.read()
@@ -89,10 +109,12 @@ class FileSource(VideoSource):
             known = int(capture.get(cv2.CAP_PROP_FRAME_COUNT))
         finally:
             capture.release()
-        count = known if known > 0 else None
+        self.declared = known if known > 0 else None  # the container's frame count, when it has one
+        count = None if self.declared is None else max(self.declared - start, 0)
         if frames is not None:
             count = frames if count is None else min(count, frames)
         self.limit = frames
+        self.skipped_at_start = 0
         super().__init__(first.shape[:2], block, float(fps), count, path)
 
     def open(self) -> cv2.VideoCapture:
@@ -104,14 +126,44 @@ class FileSource(VideoSource):
             raise CortexError(f"{self.path}: OpenCV cannot open this video")
         return capture
 
+    def read(self, capture: cv2.VideoCapture, position: int) -> tuple[np.ndarray | None, int]:
+        """The next decodable frame and how many failed reads were skipped to get it (None at the end).
+
+        A failed read before the container's declared end is retried a few
+        times: if a later frame decodes, the failed ones count as decode
+        failures; if none does, the video has ended (early, as `warnings` says).
+        """
+        ok, frame = capture.read()
+        if ok:
+            return frame, 0
+        if self.declared is None or position + 1 >= self.declared:
+            return None, 0
+        for failed in range(1, RETRIES_AFTER_A_FAILED_READ + 1):
+            ok, frame = capture.read()
+            if ok:
+                return frame, failed
+        return None, 0
+
     def raw_frames(self) -> Iterator[np.ndarray]:
         capture = self.open()
+        self.decode_failures = 0
         try:
+            position = 0  # frames consumed from the file, failed ones included
+            self.skipped_at_start = 0
+            while self.skipped_at_start < self.start:
+                frame, failed = self.read(capture, position)
+                if frame is None:
+                    return
+                position += 1 + failed
+                self.decode_failures += failed
+                self.skipped_at_start += 1
             index = 0
             while self.limit is None or index < self.limit:
-                ok, frame = capture.read()
-                if not ok:
+                frame, failed = self.read(capture, position)
+                if frame is None:
                     return
+                position += 1 + failed
+                self.decode_failures += failed
                 if frame.ndim == 2:
                     frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
                 if frame.shape[:2] != self.size:
@@ -124,6 +176,26 @@ class FileSource(VideoSource):
         finally:
             capture.release()
 
+    def warnings(self) -> list[str]:
+        notes = []
+        read = self.skipped_at_start + self.delivered + self.decode_failures
+        requested = self.limit is not None and self.delivered < self.limit
+        if self.declared is not None and read < self.declared and (self.limit is None or requested):
+            notes.append(
+                f"{self.path} ended after {read} frames, but its container declares {self.declared}: "
+                "the file is truncated or damaged"
+            )
+        elif requested:
+            since = f" from frame {self.start}" if self.start else ""
+            notes.append(
+                f"{self.path} ended after {read} frames: {self.delivered} of the {self.limit} frames requested{since}"
+            )
+        if self.skipped_at_start < self.start:
+            notes.append(f"{self.path} has only {self.skipped_at_start} frames: starting at frame {self.start} leaves none")
+        if self.decode_failures:
+            notes.append(f"{self.path}: {self.decode_failures} frame(s) failed to decode and were skipped")
+        return notes
+
 
 def open_video(
     path: str | os.PathLike | None,
@@ -131,18 +203,22 @@ def open_video(
     frames: int | None = None,
     height: int = 480,
     width: int = 640,
+    start: int = 0,
 ) -> VideoSource:
     """Frames of `path` (or of the synthetic video when None), padded to multiples of `block`.
 
-    `frames` caps the number of frames (the synthetic video has
-    `DEFAULT_SYNTHETIC_FRAMES` by default); `height`/`width` size the
-    synthetic video only. Raises CortexError for a file OpenCV cannot read.
+    `frames` caps the number of frames (a file runs to its end by default,
+    the synthetic video has `DEFAULT_SYNTHETIC_FRAMES`); `start` skips that
+    many first; `height`/`width` size the synthetic video only. Raises
+    CortexError for a file OpenCV cannot read.
     """
     if frames is not None and frames < 0:
         raise CortexError(f"frames must be >= 0, got {frames}")
+    if start < 0:
+        raise CortexError(f"start must be >= 0, got {start}")
     if path is None:
-        return SyntheticSource(block, frames, height, width)
-    return FileSource(os.fspath(path), block, frames)
+        return SyntheticSource(block, frames, height, width, start=start)
+    return FileSource(os.fspath(path), block, frames, start=start)
 
 
 __all__ = ["DEFAULT_SYNTHETIC_FRAMES", "FileSource", "SyntheticSource", "VideoSource", "open_video", "pad_frame"]

@@ -11,9 +11,14 @@
 // CHECK:         %gray = cortex.gray %frame
 // CHECK-NEXT:    %prev_gray = cortex.state "prev_gray"
 // CHECK-NEXT:    %prev_score = cortex.state "prev_score"
+// CHECK-NEXT:    %sharpness_history = cortex.state "sharpness_history"
 // CHECK-NEXT:    %sharpness = cortex.blur_detector %gray
-// CHECK-NEXT:    %blur_threshold = arith.constant 1.000000e+02 : f32
-// CHECK-NEXT:    %blurred = arith.cmpf olt, %sharpness, %blur_threshold
+// CHECK-NEXT:    %blur_threshold = cortex.weight "blur_threshold"
+// CHECK-NEXT:    %blur_fraction = cortex.weight "blur_fraction"
+// CHECK-NEXT:    %sharpness_median = cortex.window_median %sharpness_history
+// CHECK-NEXT:    %relative_threshold = arith.mulf %blur_fraction, %sharpness_median
+// CHECK-NEXT:    %threshold = arith.maximumf %blur_threshold, %relative_threshold
+// CHECK-NEXT:    %blurred = arith.cmpf olt, %sharpness, %threshold
 // CHECK-NEXT:    %score = scf.if %blurred
 // CHECK-NEXT:      scf.yield %prev_score
 // CHECK-NEXT:    } else {
@@ -28,6 +33,8 @@
 // CHECK-NEXT:    }
 // CHECK-NEXT:    cortex.update_state "prev_gray" = %gray
 // CHECK-NEXT:    cortex.update_state "prev_score" = %score
+// CHECK-NEXT:    %new_history = cortex.window_push %sharpness_history, %sharpness
+// CHECK-NEXT:    cortex.update_state "sharpness_history" = %new_history
 // CHECK-NEXT:    %encoded = cortex.encoder %frame, %score
 // CHECK-NEXT:    func.return %encoded, %score
 // CHECK-NOT:     saliency_dft

@@ -1,6 +1,6 @@
 // cortex-frame-split cuts the entry into four pure functions: the delayed
-// inputs' slice, the frame-parallel heavy stages (with the blur gate), the
-// recurrence (the gate again, temporal_smooth) and the tail (the encoder).
+// inputs' and leading recurrences' slice (gray, the sharpness history), the
+// frame-parallel heavy stages (with the blur gate), the recurrence (the gate again, temporal_smooth) and the tail (the encoder).
 // RUN: cortex-opt %examples/l2_pipeline.mlir -p cortex-frame-split | filecheck %s
 // RUN: cortex-opt %examples/l2_pipeline.mlir -p cortex-frame-split,convert-cortex-to-linalg,convert-cortex-to-extern | %mlir-opt > /dev/null
 // RUN: cortex-opt %s -p cortex-frame-split | filecheck %s --check-prefix=COUNTER
@@ -8,14 +8,18 @@
 // RUN: not cortex-opt %s -p 'cortex-frame-split{entry=in_branch}' 2>&1 | filecheck %s --check-prefix=REFUSED
 // REQUIRES: mlir-opt
 
-// CHECK:       func.func @l2_frame__delayed(%frame: tensor<480x640x3xui8>) -> (tensor<480x640xf32>, tensor<480x640xf32>)
-// CHECK-SAME:    cortex.frame_split = "delayed", cortex.split_args = ["input:0"], cortex.split_results = ["value:0", "update:prev_gray"]
+// CHECK:       func.func @l2_frame__delayed(%frame: tensor<480x640x3xui8>, %sharpness_history: tensor<25xf32>) -> (f32, tensor<480x640xf32>, tensor<480x640xf32>, tensor<25xf32>)
+// CHECK-SAME:    cortex.frame_split = "delayed", cortex.split_args = ["input:0", "state:sharpness_history"], cortex.split_results = ["value:0", "value:1", "update:prev_gray", "update:sharpness_history"]
 // CHECK-NEXT:    %gray = cortex.gray %frame
-// CHECK-NEXT:    func.return %gray, %gray
-// CHECK:       func.func @l2_frame__parallel(%gray: tensor<480x640xf32>, %prev_gray: tensor<480x640xf32>) -> (i1, tensor<15x20xf32>, f32)
-// CHECK-SAME:    cortex.split_args = ["value:0", "state:prev_gray"]
-// CHECK:         %sharpness = cortex.blur_detector %gray
-// CHECK:         %blurred = arith.cmpf olt, %sharpness
+// CHECK-NEXT:    %sharpness = cortex.blur_detector %gray
+// CHECK-NEXT:    %new_history = cortex.window_push %sharpness_history, %sharpness
+// CHECK-NEXT:    func.return %sharpness, %gray, %gray, %new_history
+// The leading recurrence's old value reaches the parallel part, where the auto gate is decided.
+// CHECK:       func.func @l2_frame__parallel(%sharpness_history: tensor<25xf32>, %sharpness: f32, %gray: tensor<480x640xf32>, %prev_gray: tensor<480x640xf32>) -> (i1, tensor<15x20xf32>, f32)
+// CHECK-SAME:    cortex.split_args = ["state:sharpness_history", "value:0", "value:1", "state:prev_gray"]
+// CHECK-NEXT:    %sharpness_median = cortex.window_median %sharpness_history
+// CHECK:         %threshold = arith.maximumf %blur_threshold, %relative_threshold
+// CHECK-NEXT:    %blurred = arith.cmpf olt, %sharpness, %threshold
 // CHECK-NEXT:    %fused, %scene = scf.if %blurred -> (tensor<15x20xf32>, f32) {
 // CHECK-NEXT:      %{{.*}} = cortex.constant dense<0.000000e+00> : tensor<15x20xf32>
 // CHECK-NEXT:      %{{.*}} = arith.constant 0.000000e+00 : f32
@@ -29,7 +33,7 @@
 // CHECK-NEXT:      scf.yield %fused_1, %scene_1
 // CHECK:         func.return %blurred, %fused, %scene
 // CHECK:       func.func @l2_frame__recurrence(%blurred: i1, %prev_score: tensor<15x20xf32>, %fused: tensor<15x20xf32>, %scene: f32)
-// CHECK-SAME:    cortex.split_results = ["value:4", "update:prev_score"]
+// CHECK-SAME:    cortex.split_results = ["value:5", "update:prev_score"]
 // CHECK-NEXT:    %score = scf.if %blurred -> (tensor<15x20xf32>) {
 // CHECK-NEXT:      scf.yield %prev_score
 // CHECK-NEXT:    } else {

@@ -8,6 +8,7 @@
 // CHECK:      [graph diff]
 // CHECK-NEXT: ✓          gray                 %gray
 // CHECK-NEXT: ✓          blur_detector        %sharpness
+// CHECK-NEXT: ✓          window_median        %sharpness_median
 // CHECK-NEXT: ✓          scene_change         %scene
 // CHECK-NEXT: - FOLDED   center_crop          %center
 // CHECK-NEXT: ✓          text_roi             %text
@@ -15,6 +16,7 @@
 // CHECK-NEXT: - REMOVED  motion_map           %motion
 // CHECK-NEXT: ✓          score_fusion         %fused
 // CHECK-NEXT: ✓          temporal_smooth      %smoothed
+// CHECK-NEXT: ✓          window_push          %new_history
 // CHECK-NEXT: ✓          encoder              %encoded
 // CHECK-NEXT: Total: {{[0-9]+\.[0-9]}}ms → {{[0-9]+\.[0-9]}}ms (~{{[0-9]+\.[0-9]}}ms saved)
 

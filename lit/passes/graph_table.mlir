@@ -8,6 +8,7 @@
 // CHECK:      Cortex Graph IR  @l2_frame
 // CHECK:      [compilable]     gray                 %gray            ({{ *[0-9]+\.[0-9][0-9]}}ms)
 // CHECK-NEXT: [external_call]  blur_detector        %sharpness       ({{ *[0-9]+\.[0-9][0-9]}}ms)
+// CHECK-NEXT: [compilable]     window_median        %sharpness_median    ({{ *[0-9]+\.[0-9][0-9]}}ms)
 // CHECK-NEXT: [external_call]  scene_change         %scene           ({{ *[0-9]+\.[0-9][0-9]}}ms)
 // CHECK-NEXT: [compilable]     center_crop          %center          ({{ *[0-9]+\.[0-9][0-9]}}ms)
 // CHECK-NEXT: [external_call]  text_roi             %text            ({{ *[0-9]+\.[0-9][0-9]}}ms)
@@ -15,15 +16,18 @@
 // CHECK-NEXT: [compilable]     motion_map           %motion          ({{ *[0-9]+\.[0-9][0-9]}}ms)
 // CHECK-NEXT: [compilable]     score_fusion         %fused           ({{ *[0-9]+\.[0-9][0-9]}}ms)
 // CHECK-NEXT: [compilable]     temporal_smooth      %smoothed        ({{ *[0-9]+\.[0-9][0-9]}}ms)
+// CHECK-NEXT: [compilable]     window_push          %new_history      ({{ *[0-9]+\.[0-9][0-9]}}ms)
 // CHECK-NEXT: [external_call]  encoder              %encoded         ({{ *[0-9]+\.[0-9][0-9]}}ms)
-// CHECK:      Total: {{[0-9]+\.[0-9][0-9]}}ms  (compilable {{[0-9.]+}}ms, external_call {{[0-9.]+}}ms, 10 stages)
+// CHECK:      Total: {{[0-9]+\.[0-9][0-9]}}ms  (compilable {{[0-9.]+}}ms, external_call {{[0-9.]+}}ms, 12 stages)
 
 // PIECES:      [compilable]     gray {{.*}}  in @l2_frame_compiled_0
 // PIECES-NEXT: [external_call]  blur_detector {{.*}}ms){{$}}
+// PIECES-NEXT: [compilable]     window_median {{.*}}  in @l2_frame_compiled_1
 // PIECES-NEXT: [external_call]  scene_change {{.*}}ms){{$}}
 // PIECES-NEXT: [external_call]  text_roi {{.*}}ms){{$}}
 // PIECES-NEXT: [compilable]     center_crop {{.*}}  in @l2_frame_compiled_2
 // PIECES:      [compilable]     temporal_smooth {{.*}}  in @l2_frame_compiled_2
+// PIECES-NEXT: [compilable]     window_push {{.*}}  in @l2_frame_compiled_3
 // PIECES-NEXT: [external_call]  encoder {{.*}}ms){{$}}
 
 // UNPROFILED: [compilable]     saliency_dft         %saliency         (0.00ms)

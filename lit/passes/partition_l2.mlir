@@ -8,8 +8,11 @@
 // CHECK-NEXT:    %gray = func.call @l2_frame_compiled_0(%frame) : (tensor<480x640x3xui8>) -> tensor<480x640xf32>
 // CHECK-NEXT:    %prev_gray = cortex.state "prev_gray"
 // CHECK-NEXT:    %prev_score = cortex.state "prev_score"
+// CHECK-NEXT:    %sharpness_history = cortex.state "sharpness_history"
 // CHECK-NEXT:    %sharpness = cortex.blur_detector %gray
-// CHECK-NEXT:    %blurred = func.call @l2_frame_compiled_1(%sharpness) : (f32) -> i1
+// CHECK-NEXT:    %blur_threshold = cortex.weight "blur_threshold"
+// CHECK-NEXT:    %blur_fraction = cortex.weight "blur_fraction"
+// CHECK-NEXT:    %blurred = func.call @l2_frame_compiled_1(%sharpness_history, %blur_fraction, %blur_threshold, %sharpness) : (tensor<25xf32>, f32, f32, f32) -> i1
 // CHECK-NEXT:    %score = scf.if %blurred -> (tensor<15x20xf32>) {
 // CHECK-NEXT:      scf.yield %prev_score
 // CHECK-NEXT:    } else {
@@ -24,6 +27,8 @@
 // CHECK-NEXT:    }
 // CHECK-NEXT:    cortex.update_state "prev_gray" = %gray
 // CHECK-NEXT:    cortex.update_state "prev_score" = %score
+// CHECK-NEXT:    %new_history = func.call @l2_frame_compiled_3(%sharpness_history, %sharpness) : (tensor<25xf32>, f32) -> tensor<25xf32>
+// CHECK-NEXT:    cortex.update_state "sharpness_history" = %new_history
 // CHECK-NEXT:    %encoded = cortex.encoder %frame, %score
 // CHECK-NEXT:    func.return %encoded, %score
 
@@ -31,10 +36,12 @@
 // CHECK-NEXT:    %gray = cortex.gray %frame
 // CHECK-NEXT:    func.return %gray
 
-// The blur threshold constant is cloned into the piece, not passed in.
-// CHECK-LABEL: func.func private @l2_frame_compiled_1(%sharpness: f32) -> i1 attributes {cortex.compiled} {
-// CHECK-NEXT:    %blur_threshold = arith.constant 1.000000e+02 : f32
-// CHECK-NEXT:    %blurred = arith.cmpf olt, %sharpness, %blur_threshold : f32
+// The blur gate (fixed and relative thresholds) is one compiled piece.
+// CHECK-LABEL: func.func private @l2_frame_compiled_1(%sharpness_history: tensor<25xf32>, %blur_fraction: f32, %blur_threshold: f32, %sharpness: f32) -> i1 attributes {cortex.compiled} {
+// CHECK-NEXT:    %sharpness_median = cortex.window_median %sharpness_history
+// CHECK-NEXT:    %relative_threshold = arith.mulf %blur_fraction, %sharpness_median : f32
+// CHECK-NEXT:    %threshold = arith.maximumf %blur_threshold, %relative_threshold : f32
+// CHECK-NEXT:    %blurred = arith.cmpf olt, %sharpness, %threshold : f32
 // CHECK-NEXT:    func.return %blurred
 
 // CHECK-LABEL: func.func private @l2_frame_compiled_2(%gray: tensor<480x640xf32>, %prev_gray: tensor<480x640xf32>, %text: tensor<15x20xf32>, %wc: f32, %wt: f32, %ws: f32, %wm: f32, %prev_score: tensor<15x20xf32>, %scene: f32) -> tensor<15x20xf32> attributes {cortex.compiled} {
@@ -44,5 +51,9 @@
 // CHECK-NEXT:    %fused = cortex.score_fusion(%center, %text, %saliency, %motion) weights(%wc, %wt, %ws, %wm)
 // CHECK-NEXT:    %smoothed = cortex.temporal_smooth %fused, %prev_score, %scene
 // CHECK-NEXT:    func.return %smoothed
+
+// CHECK-LABEL: func.func private @l2_frame_compiled_3(%sharpness_history: tensor<25xf32>, %sharpness: f32) -> tensor<25xf32> attributes {cortex.compiled} {
+// CHECK-NEXT:    %new_history = cortex.window_push %sharpness_history, %sharpness
+// CHECK-NEXT:    func.return %new_history
 
 // CHECK-NOT: func.func

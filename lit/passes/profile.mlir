@@ -11,8 +11,11 @@
 // CHECK:      %gray = cortex.gray %frame {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
 // CHECK:      %prev_gray = cortex.state "prev_gray" {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
 // CHECK:      %sharpness = cortex.blur_detector %gray {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
-// CHECK-NEXT: %blur_threshold = arith.constant 1.000000e+02 : f32{{$}}
-// CHECK-NEXT: %blurred = arith.cmpf olt, %sharpness, %blur_threshold : f32{{$}}
+// CHECK-NEXT: %blur_threshold = cortex.weight "blur_threshold" {cortex.profile_ms = {{[0-9.e+-]+}} : f64} : f32
+// CHECK:      %sharpness_median = cortex.window_median %sharpness_history {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
+// CHECK-NEXT: %relative_threshold = arith.mulf %blur_fraction, %sharpness_median : f32{{$}}
+// CHECK-NEXT: %threshold = arith.maximumf %blur_threshold, %relative_threshold : f32{{$}}
+// CHECK-NEXT: %blurred = arith.cmpf olt, %sharpness, %threshold : f32{{$}}
 // CHECK:      %scene = cortex.scene_change %gray, %prev_gray {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
 // CHECK:      %saliency = cortex.saliency_dft %gray {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
 // CHECK:      %motion = cortex.motion_map %gray, %prev_gray {cortex.profile_ms = {{[0-9.e+-]+}} : f64}

@@ -8,21 +8,22 @@
 // REQUIRES: mlir-opt
 
 // CHECK:      func.func @l2_frame__delayed
-// CHECK:      func.func @l2_frame__parallel__s0(%gray: tensor<480x640xf32>) -> f32
-// CHECK-SAME:   cortex.split_args = ["value:0"], cortex.split_results = ["stage:0"]
-// CHECK-NEXT:   %sharpness = cortex.blur_detector %gray
-// CHECK:      func.func @l2_frame__parallel__s1(%sharpness: f32) -> i1
-// CHECK:        %blurred = arith.cmpf olt, %sharpness
-// CHECK:      func.func @l2_frame__parallel__s2(%blurred: i1, %gray: tensor<480x640xf32>, %prev_gray: tensor<480x640xf32>) -> f32
+// CHECK:      func.func @l2_frame__parallel__s0(%sharpness_history: tensor<25xf32>) -> f32
+// CHECK-SAME:   cortex.split_args = ["state:sharpness_history"], cortex.split_results = ["stage:0"]
+// CHECK-NEXT:   %sharpness_median = cortex.window_median %sharpness_history
+// CHECK:      func.func @l2_frame__parallel__s3(%sharpness: f32, %threshold: f32) -> i1
+// CHECK-SAME:   cortex.split_args = ["value:0", "stage:2"], cortex.split_results = ["stage:3"]
+// CHECK:        %blurred = arith.cmpf olt, %sharpness, %threshold
+// CHECK:      func.func @l2_frame__parallel__s4(%blurred: i1, %gray: tensor<480x640xf32>, %prev_gray: tensor<480x640xf32>) -> f32
 // CHECK-NEXT:   %scene = scf.if %blurred -> (f32) {
 // CHECK-NEXT:     %{{.*}} = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:     scf.yield
 // CHECK-NEXT:   } else {
 // CHECK-NEXT:     %scene_1 = cortex.scene_change %gray, %prev_gray
-// CHECK:      func.func @l2_frame__parallel__s4(%blurred: i1, %gray: tensor<480x640xf32>) -> tensor<15x20xf32>
+// CHECK:      func.func @l2_frame__parallel__s6(%blurred: i1, %gray: tensor<480x640xf32>) -> tensor<15x20xf32>
 // CHECK:          cortex.text_roi %gray
-// CHECK:      func.func @l2_frame__parallel__s7(%blurred: i1, %center: tensor<15x20xf32>, %text: tensor<15x20xf32>, %saliency: tensor<15x20xf32>, %motion: tensor<15x20xf32>, %scene: f32) -> (i1, tensor<15x20xf32>, f32)
-// CHECK-SAME:   cortex.split_results = ["value:1", "value:2", "value:3"]
+// CHECK:      func.func @l2_frame__parallel__s9(%blurred: i1, %center: tensor<15x20xf32>, %text: tensor<15x20xf32>, %saliency: tensor<15x20xf32>, %motion: tensor<15x20xf32>, %scene: f32) -> (i1, tensor<15x20xf32>, f32)
+// CHECK-SAME:   cortex.split_results = ["value:2", "value:3", "value:4"]
 // CHECK:          cortex.score_fusion
 // CHECK:      func.func @l2_frame__recurrence
 // CHECK:      func.func @l2_frame__tail

@@ -1,0 +1,130 @@
+"""Leading recurrences: the blur gate's sharpness history runs ahead, in order, with the delayed part.
+
+Issue 10's gate reads `window_median(sharpness_history)`, a recurrence. The
+frame split must keep the gate (and so the skipped heavy stages) in the
+frame-parallel part: `sharpness_history` is classified *leading* from the IR
+(its update reads only itself and the frame, and an `scf.if` condition reads
+it), runs in the delayed part, and every engine stays bit-identical to the
+sequential run with the auto gate (blur_fraction 0.5) and a fixed threshold.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects import scf
+
+import cortex
+from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
+from cortex.passes.frame_split import ARGS_ATTR, RESULTS_ATTR, classify_states, split_entry
+from cortex.passes.schedule import render_schedule
+from tests.frame_split_pipelines import SMALL, small_l2_text
+from tests.test_frame_parallel import MODES, assert_same, assert_same_state, frames_of, passes, sequential
+from tests.test_frame_split import entry_of, keys, run_parts_reference_with
+
+GATES = {"auto": BLUR_AUTO, "fixed": {**INPUT_DEFAULTS, "blur_threshold": 150.0}}
+
+
+def compiled(mode, gate, text=None):
+    return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode))
+
+
+def test_sharpness_history_is_leading_and_says_why():
+    classes = classify_states(entry_of(cortex.parse(small_l2_text())))
+    assert {n: c.kind for n, c in classes.items()} == {
+        "prev_gray": "delayed", "prev_score": "recurrence", "sharpness_history": "leading"}
+    reason = classes["sharpness_history"].reason
+    assert "%blurred" in reason and "reads only itself and the frame" in reason
+    out = render_schedule(cortex.parse(small_l2_text()), "l2_frame", 2)
+    assert "sharpness_history: leading recurrence — " in out and "prev_score: recurrence — " in out
+
+
+def test_the_gate_stays_in_the_parallel_part():
+    module = cortex.parse(small_l2_text())
+    by = {p.sym_name.data.split("__")[1]: p for p in split_entry(module, "l2_frame")}
+    module.verify()
+    assert "update:sharpness_history" in keys(by["delayed"], RESULTS_ATTR)
+    assert "state:sharpness_history" in keys(by["delayed"], ARGS_ATTR)
+    assert "state:sharpness_history" in keys(by["parallel"], ARGS_ATTR)  # the median of frame n-1's history
+    assert "state:sharpness_history" not in keys(by["recurrence"], ARGS_ATTR)
+    ops = {name: [o.name for o in fn.walk()] for name, fn in by.items()}
+    assert "cortex.window_push" in ops["delayed"] and "cortex.window_median" in ops["parallel"]
+    assert "cortex.text_roi" in ops["parallel"] and "cortex.text_roi" not in ops["recurrence"]
+    gate = next(o for o in by["parallel"].walk() if isinstance(o, scf.IfOp))
+    assert [o.name for o in gate.true_region.block.ops if o.name.startswith("cortex.")] == ["cortex.constant"]
+
+
+def test_a_recurrence_no_gate_reads_is_not_leading():
+    """A counter that reads only itself stays in the recurrence part: nothing would run earlier for it."""
+    text = small_l2_text().replace(
+        "    func.return",
+        '    %n = cortex.state "n" : tensor<1xf32>\n'
+        "    %one = cortex.constant dense<1.000000e+00> : tensor<1xf32>\n"
+        "    %n1 = cortex.add %n, %one : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>\n"
+        '    cortex.update_state "n" = %n1 : tensor<1xf32>\n    func.return',
+    )
+    classes = classify_states(entry_of(cortex.parse(text)))
+    assert classes["n"].kind == "recurrence" and classes["sharpness_history"].kind == "leading"
+
+
+@pytest.mark.parametrize("gate", sorted(GATES))
+def test_parts_equal_the_entry_under_the_reference_interpreter(gate):
+    frames = frames_of(SMALL, 40)
+    reference = cortex.reference(cortex.parse(small_l2_text()), mode="balanced", weights=GATES[gate])
+    initial = dict(reference.state)
+    expected = [reference(f) for f in frames]
+    module = cortex.parse(small_l2_text())
+    split_entry(module, "l2_frame")
+    from tests import test_frame_split
+
+    runner_weights = GATES[gate]
+    original = test_frame_split.ReferenceRunner
+
+    class WithGate(original):  # the parts read the gate's runtime inputs like the entry does
+        def __init__(self, *args, weights=None, **kw):
+            super().__init__(*args, weights={**(weights or {}), **runner_weights}, **kw)
+
+    test_frame_split.ReferenceRunner = WithGate
+    try:
+        outputs, state = run_parts_reference_with(module, frames, initial)
+    finally:
+        test_frame_split.ReferenceRunner = original
+    for got, want in zip(outputs, expected, strict=True):
+        assert [np.asarray(g).tobytes() for g in got] == [np.asarray(w).tobytes() for w in want]
+    for name, value in reference.state.items():
+        assert np.asarray(state[name]).tobytes() == np.asarray(value).tobytes(), name
+
+
+def gated_frames(pipeline, frames):
+    """Frames the gate skipped in a sequential run (the score kept: equal to the previous frame's)."""
+    outs = sequential(pipeline, frames)
+    return outs, [i for i in range(1, len(outs)) if np.asarray(outs[i][1]).tobytes() == np.asarray(outs[i - 1][1]).tobytes()]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("gate", sorted(GATES))
+def test_threads_equal_sequential_with_the_gate(mode, gate):
+    frames = frames_of(SMALL)
+    a, b = compiled(mode, gate), compiled(mode, gate)
+    want, skipped = gated_frames(a, frames)
+    assert skipped, "the gate skipped no frame: the test would not see a misplaced gate"
+    assert_same(list(b.run_video(frames, workers=2, window=5)), want)
+    assert_same_state(b.state, a.state)
+
+
+def test_auto_and_fixed_gates_differ():
+    """The runtime inputs reach the compiled pipeline: the two gates skip different frames."""
+    frames = frames_of(SMALL)
+    _, auto = gated_frames(compiled("balanced", "auto"), frames)
+    every = cortex.compile(cortex.parse(small_l2_text()), mode="balanced", weights={**INPUT_DEFAULTS, "blur_threshold": 1e9})
+    _, fixed = gated_frames(every, frames)
+    assert auto == [8, 28, 29, 48] and fixed == list(range(1, len(frames)))
+
+
+@pytest.mark.parametrize("gate", sorted(GATES))
+def test_concurrent_stages_equal_sequential_with_the_gate(gate):
+    frames = frames_of(SMALL, 30)
+    a = compiled("balanced", gate)
+    b = cortex.compile(cortex.parse(small_l2_text()), mode="balanced", weights=GATES[gate], workers=2)
+    assert_same([b(f) for f in frames], sequential(a, frames))
+    assert_same_state(b.state, a.state)

@@ -1,0 +1,51 @@
+"""The README's Python block runs verbatim, from a directory that is not the repository."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import cortex
+
+README = Path(cortex.__file__).resolve().parent / "README.md"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+
+
+def test_the_readme_python_block_runs_from_any_directory(tmp_path):
+    """The Python API's block (the one that starts with `import cortex`; others are fragments)."""
+    (block,) = [b for b in python_blocks() if b.startswith("import cortex\n")]
+    script = tmp_path / "readme_block.py"
+    script.write_text(block)
+    done = subprocess.run(  # the environment as given: an installed cortex, or PYTHONPATH naming one
+        [sys.executable, str(script)], cwd=tmp_path, env=dict(os.environ), capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "def l2_frame" in done.stdout  # compiled.source was printed
+    assert "ms/frame" in done.stdout and "saliency" not in done.stdout.split("ms/frame", 1)[1]  # the profile
+
+
+def test_compile_specialises_to_the_mode_by_default():
+    module = cortex.parse(cortex.examples.L2_PIPELINE)
+    power = cortex.compile(module, mode="power_save")
+    assert "saliency" not in power.source and "motion" not in power.source
+    agnostic = cortex.compile(module, mode="power_save", specialize=False)
+    assert "saliency" in agnostic.source and "def l2_frame(" in agnostic.source
+    assert "wc" in agnostic.source.split("def l2_frame(", 1)[1].split(")")[0]  # a weight argument
+
+
+def test_profile_says_how_when_off_and_reports_when_on():
+    module = cortex.build_l2_pipeline(64, 64)
+    frame = __import__("numpy").zeros((64, 64, 3), "uint8")
+    off = cortex.compile(module, mode="balanced")
+    off(frame)
+    assert "profile=True" in str(off.profile()) and not off.profile()
+    on = cortex.compile(module, mode="balanced", profile=True)
+    on(frame)
+    profile = on.profile()
+    assert profile.frames == 1 and profile and "gray" in str(profile)

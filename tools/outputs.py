@@ -1,0 +1,201 @@
+"""cortex-run's per-frame outputs: scores as JSONL, overlay pictures (PNGs or a video), encoded JPEGs.
+
+Every file is written atomically (`cortex.tools.atomic`): a JPEG or PNG
+appears whole, the JSONL and an overlay video appear when the run has
+finished (renamed from a temporary sibling), and a failed write raises
+`OutputError` naming the file, leaving nothing half-written behind. An
+overlay video is read back after writing: if OpenCV cannot read every
+frame that was written, that is a failed write too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from cortex.tools.atomic import (
+    AtomicFile,
+    OutputError,
+    commit_file,
+    remove_quietly,
+    temporary_path,
+    write_bytes_atomic,
+)
+from cortex.video.overlay import FrameInfo, overlay_picture
+
+VIDEO_CODECS = {".mp4": "mp4v", ".avi": "MJPG", ".mkv": "mp4v"}
+"""Overlay container → FourCC: MPEG-4 Part 2 in .mp4/.mkv (what OpenCV's FFmpeg writes everywhere,
+~5 ms and ~16 kB a 576×768 frame), Motion-JPEG in .avi (every player reads it)."""
+
+JSONL_FIELDS = {
+    "index": "frame number in this run (0 = the first frame processed, after --start)",
+    "blurred": "true when the blur gate skipped scoring (the score is the previous frame's); null without a gate",
+    "sharpness": "variance of the Laplacian of the gray frame (higher = sharper); null without a gate",
+    "threshold": "the gate's threshold this frame: blurred = sharpness < threshold; null without a gate",
+    "encoded_bytes": "size of the encoder's JPEG of the frame, in bytes",
+    "score": "the score map: rows x columns of blocks (block row r covers pixel rows r*block .. r*block+block-1), "
+    "each in [0, 1]",
+}
+"""The fields of a --scores-jsonl record (one JSON object per line, one line per frame)."""
+
+
+def overlay_kind(dest: str | Path) -> str:
+    """'video' for .mp4/.avi/.mkv, 'directory' for an existing directory or a name without a suffix."""
+    path = Path(dest)
+    if path.suffix.lower() in VIDEO_CODECS:
+        return "video"
+    if path.is_dir() or not path.suffix:
+        return "directory"
+    raise OutputError(
+        f"--overlay {dest}: '{path.suffix}' is not a video container cortex-run writes "
+        f"(use {', '.join(VIDEO_CODECS)}, or a directory for PNGs)"
+    )
+
+
+class OverlayWriter:
+    """Overlay pictures into a directory of PNGs, or one video whose container the suffix names."""
+
+    def __init__(self, dest: str | Path, fps: float = 25.0, block: int | None = None, mode: str = "",
+                 side_by_side: bool = False):
+        self.dest = Path(dest)
+        self.kind = overlay_kind(self.dest)
+        self.block, self.mode, self.side_by_side = block, mode, side_by_side
+        self.fps = fps if fps and fps > 0 else 25.0
+        self.video: cv2.VideoWriter | None = None
+        self.temporary = temporary_path(self.dest)
+        self.size: tuple[int, int] | None = None
+        self.count = 0
+        try:
+            (self.dest.parent if self.kind == "video" else self.dest).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"cannot write {self.dest}: {e.strerror or e}") from None
+
+    def write(self, frame: np.ndarray, score: np.ndarray, info: FrameInfo, encoded: np.ndarray | None = None) -> None:
+        image = overlay_picture(frame, score, info, self.block, encoded, self.side_by_side)
+        if self.kind == "directory":
+            path = self.dest / f"frame_{self.count:05d}.png"
+            ok, png = cv2.imencode(".png", image)
+            if not ok:
+                raise OutputError(f"cannot write {path}: PNG encoding failed")
+            write_bytes_atomic(path, png)
+        else:
+            if self.video is None:
+                h, w = image.shape[:2]
+                self.size = (h, w)
+                fourcc = cv2.VideoWriter_fourcc(*VIDEO_CODECS[self.dest.suffix.lower()])
+                self.video = cv2.VideoWriter(str(self.temporary), fourcc, self.fps, (w, h))
+                if not self.video.isOpened():
+                    self.discard()
+                    raise OutputError(f"cannot write {self.dest}: OpenCV cannot open a video writer for it")
+            self.video.write(image)
+        self.count += 1
+
+    def close(self) -> None:
+        """Finish the video, check it reads back whole, and rename it into place."""
+        if self.video is None:
+            return
+        self.video.release()
+        self.video = None
+        readable = count_readable_frames(self.temporary, self.size)
+        if readable != self.count:
+            remove_quietly(self.temporary)
+            raise OutputError(
+                f"cannot write {self.dest}: the video written reads back {readable} of {self.count} frames "
+                "(disk full?)"
+            )
+        commit_file(self.temporary, self.dest)
+
+    def discard(self) -> None:
+        if self.video is not None:
+            self.video.release()
+            self.video = None
+        remove_quietly(self.temporary)
+
+
+def count_readable_frames(path: Path, size: tuple[int, int] | None) -> int:
+    """Frames OpenCV decodes from `path` at `size` (H, W); 0 when it cannot open it."""
+    capture = cv2.VideoCapture(str(path))
+    try:
+        if not capture.isOpened():
+            return 0
+        count = 0
+        while True:
+            ok, image = capture.read()
+            if not ok:
+                return count
+            if size is not None and image.shape[:2] != size:
+                return count
+            count += 1
+    finally:
+        capture.release()
+
+
+class Outputs:
+    """The optional per-frame outputs of one run: JSONL scores, overlays, encoded JPEGs.
+
+    `close()` commits what was written; `discard()` (after a failure or an
+    interrupt) removes the temporary files, so no partial output appears.
+    """
+
+    def __init__(self, scores_jsonl: str | None = None, overlay: str | None = None, encoded: str | None = None,
+                 fps: float = 25.0, block: int | None = None, mode: str = "", side_by_side: bool = False):
+        self.jsonl = AtomicFile(scores_jsonl) if scores_jsonl else None
+        self.overlay = None
+        self.encoded = Path(encoded) if encoded else None
+        try:
+            self.overlay = OverlayWriter(overlay, fps, block, mode, side_by_side) if overlay else None
+            if self.encoded:
+                try:
+                    self.encoded.mkdir(parents=True, exist_ok=True)
+                except OSError as e:
+                    raise OutputError(f"cannot write {self.encoded}: {e.strerror or e}") from None
+        except BaseException:
+            self.discard()
+            raise
+        self.mode = mode
+
+    def write(self, index: int, frame: np.ndarray, results: tuple, probed: bool) -> None:
+        encoded, score = results[0], results[1]
+        info = FrameInfo(
+            index,
+            self.mode,
+            blurred=bool(results[3]) if probed else None,
+            sharpness=float(results[2]) if probed else None,
+            threshold=float(results[4]) if probed else None,
+        )
+        if self.jsonl:
+            record = {
+                "index": index,
+                "blurred": info.blurred,
+                "sharpness": info.sharpness,
+                "threshold": info.threshold,
+                "encoded_bytes": int(encoded.size),
+                "score": np.asarray(score, np.float32).tolist(),
+            }
+            self.jsonl.write(json.dumps(record) + "\n")
+        if self.overlay:
+            self.overlay.write(frame, np.asarray(score), info, encoded)
+        if self.encoded:
+            write_bytes_atomic(self.encoded / f"frame_{index:05d}.jpg", np.asarray(encoded, np.uint8).tobytes())
+
+    def close(self) -> None:
+        try:
+            if self.jsonl:
+                self.jsonl.commit()
+            if self.overlay:
+                self.overlay.close()
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        if self.jsonl:
+            self.jsonl.discard()
+        if self.overlay:
+            self.overlay.discard()
+
+
+__all__ = ["JSONL_FIELDS", "VIDEO_CODECS", "Outputs", "OverlayWriter", "count_readable_frames", "overlay_kind"]
