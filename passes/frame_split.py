@@ -512,17 +512,26 @@ def _inside(v: SSAValue, op: Operation) -> bool:
     return owner is not None and op.is_ancestor(owner)
 
 
-def split_entry(module: ModuleOp, entry: str) -> list[func.FuncOp]:
-    """Replace `@entry` in `module` by its four parts (see the module docstring); returns them."""
-    fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
+def defined_function(module: ModuleOp, name: str, purpose: str) -> func.FuncOp:
+    """`@name` of `module` with a body; a FrameSplitError saying what it was wanted for otherwise."""
+    fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name), None)
     if fn is None or fn.is_declaration:
-        raise FrameSplitError(f"no function '@{entry}' to split")
-    plan = partition(fn)
-    parts = _Splitter(fn, plan).run()
+        raise FrameSplitError(f"no function '@{name}' to {purpose}")
+    return fn
+
+
+def replace_function(module: ModuleOp, fn: func.FuncOp, parts: list[func.FuncOp]) -> list[func.FuncOp]:
+    """`parts` where `fn` stood in `module` (in order), `fn` gone; returns `parts`."""
     for part in parts:
         module.body.block.insert_op_before(part, fn)
     module.body.block.erase_op(fn)
     return parts
+
+
+def split_entry(module: ModuleOp, entry: str) -> list[func.FuncOp]:
+    """Replace `@entry` in `module` by its four parts (see the module docstring); returns them."""
+    fn = defined_function(module, entry, "split")
+    return replace_function(module, fn, _Splitter(fn, partition(fn)).run())
 
 
 @dataclass(frozen=True)
@@ -547,6 +556,8 @@ __all__ = [
     "StateClass",
     "backward_slice",
     "classify_states",
+    "defined_function",
     "partition",
+    "replace_function",
     "split_entry",
 ]

@@ -29,7 +29,9 @@ from cortex.passes.frame_split import (
     FrameSplitError,
     _inside,
     _rematerialisable,
+    defined_function,
     outer_operands,
+    replace_function,
     zero_of,
 )
 
@@ -197,14 +199,8 @@ def _keys(fn: func.FuncOp, attr: str, default: list[str]) -> list[str]:
 
 def split_stages(module: ModuleOp, name: str) -> list[func.FuncOp]:
     """Replace `@name` by its stage functions (see the module docstring); returns them in order."""
-    fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name), None)
-    if fn is None or fn.is_declaration:
-        raise FrameSplitError(f"no function '@{name}' to split into stages")
-    stages = _StageSplitter(fn).run()
-    for stage in stages:
-        module.body.block.insert_op_before(stage, fn)
-    module.body.block.erase_op(fn)
-    return stages
+    fn = defined_function(module, name, "split into stages")
+    return replace_function(module, fn, _StageSplitter(fn).run())
 
 
 @dataclass(frozen=True)
