@@ -244,3 +244,16 @@ def test_state_updated_with_a_state_read_directly_is_a_recurrence():
     classes = classify_states(entry_of(cortex.parse(text)))
     assert classes["s0"].kind == classes["s1"].kind == "recurrence"
     assert "'s0' (in cortex.update_state)" in classes["s1"].reason
+
+
+def test_splitting_a_missing_function_names_it_and_the_purpose():
+    from cortex.passes.frame_split import FrameSplitError, split_entry
+    from cortex.passes.stage_split import split_stages
+
+    module = cortex.build_l2_pipeline(64, 64)
+    before = cortex.to_text(module)
+    with pytest.raises(FrameSplitError, match=r"no function '@nope' to split$"):
+        split_entry(module, "nope")
+    with pytest.raises(FrameSplitError, match=r"no function '@nope' to split into stages$"):
+        split_stages(module, "nope")
+    assert cortex.to_text(module) == before
