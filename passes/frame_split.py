@@ -495,15 +495,23 @@ class _Splitter:
             self.home[old] = part.name
 
     def _function(self, part: _Part) -> func.FuncOp:
-        exports = self.exports.get(part.name, {})
-        results = [*((k, part.get(v)) for k, v in exports.items()), *part.results]
-        part.block.add_op(func.ReturnOp(*(v for _, v in results)))
-        name = f"{self.fn.sym_name.data}__{part.name}"
-        fn = func.FuncOp(name, ([a.type for a in part.block.args], [v.type for _, v in results]), Region(part.block))
-        fn.attributes[PART_ATTR] = StringAttr(part.name)
-        fn.attributes[ARGS_ATTR] = ArrayAttr([StringAttr(k) for k in part.arg_keys])
-        fn.attributes[RESULTS_ATTR] = ArrayAttr([StringAttr(k) for k, _ in results])
-        return fn
+        return piece_function(self.fn, part, self.exports.get(part.name, {}), {PART_ATTR: StringAttr(part.name)})
+
+
+def piece_function(source: func.FuncOp, piece, exports: dict, tags: dict[str, Attribute] | None = None) -> func.FuncOp:
+    """`piece` (a part here, a stage in stage_split) as `@source__name`, with attributes `tags` first.
+
+    It returns its exports, then its own results; ARGS_ATTR and RESULTS_ATTR
+    name each argument and result, which is how the runtimes wire pieces.
+    """
+    results = [*((k, piece.get(v)) for k, v in exports.items()), *piece.results]
+    piece.block.add_op(func.ReturnOp(*(v for _, v in results)))
+    name = f"{source.sym_name.data}__{piece.name}"
+    fn = func.FuncOp(name, ([a.type for a in piece.block.args], [v.type for _, v in results]), Region(piece.block))
+    fn.attributes.update(tags or {})
+    fn.attributes[ARGS_ATTR] = ArrayAttr([StringAttr(k) for k in piece.arg_keys])
+    fn.attributes[RESULTS_ATTR] = ArrayAttr([StringAttr(k) for k, _ in results])
+    return fn
 
 
 def _inside(v: SSAValue, op: Operation) -> bool:
@@ -558,6 +566,7 @@ __all__ = [
     "classify_states",
     "defined_function",
     "partition",
+    "piece_function",
     "replace_function",
     "split_entry",
 ]

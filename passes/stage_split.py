@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from cortex.passes.frame_split import (
@@ -31,6 +31,7 @@ from cortex.passes.frame_split import (
     _rematerialisable,
     defined_function,
     outer_operands,
+    piece_function,
     replace_function,
     zero_of,
 )
@@ -168,14 +169,7 @@ class _StageSplitter:
                 self.home[old] = stage.name
 
     def _function(self, stage: _Stage) -> func.FuncOp:
-        exports = self.exports.get(stage.name, {})
-        results = [*((k, stage.get(v)) for k, v in exports.items()), *stage.results]
-        stage.block.add_op(func.ReturnOp(*(v for _, v in results)))
-        name = f"{self.fn.sym_name.data}__{stage.name}"
-        fn = func.FuncOp(name, ([a.type for a in stage.block.args], [v.type for _, v in results]), Region(stage.block))
-        fn.attributes[ARGS_ATTR] = ArrayAttr([StringAttr(k) for k in stage.arg_keys])
-        fn.attributes[RESULTS_ATTR] = ArrayAttr([StringAttr(k) for k, _ in results])
-        return fn
+        return piece_function(self.fn, stage, self.exports.get(stage.name, {}))
 
 
 def _inner(op: scf.IfOp) -> list[Operation]:
