@@ -8,6 +8,7 @@ The Python API:
     encoded, score = runner(frame)                            # runner.state, runner.reset()
     compiled = cortex.compile(module, mode="power_save")      # same call shape, NumPy backend,
                                                               # specialised to the mode
+    compiled.save("l2.cortex"); again = cortex.load("l2.cortex")  # a compiled program on disk
     lowered = cortex.lower(module)                            # upstream linalg/arith/func IR
     source = cortex.emit_numpy(lowered)                       # the generated Python
     module = cortex.from_onnx("model.onnx")                   # ONNX in: one func.func @main
@@ -26,6 +27,7 @@ _API_HOMES = {
     "compile": "cortex.driver",
     "emit_numpy": "cortex.driver",
     "from_onnx": "cortex.frontends.onnx",
+    "load": "cortex.runtime.pipeline",
     "lower": "cortex.driver",
     "make_context": "cortex.ir",
     "parse": "cortex.ir",

@@ -8,17 +8,18 @@ module imports it.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.passes import PassPipeline
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
-from cortex.backends.numpy_emitter import emit_numpy
-from cortex.backends.runtime import CompiledPipeline
+from cortex.backends.numpy_emitter import emit_numpy, numpy_executable
+from cortex.dialects.abi import SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
 from cortex.dialects.modes import INPUT_DEFAULTS
 from cortex.errors import CortexError
 from cortex.interpreter.calling import find_entry, resolve_weights
@@ -28,10 +29,18 @@ from cortex.lowering import POST_LOWERING_PASSES
 from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
 from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
 from cortex.passes.calibrate import calibrate as _calibrate
-from cortex.passes.quantize import quantize_with_report
+from cortex.passes.frame_split import FrameSplitError, classify_states, defined_function, split_entry
+from cortex.passes.quant_report import quantize_with_report
 from cortex.passes.specialize_mode import specialize_weights
+from cortex.passes.stage_split import split_stages
 from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import all_passes
+from cortex.runtime.parts import PARTS
+from cortex.runtime.pipeline import CompiledPipeline
+from cortex.runtime.program import FrameSplit, Part, Program, StateInfo
+
+DEFAULT_ENTRY = "l2_frame"
+DEFAULT_MODE = "balanced"
 
 
 def build_pipeline(pipeline: str) -> PassPipeline:
@@ -106,31 +115,31 @@ def lower(module: ModuleOp, passes: str | None = None, post_passes: str | None =
     return lowered
 
 
-def compile_pipeline(
+@dataclass(frozen=True)
+class Compilation:
+    """What the compiler made of a module: the program the runtime runs, and the IR it came from."""
+
+    program: Program
+    optimised: ModuleOp  # the cortex module after specialisation and `passes`, before lowering
+    lowered: ModuleOp  # the lowered entry module the "entry" executable was generated from
+
+
+def compile_program(
     module_or_path: ModuleOp | str | Path,
-    entry: str = "l2_frame",
-    mode: str | None = "balanced",
+    entry: str = DEFAULT_ENTRY,
+    mode: str | None = DEFAULT_MODE,
     weights: Mapping[str, float] | None = None,
     passes: str | None = None,
     post_passes: str | None = "default",
-    workers: int = 1,
     specialize: bool = True,
-    profile: bool = False,
-) -> CompiledPipeline:
+    split: bool = True,
+) -> Compilation:
     """Lower `entry` of a cortex module (specialised to `mode`, then `passes`), run `post_passes` on the
-    lowered module ("default": `POST_LOWERING_PASSES`, elementwise fusion; None or "": none),
-    emit NumPy, load it.
+    lowered module ("default": `POST_LOWERING_PASSES`, elementwise fusion; None or "": none), and build
+    the `Program`: the entry's executable, and (`split=True`) the frame split and stage split's.
 
-    With a mode (or weights), the module is specialised first: the weights
-    become constants, then canonicalize and dce (in power_save saliency and
-    motion are never computed); `specialize=False` keeps them runtime
-    inputs, a mode-agnostic artifact. Runtime inputs every mode shares (the
-    blur gate's, `INPUT_DEFAULTS`) always stay inputs. `profile=True` turns
-    `compiled.profile()` on. `workers` > 1: each call runs the frame's
-    independent stages on that many threads (`cortex.backends.stage_parallel`).
+    Everything is compiled here, before the program exists: the runtime only loads it.
     """
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
     if post_passes == "default":
         post_passes = POST_LOWERING_PASSES
     table, source = resolve_weights(mode, weights)
@@ -140,19 +149,136 @@ def compile_pipeline(
         if specialize and (mode is not None or weights):
             optimised = specialized(module, table)
         else:
-            optimised = module.clone()  # kept: the frame split (run_video, workers) cuts this module
+            optimised = module.clone()  # kept: the frame split cuts this module
         if passes:
             run_pipeline(optimised, passes)
         lowered = lower(optimised, post_passes=post_passes)
+        program = build_program(optimised, lowered, entry, table, source, post_passes, split)
     except CortexError:
         raise
     except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
         raise CortexError(str(e).strip()) from None
-    compiled = CompiledPipeline(lowered, entry, table, source, profile=profile)
-    compiled.cortex_module, compiled.post_passes, compiled.workers = optimised, post_passes, workers
-    compiled.lower_module = functools.partial(lower, post_passes=post_passes)
-    compiled.compile_fn = compile_pipeline
-    return compiled
+    return Compilation(program, optimised, lowered)
+
+
+def compile_pipeline(
+    module_or_path: ModuleOp | str | Path,
+    entry: str = DEFAULT_ENTRY,
+    mode: str | None = DEFAULT_MODE,
+    weights: Mapping[str, float] | None = None,
+    passes: str | None = None,
+    post_passes: str | None = "default",
+    workers: int = 1,
+    specialize: bool = True,
+    profile: bool = False,
+    split: bool = True,
+) -> CompiledPipeline:
+    """`compile_program`, loaded by the runtime: the object `cortex.compile` returns.
+
+    With a mode (or weights), the module is specialised first: the weights
+    become constants, then canonicalize and dce (in power_save saliency and
+    motion are never computed); `specialize=False` keeps them runtime
+    inputs, a mode-agnostic artifact. Runtime inputs every mode shares (the
+    blur gate's, `INPUT_DEFAULTS`) always stay inputs. `profile=True` turns
+    `compiled.profile()` on. `workers` > 1: each call runs the frame's
+    independent stages on that many threads (`cortex.runtime.threads`).
+    `split=False` leaves out the frame and stage splits (a faster compile;
+    `run_video` and `workers` > 1 then say so).
+    """
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
+    compilation = compile_program(module_or_path, entry, mode, weights, passes, post_passes, specialize, split)
+    return CompiledPipeline(compilation.program, workers=workers, profile=profile)
+
+
+def compile_lowered(lowered: ModuleOp, entry: str = DEFAULT_ENTRY, mode: str | None = None,
+                    weights: Mapping[str, float] | None = None) -> CompiledPipeline:
+    """A module already lowered (upstream IR, e.g. read back from `cortex-opt` output) as a runner.
+
+    There is no cortex module to cut, so the program has no frame split."""
+    find_entry(lowered, entry)
+    table, source = resolve_weights(mode, weights)
+    return CompiledPipeline(build_program(None, lowered, entry, table, source, None, split=False))
+
+
+def build_program(optimised: ModuleOp | None, lowered: ModuleOp, entry: str, table: Mapping[str, float], weight_source: str,
+                  post_passes: str | None, split: bool = True) -> Program:
+    """The `Program` of an entry: `lowered` (its lowering) as the "entry" executable and, when `split`, the frame
+    split's parts and the stage split's stages of `optimised`, lowered together as the "split" executable."""
+    args, results = entry_ports(find_entry(lowered, entry))
+    for port in args:
+        if port.kind == "weight" and port.name not in table:
+            raise CortexError(f"weight '{port.name}' has no value: {weight_source}")
+    weights = {p.name: float(table[p.name]) for p in args if p.kind == "weight"}
+    executables = {"entry": numpy_executable(lowered, f"@{entry}")}
+    entry_part = Part(
+        "entry", "entry", entry,
+        tuple(wire({"input": "input", "state": "state", "weight": "weight"}[p.kind], p.index if p.kind == "input" else p.name)
+              for p in args),
+        tuple(wire("output", p.index) if p.kind == "output" else wire("update", p.name) for p in results),
+    )
+    frame_split: FrameSplit | None = None
+    split_error: str | None = "this pipeline was compiled with split=False: compile it with split=True to run frames in flight"
+    classes = None
+    if split and optimised is not None:
+        try:
+            classes = classify_states(defined_function(optimised, entry, "split"))
+            split_module = split_for_schedules(optimised, entry)
+        except FrameSplitError as e:
+            split_error = f"this pipeline cannot be frame-split: {e}"
+        else:
+            lowered_split = lower(split_module, post_passes=post_passes)
+            executables["split"] = numpy_executable(lowered_split, f"@{entry} split")
+            frame_split = split_parts(lowered_split, entry)
+            split_error = None
+    if classes is None:
+        states = tuple(StateInfo(p.name, "unclassified", "the frame split did not run") for p in args if p.kind == "state")
+    else:
+        states = tuple(StateInfo(c.name, c.kind, c.reason) for c in classes.values())
+    return Program(entry, tuple(args), tuple(results), weights, states, executables, entry_part, frame_split, split_error)
+
+
+def split_for_schedules(module: ModuleOp, entry: str) -> ModuleOp:
+    """A copy of `module` whose `@entry` is cut by the frame split (`@entry__delayed`, ...) and whose parallel
+    part is also cut by the stage split (`@entry__parallel__s0`, ...), both kept: what every scheduler runs."""
+    work = module.clone()
+    split_entry(work, entry)
+    parallel = defined_function(work, f"{entry}__parallel", "split into stages")
+    staged = ModuleOp([parallel.clone()])
+    stages = split_stages(staged, f"{entry}__parallel")
+    anchor: func.FuncOp = parallel
+    for stage in stages:
+        staged.body.block.detach_op(stage)
+        work.body.block.insert_op_after(stage, anchor)
+        anchor = stage
+    return work
+
+
+def split_parts(lowered: ModuleOp, entry: str) -> FrameSplit:
+    """The `Part`s of a lowered `split_for_schedules` module: wiring keys from the split's attributes, plus the
+    weight arguments the lowering added (`weight:<name>`)."""
+    functions = {op.sym_name.data: op for op in lowered.ops if isinstance(op, func.FuncOp) and not op.is_declaration}
+
+    def part(name: str, symbol: str) -> Part:
+        fn = functions[symbol]
+        keys = [k.data for k in _string_array(fn, SPLIT_ARGS)]
+        ports, _ = entry_ports(fn)
+        keys += [wire("weight", p.name) for p in ports[len(keys):] if p.kind == "weight"]
+        assert len(keys) == len(ports), f"@{symbol}: {len(ports)} arguments, {len(keys)} wiring keys"
+        return Part(name, "split", symbol, tuple(keys), tuple(k.data for k in _string_array(fn, SPLIT_RESULTS)))
+
+    prefix = f"{entry}__parallel__s"
+    stages = sorted((s for s in functions if s.startswith(prefix)), key=lambda s: int(s[len(prefix):]))
+    return FrameSplit(
+        {name: part(name, f"{entry}__{name}") for name in PARTS},
+        tuple(part(f"parallel stage {s[len(prefix):]}", s) for s in stages),
+    )
+
+
+def _string_array(fn: func.FuncOp, attr: str) -> list[StringAttr]:
+    keys = fn.attributes.get(attr)
+    assert isinstance(keys, ArrayAttr), f"@{fn.sym_name.data} has no {attr}"
+    return [k for k in keys.data if isinstance(k, StringAttr)]
 
 
 def specialized(module: ModuleOp, table: Mapping[str, float]) -> ModuleOp:
@@ -172,14 +298,15 @@ def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", we
 
 def compile(  # noqa: A001
     module_or_path,
-    entry: str = "l2_frame",
-    mode: str | None = "balanced",
+    entry: str = DEFAULT_ENTRY,
+    mode: str | None = DEFAULT_MODE,
     weights=None,
     passes=None,
     post_passes="default",
     workers: int = 1,
     specialize: bool = True,
     profile: bool = False,
+    split: bool = True,
 ):
     """Lower and compile `entry` to NumPy; same call shape as `reference`.
 
@@ -192,11 +319,14 @@ def compile(  # noqa: A001
     None: none). With `profile=True`, `compiled.profile()` reports ms per
     source op (otherwise it says how to turn it on). `workers` > 1: a frame's
     independent stages run concurrently; `compiled.run_video(frames,
-    workers=N)` runs several frames at once (`cortex.backends.frame_parallel`).
+    workers=N)` runs several frames at once (`cortex.runtime.threads`).
+    The frame and stage splits are compiled here too (`split=False` skips
+    them): nothing compiles after this returns. `compiled.save(path)` writes
+    the program; `cortex.load(path)` runs it again without the compiler.
     """
     return compile_pipeline(
         module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
-        workers=workers, specialize=specialize, profile=profile,
+        workers=workers, specialize=specialize, profile=profile, split=split,
     )
 
 
@@ -244,10 +374,14 @@ def validate_pipeline(
 
 
 __all__ = [
+    "Compilation",
     "build_pipeline",
+    "build_program",
     "calibrate",
     "compile",
+    "compile_lowered",
     "compile_pipeline",
+    "compile_program",
     "emit_numpy",
     "lower",
     "quantize",

@@ -34,7 +34,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.utils.target import Target
 
 # The translators register themselves in TRANSLATORS on import.
-from cortex.backends import numpy_arith, numpy_control, numpy_linalg, numpy_support, numpy_tensor  # noqa: F401
+from cortex.backends import numpy_arith, numpy_control, numpy_linalg, numpy_tensor  # noqa: F401
 from cortex.backends import numpy_syntax as syntax
 from cortex.backends.numpy_codegen import (
     Chunk,
@@ -51,6 +51,9 @@ from cortex.backends.numpy_codegen import (
 )
 from cortex.dialects import abi
 from cortex.errors import CortexError
+from cortex.runtime import numpy_support
+from cortex.runtime.numpy_executable import CONSTANTS, KIND, run_source
+from cortex.runtime.program import Executable
 
 SMALL_CONSTANT = 16  # elements; larger constants are stored as raw bytes
 
@@ -188,12 +191,12 @@ class ModuleEmitter:
             "",
             "import numpy as np",
             "",
-            "from cortex.backends import numpy_support as _rt",
+            "from cortex.runtime import numpy_support as _rt",
         ]
         if self.extern_lines:
-            head.append("from cortex.backends.runtime import bind_extern as _extern")
+            head.append("from cortex.runtime.externs import bind_extern as _extern")
         if self.profile:
-            head += ["from cortex.backends.runtime import Profiler", "", "_prof = Profiler()"]
+            head += ["from cortex.runtime.profiling import Profiler", "", "_prof = Profiler()"]
             head += [f"{name} = _prof.section({label!r})" for label, name in self._sections.items()]
         head.append("")
         tail = []
@@ -252,6 +255,26 @@ def emit(module: ModuleOp, profile: bool = False) -> EmittedModule:
     return ModuleEmitter(module, profile).emit()
 
 
+def load(emitted: EmittedModule, filename: str) -> dict:
+    """Run an emitted module (as the runtime's "numpy" loader does); returns its namespace."""
+    return run_source(emitted.source, emitted.blobs, filename)
+
+
+def numpy_executable(module: ModuleOp, label: str) -> Executable:
+    """The "numpy" executable of a lowered module (`cortex.runtime.numpy_executable` loads it).
+
+    Both the plain and the profiled module are generated now (emitting is
+    cheap next to lowering), so turning profiling on later only loads code.
+    """
+    plain, profiled = emit(module), emit(module, profile=True)
+    members: dict[str, str | bytes] = {"source": plain.source, "profiled_source": profiled.source}
+    for name, blob in (*plain.blobs.items(), *profiled.blobs.items()):
+        key = CONSTANTS + name
+        if members.setdefault(key, blob) != blob:
+            raise EmitError(f"numpy backend: constant {name} differs between the plain and the profiled module")
+    return Executable(KIND, members, dict(plain.functions), {"label": label})
+
+
 def emit_numpy(module: ModuleOp, profile: bool = False) -> str:
     """The generated Python module, self-contained (constants embedded)."""
     return emit(module, profile).self_contained()
@@ -268,4 +291,4 @@ class NumpyTarget(Target):
         output.write(emit_numpy(module, self.profile))
 
 
-__all__ = ["EmitError", "EmittedModule", "ModuleEmitter", "NumpyTarget", "emit", "emit_numpy"]
+__all__ = ["EmitError", "EmittedModule", "ModuleEmitter", "NumpyTarget", "emit", "emit_numpy", "load", "numpy_executable"]

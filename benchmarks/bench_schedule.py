@@ -32,8 +32,7 @@ sys.path.insert(0, str(HERE))
 from handwritten_pipeline import HandwrittenPipeline  # noqa: E402
 
 import cortex  # noqa: E402
-from cortex.backends.frame_parallel import machine_cores, split_program_for  # noqa: E402
-from cortex.backends.stage_parallel import stage_program_for  # noqa: E402
+from cortex.runtime.threads import machine_cores  # noqa: E402
 from cortex.video.synthetic import SyntheticVideo  # noqa: E402
 
 MODES = ("balanced", "power_save", "motion")
@@ -111,8 +110,8 @@ def bench(size, mode, frames_n, repeat, workers, ray) -> dict[str, tuple[float, 
     video = SyntheticVideo(h, w)
     frames = [video.frame(i) for i in range(frames_n)]
     seq, par, stages = compiled_for(size, mode), compiled_for(size, mode), compiled_for(size, mode, workers)
-    split_program_for(par)  # compile the splits before timing
-    stage_program_for(stages)
+    par.loaded_split()  # load the splits before timing (cortex.compile compiled them)
+    stages.loaded_split(stages=True)
     contenders = {
         "hand-written sequential": sequential(lambda: HandwrittenPipeline(h, w, mode)),
         "compiled sequential": sequential(lambda: (seq.reset(), seq)[1]),
@@ -188,7 +187,7 @@ def main(argv=None) -> int:
     runs = {"hand-written sequential": sequential(lambda: HandwrittenPipeline(h, w, mode))}
     for c in counts:
         compiled = compiled_for(size, mode)
-        split_program_for(compiled)
+        compiled.loaded_split()
         runs[f"{c} worker{'s' if c > 1 else ''}"] = parallel(compiled, c)
     scaling = measure(runs, frames, args.repeat)
     base = scaling["hand-written sequential"][1]

@@ -65,12 +65,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, TensorType
 from xdsl.ir import Attribute
 from xdsl.irdl import IRDLOperation
 
 from cortex.errors import CortexError
-from cortex.semantics.values import attr_value, properties_with_defaults
+from cortex.semantics.values import attr_value, numpy_dtype, properties_with_defaults
 
 ORIGIN = "cortex.origin"
 """On every op the lowering inserts at function level: the source op's SSA name (or op name)."""
@@ -116,14 +116,47 @@ def extern_of(decl: func.FuncOp) -> tuple[str, dict[str, Any]]:
 
 
 @dataclass(frozen=True)
+class ValueSpec:
+    """What one argument or result is, as the runtime checks and converts it: plain data, no xDSL.
+
+    The runtime (`cortex.runtime`) reads programs without the compiler, so a
+    port carries its type as NumPy facts; `type` keeps the MLIR spelling for
+    messages ("an f32 scalar", "tensor<?xi8>").
+    """
+
+    type: str  # the MLIR spelling: "tensor<96x128x3xi8>", "f32"
+    dtype: str | None  # NumPy dtype of the element as the generated code computes it; None: no NumPy dtype
+    shape: tuple[int, ...] | None  # None: a scalar; -1: a dynamic size
+    unsigned: bool = False  # i8 data the caller exchanges as uint8 ({cortex.unsigned})
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.shape is not None
+
+
+def value_spec(type_: Attribute, unsigned: bool = False) -> ValueSpec:
+    """The `ValueSpec` of an MLIR type (tensor or scalar)."""
+    element = type_.element_type if isinstance(type_, TensorType) else type_
+    try:
+        dtype: str | None = numpy_dtype(element).name
+    except CortexError:
+        dtype = None
+    shape = tuple(type_.get_shape()) if isinstance(type_, TensorType) else None
+    return ValueSpec(str(type_), dtype, shape, unsigned)
+
+
+@dataclass(frozen=True)
 class Port:
     """One argument or result of the lowered entry function, as a runner sees it."""
 
     index: int
-    type: Attribute
     kind: str  # "input" | "state" | "weight" | "output"
     name: str  # state/weight name, the argument's SSA name, or "#i" for a result
-    unsigned: bool
+    spec: ValueSpec
+
+    @property
+    def unsigned(self) -> bool:
+        return self.spec.unsigned
 
 
 def _attr_dict(attrs: ArrayAttr | None, index: int) -> dict[str, Attribute]:
@@ -143,33 +176,85 @@ def entry_ports(f: func.FuncOp) -> tuple[list[Port], list[Port]]:
     args = []
     for i, (arg, t) in enumerate(zip(f.body.block.args, f.function_type.inputs.data)):
         attrs = _attr_dict(f.arg_attrs, i)
-        unsigned = UNSIGNED in attrs
+        spec = value_spec(t, UNSIGNED in attrs)
         if (state := _named(attrs, STATE)) is not None:
-            args.append(Port(i, t, "state", state, unsigned))
+            args.append(Port(i, "state", state, spec))
         elif (weight := _named(attrs, WEIGHT)) is not None:
-            args.append(Port(i, t, "weight", weight, unsigned))
+            args.append(Port(i, "weight", weight, spec))
         else:
-            args.append(Port(i, t, "input", arg.name_hint or f"arg{i}", unsigned))
+            args.append(Port(i, "input", arg.name_hint or f"arg{i}", spec))
     results = []
     for i, t in enumerate(f.function_type.outputs.data):
         attrs = _attr_dict(f.res_attrs, i)
-        unsigned = UNSIGNED in attrs
+        spec = value_spec(t, UNSIGNED in attrs)
         if (state := _named(attrs, STATE)) is not None:
-            results.append(Port(i, t, "state", state, unsigned))
+            results.append(Port(i, "state", state, spec))
         else:
-            results.append(Port(i, t, "output", f"#{i}", unsigned))
+            results.append(Port(i, "output", f"#{i}", spec))
     return args, results
+
+
+# ---------------------------------------------------------------- wiring between the parts of a split entry
+
+
+SPLIT_ARGS = "cortex.split_args"
+"""On a part of a split entry (frame split, stage split): the wiring key of each argument, in order."""
+SPLIT_RESULTS = "cortex.split_results"
+"""On a part of a split entry: the wiring key of each result, in order."""
+
+WIRE_KINDS = ("input", "state", "update", "output", "weight", "value", "stage")
+"""What a wiring key names: the entry's input #i, a state's value before the frame (`state:x`) and after it
+(`update:x`), the entry's output #i, a runtime weight, a value one frame-split part hands to a later one
+(`value:k`), a value one stage hands to another (`stage:k`)."""
+
+_NUMBERED = frozenset({"input", "output", "value", "stage"})
+
+
+@dataclass(frozen=True)
+class WireKey:
+    """One wiring key, parsed: `WireKey.parse("state:prev_gray")`, `str(key)` gives the text back."""
+
+    kind: str
+    ident: str  # a number for input/output/value/stage, a name for state/update/weight
+
+    @classmethod
+    def parse(cls, text: str) -> WireKey:
+        kind, sep, ident = text.partition(":")
+        if not sep or kind not in WIRE_KINDS or not ident:
+            raise CortexError(f"bad wiring key '{text}': expected <kind>:<id> with kind one of {', '.join(WIRE_KINDS)}")
+        if kind in _NUMBERED and not ident.isdigit():
+            raise CortexError(f"bad wiring key '{text}': '{kind}' keys are numbered ({kind}:0, {kind}:1, ...)")
+        return cls(kind, ident)
+
+    @property
+    def number(self) -> int:
+        return int(self.ident)
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.ident}"
+
+
+def wire(kind: str, ident: int | str) -> str:
+    """The text of a wiring key (checked): `wire("value", 3)` == "value:3"."""
+    return str(WireKey.parse(f"{kind}:{ident}"))
 
 
 __all__ = [
     "EXTERN",
     "ORIGIN",
     "PROPS",
+    "SPLIT_ARGS",
+    "SPLIT_RESULTS",
     "STATE",
     "UNSIGNED",
     "WEIGHT",
+    "WIRE_KINDS",
     "Port",
+    "ValueSpec",
+    "WireKey",
     "encode_props",
     "entry_ports",
     "extern_of",
+    "value_spec",
+    "wire",
 ]

@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import (
     f32,
     i32,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
@@ -46,12 +46,12 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.pattern_rewriter import RewritePattern
-from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, i64_attr, shape_of, tensor, tensor_of
+from cortex.dialects.canonicalization_traits import CortexCanonicalization
 from cortex.dialects.traits import Compilable
 
 i8 = IntegerType(8)
@@ -61,21 +61,8 @@ UNARY_FORMAT = "$x attr-dict `:` type($x) `->` type($result)"
 OPERANDS_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
 
 
-class QuantCanonicalization(HasCanonicalizationPatternsTrait):
-    """Folding through the kernels (as every cortex op) plus the quantisation rewrites."""
-
-    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
-        from cortex.dialects.canonicalization import patterns_for
-        from cortex.dialects.quant_canonicalization import quant_patterns_for
-
-        return patterns_for(op) + quant_patterns_for(op)
-
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        return ()
-
-
-QUANT_TRAITS = (Pure(), Compilable(), QuantCanonicalization())
+QUANT_TRAITS = (Pure(), Compilable(), CortexCanonicalization())
+"""Folding through the kernels (as every cortex op) plus the quantisation rewrites (`quant_canonicalization`)."""
 
 
 def f32_value(value: float) -> float:

@@ -8,17 +8,19 @@ and both start a state from the same zeros.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
+from cortex.dialects.abi import ValueSpec, value_spec
 from cortex.dialects.modes import INPUT_DEFAULTS, UnknownModeError, mode_weights
 from cortex.errors import CortexError
-from cortex.semantics.values import numpy_dtype
+from cortex.runtime import values
 
 
 def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
@@ -59,6 +61,12 @@ def resolve_weights(mode: str | None, weights: Mapping[str, float] | None) -> tu
 
 
 # ---------------------------------------------------------------- values at the boundary
+# The checks live in `cortex.runtime.values` (the compiled runtime runs without IR); these take MLIR types.
+
+
+@functools.lru_cache(maxsize=256)
+def _spec(type_: Attribute, unsigned: bool) -> ValueSpec:
+    return value_spec(type_, unsigned)
 
 
 def describe_type(type_: Attribute, unsigned: bool = False) -> str:
@@ -66,57 +74,14 @@ def describe_type(type_: Attribute, unsigned: bool = False) -> str:
 
     `unsigned` marks lowered `i8` data the caller exchanges as uint8 (`{cortex.unsigned}`).
     """
-    if isinstance(type_, TensorType):
-        dtype = "uint8" if unsigned else numpy_dtype(type_.element_type).name
-        shape = tuple(None if d < 0 else d for d in type_.get_shape())
-        return f"{'an' if dtype.startswith('i') else 'a'} {dtype} array of shape {shape}"
-    return f"an {type_} scalar"
-
-
-def describe_value(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"{'an' if value.dtype.name.startswith('i') else 'a'} {value.dtype} array of shape {value.shape}"
-    return f"a {type(value).__name__}"
+    return values.describe_type(_spec(type_, unsigned))
 
 
 def check_value(type_: Attribute, value: Any, what: str, unsigned: bool = False) -> Any:
-    """`value` as an argument of type `type_` (arrays unchanged, scalars as Python numbers),
-    or a CortexError naming `what` and saying what was expected. Both runners call this."""
-    if isinstance(value, np.ma.MaskedArray):
-        raise CortexError(f"{what}: masked arrays are not accepted (pass np.ma.filled(value))")
-    if isinstance(type_, TensorType):
-        dtype = np.dtype("uint8") if unsigned else numpy_dtype(type_.element_type)
-        shape = type_.get_shape()
-        if not (
-            isinstance(value, np.ndarray)
-            and value.dtype == dtype
-            and value.ndim == len(shape)
-            and all(d < 0 or d == s for d, s in zip(shape, value.shape))
-        ):
-            raise CortexError(f"{what}: expected {describe_type(type_, unsigned)}, got {describe_value(value)}")
-        return value
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise CortexError(f"{what}: expected {describe_type(type_)}, got {describe_value(value)}")
-    if isinstance(type_, Float32Type):
-        return float(np.float32(value))
-    try:
-        return numpy_dtype(type_).type(value).item()
-    except CortexError:
-        raise CortexError(f"{what}: arguments of type {type_} are not supported") from None
+    """`value` as an argument of type `type_` (see `cortex.runtime.values.check_value`)."""
+    return values.check_value(_spec(type_, unsigned), value, what)
 
 
 def initial_zeros(type_: Attribute, what: str, unsigned: bool = False) -> Any:
     """The value a state holds before the first frame: zeros of its type."""
-    if isinstance(type_, TensorType):
-        shape = tuple(type_.get_shape())
-        if any(d < 0 for d in shape):
-            raise CortexError(f"{what} has a dynamic shape ({type_}); its initial zeros are undefined")
-        return np.zeros(shape, "uint8" if unsigned else numpy_dtype(type_.element_type))
-    if isinstance(type_, Float32Type):
-        return 0.0
-    try:
-        return numpy_dtype(type_).type(0).item()
-    except CortexError:
-        raise CortexError(f"{what} has type {type_}, which has no zero value") from None
+    return values.initial_zeros(_spec(type_, unsigned), what)

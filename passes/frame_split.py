@@ -27,7 +27,7 @@ arguments, state updates results):
 Each part carries `cortex.split_args` / `cortex.split_results`: one key per
 argument and result, `input:<i>`, `state:<name>`, `update:<name>`,
 `output:<i>` or `value:<k>` (a value one part hands to a later one), which is
-how a runner wires them (`cortex.backends.frame_parallel`).
+how a runner wires them (`cortex.runtime.parts`).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from cortex.dialects import tensor_ops as ops
 from cortex.dialects.quant import DequantizeOp, QAddOp, QMaxPoolOp, QReluOp, QuantComputeOp, QuantizeOp, RequantizeOp, i8
 from cortex.interpreter.tracing import TracingRunner
 from cortex.passes.calibrate import as_tuple, entry_function
-from cortex.passes.quantize import RANGE_FROM_ATTR, SOURCE_ATTR, op_labels
+from cortex.passes.quantize import RANGE_FROM_ATTR, SOURCE_ATTR, QuantizePass, op_labels, quantize_module
 from cortex.semantics.quant_kernels import dequantize
 
 
@@ -172,7 +172,22 @@ def quant_report(
     return QuantReport(sets, conversions, quantised)
 
 
-__all__ = ["ErrorStats", "QuantReport", "SetReport", "quant_report", "value_params"]
+def quantize_with_report(module, calibration, precision, schema, granularity, clip, held_out, entry):
+    """`cortex.quantize`: calibrate a copy, quantise it, and report against the float graph."""
+    from cortex.passes.calibrate import calibrate
+
+    samples = list(calibration)
+    held = list(held_out) if held_out is not None else None
+    qmodule = module.clone()
+    calibrate(qmodule, samples, entry)
+    float_module = qmodule.clone()
+    scheme = QuantizePass(precision, schema, granularity, clip).scheme()
+    quantize_module(qmodule, scheme)
+    qmodule.verify()
+    return qmodule, quant_report(float_module, qmodule, samples, held, entry)
+
+
+__all__ = ["ErrorStats", "QuantReport", "SetReport", "quant_report", "quantize_with_report", "value_params"]
 
 
 def report_for_opt(before: ModuleOp, after: ModuleOp, held_out_path: str | None = None) -> str:

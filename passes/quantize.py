@@ -295,22 +295,6 @@ def quantize_module(module: ModuleOp, scheme: Scheme) -> None:
         region_dce(region)
 
 
-def quantize_with_report(module, calibration, precision, schema, granularity, clip, held_out, entry):
-    """`cortex.quantize`: calibrate a copy, quantise it, and report against the float graph."""
-    from cortex.passes.calibrate import calibrate
-    from cortex.passes.quant_report import quant_report
-
-    samples = list(calibration)
-    held = list(held_out) if held_out is not None else None
-    qmodule = module.clone()
-    calibrate(qmodule, samples, entry)
-    float_module = qmodule.clone()
-    scheme = QuantizePass(precision, schema, granularity, clip).scheme()
-    quantize_module(qmodule, scheme)
-    qmodule.verify()
-    return qmodule, quant_report(float_module, qmodule, samples, held, entry)
-
-
 @dataclass(frozen=True)
 class QuantizePass(ModulePass):
     """Profile-guided int8 quantisation of conv2d/linear/matmul (+ relu, max_pool, reshape) from calibrated ranges."""

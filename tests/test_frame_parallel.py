@@ -16,12 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cortex
-from cortex.backends.frame_parallel import (
-    run_split_sequential,
-    split_program_for,
-    thread_budget,
-)
 from cortex.ir import CortexError
+from cortex.runtime.threads import run_split_sequential, thread_budget
 from cortex.video.synthetic import SyntheticVideo
 from tests.frame_split_pipelines import L2_TEXT, SMALL, small_l2_text, with_extra_states
 
@@ -96,7 +92,7 @@ def test_unspecialised_pipeline_with_runtime_weights():
 def test_pipeline_with_extra_states():
     frames = frames_of(SMALL)
     a, b = compiled(with_extra_states()), compiled(with_extra_states())
-    program = split_program_for(b)
+    program = b.loaded_split()
     assert program.recurrent == ["prev_score", "count", "mean_motion"] and program.delayed == ["prev_gray", "prev_center"]
     want = sequential(a, frames)
     assert float(np.asarray(want[-1][2])[0]) == FRAMES  # the counter counted every frame
@@ -108,7 +104,7 @@ def test_split_sequential_equals_entry_and_continues_from_state():
     frames = frames_of(SMALL, 30)
     a, b = compiled(small_l2_text()), compiled(small_l2_text())
     want = sequential(a, frames)
-    got = list(run_split_sequential(b, frames[:10])) + list(b.run_video(frames[10:], workers=2))
+    got = list(run_split_sequential(b, b.loaded_split(), frames[:10])) + list(b.run_video(frames[10:], workers=2))
     assert_same(got, want)
     assert_same_state(b.state, a.state)
 
@@ -141,7 +137,7 @@ def failing_text_roi(after: int):
 
 def test_first_error_stops_the_run_naming_stage_and_frame():
     b = compiled(small_l2_text())
-    program = split_program_for(b)
+    program = b.loaded_split()
     namespace = program.parts["parallel"].fn.__globals__
     original = namespace["_x_cortex_text_roi"]
     namespace["_x_cortex_text_roi"] = failing_text_roi(after=5)

@@ -14,14 +14,13 @@ import pytest
 from xdsl.dialects.linalg.ops import GenericOp
 
 import cortex
-from cortex.backends.runtime import CompiledPipeline
 from cortex.dialects.abi import ORIGIN
-from cortex.driver import lower
+from cortex.driver import compile_lowered, lower
 from cortex.examples.tensor_graphs import EXAMPLES
-from cortex.interpreter.calling import resolve_weights
 from cortex.ir import make_context, parse_module
 from cortex.lowering.fuse_elementwise import FuseElementwisePass, count_generics, join_origins
 from cortex.lowering.upstream import MLIR_BIN, verify_with_mlir_opt
+from cortex.runtime.pipeline import CompiledPipeline
 from cortex.video.synthetic import SyntheticVideo
 
 HAVE_MLIR = shutil.which(str(MLIR_BIN / "mlir-opt")) is not None
@@ -35,8 +34,7 @@ def fused_copy(lowered):
 
 
 def runner(lowered, entry: str, mode: str | None) -> CompiledPipeline:
-    table, source = resolve_weights(mode, None)
-    return CompiledPipeline(lowered, entry, table, source)
+    return compile_lowered(lowered, entry, mode)
 
 
 def assert_same(a, b) -> None:

@@ -21,7 +21,7 @@ LAYERS: list[list[str]] = [
     ["cortex.errors"],  # the leaf: CortexError
     ["cortex.semantics", "cortex.video"],  # op meaning (kernels, value conversions); video input
     ["cortex.dialects"],  # IRDL definitions, shape rules, canonicalisation, folding
-    ["cortex.ir"],  # contexts, located parsing and verification
+    ["cortex.ir", "cortex.runtime"],  # contexts, located parsing and verification; loading and running programs
     ["cortex.examples", "cortex.frontends"],  # pipelines and graphs built with the dialect; ONNX import
     ["cortex.interpreter"],  # the reference interpreter
     ["cortex.passes"],  # ModulePasses over cortex IR
@@ -121,6 +121,123 @@ def test_imports_run_downward():
     assert not bad, "imports against the declared layer order:\n" + "\n".join(bad)
 
 
+COMPILER = ("cortex.passes", "cortex.lowering", "cortex.backends", "cortex.registry", "cortex.driver", "cortex.ir")
+"""What the runtime must run without: the passes, the lowering, the emitter, the driver (and IR parsing)."""
+
+
+def runtime_imports_of_the_compiler(root: Path = ROOT) -> list[str]:
+    modules = package_modules(root)
+    bad = []
+    for module, path in modules.items():
+        if unit_of(module) != "cortex.runtime":
+            continue
+        for line, name in imported_modules(path, module, modules):
+            target = resolve(name, modules)
+            said = f"{path.relative_to(root)}:{line}: {module} imports {target}"
+            if target is not None and (target == "cortex" or unit_of(target) in COMPILER) and said not in bad:
+                bad.append(said)
+    return bad
+
+
+def test_the_runtime_never_imports_the_compiler():
+    """Compile once, run anywhere the runtime is installed: no runtime module reaches the compiler."""
+    assert not runtime_imports_of_the_compiler(), "\n".join(runtime_imports_of_the_compiler())
+    assert [m for m in package_modules() if unit_of(m) == "cortex.runtime"], "no runtime modules found"
+
+
+@pytest.mark.parametrize(
+    "source, statement",
+    [
+        ("runtime/pipeline.py", "    from cortex.driver import compile"),
+        ("runtime/threads.py", "from cortex.passes.frame_split import split_entry"),
+        ("runtime/ray_executor.py", "    import cortex.lowering"),
+        ("runtime/parts.py", "from cortex.backends.numpy_emitter import emit"),
+    ],
+)
+def test_a_runtime_import_of_the_compiler_is_caught(tmp_path, source, statement):
+    copy = _copy_package(tmp_path)
+    _plant(copy / source, statement)
+    bad = runtime_imports_of_the_compiler(copy)
+    assert len(bad) == 1 and bad[0].startswith(source), bad
+
+
+def file_imports(path: Path, module: str, modules: dict[str, Path]) -> set[str]:
+    """The package modules whose file `path` imports (at any depth): `from p import m` names submodule `m`
+    (not `p`'s `__init__`) when `m` is a module, `p` otherwise; a literal module name counts too."""
+    tree = ast.parse(path.read_text(), str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
+            found |= {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in modules:
+            found.add(node.value)
+    resolved = {resolve(name, modules) for name in found if name == "cortex" or name.startswith("cortex.")}
+    return {m for m in resolved if m is not None and m not in (module, "cortex")}
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """File-level import graph: module → the package modules it imports (at any depth in the file)."""
+    modules = package_modules(root)
+    return {module: file_imports(path, module, modules) for module, path in modules.items()}
+
+
+def import_cycles(root: Path = ROOT) -> list[list[str]]:
+    """Every strongly connected set of two or more modules (Tarjan), each as a cycle through it."""
+    graph = import_graph(root)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:  # iterative enough for ~150 modules: recursion depth is the longest import chain
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return components
+
+
+def test_no_two_modules_import_each_other():
+    """No import cycle between files, directly (a ↔ b) or in a circle (a → b → c → a), inside functions too."""
+    cycles = import_cycles()
+    assert not cycles, "modules that import each other:\n" + "\n".join(" ↔ ".join(c) for c in cycles)
+
+
+def test_a_planted_cycle_is_caught(tmp_path):
+    copy = _copy_package(tmp_path)
+    _plant(copy / "runtime/values.py", "    from cortex.runtime.pipeline import CompiledPipeline")
+    cycles = import_cycles(copy)
+    assert len(cycles) == 1 and {"cortex.runtime.pipeline", "cortex.runtime.values"} <= set(cycles[0]), cycles
+
+
 def test_video_depends_only_on_the_leaf():
     modules = package_modules()
     for module, path in modules.items():
@@ -135,7 +252,7 @@ def test_video_depends_only_on_the_leaf():
     "source, statement",
     [
         ("semantics/kernels.py", "from cortex.dialects.tensor_ops import AddOp"),  # a kernel importing the dialect
-        ("dialects/folding.py", "    from cortex.backends.runtime import load"),  # hidden inside a function
+        ("dialects/folding.py", "    from cortex.backends.numpy_emitter import emit"),  # hidden inside a function
         ("video/source.py", "from cortex.examples.l2_pipeline import build_l2_pipeline"),
         ("semantics/values.py", "from cortex.video import synthetic"),  # same layer, another unit
         ("passes/registry_like.py", '    TABLE = {"x": ("cortex.lowering.cortex_to_linalg", "P")}'),
@@ -143,14 +260,23 @@ def test_video_depends_only_on_the_leaf():
 )
 def test_a_backward_import_is_caught(tmp_path, source, statement):
     """The checker itself: planting one backward import makes it report exactly that edge."""
+    copy = _copy_package(tmp_path)
+    _plant(copy / source, statement)
+    bad = backward_edges(copy)
+    assert len(bad) == 1 and bad[0].startswith(source), bad
+
+
+def _copy_package(tmp_path: Path) -> Path:
     copy = tmp_path / "cortex"
     for p in package_modules().values():
         rel = p.relative_to(ROOT)
         (copy / rel).parent.mkdir(parents=True, exist_ok=True)
         (copy / rel).write_text(p.read_text())
-    planted = copy / source
+    return copy
+
+
+def _plant(planted: Path, statement: str) -> None:
+    """`statement` appended to the file (inside a function when it is indented)."""
     text = planted.read_text() if planted.exists() else ""
     body = f"def _planted():\n{statement}\n" if statement.startswith("    ") else statement + "\n"
     planted.write_text(text + "\n" + body)
-    bad = backward_edges(copy)
-    assert len(bad) == 1 and bad[0].startswith(source), bad

@@ -24,9 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cortex
-from cortex.backends.runtime import CompiledPipeline
-from cortex.driver import lower
-from cortex.interpreter.calling import resolve_weights
+from cortex.driver import compile_lowered, lower
 from cortex.ir import parse_module
 from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
 
@@ -154,8 +152,7 @@ def check_permuted_generic(perm, on_output: bool, upstream: bool = False) -> Non
     mapped = "".join(loops[p] for p in perm)
     spec = f"{loops}->{mapped}" if on_output else f"{mapped}->{loops}"
     expected = np.einsum(spec, x) + 1  # out[loops] = x[map(loops)] (+ 1), or out[map(loops)] = x[loops] + 1
-    weights, source = resolve_weights(None, None)
-    results = [list(CompiledPipeline(parse_module(text), "main", weights, source)(x))]
+    results = [list(compile_lowered(parse_module(text), "main")(x))]
     if upstream:
         results.append(list(run_with_mlir(parse_module(text), "main", [x])))
     assert_all_equal(results, [expected])

@@ -77,7 +77,7 @@ def entry_and_inputs(path: Path, module, seed: int = 0):
 
 
 def numpy_backend_available() -> bool:
-    return importlib.util.find_spec("cortex.backends.runtime") is not None
+    return importlib.util.find_spec("cortex.runtime.pipeline") is not None
 
 
 def assert_close(got, expected, tol: float = 1e-5) -> None:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cortex.backends.runtime import CompiledPipeline
-from cortex.interpreter.calling import resolve_weights
+from cortex.driver import compile_lowered
 from cortex.ir import parse_module
 from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
+from cortex.runtime.pipeline import CompiledPipeline
 
 NAN = np.float32(np.nan)
 A = np.array([NAN, 1.0, -2.0, NAN, 2.5, -0.5], np.float32)
@@ -91,8 +91,7 @@ NAMES = ["maxnumf", "minnumf", "maximumf", "round", "remsi"]
 
 
 def compiled(text: str, entry: str) -> CompiledPipeline:
-    weights, source = resolve_weights(None, None)
-    return CompiledPipeline(parse_module(text), entry, weights, source)
+    return compile_lowered(parse_module(text), entry)
 
 
 def assert_named(results, index=slice(None)) -> None:

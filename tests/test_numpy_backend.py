@@ -14,13 +14,12 @@ import numpy as np
 import pytest
 
 import cortex
-from cortex.backends import numpy_support
 from cortex.backends.numpy_codegen import EmitError
-from cortex.backends.numpy_emitter import emit, emit_numpy
-from cortex.backends.runtime import load
+from cortex.backends.numpy_emitter import emit, emit_numpy, load
 from cortex.driver import compile_pipeline
 from cortex.errors import CortexError
 from cortex.ir import parse_module
+from cortex.runtime import numpy_support
 
 RNG = np.random.default_rng(7)
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cortex.backends import numpy_support
 from cortex.ir import CortexError
+from cortex.runtime import numpy_support
 
 
 def naive_view(x: np.ndarray, offset, shape, coefs) -> np.ndarray:

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import cortex
-from cortex.backends.runtime import split_fused
 from cortex.lowering import POST_LOWERING_PASSES
+from cortex.runtime.profiling import split_fused
 from cortex.tools.cortex_run import main
 
 EXAMPLES = Path(cortex.__file__).resolve().parent / "examples"

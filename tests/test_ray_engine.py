@@ -14,8 +14,8 @@ import pytest
 ray = pytest.importorskip("ray")
 
 import cortex  # noqa: E402
-from cortex.backends.ray_engine import _get, run_video_ray  # noqa: E402
 from cortex.ir import CortexError  # noqa: E402
+from cortex.runtime.ray_executor import _get  # noqa: E402
 from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states  # noqa: E402
 from tests.test_frame_parallel import (  # noqa: E402
     MODES,
@@ -64,6 +64,35 @@ def test_ray_equals_sequential_with_the_auto_gate(local_ray, mode):
     assert_same_state(b.state, a.state)
 
 
+def test_actors_run_the_program_they_were_sent_without_the_compiler(local_ray):
+    """Each actor gets the compiled program (no module text, no compile function) and runs it with every
+    compiler module unimportable in its process: the runtime alone suffices."""
+
+    def poison():
+        import importlib
+        import sys
+
+        for name in ("cortex.driver", "cortex.passes", "cortex.lowering", "cortex.backends", "cortex.registry"):
+            sys.modules[name] = None  # type: ignore[assignment]  # any import of it (or below it) now fails
+        try:
+            importlib.import_module("cortex.passes.frame_split")
+        except ImportError:
+            return
+        raise AssertionError("the compiler is still importable")
+
+    frames = frames_of(SMALL, 20)
+    a, b = compiled(with_extra_states()), compiled(with_extra_states())
+    want = sequential(a, frames)
+    assert_same(list(b.run_video(frames, workers=2, engine="ray", chunk=3, worker_setup=poison)), want)
+    assert_same_state(b.state, a.state)
+
+    def refuse():
+        raise CortexError("worker setup ran here")
+
+    with pytest.raises(CortexError, match="worker setup ran here"):  # the hook does run in the actors
+        list(b.run_video(frames, workers=2, engine="ray", chunk=3, worker_setup=refuse))
+
+
 def test_ray_bad_frame_stops_the_run_and_kills_the_actors(local_ray):
     b = compiled(small_l2_text())
     frames = frames_of(SMALL, 20) + [np.zeros((5, 5, 3), np.uint8)] + frames_of(SMALL, 20)
@@ -88,7 +117,7 @@ def test_worker_errors_come_back_as_one_line(local_ray):
 
 def test_bad_chunk_is_rejected_before_ray_starts():
     with pytest.raises(CortexError, match="chunk must be >= 1"):
-        run_video_ray(cortex.compile(cortex.parse(small_l2_text())), [], workers=1, chunk=0)
+        cortex.compile(cortex.parse(small_l2_text())).run_video([], workers=1, engine="ray", chunk=0)
 
 
 def test_cortex_run_spreads_several_videos_over_ray(local_ray, capsys, tmp_path, monkeypatch):

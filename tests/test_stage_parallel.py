@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from xdsl.dialects import func, scf
 
 import cortex
-from cortex.backends.stage_parallel import stage_program_for
 from cortex.ir import CortexError
 from cortex.passes.frame_split import split_entry
 from cortex.passes.stage_split import split_stages
@@ -92,7 +91,7 @@ STAGED = staged(small_l2_text())
 
 def test_a_failing_stage_stops_the_call_with_its_name():
     b = staged(small_l2_text())
-    program = stage_program_for(b)
+    program = b.loaded_split(stages=True)
     text_stage = next(s for s in program.stages if "_x_cortex_text_roi" in s.fn.__code__.co_names)
 
     def broken(*args):

@@ -1,7 +1,7 @@
 """cortex-run's parallel runner: `--workers N`, `--engine threads|ray`, several input videos.
 
 With the NumPy backend and more than one worker (or `--engine ray`), the
-frames go through `CompiledPipeline.run_video` (`cortex.backends.frame_parallel`):
+frames go through `CompiledPipeline.run_video` (`cortex.runtime.threads`, `cortex.runtime.ray_executor`):
 several frames in flight, the outputs in order and equal to the sequential
 run, so `--scores-jsonl` is the same file whatever `--workers` is. The
 summary gives frames/s; the stage table gives each stage's wall-clock and
@@ -21,8 +21,9 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from cortex.backends.frame_parallel import ENGINES, machine_cores, split_program_for
 from cortex.errors import CortexError
+from cortex.runtime.pipeline import ENGINES
+from cortex.runtime.threads import machine_cores
 from cortex.tools.report import StageTimes, progress_bar
 
 
@@ -44,7 +45,7 @@ def run_each_video(args: argparse.Namespace, run_one: Callable[[argparse.Namespa
     """`run_one` per input video; with several, a last line with the frames/s over all of them."""
     names = videos(args)
     if args.engine == "ray":  # one Ray for all the videos (starting one takes seconds)
-        from cortex.backends.ray_engine import start_ray
+        from cortex.runtime.ray_executor import start_ray
 
         started = start_ray(args.ray_address)
         try:
@@ -90,7 +91,7 @@ def run_video_task(args: argparse.Namespace, run_one: Callable[[argparse.Namespa
     import contextlib
     import io
 
-    from cortex.backends.ray_engine import limit_library_threads
+    from cortex.runtime.ray_executor import limit_library_threads
 
     limit_library_threads(1)
     out = io.StringIO()
@@ -110,7 +111,7 @@ def _videos_on_ray(args: argparse.Namespace, names: list[str | None], run_one) -
     each video's report is printed as it finishes. Returns the frames run."""
     import ray
 
-    from cortex.backends.ray_engine import _get
+    from cortex.runtime.ray_executor import _get
 
     task = ray.remote(num_cpus=1)(run_video_task)
     limit = machine_cores() if args.workers is None else args.workers
@@ -219,7 +220,7 @@ class ParallelRunner:
     def _sections(self):
         if self.engine != "threads":
             return {}
-        return split_program_for(self.compiled, profile=True).sections
+        return self.compiled.loaded_split(profile=True).sections
 
     def _stage(self, label: str) -> tuple[str, str]:
         if label.startswith(f"{self.compiled.entry}__") or label == self.compiled.entry:

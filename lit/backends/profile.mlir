@@ -3,7 +3,7 @@
 // RUN: cortex-opt %s -t 'numpy{profile=true}' | filecheck %s
 // RUN: cortex-opt %s -t numpy | filecheck %s --check-prefix=PLAIN
 
-// CHECK:      from cortex.backends.runtime import Profiler
+// CHECK:      from cortex.runtime.profiling import Profiler
 // CHECK:      _prof = Profiler()
 // CHECK-NEXT: _p_scaled = _prof.section('scaled')
 // CHECK-NEXT: _p_f = _prof.section('f')

@@ -1,0 +1,15 @@
+"""The runtime: loads and runs compiled programs; it never compiles.
+
+`cortex.compile` (the driver) produces a `Program` (`program.py`): plain data
+holding the entry's signature, the state layout, the weights and, per part
+of the entry (the whole entry, its frame split and stage split), the
+executable form the backend made (`executables.py`: one loader per kind;
+"numpy" is generated Python source). Everything here only loads and runs
+programs — `CompiledPipeline` (`pipeline.py`) called frame after frame, and
+the schedulers: concurrent stages and frames in flight on threads
+(`threads.py`) or Ray actors (`ray_executor.py`), both driving the one loop
+of `frames.py`. No module of this level imports `cortex.passes`,
+`cortex.lowering`, `cortex.backends` or `cortex.driver` (tests/test_layers.py),
+so a program runs wherever the runtime is installed, compiler or not;
+`cortex.load(path)` reads a saved one back.
+"""

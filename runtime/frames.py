@@ -1,0 +1,71 @@
+"""The frames-in-flight loop: many frames at once, the recurrence in frame order, outputs in order.
+
+One loop, whatever runs the work (`FlightExecutor`): worker threads
+(`cortex.runtime.threads.ThreadFrames`, an item is a frame) or Ray actors
+(`cortex.runtime.ray_executor.RayFrames`, an item is a chunk of frames).
+For each item read from the source, in order:
+
+    start(item)    on the caller as the item is read: the cheap work that must
+                   run in order (the delayed part, leading recurrences, checks),
+                   then the front (the parallel part) handed to the executor;
+    settle(flight) on the caller, in item order: wait for the front, run the
+                   recurrence, hand the tail (the encoder) to the executor;
+    finish(flight) wait for the tail; the item's outputs, in order.
+
+At most `window` items are in flight (started, not finished), so memory is
+bounded by the window, never by the video. A finished tail is handed back
+as soon as it is first in line; otherwise the oldest front is settled. On
+the way out (the end, an error, the caller closing the generator)
+`close(flights)` cancels what is still running.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
+
+
+class FlightExecutor(Protocol):
+    def start(self, item: Any) -> Any: ...
+
+    def settle(self, flight: Any) -> Any: ...
+
+    def done(self, flight: Any) -> bool: ...
+
+    def finish(self, flight: Any) -> Iterable[tuple[Any, ...]]: ...
+
+    def close(self, flights: list[Any]) -> None: ...
+
+
+_END = object()
+
+
+def frames_in_flight(items: Iterable[Any], window: int, executor: FlightExecutor) -> Iterator[tuple[Any, ...]]:
+    """The outputs of every item of `items`, in order, at most `window` items in flight (see the module docstring)."""
+    window = max(window, 1)
+    fronts: deque[Any] = deque()
+    tails: deque[Any] = deque()
+    source = iter(items)
+    exhausted = False
+    try:
+        while True:
+            while not exhausted and len(fronts) + len(tails) < window:
+                item = next(source, _END)
+                if item is _END:
+                    exhausted = True
+                    break
+                fronts.append(executor.start(item))
+            if tails and executor.done(tails[0]):
+                yield from executor.finish(tails.popleft())
+            elif fronts:
+                tails.append(executor.settle(fronts.popleft()))
+            elif tails:
+                yield from executor.finish(tails.popleft())
+            else:
+                return
+    finally:
+        executor.close([*fronts, *tails])
+
+
+__all__ = ["FlightExecutor", "frames_in_flight"]

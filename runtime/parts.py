@@ -1,0 +1,165 @@
+"""A program's frame split, loaded: each part callable on an environment of wired values.
+
+The four parts of the frame split (`Program.split`) and the stages of its
+parallel part exchange values by wiring key (`cortex.dialects.abi.WireKey`):
+a part reads `env[key]` for each argument key and adds `env[key] = value`
+for each result key. `LoadedSplit` also converts between the caller's values
+and the generated code's (as `CompiledPipeline.__call__` does), and knows
+which states are delayed inputs, leading recurrences, recurrences or
+read-only (`Program.states`), which is all a scheduler needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from cortex.dialects.abi import Port, WireKey
+from cortex.errors import CortexError
+from cortex.runtime.executables import LoadedExecutable, load_executable
+from cortex.runtime.program import Part, Program
+from cortex.runtime.values import aliased, to_caller, to_internal
+
+PARTS = ("delayed", "parallel", "recurrence", "tail")
+"""The frame split's parts, in the order one frame runs them."""
+
+
+def weight_values(program: Program) -> dict[str, Any]:
+    """Each weight port's value as the generated code takes it (checked once, when a program loads)."""
+    values = {}
+    for port in program.args:
+        if port.kind != "weight":
+            continue
+        if port.name not in program.weights:
+            raise CortexError(f"weight '{port.name}' has no value in the program")
+        values[port.name] = to_internal(port, program.weights[port.name], f"weight '{port.name}'")
+    return values
+
+
+class PartFunction:
+    """One loaded part: takes and returns values by wiring key (`value:3`, `state:x`...)."""
+
+    def __init__(self, part: Part, fn: Callable[..., Any], weights: Mapping[str, Any]):
+        self.name = part.name
+        self.arg_keys: list[str] = []
+        self.weight_slots: list[tuple[int, Any]] = []
+        self.arg_slots: list[tuple[int, str]] = []
+        for i, text in enumerate(part.args):
+            key = WireKey.parse(text)
+            if key.kind == "weight":
+                if key.ident not in weights:
+                    raise CortexError(f"part '{part.name}' reads weight '{key.ident}', which the program has no value for")
+                self.weight_slots.append((i, weights[key.ident]))
+            else:
+                self.arg_slots.append((i, text))
+                self.arg_keys.append(text)
+        self.result_keys = list(part.results)
+        self.arity = len(part.args)
+        self.fn = fn
+
+    def __call__(self, env: dict[str, Any], index: int | None) -> None:
+        """Run on the values in `env`, adding this part's results to it; errors name frame `index` (if any)."""
+        values: list[Any] = [None] * self.arity
+        for i, key in self.arg_slots:
+            values[i] = env[key]
+        for i, w in self.weight_slots:
+            values[i] = w
+        try:
+            results = self.fn(*values)
+        except CortexError as e:
+            raise CortexError(f"frame {index}: {e}" if index is not None else str(e)) from e
+        except Exception as e:  # a NumPy failure inside generated code
+            where = f"frame {index}: " if index is not None else ""
+            raise CortexError(f"{where}the {self.name} part failed: {type(e).__name__}: {' '.join(str(e).split())}") from e
+        for key, value in zip(self.result_keys, results):
+            env[key] = value
+
+
+class InOrder:
+    """The stages of a stage-split parallel part, one after the other."""
+
+    def __init__(self, stages: list[PartFunction]):
+        self.name = "parallel"
+        self.stages = stages
+        self.arg_keys = list(dict.fromkeys(k for s in stages for k in s.arg_keys if not k.startswith("stage:")))
+        self.result_keys = [k for s in stages for k in s.result_keys if not k.startswith("stage:")]
+
+    def __call__(self, env: dict[str, Any], index: int | None) -> None:
+        for stage in self.stages:
+            stage(env, index)
+
+
+class LoadedSplit:
+    """The frame split of a program, loaded: its parts (and stages) wired, the caller's boundary."""
+
+    def __init__(self, program: Program, profile: bool = False, stages: bool = False):
+        split = program.frame_split()
+        weights = weight_values(program)
+        self.entry = program.entry
+        loaded: dict[str, LoadedExecutable] = {}
+
+        def load(part: Part) -> PartFunction:
+            if part.executable not in loaded:
+                loaded[part.executable] = load_executable(program.executables[part.executable], profile)
+            return PartFunction(part, loaded[part.executable].function(part.symbol), weights)
+
+        self.stages = [load(s) for s in split.stages] if stages else []
+        parts: dict[str, PartFunction | InOrder] = {}
+        for name in PARTS:
+            parts[name] = InOrder(self.stages) if name == "parallel" and stages else load(split.parts[name])
+        self.parts = parts
+        self.sections: dict[str, Any] = {}
+        if profile:
+            for exe in loaded.values():
+                concurrent = getattr(exe, "concurrent_sections", None)
+                self.sections.update(concurrent() if concurrent is not None else exe.sections)
+        self.input_ports: list[Port] = program.inputs
+        self.output_ports = [p for p in program.results if p.kind == "output"]
+        self.state_ports = {p.name: p for p in program.args if p.kind == "state"}  # states read
+        self.update_ports = {p.name: p for p in program.results if p.kind == "state"}  # states written
+        self.delayed = program.states_of("delayed")
+        self.leading = program.states_of("leading")
+        self.ahead = [s.name for s in program.states if s.kind in ("delayed", "leading")]  # the delayed part's updates
+        self.recurrent = program.states_of("recurrence")
+        self.read_only = program.states_of("read-only")
+
+    # ---- the boundary with the caller
+
+    def inputs(self, args: tuple[Any, ...]) -> dict[str, Any]:
+        if len(args) != len(self.input_ports):
+            raise CortexError(f"@{self.entry} takes {len(self.input_ports)} argument(s), got {len(args)}")
+        return {
+            f"input:{p.index}": to_internal(p, v, f"argument #{k} (%{p.name}) of @{self.entry}")
+            for k, (p, v) in enumerate(zip(self.input_ports, args))
+        }
+
+    def internal_state(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        return {name: to_internal(self.state_ports[name], state[name], f"state '{name}'") for name in self.state_ports}
+
+    def outputs(self, env: Mapping[str, Any], args: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The caller's outputs and the caller's state after this frame (as `CompiledPipeline.__call__`)."""
+        outputs = self.caller_outputs(env)
+        internal = {n: env.get(f"update:{n}", env.get(f"state:{n}")) for n in {**self.state_ports, **self.update_ports}}
+        return outputs, self.caller_state(internal, outputs, args)
+
+    def caller_outputs(self, env: Mapping[str, Any]) -> tuple[Any, ...]:
+        return tuple(to_caller(p, env[f"output:{k}"]) for k, p in enumerate(self.output_ports))
+
+    def caller_state(self, internal: Mapping[str, Any], outputs: tuple, args: tuple) -> dict[str, Any]:
+        state = {}
+        for name, port in {**self.state_ports, **self.update_ports}.items():
+            value = to_caller(port, internal[name])
+            if hasattr(value, "shape") and aliased(value, outputs, args):
+                value = value.copy()  # the caller may reuse its buffers or write into outputs
+            state[name] = value
+        return state
+
+    # ---- one frame, all parts in order (what the engines reorder)
+
+    def step(self, env: dict[str, Any], index: int | None) -> dict[str, Any]:
+        for name in PARTS:
+            self.parts[name](env, index)
+        return env
+
+
+__all__ = ["PARTS", "InOrder", "LoadedSplit", "PartFunction", "weight_values"]

@@ -1,0 +1,228 @@
+"""A compiled pipeline, called frame after frame: the object `cortex.compile` and `cortex.load` return.
+
+    compiled = cortex.compile(cortex.examples.L2_PIPELINE, mode="power_save", profile=True)
+    encoded, score = compiled(frame)        # same call shape as cortex.reference
+    compiled.state, compiled.reset(), compiled.source
+    print(compiled.profile())               # ms per source op (profile=True, or compiled.profiling = True)
+    for out in compiled.run_video(frames, workers=2, engine="threads"):   # frames in flight
+    compiled.save("l2.cortex"); again = cortex.load("l2.cortex")
+
+It runs a `Program` (`cortex.runtime.program`) and never compiles: the
+program carries the executable of the whole entry and of its frame and
+stage splits. State arguments and results are threaded from one call to the
+next, weight arguments are bound once, and `{cortex.unsigned}` i8 data is
+exchanged with the caller as uint8 (zero-copy views).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cortex.dialects.abi import Port
+from cortex.errors import CortexError
+from cortex.runtime.executables import load_executable
+from cortex.runtime.parts import LoadedSplit, weight_values
+from cortex.runtime.profiling import PROFILING_OFF, Profile, split_fused
+from cortex.runtime.program import Program
+from cortex.runtime.values import aliased, initial_zeros, to_caller, to_internal
+
+ENGINES = ("threads", "ray")
+"""The executors of the frames-in-flight loop (`run_video(engine=...)`): the one meaning of "engine"."""
+
+
+class CompiledPipeline:
+    """A program's entry function, called frame after frame.
+
+    `runner(*inputs) -> tuple` (arrays; Python floats for f32 scalars),
+    `runner.state` (state name → value, threaded between calls),
+    `runner.reset()`, `runner.source` (the generated Python),
+    `runner.profiling = True` then `runner.profile()` (seconds per source op),
+    `runner.workers` (threads for one frame's independent stages; 1: in order),
+    `runner.program` (what was compiled), `runner.save(path)`.
+    """
+
+    def __init__(self, program: Program, workers: int = 1, profile: bool = False):
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
+        self.program = program
+        self.entry = program.entry
+        self.args: list[Port] = list(program.args)
+        self.results: list[Port] = list(program.results)
+        self.inputs = program.inputs
+        self.workers = workers
+        weights = weight_values(program)
+        self._weights = {p.index: weights[p.name] for p in self.args if p.kind == "weight"}
+        part = program.entry_part
+        self._executable = program.executables[part.executable]
+        self._plain = load_executable(self._executable).function(part.symbol)
+        self._profiled: Any = None
+        self._call = self._plain
+        self._frames_profiled = 0
+        self._plain_signature = _plain_signature(self.args, self.results)
+        self._splits: dict[tuple[bool, bool], LoadedSplit] = {}
+        self.state: dict[str, Any] = {}
+        self.reset()
+        if profile:
+            self.profiling = True
+
+    @property
+    def source(self) -> str:
+        """The generated code of the entry (NumPy source), for reading."""
+        return self._executable.text("source")
+
+    def save(self, path: str | Path) -> Path:
+        """Write the program (`cortex.load(path)` reads it back; the state is not saved)."""
+        return self.program.save(path)
+
+    # ---- state and profiling
+
+    def reset(self) -> None:
+        """Back to before the first frame: every state holds zeros of its type."""
+        self.state = {p.name: initial_zeros(p.spec, f"state '{p.name}'") for p in self.args if p.kind == "state"}
+
+    @property
+    def profiling(self) -> bool:
+        return self._call is not self._plain
+
+    @profiling.setter
+    def profiling(self, on: bool) -> None:
+        if on and self._profiled is None:
+            self._profiled = load_executable(self._executable, profile=True)
+        self._call = self._profiled.function(self.program.entry_part.symbol) if on else self._plain
+
+    def profile(self, reset: bool = False) -> Profile:
+        """Seconds per source op over the calls made while `profiling` was on (a note saying how, if never)."""
+        if self._profiled is None:
+            return Profile({}, 0, note=PROFILING_OFF)
+        profiler: Any = self._profiled.profiler
+        report = Profile(split_fused({s.label: s.seconds for s in profiler.sections.values() if s.count}), self._frames_profiled)
+        if reset:
+            profiler.reset()
+            self._frames_profiled = 0
+        return report
+
+    def loaded_split(self, profile: bool = False, stages: bool = False) -> LoadedSplit:
+        """The program's frame split, loaded (once per kind; `profile`: thread-safe timers per stage)."""
+        key = (profile, stages)
+        if key not in self._splits:
+            self._splits[key] = LoadedSplit(self.program, profile=profile, stages=stages)
+        return self._splits[key]
+
+    # ---- a frame
+
+    def __call__(self, *inputs: Any) -> tuple[Any, ...]:
+        if self.workers > 1 and not self.profiling:
+            from cortex.runtime.threads import call_with_concurrent_stages
+
+            outputs, self.state = call_with_concurrent_stages(self.loaded_split(stages=True), self.state, inputs, self.workers)
+            return outputs
+        signature = self._plain_signature
+        if signature is not None and len(inputs) == len(signature):
+            for v, (dtype, shape) in zip(inputs, signature):
+                if type(v) is not np.ndarray or v.dtype != dtype or v.shape != shape:
+                    break
+            else:  # arrays in, arrays out, no state: nothing to convert (the checks below would pass)
+                results = self._call(*inputs)
+                if self._call is not self._plain:
+                    self._frames_profiled += 1
+                return tuple(
+                    r if type(r) is np.ndarray and r.flags.writeable else to_caller(p, r) for p, r in zip(self.results, results)
+                )
+        if len(inputs) != len(self.inputs):
+            raise CortexError(f"@{self.entry} takes {len(self.inputs)} argument(s), got {len(inputs)}")
+        values: list[Any] = [None] * len(self.args)
+        for k, (port, value) in enumerate(zip(self.inputs, inputs)):
+            values[port.index] = to_internal(port, value, f"argument #{k} (%{port.name}) of @{self.entry}")
+        if not isinstance(self.state, dict):
+            raise CortexError(f"runner.state must be a dict of state name to value, got {type(self.state).__name__}")
+        for port in self.args:
+            if port.kind == "state":
+                if port.name not in self.state:
+                    raise CortexError(
+                        f"state '{port.name}' is missing from runner.state (runner.reset() restores every state)"
+                    )
+                values[port.index] = to_internal(port, self.state[port.name], f"state '{port.name}'")
+            elif port.kind == "weight":
+                values[port.index] = self._weights[port.index]
+        results = self._call(*values)
+        if self._call is not self._plain:
+            self._frames_profiled += 1
+        outputs = tuple(to_caller(p, r) for p, r in zip(self.results, results) if p.kind == "output")
+        state = dict(self.state)
+        for port, value in zip(self.results, results):
+            if port.kind != "state":
+                continue
+            value = to_caller(port, value)
+            if isinstance(value, np.ndarray) and aliased(value, outputs, inputs):
+                value = value.copy()  # the caller may reuse its buffers or write into outputs
+            state[port.name] = value
+        self.state = state
+        held = [v for v in state.values() if isinstance(v, np.ndarray)]
+        # a state read but not updated this frame is still ours: the caller gets a copy
+        return tuple(o.copy() if isinstance(o, np.ndarray) and aliased(o, held, ()) else o for o in outputs)
+
+    # ---- frames in flight
+
+    def run_video(self, frames: Iterable[Any], workers: int | None = None, engine: str = "threads",
+                  window: int | None = None, profile: bool = False, **engine_options: Any) -> Iterator[tuple[Any, ...]]:
+        """Outputs over `frames`, in order, several frames in flight; `self.state` follows.
+
+        Equal to `[compiled(f) for f in frames]` (bit for bit, final state included).
+        `workers` defaults to the machine's cores; `window` (items in flight: frames,
+        or chunks on Ray) to 2 × workers. Frames are read ahead: the source must not
+        overwrite a frame it has already yielded (OpenCV's `VideoCapture.read()`
+        returns a new array each time). `engine`: "threads" (`cortex.runtime.threads`;
+        `profile`: per-stage wall-clock and CPU time in `loaded_split(profile=True).sections`)
+        or "ray" (`cortex.runtime.ray_executor`; options address, chunk, num_cpus, worker_setup).
+        """
+        from cortex.runtime.threads import machine_cores
+
+        workers = machine_cores() if workers is None else workers
+        if workers < 1:
+            raise CortexError(f"workers must be >= 1, got {workers}")
+        window = max(window or 2 * workers, 1)
+        if engine == "threads":
+            if engine_options:
+                raise CortexError(f"engine 'threads' takes no options {sorted(engine_options)}")
+            return self._run_threads(frames, workers, window, profile)
+        if engine == "ray":
+            from cortex.runtime.ray_executor import check_chunk, run_ray
+
+            check_chunk(engine_options.get("chunk", 8))
+            split = self.loaded_split()  # a pipeline that cannot be split fails here, before Ray starts
+            return run_ray(self, self.program, split, frames, workers, window, **engine_options)
+        raise CortexError(f"unknown engine '{engine}' (engines: {', '.join(ENGINES)})")
+
+    def _run_threads(self, frames, workers, window, profile):
+        from cortex.runtime.threads import run_threads
+
+        yield from run_threads(self, self.loaded_split(profile=profile), frames, workers, window)
+
+
+def _plain_signature(args: list[Port], results: list[Port]) -> list[tuple[np.dtype, tuple[int, ...]]] | None:
+    """(dtype, shape) per argument when every argument is a statically shaped signed tensor input and
+    every result an output: then a call whose arrays match needs no conversion (prepared once, per call
+    it is one comparison per argument). None otherwise."""
+    signature = []
+    for port in args:
+        spec = port.spec
+        if port.kind != "input" or spec.unsigned or spec.shape is None or spec.dtype is None:
+            return None
+        if any(d < 0 for d in spec.shape):
+            return None
+        signature.append((np.dtype(spec.dtype), spec.shape))
+    if any(p.kind != "output" for p in results):
+        return None
+    return signature
+
+
+def load(path: str | Path, workers: int = 1, profile: bool = False) -> CompiledPipeline:
+    """A saved program (`compiled.save(path)`), ready to run: `cortex.load(path)`."""
+    return CompiledPipeline(Program.load(path), workers=workers, profile=profile)
+
+
+__all__ = ["ENGINES", "CompiledPipeline", "load"]

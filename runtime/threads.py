@@ -1,0 +1,196 @@
+"""Threads as executors: frames in flight on worker threads, and one frame's stages at once.
+
+    for encoded, score in compiled.run_video(frames, workers=2):   # engine="threads"
+    compiled = cortex.compile(module, workers=2)                    # stages of a frame concurrently
+
+Frame n runs the frame split's parts (`cortex.passes.frame_split`):
+
+    delayed(frame n, leading state of n-1) -> delayed inputs of n+1, leading recurrences  [caller, as read]
+    parallel(frame n, delayed inputs of n-1) -> the gate, the heavy stages                [worker threads]
+    recurrence(parallel's values, recurrent state of n-1)                                 [caller, in order]
+    tail(frame n, score n) -> outputs (the encoder)                                       [worker threads]
+
+through the one frames-in-flight loop (`cortex.runtime.frames`). The values
+are exactly those of calling `compiled(frame)` frame after frame: the same
+ops, lowered and emitted the same way, on the same inputs.
+
+With `workers` > 1 at compile time, one call runs the delayed part, then
+every stage of the parallel part as soon as the stages it reads have
+finished (the stage split, `cortex.passes.stage_split`), then the
+recurrence and the tail; the frame's latency approaches the critical path.
+
+OpenCV and NumPy release the GIL, which is what makes threads pay off.
+While a run is going, OpenCV and BLAS get cores // workers threads each
+(`thread_budget`), so workers × library threads never exceed the cores.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from typing import Any
+
+import cv2
+
+from cortex.runtime.frames import frames_in_flight
+from cortex.runtime.parts import LoadedSplit, PartFunction
+
+
+def machine_cores() -> int:
+    """Cores this process may use (the affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+_BUDGET_LOCK = threading.Lock()
+
+
+@contextmanager
+def thread_budget(workers: int, cores: int | None = None):
+    """OpenCV and BLAS limited to cores // workers threads each while the block runs (restored after)."""
+    per_worker = max(1, (cores or machine_cores()) // max(workers, 1))
+    with _BUDGET_LOCK:
+        previous = cv2.getNumThreads()
+        cv2.setNumThreads(per_worker)
+    limits = None
+    try:
+        from threadpoolctl import threadpool_limits
+
+        limits = threadpool_limits(limits=per_worker, user_api="blas")
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency; BLAS keeps its own default
+        pass
+    try:
+        yield per_worker
+    finally:
+        if limits is not None:
+            limits.restore_original_limits()
+        with _BUDGET_LOCK:
+            cv2.setNumThreads(previous)
+
+
+def as_args(item: Any) -> tuple[Any, ...]:
+    """A frame source's item as the entry's arguments (a tuple passes several inputs)."""
+    return item if isinstance(item, tuple) else (item,)
+
+
+# ---------------------------------------------------------------- frames in flight on threads
+
+
+class ThreadFrames:
+    """The executor of `frames_in_flight` on a thread pool: one item is one frame."""
+
+    def __init__(self, pipeline: Any, split: LoadedSplit, workers: int):
+        """`pipeline`: the caller's object whose `state` (caller values) starts the run and follows each frame."""
+        self.pipeline, self.split = pipeline, split
+        self.state = split.internal_state(pipeline.state)
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cortex-frame")
+        self.index = 0
+
+    def start(self, item: Any):
+        split, index = self.split, self.index
+        args = as_args(item)
+        env = split.inputs(args)
+        env.update({f"state:{n}": self.state[n] for n in split.state_ports})
+        split.parts["delayed"](env, index)
+        for name in split.ahead:
+            self.state[name] = env[f"update:{name}"]
+        self.index += 1
+        return index, args, env, self.pool.submit(split.parts["parallel"], env, index)
+
+    def settle(self, flight):
+        i, args, env, future = flight
+        future.result()
+        split = self.split
+        for name in split.recurrent:
+            env[f"state:{name}"] = self.state[name]
+        split.parts["recurrence"](env, i)
+        for name in split.recurrent:
+            self.state[name] = env[f"update:{name}"]
+        return i, args, env, self.pool.submit(split.parts["tail"], env, i)
+
+    def done(self, flight) -> bool:
+        return flight[3].done()
+
+    def finish(self, flight) -> list[tuple[Any, ...]]:
+        _, args, env, future = flight
+        future.result()
+        outputs, self.pipeline.state = self.split.outputs(env, args)
+        return [outputs]
+
+    def close(self, flights) -> None:
+        for *_, future in flights:
+            future.cancel()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_threads(pipeline: Any, split: LoadedSplit, frames: Iterable[Any], workers: int, window: int) -> Iterator[tuple[Any, ...]]:
+    """Outputs of `frames` through `split` on `workers` threads, `window` frames in flight; `pipeline.state` follows."""
+    with thread_budget(workers):
+        yield from frames_in_flight(frames, window, ThreadFrames(pipeline, split, workers))
+
+
+def run_split_sequential(pipeline: Any, split: LoadedSplit, frames: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
+    """The four parts one frame after the other, no threads: the split's own semantics, for tests."""
+    for index, item in enumerate(frames):
+        args = as_args(item)
+        env = split.inputs(args)
+        env.update({f"state:{n}": v for n, v in split.internal_state(pipeline.state).items()})
+        split.step(env, index)
+        outputs, pipeline.state = split.outputs(env, args)
+        yield outputs
+
+
+# ---------------------------------------------------------------- one frame's stages at once
+
+
+def run_stages(stages: list[PartFunction], env: dict[str, Any], index: int | None, pool: ThreadPoolExecutor) -> None:
+    """Each stage as soon as the stages whose results it reads are done; the first failure is raised."""
+    producer = {key: k for k, s in enumerate(stages) for key in s.result_keys}
+    needs = [{producer[key] for key in s.arg_keys if key in producer and producer[key] != k} for k, s in enumerate(stages)]
+    started: set[int] = set()
+    done: set[int] = set()
+    running: dict[Future, int] = {}
+    try:
+        while len(done) < len(stages):
+            for k, s in enumerate(stages):
+                if k not in started and needs[k] <= done:
+                    started.add(k)
+                    running[pool.submit(s, env, index)] = k
+            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for future in finished:
+                future.result()
+                done.add(running.pop(future))
+    finally:
+        for future in running:
+            future.cancel()
+
+
+def call_with_concurrent_stages(split: LoadedSplit, state: dict[str, Any], inputs: tuple[Any, ...],
+                                workers: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """(outputs, state after) of one call with the frame's independent stages on `workers` threads."""
+    env = split.inputs(inputs)
+    env.update({f"state:{n}": v for n, v in split.internal_state(state).items()})
+    parts = split.parts
+    with thread_budget(workers), ThreadPoolExecutor(workers, thread_name_prefix="cortex-stage") as pool:
+        parts["delayed"](env, None)
+        run_stages(split.stages, env, None, pool)
+        parts["recurrence"](env, None)
+        parts["tail"](env, None)
+    return split.outputs(env, inputs)
+
+
+__all__ = [
+    "ThreadFrames",
+    "as_args",
+    "call_with_concurrent_stages",
+    "machine_cores",
+    "run_split_sequential",
+    "run_stages",
+    "run_threads",
+    "thread_budget",
+]

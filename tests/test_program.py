@@ -1,0 +1,202 @@
+"""The compiled program: `cortex.compile` builds it whole, `save`/`cortex.load` round-trip it, the runtime runs it.
+
+Round-trips are checked on outputs and final state (bit for bit), for the
+sequential call, concurrent stages and frames in flight; a file of another
+format or version, a damaged one, or an executable kind this runtime does
+not know is a one-line CortexError.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+import cortex
+from cortex.errors import CortexError
+from cortex.runtime.program import FORMAT, VERSION, Executable, Program
+from cortex.video.synthetic import SyntheticVideo
+from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states
+
+
+def frames(n=24, start=0):
+    video = SyntheticVideo(*SMALL)
+    return [video.frame(i) for i in range(start, start + n)]
+
+
+def same(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        for a, b in zip(g, w):
+            a, b = np.asarray(a), np.asarray(b)
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def same_state(a, b):
+    assert a.keys() == b.keys()
+    for k in a:
+        assert np.asarray(a[k]).tobytes() == np.asarray(b[k]).tobytes(), k
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    return cortex.compile(cortex.parse(with_extra_states()), mode="motion", specialize=False)
+
+
+def test_compile_builds_every_part_up_front(compiled):
+    program = compiled.program
+    split = program.frame_split()
+    assert set(split.parts) == {"delayed", "parallel", "recurrence", "tail"}
+    assert len(split.stages) >= 5  # gray, blur gate, text_roi, saliency, scene_change, motion, fusion...
+    assert set(program.executables) == {"entry", "split"}
+    assert {s.name: s.kind for s in program.states} == {
+        "prev_gray": "delayed", "prev_score": "recurrence", "count": "recurrence", "mean_motion": "recurrence",
+        "prev_center": "delayed", "sharpness_history": "leading",
+    }
+    assert program.runtime_inputs and set(program.runtime_inputs) <= set(program.weights)  # specialize=False
+    for part in (*split.parts.values(), *split.stages, program.entry_part):
+        assert part.symbol in program.executables[part.executable].symbols
+
+
+def test_save_load_round_trip_gives_the_same_outputs_and_state(compiled, tmp_path):
+    path = compiled.save(tmp_path / "l2.cortex")
+    loaded = cortex.load(path)
+    video = frames(30)
+    compiled.reset()
+    want = [compiled(f) for f in video]
+    same([loaded(f) for f in video], want)
+    same_state(loaded.state, compiled.state)
+    loaded.reset()
+    same(list(loaded.run_video(video, workers=2)), want)
+    same_state(loaded.state, compiled.state)
+    staged = cortex.load(path, workers=3)
+    same([staged(f) for f in video], want)
+    same_state(staged.state, compiled.state)
+    assert Program.load(path) == compiled.program
+
+
+def test_the_file_is_documented_json_and_payloads_not_pickle(compiled, tmp_path):
+    path = compiled.save(tmp_path / "l2.cortex")
+    with zipfile.ZipFile(path) as archive:
+        doc = json.loads(archive.read("program.json"))
+        names = archive.namelist()
+        source = archive.read(doc["executables"]["entry"]["members"]["source"]["file"]).decode()
+    assert doc["format"] == FORMAT and doc["version"] == VERSION
+    assert "def l2_frame(" in source and source == compiled.source
+    assert not any(n.endswith((".pkl", ".pickle")) for n in names)
+    assert all(n == "program.json" or n.startswith("executables/") for n in names)
+
+
+def rewritten(path, change):
+    with zipfile.ZipFile(path) as archive:
+        files = {n: archive.read(n) for n in archive.namelist()}
+    doc = json.loads(files["program.json"])
+    change(doc, files)
+    files["program.json"] = json.dumps(doc).encode()
+    with zipfile.ZipFile(path, "w") as archive:
+        for n, data in files.items():
+            archive.writestr(n, data)
+    return path
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d, f: d.update(version=VERSION + 1), rf"format version {VERSION + 1}; this runtime reads version {VERSION}"),
+        (lambda d, f: d.update(format="something-else"), r"not a cortex program \(format 'something-else'"),
+        (lambda d, f: d["executables"]["entry"].update(kind="tpu-blob"), r"unknown executable kind 'tpu-blob'"),
+        (lambda d, f: f.pop("executables/entry/source"), r"member 'source' is missing"),
+        (lambda d, f: d["entry_part"].update(args=["frame:0"]), r"bad wiring key 'frame:0'"),
+        (lambda d, f: d.pop("args"), r"malformed program.json"),
+    ],
+    ids=["version", "format", "kind", "member", "wiring", "field"],
+)
+def test_a_bad_file_is_one_cortex_error(compiled, tmp_path, change, message):
+    path = rewritten(compiled.save(tmp_path / "bad.cortex"), change)
+    with pytest.raises(CortexError, match=message) as info:
+        cortex.load(path)
+    assert "\n" not in str(info.value)
+
+
+def test_not_a_program_at_all(tmp_path):
+    (tmp_path / "x.cortex").write_bytes(b"def f(): pass\n")
+    with pytest.raises(CortexError, match="not a cortex program"):
+        cortex.load(tmp_path / "x.cortex")
+    with pytest.raises(CortexError, match="cannot read program"):
+        cortex.load(tmp_path / "missing.cortex")
+
+
+UPDATED_TWICE = """builtin.module {
+  func.func @l2_frame(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %s = cortex.state "acc" : tensor<4xf32>
+    cortex.update_state "acc" = %x : tensor<4xf32>
+    %y = cortex.add %s, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    cortex.update_state "acc" = %y : tensor<4xf32>
+    func.return %s : tensor<4xf32>
+  }
+}
+"""
+
+
+def test_a_pipeline_that_cannot_be_split_compiles_and_says_why_when_run_in_flight():
+    compiled = cortex.compile(cortex.parse(UPDATED_TWICE), mode=None)
+    assert compiled.program.split is None
+    x = np.ones(4, np.float32)
+    compiled(x)  # the sequential call needs no split
+    with pytest.raises(CortexError, match="cannot be frame-split: .*state 'acc' is updated 2 times"):
+        list(compiled.run_video([x, x], workers=2))
+
+
+def test_split_false_leaves_the_splits_out_and_says_so():
+    compiled = cortex.compile(cortex.parse(small_l2_text()), split=False)
+    assert compiled.program.split is None and set(compiled.program.executables) == {"entry"}
+    with pytest.raises(CortexError, match="compiled with split=False"):
+        list(compiled.run_video(frames(2), workers=2))
+    compiled.workers = 2
+    with pytest.raises(CortexError, match="compiled with split=False"):
+        compiled(frames(1)[0])
+
+
+def test_profiling_a_loaded_program_needs_no_compiler(compiled, tmp_path):
+    loaded = cortex.load(compiled.save(tmp_path / "p.cortex"), profile=True)
+    loaded(frames(1)[0])
+    assert "gray" in loaded.profile() and loaded.profile().frames == 1
+
+
+def test_executables_hold_text_or_bytes():
+    exe = Executable("numpy", {"source": "x = 1\n", "constants/_k": b"\x00\x01"}, {"f": "f"})
+    assert exe.text("source") == "x = 1\n"
+    with pytest.raises(CortexError, match="no text member 'constants/_k'"):
+        exe.text("constants/_k")
+
+
+RUN_WITHOUT_COMPILER = """
+import sys
+for name in ("cortex.driver", "cortex.passes", "cortex.lowering", "cortex.backends", "cortex.registry", "xdsl.passes"):
+    sys.modules[name] = None  # importing any of them now raises ImportError
+import numpy as np
+import cortex
+compiled = cortex.load(sys.argv[1])
+frame = np.load(sys.argv[2])
+encoded, score = compiled(frame)
+(again, score2), = list(compiled.run_video([frame], workers=2))
+print(len(encoded), float(np.asarray(score).sum()))
+loaded = sorted(m for m in sys.modules if m.startswith("cortex.") and sys.modules[m] is not None)
+assert not [m for m in loaded if m.split(".")[1] in ("driver", "passes", "lowering", "backends", "registry")], loaded
+"""
+
+
+def test_a_saved_program_runs_in_a_process_without_the_compiler(tmp_path):
+    compiled = cortex.compile(cortex.parse(small_l2_text()))
+    path = compiled.save(tmp_path / "l2.cortex")
+    frame = frames(1)[0]
+    np.save(tmp_path / "frame.npy", frame)
+    encoded, score = compiled(frame)
+    done = subprocess.run([sys.executable, "-c", RUN_WITHOUT_COMPILER, str(path), str(tmp_path / "frame.npy")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(len(encoded)), str(float(np.asarray(score).sum()))]
