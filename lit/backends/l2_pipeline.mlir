@@ -4,7 +4,7 @@
 // no per-element loop anywhere.
 // RUN: cortex-opt %examples/l2_pipeline.mlir -p convert-cortex-to-linalg,convert-cortex-to-extern -t numpy | filecheck %s
 
-// CHECK:      from cortex.backends import numpy_support as _rt
+// CHECK:      from cortex.runtime import numpy_support as _rt
 // CHECK:      _BLOBS = {
 // CHECK:      # constants: built once, when the module loads
 // CHECK-NEXT: _k_gray = _rt.array([0.11400000005960464, 0.5870000123977661, 0.29899999499320984], 'float32', (3,))  # gray
