@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from helpers.graphs import REWRITES, both, one_function
+from helpers.numerics import ACCUMULATED, assert_f32_close
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,7 +65,7 @@ def test_im2col_conv_equals_the_reference(case, seed):
     inputs = [x] + ([] if case["constant_weight"] else [weight]) + ([bias] if case["bias"] == "argument" else [])
     module = one_function(shapes, build)
     (got,), (want,) = both(module, *inputs)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert_f32_close(got, want, ulps=ACCUMULATED)
     lowered = lower(module, post_passes="cortex-conv-im2col")
     assert not any(op.name == "linalg.conv_2d_nchw_fchw" for op in lowered.walk())
 
@@ -93,7 +94,7 @@ def test_unrolled_pooling_equals_the_reference(case, seed):
     op = ops.MaxPoolOp if case["kind"] == "max" else ops.AvgPoolOp
     module = one_function([x.shape], lambda xv: op(xv, (kh, kw), case["strides"], pads, (dh, dw)).result)
     (got,), (want,) = both(module, x)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert_f32_close(got, want, ulps=ACCUMULATED)
 
 
 def test_windows_above_the_limit_keep_their_reduction():
@@ -114,8 +115,8 @@ def test_constant_layouts_fold_and_keep_results():
     assert not any(op.name == "linalg.broadcast" for op in lowered.walk())
     x = rng.standard_normal((3, 4)).astype(np.float32)
     (got,), (want,) = both(module, x)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(got, x @ weight.T + bias, rtol=1e-5, atol=1e-5)
+    assert_f32_close(got, want, ulps=ACCUMULATED)
+    assert_f32_close(got, x @ weight.T + bias, ulps=ACCUMULATED)
 
 
 def test_large_broadcasts_stay_broadcasts():
