@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
 
 import cortex
 from cortex.backends.numpy_codegen import EmitError
@@ -20,7 +21,6 @@ from cortex.driver import compile_pipeline
 from cortex.errors import CortexError
 from cortex.ir import parse_module
 from cortex.runtime import numpy_support
-from tests.helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
 
 RNG = np.random.default_rng(7)
 

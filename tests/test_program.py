@@ -15,12 +15,12 @@ import zipfile
 
 import numpy as np
 import pytest
+from helpers.pipelines import SMALL, small_l2_text, with_extra_states
 
 import cortex
 from cortex.errors import CortexError
 from cortex.runtime.program import FORMAT, VERSION, Executable, Program
 from cortex.video.synthetic import SyntheticVideo
-from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states
 
 
 def frames(n=24, start=0):

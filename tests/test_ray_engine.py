@@ -13,11 +13,8 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-import cortex  # noqa: E402
-from cortex.ir import CortexError  # noqa: E402
-from cortex.runtime.ray_executor import _get  # noqa: E402
-from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states  # noqa: E402
-from tests.test_frame_parallel import (  # noqa: E402
+from helpers.pipelines import SMALL, small_l2_text, with_extra_states  # noqa: E402
+from helpers.scheduling import (  # noqa: E402
     MODES,
     assert_same,
     assert_same_state,
@@ -25,6 +22,10 @@ from tests.test_frame_parallel import (  # noqa: E402
     frames_of,
     sequential,
 )
+
+import cortex  # noqa: E402
+from cortex.ir import CortexError  # noqa: E402
+from cortex.runtime.ray_executor import _get  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +73,8 @@ def test_actors_run_the_program_they_were_sent_without_the_compiler(local_ray):
         import importlib
         import sys
 
-        for name in ("cortex.driver", "cortex.passes", "cortex.lowering", "cortex.backends", "cortex.registry"):
+        for name in ("cortex.driver", "cortex.passes", "cortex.lowering", "cortex.linalg_opt", "cortex.backends",
+                     "cortex.registry"):
             sys.modules[name] = None  # type: ignore[assignment]  # any import of it (or below it) now fails
         try:
             importlib.import_module("cortex.passes.frame_split")
