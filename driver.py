@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 from cortex.backends.numpy_emitter import emit_numpy, numpy_executable
-from cortex.dialects.abi import SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
+from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
 from cortex.dialects.modes import INPUT_DEFAULTS
 from cortex.errors import CortexError
 from cortex.interpreter.calling import find_entry, resolve_weights
@@ -29,13 +29,14 @@ from cortex.lowering import POST_LOWERING_PASSES
 from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
 from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
 from cortex.passes.calibrate import calibrate as _calibrate
-from cortex.passes.frame_split import FrameSplitError, classify_states, defined_function, split_entry
+from cortex.passes.frame_split import split_entry
+from cortex.passes.outlining import FrameSplitError, defined_function, split_keys
 from cortex.passes.quant_report import quantize_with_report
 from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.stage_split import split_stages
+from cortex.passes.state_analysis import classify_states
 from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import all_passes
-from cortex.runtime.parts import PARTS
 from cortex.runtime.pipeline import CompiledPipeline
 from cortex.runtime.program import FrameSplit, Part, Program, StateInfo
 
@@ -261,24 +262,18 @@ def split_parts(lowered: ModuleOp, entry: str) -> FrameSplit:
 
     def part(name: str, symbol: str) -> Part:
         fn = functions[symbol]
-        keys = [k.data for k in _string_array(fn, SPLIT_ARGS)]
+        keys = split_keys(fn, SPLIT_ARGS) or []
         ports, _ = entry_ports(fn)
         keys += [wire("weight", p.name) for p in ports[len(keys):] if p.kind == "weight"]
         assert len(keys) == len(ports), f"@{symbol}: {len(ports)} arguments, {len(keys)} wiring keys"
-        return Part(name, "split", symbol, tuple(keys), tuple(k.data for k in _string_array(fn, SPLIT_RESULTS)))
+        return Part(name, "split", symbol, tuple(keys), tuple(split_keys(fn, SPLIT_RESULTS) or []))
 
     prefix = f"{entry}__parallel__s"
     stages = sorted((s for s in functions if s.startswith(prefix)), key=lambda s: int(s[len(prefix):]))
     return FrameSplit(
-        {name: part(name, f"{entry}__{name}") for name in PARTS},
+        {name: part(name, f"{entry}__{name}") for name in FRAME_PARTS},
         tuple(part(f"parallel stage {s[len(prefix):]}", s) for s in stages),
     )
-
-
-def _string_array(fn: func.FuncOp, attr: str) -> list[StringAttr]:
-    keys = fn.attributes.get(attr)
-    assert isinstance(keys, ArrayAttr), f"@{fn.sym_name.data} has no {attr}"
-    return [k for k in keys.data if isinstance(k, StringAttr)]
 
 
 def specialized(module: ModuleOp, table: Mapping[str, float]) -> ModuleOp:

@@ -33,8 +33,10 @@ from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.errors import CortexError
-from cortex.passes.frame_split import FrameSplitError, classify_states, partition
+from cortex.passes.frame_split import partition
+from cortex.passes.outlining import FrameSplitError
 from cortex.passes.profile import profile_ms
+from cortex.passes.state_analysis import classify_states
 
 
 @dataclass

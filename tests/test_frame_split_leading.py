@@ -15,9 +15,12 @@ import pytest
 from xdsl.dialects import scf
 
 import cortex
+from cortex.dialects.abi import SPLIT_ARGS as ARGS_ATTR
+from cortex.dialects.abi import SPLIT_RESULTS as RESULTS_ATTR
 from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
-from cortex.passes.frame_split import ARGS_ATTR, RESULTS_ATTR, classify_states, split_entry
+from cortex.passes.frame_split import split_entry
 from cortex.passes.schedule import render_schedule
+from cortex.passes.state_analysis import classify_states
 from tests.frame_split_pipelines import SMALL, small_l2_text
 from tests.test_frame_parallel import MODES, assert_same, assert_same_state, frames_of, passes, sequential
 from tests.test_frame_split import entry_of, keys, run_parts_reference_with
