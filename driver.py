@@ -20,7 +20,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 
 from cortex.backends.numpy_emitter import emit_numpy, numpy_executable
 from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
-from cortex.dialects.modes import INPUT_DEFAULTS
+from cortex.dialects.modes import DEFAULT_ENTRY, DEFAULT_MODE, INPUT_DEFAULTS
 from cortex.errors import CortexError
 from cortex.interpreter.calling import find_entry, resolve_weights
 from cortex.interpreter.reference import ReferenceRunner
@@ -39,9 +39,6 @@ from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import all_passes
 from cortex.runtime.pipeline import CompiledPipeline
 from cortex.runtime.program import FrameSplit, Part, Program, StateInfo
-
-DEFAULT_ENTRY = "l2_frame"
-DEFAULT_MODE = "balanced"
 
 
 def build_pipeline(pipeline: str) -> PassPipeline:
@@ -283,7 +280,7 @@ def specialized(module: ModuleOp, table: Mapping[str, float]) -> ModuleOp:
     return run_pipeline(copy, "canonicalize,dce")
 
 
-def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, op_timer=None) -> ReferenceRunner:
+def reference(module, entry: str = DEFAULT_ENTRY, mode: str | None = DEFAULT_MODE, weights=None, op_timer=None) -> ReferenceRunner:
     """The eager reference interpreter over `module`'s `entry` function.
 
     `op_timer(op, seconds)`, when given, is called after each cortex op runs.
@@ -347,7 +344,7 @@ def validate_pipeline(
     *,
     frames: int = 3,
     entry: str | None = None,
-    mode: str | None = "balanced",
+    mode: str | None = DEFAULT_MODE,
     seed: int = 0,
 ) -> str | None:
     """Run `pipeline` on a copy of `module`, checking each pass: None if all keep the results, else why not.

@@ -32,8 +32,8 @@ from xdsl.pattern_rewriter import (
 )
 
 from cortex.dialects.abi import ORIGIN
+from cortex.dialects.folding import constant_value
 from cortex.lowering.builders import PARALLEL, LinalgBuilder, affine_map, element_of, shape_of
-from cortex.lowering.tensor_ops import constant_value
 
 
 def ints(attr) -> list[int]:

@@ -26,10 +26,10 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
 from cortex.dialects import quant as q
+from cortex.dialects.folding import constant_value
 from cortex.dialects.quant import Q_MAX, Q_MIN, i8
 from cortex.lowering.base import CortexLowering, lowers
 from cortex.lowering.builders import PARALLEL, REDUCTION, LinalgBuilder, affine_map, shape_of
-from cortex.lowering.tensor_ops import constant_value
 
 # ---------------------------------------------------------------- scalar bodies
 

@@ -14,12 +14,11 @@ import math as pymath
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr
 
 from cortex.dialects import tensor_ops as ops
+from cortex.dialects.folding import constant_value
 from cortex.dialects.shapes import normalise_axis
 from cortex.lowering import builders as s
 from cortex.lowering.base import CortexLowering, lowers, register_lowering
@@ -32,7 +31,6 @@ from cortex.lowering.builders import (
     shape_of,
 )
 from cortex.semantics import defaults as D
-from cortex.semantics.values import dense_to_numpy
 
 # ---------------------------------------------------------------- elementwise
 
@@ -108,17 +106,6 @@ class LowerConstant(CortexLowering):
 
 
 # ---------------------------------------------------------------- contractions
-
-
-def constant_value(value: SSAValue) -> np.ndarray | None:
-    """The array `value` holds when a constant defines it (cortex or arith), else None."""
-    owner = value.owner
-    attr = None
-    if isinstance(owner, ops.ConstantOp):
-        attr = owner.value
-    elif isinstance(owner, arith.ConstantOp):
-        attr = owner.value
-    return dense_to_numpy(attr) if isinstance(attr, DenseIntOrFPElementsAttr) else None
 
 
 @lowers(ops.MatmulOp)

@@ -37,6 +37,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from cortex.dialects.abi import FRAME_PARTS, wire
+from cortex.dialects.modes import DEFAULT_ENTRY
 from cortex.dialects.state import StateOp, UpdateStateOp
 from cortex.passes.outlining import (
     FrameSplitError,
@@ -262,7 +263,7 @@ class FrameSplitPass(ModulePass):
     """cortex-frame-split{entry=l2_frame}: the entry becomes its delayed, parallel, recurrence and tail parts."""
 
     name = "cortex-frame-split"
-    entry: str = "l2_frame"
+    entry: str = DEFAULT_ENTRY
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         split_entry(op, self.entry)

@@ -42,6 +42,7 @@ from cortex.dialects.abi import SPLIT_ARGS, SPLIT_RESULTS, wire
 from cortex.dialects.state import StateOp
 from cortex.dialects.tensor_ops import ConstantOp
 from cortex.errors import CortexError
+from cortex.ir import function_named
 
 
 class FrameSplitError(CortexError):
@@ -252,8 +253,8 @@ def split_keys(fn: func.FuncOp, attr: str) -> list[str] | None:
 
 def defined_function(module: ModuleOp, name: str, purpose: str) -> func.FuncOp:
     """`@name` of `module` with a body; a FrameSplitError saying what it was wanted for otherwise."""
-    fn = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name), None)
-    if fn is None or fn.is_declaration:
+    fn = function_named(module, name)
+    if fn is None:
         raise FrameSplitError(f"no function '@{name}' to {purpose}")
     return fn
 

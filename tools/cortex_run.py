@@ -31,9 +31,10 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 
 import cortex
 from cortex.dialects import BlurDetectorOp, op_kind
-from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
+from cortex.dialects.modes import BLUR_AUTO, DEFAULT_MODE, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
 from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import ENTRY, build_l2_pipeline
+from cortex.ir import function_named
 from cortex.passes.dce import eliminate_dead_nodes
 from cortex.registry import all_passes
 from cortex.tools import parallel_run
@@ -103,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     p.add_argument("--pipeline", metavar="FILE", help="pipeline .mlir file (default: the bundled l2_pipeline.mlir)")
     p.add_argument("--entry", default=ENTRY, help=f"per-frame function (default: {ENTRY})")
-    p.add_argument("--mode", default="balanced", help=f"request type: {' | '.join(MODES)} (default: balanced)")
+    p.add_argument("--mode", default=DEFAULT_MODE, help=f"request type: {' | '.join(MODES)} (default: {DEFAULT_MODE})")
     p.add_argument(
         "--frames", type=int, default=None, metavar="N",
         help="at most N frames (default: a video file to its end; the synthetic video has 60)",
@@ -162,10 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def entry_function(module: ModuleOp, entry: str) -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == entry:
-            return op
-    raise CortexError(f"the pipeline has no function @{entry}")
+    fn = function_named(module, entry, defined=False)
+    if fn is None:
+        raise CortexError(f"the pipeline has no function @{entry}")
+    return fn
 
 
 def frame_geometry(module: ModuleOp, entry: str) -> tuple[int, int, int]:
