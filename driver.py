@@ -15,7 +15,6 @@ from pathlib import Path
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
-from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 from cortex.backends.numpy_emitter import emit_numpy, numpy_executable
@@ -36,30 +35,14 @@ from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.stage_split import split_stages
 from cortex.passes.state_analysis import classify_states
 from cortex.passes.translation_validation import SemanticsCallback
-from cortex.registry import all_passes
+from cortex.registry import PipelineError, parse_pipeline
 from cortex.runtime.pipeline import CompiledPipeline
 from cortex.runtime.program import FrameSplit, Part, Program, StateInfo
 
 
 def build_pipeline(pipeline: str) -> PassPipeline:
-    """The pass instances of `pipeline`, or a CortexError naming what is wrong with it."""
-    if not isinstance(pipeline, str):
-        raise CortexError(f"a pass pipeline is a string like 'canonicalize,cse', got {type(pipeline).__name__}")
-    available = all_passes()
-    try:
-        specs = list(parse_pipeline(pipeline))
-    except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
-        last = [line.strip() for line in str(e).splitlines() if line.strip()]
-        raise CortexError(f"invalid pass pipeline '{pipeline}': {last[-1] if last else e}") from None
-    passes = []
-    for spec in specs:
-        if spec.name not in available:
-            raise CortexError(f"unknown pass '{spec.name}' in pipeline '{pipeline}'")
-        try:
-            passes.append(available[spec.name]().from_pass_spec(spec))
-        except (ValueError, TypeError) as e:
-            raise CortexError(f"invalid options for pass '{spec.name}': {e}") from None
-    return PassPipeline(tuple(passes))
+    """The pass instances of `pipeline` (`cortex.registry.parse_pipeline`), or a CortexError naming what is wrong."""
+    return PassPipeline(parse_pipeline(pipeline))
 
 
 def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
@@ -355,8 +338,8 @@ def validate_pipeline(
     work = module.clone()
     callback = SemanticsCallback(work, frames=frames, entry=entry, mode=mode, seed=seed)
     try:
-        passes = PassPipeline.parse_spec(all_passes(), pipeline, callback)
-    except (ValueError, ArgSpecParseError) as e:
+        passes = PassPipeline(parse_pipeline(pipeline), callback)
+    except PipelineError as e:
         raise CortexError(f"bad pass pipeline '{pipeline}': {e}") from None
     try:
         passes.apply(make_context(), work)
