@@ -47,10 +47,10 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "convert-cortex-to-linalg": ("cortex.lowering.cortex_to_linalg", "ConvertCortexToLinalgPass"),
     "convert-cortex-to-extern": ("cortex.lowering.cortex_to_extern", "ConvertCortexToExternPass"),
     "convert-cortex-frame-boundary": ("cortex.lowering.frame_boundary", "ConvertFrameBoundaryPass"),
-    "cortex-fuse-linalg-elementwise": ("cortex.lowering.fuse_elementwise", "FuseElementwisePass"),
-    "cortex-conv-im2col": ("cortex.lowering.conv_im2col", "ConvIm2colPass"),
-    "cortex-unroll-pooling": ("cortex.lowering.unroll_pooling", "UnrollPoolingPass"),
-    "cortex-fold-constant-layouts": ("cortex.lowering.fold_constant_layouts", "FoldConstantLayoutsPass"),
+    "cortex-fuse-linalg-elementwise": ("cortex.linalg_opt.fuse_elementwise", "FuseElementwisePass"),
+    "cortex-conv-im2col": ("cortex.linalg_opt.conv_im2col", "ConvIm2colPass"),
+    "cortex-unroll-pooling": ("cortex.linalg_opt.unroll_pooling", "UnrollPoolingPass"),
+    "cortex-fold-constant-layouts": ("cortex.linalg_opt.fold_constant_layouts", "FoldConstantLayoutsPass"),
 }
 
 TARGET_LOCATIONS: dict[str, tuple[str, str]] = {

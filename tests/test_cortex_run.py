@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import cortex
-from cortex.tools import cortex_run
 from cortex.passes.expose_gate import expose_blur_gate
+from cortex.tools import cortex_run
 from cortex.tools.cortex_run import main
 from cortex.tools.report import StageTimes, progress_bar
 from cortex.video.overlay import BAND, heat_overlay

@@ -14,12 +14,12 @@ import pytest
 from xdsl.dialects.linalg.ops import GenericOp
 
 import cortex
+from cortex.backends.mlir_upstream import MLIR_BIN, verify_with_mlir_opt
 from cortex.dialects.abi import ORIGIN
 from cortex.driver import compile_lowered, lower
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import make_context, parse_module
-from cortex.lowering.fuse_elementwise import FuseElementwisePass, count_generics, join_origins
-from cortex.lowering.upstream import MLIR_BIN, verify_with_mlir_opt
+from cortex.linalg_opt.fuse_elementwise import FuseElementwisePass, count_generics, join_origins
 from cortex.runtime.pipeline import CompiledPipeline
 from cortex.video.synthetic import SyntheticVideo
 from tests.helpers.numerics import REORDERED, assert_f32_close

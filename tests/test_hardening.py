@@ -35,7 +35,7 @@ from cortex.dialects.base import tensor
 from cortex.dialects.state import StateOp, UpdateStateOp
 from cortex.dialects.vision import CenterCropOp, EncoderOp
 from cortex.ir import CortexError, InvalidIRError, to_text, verify_located
-from cortex.lowering.fuse_elementwise import FuseElementwiseProducer, count_generics, fuse_elementwise
+from cortex.linalg_opt.fuse_elementwise import FuseElementwiseProducer, count_generics, fuse_elementwise
 from cortex.tools import cortex_opt, cortex_run
 from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 

@@ -2,7 +2,7 @@
 and every compilable op's lowered code against its reference kernel.
 
 The numerical tests execute the lowered IR natively with upstream MLIR
-(mlir-opt to LLVM, then mlir-runner; `cortex.lowering.upstream`), on small
+(mlir-opt to LLVM, then mlir-runner; `cortex.backends.mlir_upstream`), on small
 shapes, and compare with the eager reference interpreter on the same inputs.
 """
 
@@ -19,6 +19,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr, UnitAttr
 
 import cortex
+from cortex.backends.mlir_upstream import mlir_runner_available, run_with_mlir
 from cortex.dialects.abi import ORIGIN, PROPS
 from cortex.driver import lower
 from cortex.ir import parse_module, to_text
@@ -26,7 +27,6 @@ from cortex.lowering.base import LoweringError
 from cortex.lowering.builders import nesting
 from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
 from cortex.lowering.cortex_to_linalg import LOWERINGS, ConvertCortexToLinalgPass
-from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
 from cortex.semantics.vision_kernels import gray
 from tests.helpers.numerics import ACCUMULATED, ALGORITHM, REORDERED, assert_f32_close
 

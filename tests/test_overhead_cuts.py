@@ -66,8 +66,8 @@ import cortex  # noqa: E402
 from cortex.dialects import tensor_ops as ops  # noqa: E402
 from cortex.driver import lower  # noqa: E402
 from cortex.frontends.onnx import f32_constant  # noqa: E402
-from cortex.lowering.fold_constant_layouts import FoldConstantLayoutsPass  # noqa: E402
-from cortex.lowering.unroll_pooling import UnrollPoolingPass  # noqa: E402
+from cortex.linalg_opt.fold_constant_layouts import FoldConstantLayoutsPass  # noqa: E402
+from cortex.linalg_opt.unroll_pooling import UnrollPoolingPass  # noqa: E402
 from cortex.onnx_backend import COMPILE_PASSES  # noqa: E402
 from tests.helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close  # noqa: E402
 

@@ -72,7 +72,8 @@ def test_actors_run_the_program_they_were_sent_without_the_compiler(local_ray):
         import importlib
         import sys
 
-        for name in ("cortex.driver", "cortex.passes", "cortex.lowering", "cortex.backends", "cortex.registry"):
+        for name in ("cortex.driver", "cortex.passes", "cortex.lowering", "cortex.linalg_opt", "cortex.backends",
+                     "cortex.registry"):
             sys.modules[name] = None  # type: ignore[assignment]  # any import of it (or below it) now fails
         try:
             importlib.import_module("cortex.passes.frame_split")

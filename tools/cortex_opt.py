@@ -154,7 +154,7 @@ def split_input(text: str) -> list[tuple[str, int]]:
     return chunks
 
 
-def load_engine(flag: str, module: str, names: Sequence[str]) -> list[Callable]:
+def load_optional(flag: str, module: str, names: Sequence[str]) -> list[Callable]:
     """Callables from a module another part of Cortex provides; a clean error if it is missing."""
     try:
         mod = import_module(module)
@@ -294,7 +294,7 @@ class CortexOptMain(xDSLOptMain):
         self.passes = build_passes(self.available_passes, args.passes)
         self.pipeline = PassPipeline(self.passes)
         if args.verify_each_pass_semantics is not None:
-            (self.semantics,) = load_engine(
+            (self.semantics,) = load_optional(
                 "--verify-each-pass-semantics", "cortex.passes.translation_validation", ["SemanticsCallback"]
             )
         wanted = [
@@ -305,7 +305,7 @@ class CortexOptMain(xDSLOptMain):
         for flag, asked, name in wanted:
             if asked:
                 names = [name, "write_image"] if name == "render_dot" and image_path(args.graph_dot) else [name]
-                for n, fn in zip(names, load_engine(flag, "cortex.passes.graph_view", names)):
+                for n, fn in zip(names, load_optional(flag, "cortex.passes.graph_view", names)):
                     self.graph_view[n] = fn
         if args.view_graph and args.graph_diff:
             raise UsageError("--view-graph and --graph-diff both replace the output: give one")
@@ -482,7 +482,7 @@ class CortexOptMain(xDSLOptMain):
             ) from None
 
     def print_quant_report(self, before: ModuleOp, module: ModuleOp) -> None:
-        (report,) = load_engine("--quant-report", "cortex.passes.quant_report", ["report_for_opt"])
+        (report,) = load_optional("--quant-report", "cortex.passes.quant_report", ["report_for_opt"])
         try:
             sys.stderr.write(report(before, module, self.args.quant_report or None))
         except (DiagnosticException, CortexError) as e:

@@ -216,7 +216,7 @@ def stage_table(module: ModuleOp) -> dict[str, tuple[str, str]]:
     return table
 
 
-class ReferenceBackend:
+class InterpretedRun:
     """The eager reference interpreter; per-stage times from its `op_timer` hook."""
 
     name = "reference"
@@ -243,7 +243,7 @@ class ReferenceBackend:
         return times
 
 
-class NumpyBackend:
+class CompiledRun:
     """The compiled NumPy backend, profiled per source op (`CompiledPipeline.profile()`)."""
 
     name = "numpy"
@@ -293,8 +293,8 @@ def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: 
                  post_passes: str | None = "default"):
     passes = passes if passes is not None else default_passes(backend, mode)
     if backend == "numpy":
-        return NumpyBackend(module, entry, mode, passes, weights, post_passes=post_passes)
-    return ReferenceBackend(module, entry, mode, passes, weights)
+        return CompiledRun(module, entry, mode, passes, weights, post_passes=post_passes)
+    return InterpretedRun(module, entry, mode, passes, weights)
 
 
 def gate_inputs(setting: str) -> dict[str, float]:
