@@ -66,7 +66,7 @@ def check_splittable(fn: func.FuncOp) -> None:
         for op in group:
             if op.parent_block() is not block:
                 raise FrameSplitError(
-                    f"@{fn.sym_name.data}: state '{name}' is updated inside '{op.parent_op().name}'; "
+                    f"@{fn.sym_name.data}: state '{name}' is updated inside '{getattr(op.parent_op(), 'name', '?')}'; "
                     "the frame split needs every state update at the top level"
                 )
         if len(group) > 1:
@@ -186,7 +186,7 @@ class _Splitter(Outliner):
         crossing: list[list[SSAValue]] = []
         for region, ops in zip((op.true_region, op.false_region), branches):
             defined = {r for o in ops if o not in rec for r in o.results}
-            kept = [o for o in ops if o in rec] + ([region.block.last_op] if region.blocks else [])
+            kept = [o for o in ops if o in rec] + [y for y in ([region.block.last_op] if region.blocks else []) if y is not None]
             used: list[SSAValue] = []
             for o in kept:
                 for v in outer_operands(o):

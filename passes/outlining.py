@@ -26,6 +26,7 @@ from collections.abc import Iterable
 
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     FloatAttr,
@@ -119,16 +120,12 @@ def rematerialisable(op: Operation) -> bool:
 def zero_of(t: Attribute) -> Operation:
     """A constant zero of `t`: what a cut `scf.if` yields on the branch that does not compute a value."""
     if isinstance(t, TensorType):
-        return ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [0.0 if _is_float(t.element_type) else 0]))
-    if _is_float(t):
+        return ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [0.0 if isinstance(t.element_type, AnyFloat) else 0]))
+    if isinstance(t, AnyFloat):
         return arith.ConstantOp(FloatAttr(0.0, t))
     if isinstance(t, IntegerType | IndexType):
         return arith.ConstantOp(IntegerAttr(0, t))
     raise FrameSplitError(f"the frame split cannot make a placeholder of type {t}")
-
-
-def _is_float(t: Attribute) -> bool:
-    return t.name in ("f16", "f32", "f64", "bf16") if hasattr(t, "name") else False
 
 
 # ---------------------------------------------------------------- pieces and the outliner
@@ -162,7 +159,8 @@ class Piece:
         if key is not None:
             local = self.arg(key, v)
         elif isinstance(v, BlockArgument):
-            raise FrameSplitError(f"{o.purpose} cannot move a block argument of '{v.owner.parent_op().name}'")
+            parent = v.owner.parent_op()
+            raise FrameSplitError(f"{o.purpose} cannot move a block argument of '{parent.name if parent else '?'}'")
         elif isinstance(v.owner, Operation) and rematerialisable(v.owner):
             clone = v.owner.clone()
             self.block.add_op(clone)
@@ -170,7 +168,8 @@ class Piece:
         else:
             home = o.home.get(v)
             if home is None:
-                raise FrameSplitError(f"{o.purpose}: a value of '{v.owner.name}' is used before the piece that computes it")
+                name = v.owner.name if isinstance(v.owner, Operation) else "?"
+                raise FrameSplitError(f"{o.purpose}: a value of '{name}' is used before the piece that computes it")
             key = o.key(v)
             o.exports.setdefault(home, {})[key] = v
             local = self.arg(key, v)

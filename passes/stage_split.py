@@ -80,7 +80,7 @@ class _StageSplitter(Outliner):
     def _split_if(self, op: scf.IfOp) -> None:
         """One copy of the `scf.if` per op of its branches; the last copy also yields the if's results."""
         inner = _inner(op)
-        yields = [r.block.last_op for r in (op.true_region, op.false_region)]
+        yields = [_yield_of(r.block) for r in (op.true_region, op.false_region)]
         for k, o in enumerate(inner):
             stage = self.new_stage()
             owner = k == len(inner) - 1
@@ -123,6 +123,12 @@ class _StageSplitter(Outliner):
                 stage.own(op.results, results)
                 results = results[len(op.results):]
             stage.own(crossing, results)
+
+
+def _yield_of(block: Block) -> scf.YieldOp:
+    last = block.last_op
+    assert isinstance(last, scf.YieldOp), "an scf.if branch ends with scf.yield"
+    return last
 
 
 def _inner(op: scf.IfOp) -> list[Operation]:
