@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
-from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 from cortex.backends.numpy_emitter import emit_numpy, numpy_executable
-from cortex.dialects.abi import SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
-from cortex.dialects.modes import INPUT_DEFAULTS
+from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
+from cortex.dialects.modes import DEFAULT_ENTRY, DEFAULT_MODE, INPUT_DEFAULTS
 from cortex.errors import CortexError
 from cortex.interpreter.calling import find_entry, resolve_weights
 from cortex.interpreter.reference import ReferenceRunner
@@ -29,39 +28,21 @@ from cortex.lowering import POST_LOWERING_PASSES
 from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
 from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
 from cortex.passes.calibrate import calibrate as _calibrate
-from cortex.passes.frame_split import FrameSplitError, classify_states, defined_function, split_entry
+from cortex.passes.frame_split import split_entry
+from cortex.passes.outlining import FrameSplitError, defined_function, split_keys
 from cortex.passes.quant_report import quantize_with_report
 from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.stage_split import split_stages
+from cortex.passes.state_analysis import classify_states
 from cortex.passes.translation_validation import SemanticsCallback
-from cortex.registry import all_passes
-from cortex.runtime.parts import PARTS
+from cortex.registry import PipelineError, parse_pipeline
 from cortex.runtime.pipeline import CompiledPipeline
 from cortex.runtime.program import FrameSplit, Part, Program, StateInfo
 
-DEFAULT_ENTRY = "l2_frame"
-DEFAULT_MODE = "balanced"
-
 
 def build_pipeline(pipeline: str) -> PassPipeline:
-    """The pass instances of `pipeline`, or a CortexError naming what is wrong with it."""
-    if not isinstance(pipeline, str):
-        raise CortexError(f"a pass pipeline is a string like 'canonicalize,cse', got {type(pipeline).__name__}")
-    available = all_passes()
-    try:
-        specs = list(parse_pipeline(pipeline))
-    except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
-        last = [line.strip() for line in str(e).splitlines() if line.strip()]
-        raise CortexError(f"invalid pass pipeline '{pipeline}': {last[-1] if last else e}") from None
-    passes = []
-    for spec in specs:
-        if spec.name not in available:
-            raise CortexError(f"unknown pass '{spec.name}' in pipeline '{pipeline}'")
-        try:
-            passes.append(available[spec.name]().from_pass_spec(spec))
-        except (ValueError, TypeError) as e:
-            raise CortexError(f"invalid options for pass '{spec.name}': {e}") from None
-    return PassPipeline(tuple(passes))
+    """The pass instances of `pipeline` (`cortex.registry.parse_pipeline`), or a CortexError naming what is wrong."""
+    return PassPipeline(parse_pipeline(pipeline))
 
 
 def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
@@ -261,24 +242,18 @@ def split_parts(lowered: ModuleOp, entry: str) -> FrameSplit:
 
     def part(name: str, symbol: str) -> Part:
         fn = functions[symbol]
-        keys = [k.data for k in _string_array(fn, SPLIT_ARGS)]
+        keys = split_keys(fn, SPLIT_ARGS) or []
         ports, _ = entry_ports(fn)
         keys += [wire("weight", p.name) for p in ports[len(keys):] if p.kind == "weight"]
         assert len(keys) == len(ports), f"@{symbol}: {len(ports)} arguments, {len(keys)} wiring keys"
-        return Part(name, "split", symbol, tuple(keys), tuple(k.data for k in _string_array(fn, SPLIT_RESULTS)))
+        return Part(name, "split", symbol, tuple(keys), tuple(split_keys(fn, SPLIT_RESULTS) or []))
 
     prefix = f"{entry}__parallel__s"
     stages = sorted((s for s in functions if s.startswith(prefix)), key=lambda s: int(s[len(prefix):]))
     return FrameSplit(
-        {name: part(name, f"{entry}__{name}") for name in PARTS},
+        {name: part(name, f"{entry}__{name}") for name in FRAME_PARTS},
         tuple(part(f"parallel stage {s[len(prefix):]}", s) for s in stages),
     )
-
-
-def _string_array(fn: func.FuncOp, attr: str) -> list[StringAttr]:
-    keys = fn.attributes.get(attr)
-    assert isinstance(keys, ArrayAttr), f"@{fn.sym_name.data} has no {attr}"
-    return [k for k in keys.data if isinstance(k, StringAttr)]
 
 
 def specialized(module: ModuleOp, table: Mapping[str, float]) -> ModuleOp:
@@ -288,7 +263,7 @@ def specialized(module: ModuleOp, table: Mapping[str, float]) -> ModuleOp:
     return run_pipeline(copy, "canonicalize,dce")
 
 
-def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, op_timer=None) -> ReferenceRunner:
+def reference(module, entry: str = DEFAULT_ENTRY, mode: str | None = DEFAULT_MODE, weights=None, op_timer=None) -> ReferenceRunner:
     """The eager reference interpreter over `module`'s `entry` function.
 
     `op_timer(op, seconds)`, when given, is called after each cortex op runs.
@@ -352,7 +327,7 @@ def validate_pipeline(
     *,
     frames: int = 3,
     entry: str | None = None,
-    mode: str | None = "balanced",
+    mode: str | None = DEFAULT_MODE,
     seed: int = 0,
 ) -> str | None:
     """Run `pipeline` on a copy of `module`, checking each pass: None if all keep the results, else why not.
@@ -363,8 +338,8 @@ def validate_pipeline(
     work = module.clone()
     callback = SemanticsCallback(work, frames=frames, entry=entry, mode=mode, seed=seed)
     try:
-        passes = PassPipeline.parse_spec(all_passes(), pipeline, callback)
-    except (ValueError, ArgSpecParseError) as e:
+        passes = PassPipeline(parse_pipeline(pipeline), callback)
+    except PipelineError as e:
         raise CortexError(f"bad pass pipeline '{pipeline}': {e}") from None
     try:
         passes.apply(make_context(), work)

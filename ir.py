@@ -317,6 +317,37 @@ def _looks_like_path(text: str) -> bool:
         return False
 
 
+def functions(module: ModuleOp, defined: bool = True) -> list[func.FuncOp]:
+    """The `func.func`s at the top of `module`, in order (only those with a body when `defined`)."""
+    return [op for op in module.ops if isinstance(op, func.FuncOp) and not (defined and op.is_declaration)]
+
+
+def function_named(module: ModuleOp, name: str, defined: bool = True) -> func.FuncOp | None:
+    """`@name` of `module` (with a body when `defined`), or None: the one lookup of a function by name."""
+    return next((f for f in functions(module, defined) if f.sym_name.data == name), None)
+
+
+def describe(op: Operation) -> str:
+    """`'cortex.add' op (model.mlir:3:5, in @f, defining %sum)`: enough to find `op` in the source.
+
+    The one way diagnostics name an op (shape inference, the lowering): its
+    source location when it has one, its function, and the values it defines.
+    """
+    where = []
+    if isinstance(op.location, FileLineColLoc):
+        loc = op.location
+        where.append(f"{loc.filename.data}:{loc.line.data}:{loc.column.data}")
+    fn = op.parent_op()
+    while fn is not None and not isinstance(fn, func.FuncOp):
+        fn = fn.parent_op()
+    if fn is not None:
+        where.append(f"in @{fn.sym_name.data}")
+    names = [f"%{r.name_hint}" for r in op.results if r.name_hint]
+    if names:
+        where.append(f"defining {', '.join(names)}")
+    return f"'{op.name}' op" + (f" ({', '.join(where)})" if where else "")
+
+
 def to_text(op: Operation, generic: bool = False) -> str:
     out = io.StringIO()
     Printer(stream=out, print_generic_format=generic).print_op(op)

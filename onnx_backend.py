@@ -7,7 +7,7 @@
 
 `prepare`/`run_model`/`run_node`/`supports_device` at module level are the
 compiled backend's, as ONNX's runner conventions expect of a backend module;
-`engine="reference"` (or `ReferenceBackend`) picks the interpreter instead.
+`runner="reference"` (or `ReferenceBackend`) picks the interpreter instead.
 
 Cortex shapes are static, so an integer graph input read as a shape or axes
 is bound to its value: `prepare` defers compiling such a model, and `run`
@@ -28,15 +28,16 @@ from cortex.errors import CortexError
 from cortex.frontends.onnx import ENTRY, from_onnx, load_model
 from cortex.lowering import POST_LOWERING_PASSES
 
-ENGINES = ("compiled", "reference")
+RUNNERS = ("compiled", "reference")
+"""How a prepared model runs: compiled to NumPy (`cortex.compile`) or in the reference interpreter."""
 COMPILE_PASSES = f"cortex-conv-im2col,cortex-unroll-pooling,cortex-fold-constant-layouts,{POST_LOWERING_PASSES}"
-"""The post-lowering passes the compiled engine runs: convolutions as one im2col matrix product each,
+"""The post-lowering passes the compiled runner runs: convolutions as one im2col matrix product each,
 small pooling windows unrolled into elementwise maxima (sums), broadcasts and transposes of constants
 done at compile time, then the default post-lowering slot (elementwise fusion)."""
 
 
-def _make_runner(module, engine: str):
-    if engine == "compiled":
+def _make_runner(module, runner: str):
+    if runner == "compiled":
         return compile_pipeline(module, entry=ENTRY, mode=None, post_passes=COMPILE_PASSES)
     return reference(module, entry=ENTRY, mode=None)
 
@@ -44,11 +45,11 @@ def _make_runner(module, engine: str):
 class CortexRep(BackendRep):
     """A prepared model: `run(inputs)` returns the graph outputs, in order."""
 
-    def __init__(self, model: onnx.ModelProto, engine: str = "compiled"):
-        if engine not in ENGINES:
-            raise CortexError(f"unknown engine '{engine}' (engines: {', '.join(ENGINES)})")
+    def __init__(self, model: onnx.ModelProto, runner: str = "compiled"):
+        if runner not in RUNNERS:
+            raise CortexError(f"unknown runner '{runner}' (runners: {', '.join(RUNNERS)})")
         self.model = model
-        self.engine = engine
+        self.runner = runner
         initialized = {i.name for i in model.graph.initializer}
         self.input_names = [i.name for i in model.graph.input if i.name not in initialized]
         self.output_names = [o.name for o in model.graph.output]
@@ -67,7 +68,7 @@ class CortexRep(BackendRep):
     def _runner(self, static: Mapping[str, np.ndarray]):
         key = tuple((name, value.dtype.str, value.shape, value.tobytes()) for name, value in sorted(static.items()))
         if key not in self._runners:
-            self._runners[key] = _make_runner(from_onnx(self.model, static), self.engine)
+            self._runners[key] = _make_runner(from_onnx(self.model, static), self.runner)
         return self._runners[key]
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
@@ -90,15 +91,15 @@ class CortexRep(BackendRep):
 
 
 class CortexBackend(Backend):
-    """`engine` chooses the compiled NumPy backend (default) or the reference interpreter."""
+    """`runner` chooses the compiled NumPy backend (default) or the reference interpreter."""
 
-    engine = "compiled"
+    runner = "compiled"
 
     @classmethod
-    def prepare(cls, model: onnx.ModelProto | str | bytes, device: str = "CPU", engine: str | None = None, **kwargs: Any) -> CortexRep:
+    def prepare(cls, model: onnx.ModelProto | str | bytes, device: str = "CPU", runner: str | None = None, **kwargs: Any) -> CortexRep:
         if not cls.supports_device(device):
             raise CortexError(f"device '{device}' is not supported (Cortex runs on the CPU)")
-        return CortexRep(load_model(model), engine or cls.engine)
+        return CortexRep(load_model(model), runner or cls.runner)
 
     @classmethod
     def run_model(cls, model, inputs: Any, device: str = "CPU", **kwargs: Any) -> tuple[np.ndarray, ...]:
@@ -125,11 +126,11 @@ class CortexBackend(Backend):
 
 
 class CompiledBackend(CortexBackend):
-    engine = "compiled"
+    runner = "compiled"
 
 
 class ReferenceBackend(CortexBackend):
-    engine = "reference"
+    runner = "reference"
 
 
 prepare = CompiledBackend.prepare

@@ -1,17 +1,28 @@
-"""Every cortex pass and target, by the name pipelines use.
+"""Every cortex pass and target, by the name pipelines use, and the one pipeline parser.
 
 `cortex-opt`, the `xdsl.universe` entry point (plain `xdsl-opt`) and the
 Python API all read these tables. Entries are (module, class) pairs,
-imported when a pipeline first names them.
+imported when a pipeline first names them. `parse_pipeline` turns a
+`-p` string into pass instances for every caller (`cortex-opt`,
+`cortex-run`, `cortex.run_passes`, `cortex.compile`, `validate_pipeline`),
+with one set of diagnostics: the position of a syntax error, "did you
+mean" for a misspelt pass, the options a pass takes when one is wrong.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import re
 from collections.abc import Callable
 from importlib import import_module
 
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, get_pass_option_infos
+from xdsl.utils.arg_spec import parse_pipeline as parse_pipeline_spec
+from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.utils.target import Target
+
+from cortex.errors import CortexError
 
 PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     # graph passes (issue 3)
@@ -27,6 +38,7 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-schedule": ("cortex.passes.schedule", "SchedulePass"),
     "cortex-frame-split": ("cortex.passes.frame_split", "FrameSplitPass"),
     "cortex-stage-split": ("cortex.passes.stage_split", "StageSplitPass"),
+    "cortex-expose-blur-gate": ("cortex.passes.expose_gate", "ExposeBlurGatePass"),
     # quantisation (issue 11)
     "cortex-calibrate": ("cortex.passes.calibrate", "CalibratePass"),
     "cortex-quantize": ("cortex.passes.quantize", "QuantizePass"),
@@ -35,10 +47,10 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "convert-cortex-to-linalg": ("cortex.lowering.cortex_to_linalg", "ConvertCortexToLinalgPass"),
     "convert-cortex-to-extern": ("cortex.lowering.cortex_to_extern", "ConvertCortexToExternPass"),
     "convert-cortex-frame-boundary": ("cortex.lowering.frame_boundary", "ConvertFrameBoundaryPass"),
-    "cortex-fuse-linalg-elementwise": ("cortex.lowering.fuse_elementwise", "FuseElementwisePass"),
-    "cortex-conv-im2col": ("cortex.lowering.conv_im2col", "ConvIm2colPass"),
-    "cortex-unroll-pooling": ("cortex.lowering.unroll_pooling", "UnrollPoolingPass"),
-    "cortex-fold-constant-layouts": ("cortex.lowering.fold_constant_layouts", "FoldConstantLayoutsPass"),
+    "cortex-fuse-linalg-elementwise": ("cortex.linalg_opt.fuse_elementwise", "FuseElementwisePass"),
+    "cortex-conv-im2col": ("cortex.linalg_opt.conv_im2col", "ConvIm2colPass"),
+    "cortex-unroll-pooling": ("cortex.linalg_opt.unroll_pooling", "UnrollPoolingPass"),
+    "cortex-fold-constant-layouts": ("cortex.linalg_opt.fold_constant_layouts", "FoldConstantLayoutsPass"),
 }
 
 TARGET_LOCATIONS: dict[str, tuple[str, str]] = {
@@ -67,3 +79,70 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from xdsl.transforms import get_all_passes
 
     return {**get_all_passes(), **cortex_passes()}
+
+
+# ---------------------------------------------------------------- the pipeline parser
+
+
+class PipelineError(CortexError):
+    """What is wrong with a pass pipeline. `at`: (line, column, the pipeline's line) of a syntax error;
+    `internal`: a pass that exists but cannot be loaded (a bug, not the pipeline's fault)."""
+
+    def __init__(self, message: str, at: tuple[int, int, str] | None = None, internal: bool = False):
+        super().__init__(message)
+        self.message, self.at, self.internal = message, at, internal
+
+
+def _syntax_error(e: ArgSpecParseError, spec: str) -> PipelineError:
+    """ArgSpecParseError keeps only a rendered string: read `pass-pipeline:L:C`, the line and the message back."""
+    lines = str(e).splitlines()
+    where = next((i for i, line in enumerate(lines) if re.fullmatch(r"pass-pipeline:\d+:\d+", line)), None)
+    if where is None or len(lines) < where + 4:
+        return PipelineError(f"invalid pass pipeline '{spec}': {lines[-1].strip() if lines else e}")
+    _, line, col = lines[where].split(":")
+    return PipelineError(f"invalid pass pipeline: {lines[where + 3].strip()}", (int(line), int(col), lines[where + 1]))
+
+
+def describe_options(cls: type[ModulePass]) -> str:
+    """`its options are terms: int|None = 4, ...` (or that it takes none), for a message about a pass."""
+    infos = get_pass_option_infos(cls)
+    if not infos:
+        return "it takes no options"
+    return "its options are " + ", ".join(
+        f"{info.name.replace('_', '-')}: {info.expected_type.strip(chr(39))}"
+        + (f" = {info.default_value}" if info.default_value is not None else "")
+        for info in infos
+    )
+
+
+def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]]] | None = None) -> tuple[ModulePass, ...]:
+    """The pipeline `spec` ("canonicalize,cortex-specialize-mode{mode=motion},dce") as pass instances,
+    or a PipelineError naming what is wrong. `available`: the passes by name (default: `all_passes()`)."""
+    if not isinstance(spec, str):
+        raise PipelineError(f"a pass pipeline is a string like 'canonicalize,cse', got {type(spec).__name__}")
+    available = all_passes() if available is None else available
+    try:
+        specs = list(parse_pipeline_spec(spec))
+    except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
+        raise _syntax_error(e, spec) from None
+    passes: list[ModulePass] = []
+    for pass_spec in specs:
+        name = pass_spec.name
+        if name not in available:
+            close = difflib.get_close_matches(name, list(available), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else " (cortex-opt --list-passes lists them)"
+            raise PipelineError(f"unknown pass '{name}'{hint}")
+        try:
+            cls = available[name]()
+        except Exception as e:
+            raise PipelineError(f"cannot load pass '{name}': {type(e).__name__}: {e}", internal=True) from e
+        known = {f.name for f in dataclasses.fields(cls) if f.init and f.name != "name"}
+        given = pass_spec.normalize_parameter_names().parameters
+        unknown = [k.replace("_", "-") for k in given if k not in known]
+        if unknown:
+            raise PipelineError(f"pass '{name}' has no option '{unknown[0]}'; {describe_options(cls)}")
+        try:
+            passes.append(cls.from_pass_spec(pass_spec))
+        except (ValueError, TypeError) as e:
+            raise PipelineError(f"invalid options for pass '{name}': {e}; {describe_options(cls)}") from None
+    return tuple(passes)

@@ -27,7 +27,7 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWal
 import cortex
 from cortex.dialects import tensor_ops as t
 from cortex.dialects.base import tensor
-from cortex.lowering.fuse_elementwise import FuseElementwiseProducer, count_generics, fuse_elementwise
+from cortex.linalg_opt.fuse_elementwise import FuseElementwiseProducer, count_generics, fuse_elementwise
 
 
 def elementwise_chain(n_ops: int, size: int = 4) -> ModuleOp:

@@ -209,6 +209,9 @@ WIRE_KINDS = ("input", "state", "update", "output", "weight", "value", "stage")
 
 _NUMBERED = frozenset({"input", "output", "value", "stage"})
 
+FRAME_PARTS = ("delayed", "parallel", "recurrence", "tail")
+"""The frame split's parts (`@f__delayed`, ...), in the order one frame runs them."""
+
 
 @dataclass(frozen=True)
 class WireKey:
@@ -241,6 +244,7 @@ def wire(kind: str, ident: int | str) -> str:
 
 __all__ = [
     "EXTERN",
+    "FRAME_PARTS",
     "ORIGIN",
     "PROPS",
     "SPLIT_ARGS",

@@ -45,7 +45,7 @@ from cortex.dialects.traits import External, FrameBoundary
 from cortex.dialects.vision import CenterCropOp
 from cortex.errors import CortexError
 from cortex.semantics.kernels import run_kernel
-from cortex.semantics.values import element_dtype, numpy_to_dense
+from cortex.semantics.values import dense_to_numpy, element_dtype, numpy_to_dense
 
 MAX_FOLDED_ELEMENTS = 1 << 20
 """Largest result (in elements) that folding turns into a constant."""
@@ -68,11 +68,14 @@ def splat_constant(tensor_type: TensorType[Any], value: float) -> ConstantOp:
 
 
 def constant_value(value: SSAValue) -> Value | None:
-    """The compile-time value of `value`: a `cortex.constant` or an f32 `arith.constant`."""
+    """The compile-time value of `value`: a `cortex.constant`, a dense `arith.constant` (what the lowering
+    makes of one) or an f32 scalar `arith.constant`; None for anything else."""
     owner = value.owner
     if isinstance(owner, ConstantOp):
         (array,) = run_kernel(owner, ())  # the constant's kernel decodes its attribute
         return array
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, DenseIntOrFPElementsAttr):
+        return dense_to_numpy(owner.value)
     if (
         isinstance(owner, arith.ConstantOp)
         and isinstance(owner.value, FloatAttr)
@@ -80,6 +83,12 @@ def constant_value(value: SSAValue) -> Value | None:
     ):
         return owner.value.value.data  # a Python float, as the interpreter passes f32 scalars
     return None
+
+
+def constant_array(value: SSAValue) -> np.ndarray | None:
+    """`constant_value`, when it is an array (a tensor constant): what the lowering bakes into its code."""
+    found = constant_value(value)
+    return found if isinstance(found, np.ndarray) else None
 
 
 def is_static(t: Attribute) -> TypeGuard[TensorType[Any]]:

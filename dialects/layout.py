@@ -35,6 +35,7 @@ from xdsl.utils.exceptions import VerifyException
 from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, shape_of, tensor, tensor_of
 from cortex.dialects.tensor_ops import OPERANDS_FORMAT, TENSOR_TRAITS, UNARY_FORMAT, ints, same_element
+from cortex.semantics import defaults as D
 from cortex.semantics.defaults import HWIO_TO_OIHW, TO_NCHW, TO_NHWC
 
 OIHW_TO_HWIO = (2, 3, 1, 0)
@@ -59,9 +60,9 @@ class Conv2dNhwcOp(CortexOp):
     x = operand_def(TensorType)
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
-    strides = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
-    pads = prop_def(DenseArrayBase[I64], default_value=i64_array([0, 0, 0, 0]))
-    dilations = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
+    strides = prop_def(DenseArrayBase[I64], default_value=i64_array(D.STRIDES))
+    pads = prop_def(DenseArrayBase[I64], default_value=i64_array(D.PADS))
+    dilations = prop_def(DenseArrayBase[I64], default_value=i64_array(D.DILATIONS))
     result = result_def(TensorType)
     traits = traits_def(*TENSOR_TRAITS)
     irdl_options = (ParsePropInAttrDict(),)
@@ -93,8 +94,8 @@ class Conv2dNhwcOp(CortexOp):
 class PoolNhwcOp(CortexOp):
     x = operand_def(TensorType)
     kernel_shape = prop_def(DenseArrayBase[I64])
-    strides = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
-    pads = prop_def(DenseArrayBase[I64], default_value=i64_array([0, 0, 0, 0]))
+    strides = prop_def(DenseArrayBase[I64], default_value=i64_array(D.STRIDES))
+    pads = prop_def(DenseArrayBase[I64], default_value=i64_array(D.PADS))
     result = result_def(TensorType)
     traits = traits_def(*TENSOR_TRAITS)
     irdl_options = (ParsePropInAttrDict(),)
@@ -138,7 +139,7 @@ class BatchNormNhwcOp(CortexOp):
     bias = operand_def(TensorType)
     mean = operand_def(TensorType)
     var = operand_def(TensorType)
-    epsilon = prop_def(FloatAttr[Float32Type], default_value=f32_attr(1e-5))
+    epsilon = prop_def(FloatAttr[Float32Type], default_value=f32_attr(D.BATCH_NORM_EPSILON))
     result = result_def(TensorType)
     traits = traits_def(*TENSOR_TRAITS)
     irdl_options = (ParsePropInAttrDict(),)

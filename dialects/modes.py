@@ -17,6 +17,13 @@ MODES: dict[str, dict[str, float]] = {
 }
 
 
+DEFAULT_MODE = "balanced"
+"""The mode the API, the tools and the generic passes use when none is given."""
+
+DEFAULT_ENTRY = "l2_frame"
+"""The entry function the API, the tools and the generic passes run when none is named: the L2 pipeline's."""
+
+
 INPUT_DEFAULTS: dict[str, float] = {"blur_threshold": 100.0, "blur_fraction": 0.0}
 """Runtime inputs shared by every mode, with the values they take when not given.
 

@@ -56,6 +56,7 @@ from cortex.dialects.canonicalization_traits import CortexCanonicalization
 from cortex.dialects.traits import Compilable
 
 i8 = IntegerType(8)
+from cortex.semantics import defaults as D  # noqa: E402
 from cortex.semantics.defaults import Q_MAX, Q_MIN  # noqa: E402 - the one home of the int8 range
 
 UNARY_FORMAT = "$x attr-dict `:` type($x) `->` type($result)"
@@ -99,7 +100,7 @@ def scale_prop():
 
 
 def zero_point_prop():
-    return prop_def(IntegerAttr[I64], default_value=i64_attr(0))
+    return prop_def(IntegerAttr[I64], default_value=i64_attr(D.ZERO_POINT))
 
 
 def f32_array(values: Sequence[float]) -> DenseArrayBase:
@@ -135,7 +136,7 @@ class QuantizeOp(ScaledOp):
     traits = traits_def(*QUANT_TRAITS)
     assembly_format = UNARY_FORMAT
 
-    def __init__(self, x: SSAValue, scale: float, zero_point: int = 0):
+    def __init__(self, x: SSAValue, scale: float, zero_point: int = D.ZERO_POINT):
         super().__init__(
             operands=[x],
             result_types=[tensor(shape_of(x, "x"), i8)],
@@ -157,7 +158,7 @@ class DequantizeOp(ScaledOp):
     traits = traits_def(*QUANT_TRAITS)
     assembly_format = UNARY_FORMAT
 
-    def __init__(self, x: SSAValue, scale: float, zero_point: int = 0):
+    def __init__(self, x: SSAValue, scale: float, zero_point: int = D.ZERO_POINT):
         super().__init__(
             operands=[x],
             result_types=[tensor(shape_of(x, "x"), f32)],
@@ -266,9 +267,9 @@ class QConv2dOp(QuantComputeOp):
     x = operand_def(TensorType)
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
-    strides = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
-    pads = prop_def(DenseArrayBase[I64], default_value=i64_array([0, 0, 0, 0]))
-    dilations = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
+    strides = prop_def(DenseArrayBase[I64], default_value=i64_array(D.STRIDES))
+    pads = prop_def(DenseArrayBase[I64], default_value=i64_array(D.PADS))
+    dilations = prop_def(DenseArrayBase[I64], default_value=i64_array(D.DILATIONS))
 
     def __init__(
         self,
@@ -279,7 +280,7 @@ class QConv2dOp(QuantComputeOp):
         x_q: tuple[float, int],
         w_scales: Sequence[float],
         out_q: tuple[float, int],
-        w_zero_point: int = 0,
+        w_zero_point: int = D.ZERO_POINT,
         strides: Sequence[int] = (1, 1),
         pads: Sequence[int] = (0, 0, 0, 0),
         dilations: Sequence[int] = (1, 1),
@@ -326,7 +327,7 @@ class QLinearOp(QuantComputeOp):
         x_q: tuple[float, int],
         w_scales: Sequence[float],
         out_q: tuple[float, int],
-        w_zero_point: int = 0,
+        w_zero_point: int = D.ZERO_POINT,
     ):
         shape = shapes.linear(shape_of(x, "x"), shape_of(weight, "weight"), shape_of(bias, "bias") if bias else None)
         props = self.quant_properties(x_q, w_scales, w_zero_point, out_q)
@@ -359,7 +360,7 @@ class QMatmulOp(QuantComputeOp):
         x_q: tuple[float, int],
         w_scales: Sequence[float],
         out_q: tuple[float, int],
-        w_zero_point: int = 0,
+        w_zero_point: int = D.ZERO_POINT,
     ):
         shape = shapes.matmul(shape_of(a, "a"), shape_of(b, "b"))
         props = self.quant_properties(x_q, w_scales, w_zero_point, out_q)
@@ -391,7 +392,7 @@ class QReluOp(CortexOp):
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
-    def __init__(self, x: SSAValue, zero_point: int = 0):
+    def __init__(self, x: SSAValue, zero_point: int = D.ZERO_POINT):
         super().__init__(operands=[x], result_types=[x.type], properties={"zero_point": i64_attr(zero_point)})
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
@@ -406,8 +407,8 @@ class QMaxPoolOp(CortexOp):
     name = "cortex.qmax_pool"
     x = operand_def(TensorType)
     kernel_shape = prop_def(DenseArrayBase[I64])
-    strides = prop_def(DenseArrayBase[I64], default_value=i64_array([1, 1]))
-    pads = prop_def(DenseArrayBase[I64], default_value=i64_array([0, 0, 0, 0]))
+    strides = prop_def(DenseArrayBase[I64], default_value=i64_array(D.STRIDES))
+    pads = prop_def(DenseArrayBase[I64], default_value=i64_array(D.PADS))
     result = result_def(TensorType)
     traits = traits_def(*QUANT_TRAITS)
     irdl_options = (ParsePropInAttrDict(),)

@@ -32,7 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
 from cortex.dialects.base import tensor, ui8
-from cortex.dialects.modes import INPUT_DEFAULTS
+from cortex.dialects.modes import DEFAULT_ENTRY, INPUT_DEFAULTS
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.dialects.vision import (
     BlurDetectorOp,
@@ -51,7 +51,7 @@ from cortex.errors import CortexError
 from cortex.ir import verify_located
 from cortex.semantics import defaults as D
 
-ENTRY = "l2_frame"
+ENTRY = DEFAULT_ENTRY
 TERMS = ("center_crop", "text_roi", "saliency_dft", "motion_map")
 WEIGHTS = ("wc", "wt", "ws", "wm")
 BLUR_THRESHOLD = INPUT_DEFAULTS["blur_threshold"]

@@ -29,8 +29,6 @@ from onnx import numpy_helper
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    BytesAttr,
-    DenseIntOrFPElementsAttr,
     ModuleOp,
     TensorType,
     f32,
@@ -41,6 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 from cortex.dialects import tensor_ops as ops
 from cortex.dialects.base import shape_of
 from cortex.errors import CortexError
+from cortex.semantics.values import numpy_to_dense
 
 ENTRY = "main"
 FLOAT = onnx.TensorProto.FLOAT
@@ -66,8 +65,10 @@ def load_model(model_or_path: onnx.ModelProto | str | Path | bytes) -> onnx.Mode
 
 def f32_constant(array: np.ndarray | np.generic) -> ops.ConstantOp:
     """A `cortex.constant` holding `array` as float32 (bit-exact bytes, any size)."""
-    data = np.ascontiguousarray(array, dtype="<f4")
-    return ops.ConstantOp(DenseIntOrFPElementsAttr(TensorType(f32, list(data.shape)), BytesAttr(data.tobytes())))
+    array = np.asarray(array)
+    dense = numpy_to_dense(array, TensorType(f32, list(array.shape)))
+    assert dense is not None  # f32 has a NumPy dtype
+    return ops.ConstantOp(dense)
 
 
 def shape(value: SSAValue) -> tuple[int, ...]:

@@ -20,16 +20,16 @@ from xdsl.ir import Attribute
 from cortex.dialects.abi import ValueSpec, value_spec
 from cortex.dialects.modes import INPUT_DEFAULTS, UnknownModeError, mode_weights
 from cortex.errors import CortexError
+from cortex.ir import function_named, functions
 from cortex.runtime import values
 
 
 def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
     """The function `@entry` with a body, or a CortexError listing those there are."""
-    functions = [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
-    for f in functions:
-        if f.sym_name.data == entry:
-            return f
-    names = ", ".join(f.sym_name.data for f in functions) or "none"
+    found = function_named(module, entry)
+    if found is not None:
+        return found
+    names = ", ".join(f.sym_name.data for f in functions(module)) or "none"
     raise CortexError(f"no function '@{entry}' in the module (functions: {names})")
 
 

@@ -29,6 +29,7 @@ from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
 from cortex.dialects import ALL_OPS
+from cortex.dialects.modes import DEFAULT_ENTRY, DEFAULT_MODE
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.errors import CortexError
 from cortex.interpreter.calling import check_value, find_entry, initial_zeros, resolve_weights
@@ -136,8 +137,8 @@ class ReferenceRunner:
     def __init__(
         self,
         module: ModuleOp | str | Path,
-        entry: str = "l2_frame",
-        mode: str | None = "balanced",
+        entry: str = DEFAULT_ENTRY,
+        mode: str | None = DEFAULT_MODE,
         weights: Mapping[str, float] | None = None,
         op_timer: OpTimer | None = None,
     ):

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from xdsl.dialects.builtin import FileLineColLoc, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.utils.exceptions import DiagnosticException
 
 from cortex.dialects.shapes import DYNAMIC
 from cortex.errors import CortexError
+from cortex.ir import describe
 from cortex.lowering.builders import LinalgBuilder
 
 
@@ -27,18 +28,6 @@ class LoweringError(DiagnosticException, CortexError):
 
     A DiagnosticException for the opt driver, a CortexError for the Python API.
     """
-
-
-def describe(op: Operation) -> str:
-    """`'cortex.add' (%sum) at model.mlir:3:5`: enough to find the op in the source."""
-    text = f"'{op.name}'"
-    hints = [r.name_hint for r in op.results if r.name_hint]
-    if hints:
-        text += f" (%{hints[0]})"
-    loc = getattr(op, "location", None)
-    if isinstance(loc, FileLineColLoc):
-        text += f" at {loc.filename.data}:{loc.line.data}:{loc.column.data}"
-    return text
 
 
 def has_dynamic_shape(value: SSAValue) -> bool:
@@ -113,7 +102,6 @@ __all__ = [
     "CortexLowering",
     "LowerByTable",
     "LoweringError",
-    "describe",
     "lowers",
     "register_lowering",
     "require_static",

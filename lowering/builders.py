@@ -24,12 +24,8 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
     ArrayAttr,
-    BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -55,6 +51,7 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, Affine
 from xdsl.pattern_rewriter import PatternRewriter
 
 from cortex.dialects import abi
+from cortex.semantics.values import numpy_to_dense
 
 """Discardable attribute naming the cortex op a lowered op came from."""
 
@@ -75,29 +72,14 @@ def origin_of(op: Operation) -> str:
 
 # ---------------------------------------------------------------- types and constants
 
-_NUMPY_FLOATS = {Float16Type: "<f2", Float32Type: "<f4", Float64Type: "<f8"}
-
-
-def numpy_dtype(element: Attribute) -> str:
-    """Little-endian NumPy dtype holding `element`'s bits (integers signless)."""
-    for cls, dtype in _NUMPY_FLOATS.items():
-        if isinstance(element, cls):
-            return dtype
-    if isinstance(element, IntegerType) and element.width.data in (8, 16, 32, 64):
-        return f"<i{element.width.data // 8}"
-    raise ValueError(f"no dense constant for element type {element}")
-
-
 def dense_attr(array: np.ndarray, element: Attribute = f32) -> DenseIntOrFPElementsAttr:
-    """A `dense<...>` attribute holding `array` converted to `element` (bit-exact)."""
+    """A `dense<...>` attribute holding `array` converted to `element` (bit-exact; the dtype from
+    `cortex.semantics.values`, the one home of MLIR element type → NumPy dtype)."""
     array = np.asarray(array)
-    dtype = numpy_dtype(element)
-    if array.dtype.kind in "ui" and dtype[1] == "i":
-        data = array.astype(np.dtype(dtype.replace("<i", "<u")) if array.dtype.kind == "u" else dtype)
-    else:
-        data = array.astype(dtype)
-    # xDSL types TensorType's element as its builtin-type union; `element` is whatever the op carried
-    return DenseIntOrFPElementsAttr(TensorType(element, list(array.shape)), BytesAttr(data.tobytes()))  # type: ignore[arg-type]
+    dense = numpy_to_dense(array, TensorType(element, list(array.shape)))
+    if dense is None:
+        raise ValueError(f"no dense constant for element type {element}")
+    return dense
 
 
 def tensor_type(shape: Sequence[int], element: Attribute = f32) -> TensorType:

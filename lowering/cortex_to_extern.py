@@ -24,7 +24,8 @@ from xdsl.rewriter import InsertPoint
 
 from cortex.dialects import abi
 from cortex.dialects.traits import External, FrameBoundary
-from cortex.lowering.base import LoweringError, describe
+from cortex.ir import describe
+from cortex.lowering.base import LoweringError
 from cortex.lowering.builders import origin_of
 from cortex.lowering.frame_boundary import ConvertFrameBoundaryPass
 from cortex.lowering.unsigned import as_signless, cast_to, convert_unsigned_signatures, is_unsigned, signless

@@ -19,8 +19,9 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriteWalker
 
 from cortex.dialects.traits import Compilable
+from cortex.ir import describe
 from cortex.lowering import layout, quant, tensor_ops, vision, window  # noqa: F401 - their @lowers registrations
-from cortex.lowering.base import LOWERINGS, LowerByTable, LoweringError, describe
+from cortex.lowering.base import LOWERINGS, LowerByTable, LoweringError
 from cortex.lowering.unsigned import convert_unsigned_signatures
 
 

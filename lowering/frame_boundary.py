@@ -25,7 +25,8 @@ from xdsl.rewriter import Rewriter
 
 from cortex.dialects import abi
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
-from cortex.lowering.base import LoweringError, describe
+from cortex.ir import describe
+from cortex.lowering.base import LoweringError
 from cortex.lowering.unsigned import attr_list
 
 PASS = "convert-cortex-frame-boundary"

@@ -26,10 +26,10 @@ from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
 from cortex.dialects import quant as q
+from cortex.dialects.folding import constant_array
 from cortex.dialects.quant import Q_MAX, Q_MIN, i8
 from cortex.lowering.base import CortexLowering, lowers
 from cortex.lowering.builders import PARALLEL, REDUCTION, LinalgBuilder, affine_map, shape_of
-from cortex.lowering.tensor_ops import constant_value
 
 # ---------------------------------------------------------------- scalar bodies
 
@@ -172,7 +172,7 @@ class LowerQLinear(CortexLowering[q.QLinearOp]):
 
     def lower(self, op: q.QLinearOp, b: LinalgBuilder) -> list[SSAValue]:
         n, k = shape_of(op.weight)
-        weight = constant_value(op.weight)
+        weight = constant_array(op.weight)
         weight_t = b.constant(np.ascontiguousarray(weight.T), i8) if weight is not None else b.transpose(op.weight, [1, 0])
         out = shape_of(op.result)
         rows = pymath.prod(out[:-1])

@@ -14,12 +14,11 @@ import math as pymath
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr
 
 from cortex.dialects import tensor_ops as ops
+from cortex.dialects.folding import constant_array
 from cortex.dialects.shapes import normalise_axis
 from cortex.lowering import builders as s
 from cortex.lowering.base import CortexLowering, lowers, register_lowering
@@ -32,7 +31,6 @@ from cortex.lowering.builders import (
     shape_of,
 )
 from cortex.semantics import defaults as D
-from cortex.semantics.values import dense_to_numpy
 
 # ---------------------------------------------------------------- elementwise
 
@@ -110,17 +108,6 @@ class LowerConstant(CortexLowering[ops.ConstantOp]):
 # ---------------------------------------------------------------- contractions
 
 
-def constant_value(value: SSAValue) -> np.ndarray | None:
-    """The array `value` holds when a constant defines it (cortex or arith), else None."""
-    owner = value.owner
-    attr: Attribute | None = None
-    if isinstance(owner, ops.ConstantOp):
-        attr = owner.value
-    elif isinstance(owner, arith.ConstantOp):
-        attr = owner.value
-    return dense_to_numpy(attr) if isinstance(attr, DenseIntOrFPElementsAttr) else None
-
-
 @lowers(ops.MatmulOp)
 class LowerMatmul(CortexLowering[ops.MatmulOp]):
     """2-D: `linalg.matmul`. Batched (ONNX broadcasting over the leading dims): one `linalg.generic`."""
@@ -157,7 +144,7 @@ class LowerLinear(CortexLowering[ops.LinearOp]):
     def lower(self, op: ops.LinearOp, b: LinalgBuilder) -> list[SSAValue]:
         element = element_of(op.x)
         n, k = shape_of(op.weight)
-        weight = constant_value(op.weight)
+        weight = constant_array(op.weight)
         if weight is not None:
             weight_t = b.constant(np.ascontiguousarray(weight.T), element)
         else:

@@ -42,6 +42,7 @@ from xdsl.utils.hints import isa
 
 from cortex.errors import CortexError
 from cortex.interpreter.tracing import TracingRunner
+from cortex.ir import function_named, functions
 
 RANGE_ATTR = "cortex.range"
 ARG_RANGES_ATTR = "cortex.arg_ranges"
@@ -102,16 +103,16 @@ class Range:
 
 
 def entry_function(module: ModuleOp, entry: str | None) -> func.FuncOp:
-    functions = [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
+    defined = functions(module)
     if entry:
-        for f in functions:
-            if f.sym_name.data == entry:
-                return f
-        raise CortexError(f"no function '@{entry}' in the module")
-    if len(functions) != 1:
-        names = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
-        raise CortexError(f"the module has {len(functions)} functions ({names}): say which with entry=<name>")
-    return functions[0]
+        found = function_named(module, entry)
+        if found is None:
+            raise CortexError(f"no function '@{entry}' in the module")
+        return found
+    if len(defined) != 1:
+        names = ", ".join(f"@{f.sym_name.data}" for f in defined) or "none"
+        raise CortexError(f"the module has {len(defined)} functions ({names}): say which with entry=<name>")
+    return defined[0]
 
 
 def is_float_tensor(value: SSAValue) -> bool:

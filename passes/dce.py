@@ -28,16 +28,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriterListener
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from cortex.passes.canonicalize import canonicalize
+from cortex.passes.profile import profile_ms
 from cortex.passes.specialize_mode import resolve_weights, specialize_mode
 
-PROFILE_ATTR = "cortex.profile_ms"
 REPORT_PREFIX = "[dead_node_elimination]"
 
 
@@ -75,13 +75,6 @@ class DceReport:
         elif self.unprofiled:
             saved += f" (no profile data for {', '.join(self.unprofiled)})"
         return [f"{REPORT_PREFIX} removed: {self.names}", f"{REPORT_PREFIX} saved: {saved}"]
-
-
-def profile_ms(op: Operation) -> float | None:
-    attr = op.attributes.get(PROFILE_ATTR)
-    if isinstance(attr, (FloatAttr, IntegerAttr)):
-        return float(attr.value.data)
-    return None
 
 
 def stage_name(op: Operation) -> str:

@@ -36,16 +36,17 @@ from typing import Any
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerType, ModuleOp, TensorType, f64
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, IntegerType, ModuleOp, TensorType, f64
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.base import shape_of, ui8
+from cortex.dialects.modes import DEFAULT_ENTRY, DEFAULT_MODE
 from cortex.errors import CortexError
+from cortex.ir import function_named, functions
 
 PROFILE_ATTR = "cortex.profile_ms"
-DEFAULT_ENTRY = "l2_frame"
 
 
 class ProfileError(PassFailedException, CortexError):
@@ -59,11 +60,11 @@ def entry_function(module: ModuleOp, entry: str | None = None) -> func.FuncOp:
     @l2_frame, which falls back to the only public function (so that
     `cortex-profile` works on a tensor graph without options).
     """
-    defined = [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
+    defined = functions(module)
     wanted = entry or DEFAULT_ENTRY
-    for fn in defined:
-        if fn.sym_name.data == wanted:
-            return fn
+    found = function_named(module, wanted)
+    if found is not None:
+        return found
     public = [fn for fn in defined if fn.sym_visibility is None or fn.sym_visibility.data == "public"]
     if wanted == DEFAULT_ENTRY and len(public) == 1:
         return public[0]
@@ -121,7 +122,7 @@ MAX_PROFILE_FRAMES = 10_000
 
 
 def profile_module(
-    module: ModuleOp, frames: int = 10, mode: str | None = "balanced", entry: str | None = None, seed: int = 0
+    module: ModuleOp, frames: int = 10, mode: str | None = DEFAULT_MODE, entry: str | None = None, seed: int = 0
 ) -> dict[Operation, float]:
     """Run the reference interpreter and set `cortex.profile_ms` on every cortex op that ran.
 
@@ -159,9 +160,9 @@ def profile_module(
 
 
 def profile_ms(op: Operation) -> float | None:
-    """The recorded median time of `op` in milliseconds, or None when not measured."""
+    """The recorded median time of `op` in milliseconds (a float or, written by hand, an integer), or None."""
     attr = op.attributes.get(PROFILE_ATTR)
-    return attr.value.data if isinstance(attr, FloatAttr) else None
+    return float(attr.value.data) if isinstance(attr, (FloatAttr, IntegerAttr)) else None
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ class ProfilePass(ModulePass):
     name = "cortex-profile"
 
     frames: int = 10
-    mode: str = "balanced"
+    mode: str = DEFAULT_MODE
     entry: str = DEFAULT_ENTRY
     seed: int = 0
 

@@ -31,10 +31,14 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from cortex.dialects.modes import DEFAULT_ENTRY
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.errors import CortexError
-from cortex.passes.frame_split import FrameSplitError, classify_states, partition
+from cortex.ir import function_named
+from cortex.passes.frame_split import partition
+from cortex.passes.outlining import FrameSplitError
 from cortex.passes.profile import profile_ms
+from cortex.passes.state_analysis import classify_states
 
 
 @dataclass
@@ -145,10 +149,10 @@ def list_schedule(stages: list[Stage], workers: int) -> tuple[float, list[list[S
 
 
 def _entry(module: ModuleOp, entry: str) -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == entry and not op.is_declaration:
-            return op
-    raise CortexError(f"no function '@{entry}' to schedule")
+    fn = function_named(module, entry)
+    if fn is None:
+        raise CortexError(f"no function '@{entry}' to schedule")
+    return fn
 
 
 def render_schedule(module: ModuleOp, entry: str, workers: int) -> str:
@@ -228,7 +232,7 @@ class SchedulePass(ModulePass):
 
     name = "cortex-schedule"
     workers: int = 2
-    entry: str = "l2_frame"
+    entry: str = DEFAULT_ENTRY
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.workers < 1:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf, tensor
-from xdsl.dialects.builtin import FileLineColLoc, FunctionType, ModuleOp, TensorType
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -49,6 +49,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp, compatible
 from cortex.errors import CortexError
+from cortex.ir import describe
 
 DYNAMIC = shapes.DYNAMIC
 
@@ -58,23 +59,6 @@ class ShapeInferenceError(PassFailedException, CortexError):
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def describe(op: Operation) -> str:
-    """Where `op` is: its source location if it has one, else its function and result name."""
-    where = []
-    if isinstance(op.location, FileLineColLoc):
-        loc = op.location
-        where.append(f"{loc.filename.data}:{loc.line.data}:{loc.column.data}")
-    fn = op.parent_op()
-    while fn is not None and not isinstance(fn, func.FuncOp):
-        fn = fn.parent_op()
-    if fn is not None:
-        where.append(f"in @{fn.sym_name.data}")
-    names = [f"%{r.name_hint}" for r in op.results if r.name_hint]
-    if names:
-        where.append(f"defining {', '.join(names)}")
-    return f"'{op.name}' op" + (f" ({', '.join(where)})" if where else "")
 
 
 def fail(op: Operation, message: str) -> ShapeInferenceError:

@@ -7,10 +7,11 @@ where they are used, not given a function). An `scf.if` whose branches hold
 several stages is cut like the frame split's blur gate: each stage gets its
 own copy of the `scf.if` on the same condition, holding only its op, which
 yields the values later stages read (zeros on the other branch); the last
-copy also yields the original results. Each function carries
-`cortex.split_args`/`cortex.split_results` keys: the original function's
-own argument and result keys, and `stage:<k>` for values passed between
-stages, from which a runner reads the dependency graph.
+copy also yields the original results. Built on the outlining toolkit
+(`outlining`): each function carries the original function's own argument
+and result keys (`cortex.split_args`/`cortex.split_results`), and
+`stage:<k>` for values passed between stages, from which a runner reads the
+dependency graph.
 """
 
 from __future__ import annotations
@@ -19,80 +20,45 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from cortex.passes.frame_split import (
-    ARGS_ATTR,
-    RESULTS_ATTR,
+from cortex.dialects.abi import SPLIT_ARGS, SPLIT_RESULTS, wire
+from cortex.passes.outlining import (
     FrameSplitError,
-    _inside,
-    _rematerialisable,
+    Outliner,
+    Piece,
     defined_function,
+    inside,
+    only_block,
     outer_operands,
-    piece_function,
+    rematerialisable,
     replace_function,
+    split_keys,
     zero_of,
 )
 
 
-class _Stage:
-    def __init__(self, name: str, owner: _StageSplitter):
-        self.name, self.owner = name, owner
-        self.block = Block()
-        self.mapping: dict[SSAValue, SSAValue] = {}
-        self.arg_keys: list[str] = []
-        self.args: dict[str, SSAValue] = {}
-        self.results: list[tuple[str, SSAValue]] = []
+class _StageSplitter(Outliner):
+    purpose = "the stage split"
+    value_kind = "stage"
 
-    def get(self, v: SSAValue) -> SSAValue:
-        if v in self.mapping:
-            return self.mapping[v]
-        s = self.owner
-        if isinstance(v, BlockArgument) and v.owner is s.block:
-            local = self._arg(s.arg_keys[v.index], v)
-        elif isinstance(v.owner, Operation) and _rematerialisable(v.owner):
-            clone = v.owner.clone()
-            self.block.add_op(clone)
-            local = clone.results[0]
-        else:
-            home = s.home.get(v)
-            if home is None:
-                raise FrameSplitError(f"stage split: a value of '{getattr(v.owner, 'name', '?')}' is used before its stage")
-            key = s.key(v)
-            s.exports.setdefault(home, {})[key] = v
-            local = self._arg(key, v)
-        self.mapping[v] = local
-        return local
-
-    def _arg(self, key: str, original: SSAValue) -> SSAValue:
-        if key not in self.args:
-            a = self.block.insert_arg(original.type, len(self.block.args))
-            a.name_hint = original.name_hint
-            self.args[key] = a
-            self.arg_keys.append(key)
-        return self.args[key]
-
-
-class _StageSplitter:
     def __init__(self, fn: func.FuncOp):
-        self.fn = fn
-        if len(fn.body.blocks) != 1:
-            raise FrameSplitError(f"@{fn.sym_name.data} has several blocks; the stage split needs one")
-        self.block = fn.body.block
-        self.arg_keys = _keys(fn, ARGS_ATTR, [f"input:{i}" for i in range(len(self.block.args))])
-        self.result_keys = _keys(fn, RESULTS_ATTR, [f"output:{i}" for i in range(len(fn.function_type.outputs.data))])
-        self.home: dict[SSAValue, str] = {}
-        self.keys: dict[SSAValue, str] = {}
-        self.exports: dict[str, dict[str, SSAValue]] = {}
-        self.stages: list[_Stage] = []
+        super().__init__(fn)
+        self.block = only_block(fn, "the stage split")
+        self.arg_keys = split_keys(fn, SPLIT_ARGS) or [wire("input", i) for i in range(len(self.block.args))]
+        outputs = len(fn.function_type.outputs.data)
+        self.result_keys = split_keys(fn, SPLIT_RESULTS) or [wire("output", i) for i in range(outputs)]
+        self.stages: list[Piece] = []
 
-    def key(self, v: SSAValue) -> str:
-        return self.keys.setdefault(v, f"stage:{len(self.keys)}")
+    def argument_key(self, v: SSAValue) -> str | None:
+        if isinstance(v, BlockArgument) and v.owner is self.block:
+            return self.arg_keys[v.index]
+        return None
 
-    def new_stage(self) -> _Stage:
-        stage = _Stage(f"s{len(self.stages)}", self)
+    def new_stage(self) -> Piece:
+        stage = Piece(f"s{len(self.stages)}", self)
         self.stages.append(stage)
         return stage
 
@@ -101,24 +67,20 @@ class _StageSplitter:
         if not isinstance(ret, func.ReturnOp):
             raise FrameSplitError(f"@{self.fn.sym_name.data} does not end with func.return")
         for op in list(self.block.ops)[:-1]:
-            if _rematerialisable(op):
+            if rematerialisable(op):
                 continue
             if isinstance(op, scf.IfOp) and len(_inner(op)) > 1:
                 self._split_if(op)
             else:
-                stage = self.new_stage()
-                clone = _clone_into(stage, op)
-                for old, new in zip(op.results, clone.results):
-                    stage.mapping[old] = new
-                    self.home[old] = stage.name
+                self.new_stage().add(op)
         last = self.stages[-1] if self.stages else self.new_stage()
         last.results += [(k, last.get(v)) for k, v in zip(self.result_keys, ret.arguments)]
-        return [self._function(s) for s in self.stages]
+        return [self.function(s) for s in self.stages]
 
     def _split_if(self, op: scf.IfOp) -> None:
         """One copy of the `scf.if` per op of its branches; the last copy also yields the if's results."""
         inner = _inner(op)
-        yields = [r.block.last_op for r in (op.true_region, op.false_region)]
+        yields = [_yield_of(r.block) for r in (op.true_region, op.false_region)]
         for k, o in enumerate(inner):
             stage = self.new_stage()
             owner = k == len(inner) - 1
@@ -131,7 +93,7 @@ class _StageSplitter:
             if owner:
                 for y in yields:
                     for v in y.operands:
-                        if not _inside(v, o):
+                        if not inside(v, o):
                             stage.get(v)
             mapping = dict(stage.mapping)
             branches = []
@@ -158,37 +120,21 @@ class _StageSplitter:
             stage.block.add_op(copy)
             results = list(copy.results)
             if owner:
-                for old, new in zip(op.results, results):
-                    new.name_hint = old.name_hint
-                    stage.mapping[old] = new
-                    self.home[old] = stage.name
+                stage.own(op.results, results)
                 results = results[len(op.results):]
-            for old, new in zip(crossing, results):
-                new.name_hint = old.name_hint
-                stage.mapping[old] = new
-                self.home[old] = stage.name
+            stage.own(crossing, results)
 
-    def _function(self, stage: _Stage) -> func.FuncOp:
-        return piece_function(self.fn, stage, self.exports.get(stage.name, {}))
+
+def _yield_of(block: Block) -> scf.YieldOp:
+    last = block.last_op
+    assert isinstance(last, scf.YieldOp), "an scf.if branch ends with scf.yield"
+    return last
 
 
 def _inner(op: scf.IfOp) -> list[Operation]:
     """The non-constant ops of both branches (yields excluded), then-branch first."""
     return [o for r in (op.true_region, op.false_region) if r.blocks for o in r.block.ops
-            if not isinstance(o, scf.YieldOp) and not _rematerialisable(o)]
-
-
-def _clone_into(stage: _Stage, op: Operation) -> Operation:
-    for v in outer_operands(op):
-        stage.get(v)
-    clone = op.clone(value_mapper=dict(stage.mapping))
-    stage.block.add_op(clone)
-    return clone
-
-
-def _keys(fn: func.FuncOp, attr: str, default: list[str]) -> list[str]:
-    keys = fn.attributes.get(attr)
-    return [k.data for k in keys.data] if isinstance(keys, ArrayAttr) else default
+            if not isinstance(o, scf.YieldOp) and not rematerialisable(o)]
 
 
 def split_stages(module: ModuleOp, name: str) -> list[func.FuncOp]:

@@ -40,8 +40,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 
-from cortex.dialects.modes import mode_weights
+from cortex.dialects.modes import DEFAULT_MODE, mode_weights
 from cortex.errors import CortexError
+from cortex.ir import function_named
 from cortex.passes.profile import entry_function, sample_inputs
 
 ATOL = 1e-4
@@ -168,7 +169,7 @@ class SemanticsCallback:
         module: ModuleOp,
         frames: int = 3,
         entry: str | None = None,
-        mode: str | None = "balanced",
+        mode: str | None = DEFAULT_MODE,
         seed: int = 0,
     ):
         self.mode = mode
@@ -203,7 +204,7 @@ class SemanticsCallback:
             self.notes.append(f"after pass '{name}': not checked, {reason}")
             return
         try:
-            if not any(isinstance(f, func.FuncOp) and f.sym_name.data == self.entry for f in module.ops):
+            if function_named(module, self.entry, defined=False) is None:
                 raise CortexError(f"@{self.entry} is gone from the module")
             if self.weights is None:
                 actual = run_reference(module, self.entry, self.mode, self.inputs)

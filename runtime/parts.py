@@ -14,14 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cortex.dialects.abi import Port, WireKey
+from cortex.dialects.abi import FRAME_PARTS, Port, WireKey
 from cortex.errors import CortexError
 from cortex.runtime.executables import LoadedExecutable, load_executable
 from cortex.runtime.program import Part, Program
 from cortex.runtime.values import aliased, to_caller, to_internal
 
-PARTS = ("delayed", "parallel", "recurrence", "tail")
-"""The frame split's parts, in the order one frame runs them."""
+PARTS = FRAME_PARTS
 
 
 def weight_values(program: Program) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cortex.semantics.defaults import Q_MAX, Q_MIN
+from cortex.semantics.defaults import Q_MAX, Q_MIN, ZERO_POINT
 from cortex.semantics.kernel_table import kernel
 from cortex.semantics.tensor_kernels import _pad_hw, _windows
 
@@ -23,13 +23,13 @@ def saturate(values: np.ndarray) -> np.ndarray:
 
 
 @kernel("cortex.quantize")
-def quantize(x, *, scale: float, zero_point: int = 0) -> np.ndarray:
+def quantize(x, *, scale: float, zero_point: int = ZERO_POINT) -> np.ndarray:
     scaled = np.divide(np.asarray(x, np.float32), np.float32(scale), dtype=np.float32)
     return np.clip(np.rint(scaled) + np.float32(zero_point), Q_MIN, Q_MAX).astype(np.int8)
 
 
 @kernel("cortex.dequantize")
-def dequantize(x, *, scale: float, zero_point: int = 0) -> np.ndarray:
+def dequantize(x, *, scale: float, zero_point: int = ZERO_POINT) -> np.ndarray:
     centred = np.asarray(x).astype(I32) - I32(zero_point)
     return centred.astype(np.float32) * np.float32(scale)
 

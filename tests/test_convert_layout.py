@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cortex
+from cortex.backends.mlir_upstream import mlir_opt_available, verify_with_mlir_opt
 from cortex.dialects import layout as lay
 from cortex.dialects import tensor_ops as ops
 from cortex.examples.small_cnn import ENTRY, build_small_cnn, small_cnn_inputs
 from cortex.ir import parse
-from cortex.lowering.upstream import mlir_opt_available, verify_with_mlir_opt
 from cortex.passes.convert_layout import convert_layout
 
 INPUTS = small_cnn_inputs(4)

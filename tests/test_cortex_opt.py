@@ -24,7 +24,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.tensor_ops import SoftmaxOp
 from cortex.registry import cortex_passes
-from cortex.tools.cortex_opt import CortexOptMain, UsageError, load_engine, main, split_input
+from cortex.tools.cortex_opt import CortexOptMain, UsageError, load_optional, main, split_input
 from cortex.tools.diagnostics import Diagnostic, check_expectations, parse_expectations
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -485,11 +485,11 @@ def test_console_script_round_trips_the_l2_pipeline():
     assert again.returncode == 0 and again.stdout == first.stdout
 
 
-def test_a_missing_engine_is_reported_not_raised():
+def test_a_missing_optional_module_is_reported_not_raised():
     with pytest.raises(UsageError, match=r"--view-graph is not available: cortex.passes.no_such_view is not part"):
-        load_engine("--view-graph", "cortex.passes.no_such_view", ["render_table"])
+        load_optional("--view-graph", "cortex.passes.no_such_view", ["render_table"])
     with pytest.raises(UsageError, match=r"cortex.registry does not define render_table"):
-        load_engine("--view-graph", "cortex.registry", ["render_table"])
+        load_optional("--view-graph", "cortex.registry", ["render_table"])
 
 
 def test_list_passes(capsys):

@@ -18,8 +18,9 @@ import pytest
 from helpers.numerics import ALGORITHM, assert_f32_close
 
 import cortex
+from cortex.passes.expose_gate import expose_blur_gate
 from cortex.tools import cortex_run
-from cortex.tools.cortex_run import expose_blur_gate, main
+from cortex.tools.cortex_run import main
 from cortex.tools.report import StageTimes, progress_bar
 from cortex.video.overlay import BAND, heat_overlay
 from cortex.video.synthetic import SyntheticVideo
@@ -228,7 +229,7 @@ def test_stage_table_shares_and_totals():
         (["/no/such/video.mp4"], "error: /no/such/video.mp4: no such video file"),
         (["--mode", "turbo"], "error: unknown mode 'turbo' (known: balanced, motion, power_save)"),
         (["--pipeline", "/no/such/pipeline.mlir"], "error: cannot read /no/such/pipeline.mlir"),
-        (["--passes", "no-such-pass"], "error: --passes: Unrecognized passes: ['no-such-pass']"),
+        (["--passes", "no-such-pass"], "error: --passes: unknown pass 'no-such-pass'"),
         (["--frames", "-1"], "error: --frames must be >= 0, got -1"),
         (["--size", "big"], "error: --size must read HxW"),
         (["--entry", "main"], "error: the pipeline has no function @main"),
@@ -284,3 +285,21 @@ def test_benchmarks_quick_smoke():
     for line in ratios:
         value = float(line.split(":")[1].split()[0])
         assert value > 0 and np.isfinite(value)
+
+
+def test_the_exposed_gate_keeps_the_results_and_returns_the_gates_values():
+    """Equivalence: the reference interpreter before and after the pass gives the same outputs, and the extra
+    results are the gate's own (blurred exactly when sharpness < threshold)."""
+    from cortex.video.synthetic import SyntheticVideo
+
+    plain = cortex.build_l2_pipeline(64, 64)
+    exposed = plain.clone()
+    cortex.run_passes(exposed, "cortex-expose-blur-gate")
+    a, b = cortex.reference(plain), cortex.reference(exposed)
+    for frame in SyntheticVideo(64, 64).frames(10):
+        want, got = a(frame), b(frame)
+        assert len(got) == len(want) + 3
+        for x, y in zip(want, got):
+            assert np.asarray(x).tobytes() == np.asarray(y).tobytes()
+        sharpness, blurred, threshold = got[len(want):]
+        assert bool(blurred) == (sharpness < threshold)

@@ -22,20 +22,18 @@ from hypothesis import strategies as st
 from xdsl.dialects import scf
 
 import cortex
-from cortex.passes.frame_split import (
-    ARGS_ATTR,
-    PARTS,
-    RESULTS_ATTR,
-    FrameSplitError,
-    classify_states,
-    split_entry,
-)
+from cortex.dialects.abi import FRAME_PARTS as PARTS
+from cortex.dialects.abi import SPLIT_ARGS as ARGS_ATTR
+from cortex.dialects.abi import SPLIT_RESULTS as RESULTS_ATTR
+from cortex.passes.frame_split import split_entry
+from cortex.passes.outlining import FrameSplitError
 from cortex.passes.schedule import (
     critical_path,
     list_schedule,
     render_schedule,
     stage_graph,
 )
+from cortex.passes.state_analysis import classify_states
 from cortex.video.synthetic import SyntheticVideo
 
 
@@ -218,7 +216,8 @@ def test_state_updated_with_a_state_read_directly_is_a_recurrence():
 
 
 def test_splitting_a_missing_function_names_it_and_the_purpose():
-    from cortex.passes.frame_split import FrameSplitError, split_entry
+    from cortex.passes.frame_split import split_entry
+    from cortex.passes.outlining import FrameSplitError
     from cortex.passes.stage_split import split_stages
 
     module = cortex.build_l2_pipeline(64, 64)

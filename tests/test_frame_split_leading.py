@@ -27,9 +27,12 @@ from helpers.scheduling import (
 from xdsl.dialects import scf
 
 import cortex
+from cortex.dialects.abi import SPLIT_ARGS as ARGS_ATTR
+from cortex.dialects.abi import SPLIT_RESULTS as RESULTS_ATTR
 from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
-from cortex.passes.frame_split import ARGS_ATTR, RESULTS_ATTR, classify_states, split_entry
+from cortex.passes.frame_split import split_entry
 from cortex.passes.schedule import render_schedule
+from cortex.passes.state_analysis import classify_states
 
 GATES = {"auto": BLUR_AUTO, "fixed": {**INPUT_DEFAULTS, "blur_threshold": 150.0}}
 

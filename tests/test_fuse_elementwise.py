@@ -21,20 +21,20 @@ from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
 import cortex
+from cortex.backends.mlir_upstream import MLIR_BIN, verify_with_mlir_opt
 from cortex.dialects import tensor_ops as t
 from cortex.dialects.abi import ORIGIN
 from cortex.dialects.base import tensor
 from cortex.driver import compile_lowered, lower
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import make_context, parse_module, verify_located
-from cortex.lowering.fuse_elementwise import (
+from cortex.linalg_opt.fuse_elementwise import (
     FuseElementwisePass,
     FuseElementwiseProducer,
     count_generics,
     fuse_elementwise,
     join_origins,
 )
-from cortex.lowering.upstream import MLIR_BIN, verify_with_mlir_opt
 from cortex.runtime.pipeline import CompiledPipeline
 from cortex.video.synthetic import SyntheticVideo
 

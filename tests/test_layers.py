@@ -25,7 +25,8 @@ LAYERS: list[list[str]] = [
     ["cortex.examples", "cortex.frontends"],  # pipelines and graphs built with the dialect; ONNX import
     ["cortex.interpreter"],  # the reference interpreter
     ["cortex.passes"],  # ModulePasses over cortex IR
-    ["cortex.lowering"],  # cortex -> upstream MLIR, the lowered-module ABI
+    ["cortex.lowering"],  # cortex -> upstream MLIR
+    ["cortex.linalg_opt"],  # optimisation passes on the lowered (linalg) module
     ["cortex.backends"],  # the NumPy emitter and runtime
     ["cortex.registry"],  # every pass and target by name
     ["cortex.driver"],  # compile driver: pipelines, lower, compile, reference
@@ -121,7 +122,7 @@ def test_imports_run_downward():
     assert not bad, "imports against the declared layer order:\n" + "\n".join(bad)
 
 
-COMPILER = ("cortex.passes", "cortex.lowering", "cortex.backends", "cortex.registry", "cortex.driver", "cortex.ir")
+COMPILER = ("cortex.passes", "cortex.lowering", "cortex.linalg_opt", "cortex.backends", "cortex.registry", "cortex.driver", "cortex.ir")
 """What the runtime must run without: the passes, the lowering, the emitter, the driver (and IR parsing)."""
 
 

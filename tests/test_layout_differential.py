@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cortex
+from cortex.backends.mlir_upstream import mlir_runner_available, run_with_mlir
 from cortex.driver import compile_lowered, lower
 from cortex.ir import parse_module
-from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 needs_mlir_runner = pytest.mark.skipif(not mlir_runner_available(), reason="mlir-runner (mlir-22-tools) not installed")

@@ -13,8 +13,8 @@ import cortex
 from cortex.dialects import tensor_ops as ops
 from cortex.driver import lower
 from cortex.frontends.onnx import f32_constant
-from cortex.lowering.fold_constant_layouts import FoldConstantLayoutsPass
-from cortex.lowering.unroll_pooling import UnrollPoolingPass
+from cortex.linalg_opt.fold_constant_layouts import FoldConstantLayoutsPass
+from cortex.linalg_opt.unroll_pooling import UnrollPoolingPass
 from cortex.onnx_backend import COMPILE_PASSES
 
 

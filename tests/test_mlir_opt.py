@@ -22,17 +22,17 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, TensorType
 
 import cortex
-from cortex.dialects.modes import mode_weights
-from cortex.dialects.traits import External
-from cortex.driver import lower
-from cortex.ir import parse
-from cortex.lowering.upstream import (
+from cortex.backends.mlir_upstream import (
     MlirToolError,
     mlir_opt_available,
     mlir_runner_available,
     run_with_mlir,
     verify_with_mlir_opt,
 )
+from cortex.dialects.modes import mode_weights
+from cortex.dialects.traits import External
+from cortex.driver import lower
+from cortex.ir import parse
 from cortex.semantics import vision_kernels
 
 EXAMPLES_DIR = Path(cortex.__file__).resolve().parent / "examples"

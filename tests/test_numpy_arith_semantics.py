@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cortex.backends.mlir_upstream import mlir_runner_available, run_with_mlir
 from cortex.driver import compile_lowered
 from cortex.ir import parse_module
-from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
 from cortex.runtime.pipeline import CompiledPipeline
 
 NAN = np.float32(np.nan)

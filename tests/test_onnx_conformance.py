@@ -64,19 +64,19 @@ def applicable_cases() -> dict[str, object]:
 
 
 CASE_NAMES = sorted(applicable_cases())
-ENGINES = ("reference", "compiled")
+RUNNERS = ("reference", "compiled")
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("runner", RUNNERS)
 @pytest.mark.parametrize("name", CASE_NAMES)
-def test_conformance_case(name: str, engine: str) -> None:
+def test_conformance_case(name: str, runner: str) -> None:
     case = applicable_cases()[name]
     reason = unsupported().get(name)
     if reason is not None:
         with pytest.raises(CortexError, match=reason.replace("(", r"\(").replace(")", r"\)")):
-            CortexBackend.prepare(case.model, engine=engine)
+            CortexBackend.prepare(case.model, runner=runner)
         return
-    rep = CortexBackend.prepare(case.model, engine=engine)
+    rep = CortexBackend.prepare(case.model, runner=runner)
     for inputs, expected in case.data_sets:
         outputs = rep.run(inputs)
         assert len(outputs) == len(expected)

@@ -17,12 +17,12 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import cortex
+from cortex.backends.mlir_upstream import mlir_opt_available, mlir_runner_available, run_with_mlir, verify_with_mlir_opt
 from cortex.driver import lower
 from cortex.frontends.onnx import ENTRY, ceil_extra, from_onnx, same_pads
 from cortex.frontends.onnx_models import cnn, mlp, sample_input
 from cortex.interpreter.reference import ReferenceRunner
 from cortex.ir import CortexError, parse, to_text
-from cortex.lowering.upstream import mlir_opt_available, mlir_runner_available, run_with_mlir, verify_with_mlir_opt
 from cortex.onnx_backend import COMPILE_PASSES, CortexBackend, ReferenceBackend, run_node
 
 needs_mlir_opt = pytest.mark.skipif(not mlir_opt_available(), reason="mlir-opt (mlir-22-tools) not installed")

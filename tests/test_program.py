@@ -176,7 +176,8 @@ def test_executables_hold_text_or_bytes():
 
 RUN_WITHOUT_COMPILER = """
 import sys
-for name in ("cortex.driver", "cortex.passes", "cortex.lowering", "cortex.backends", "cortex.registry", "xdsl.passes"):
+for name in ("cortex.driver", "cortex.passes", "cortex.lowering", "cortex.linalg_opt", "cortex.backends", "cortex.registry",
+             "xdsl.passes"):
     sys.modules[name] = None  # importing any of them now raises ImportError
 import numpy as np
 import cortex
@@ -186,7 +187,7 @@ encoded, score = compiled(frame)
 (again, score2), = list(compiled.run_video([frame], workers=2))
 print(len(encoded), float(np.asarray(score).sum()))
 loaded = sorted(m for m in sys.modules if m.startswith("cortex.") and sys.modules[m] is not None)
-assert not [m for m in loaded if m.split(".")[1] in ("driver", "passes", "lowering", "backends", "registry")], loaded
+assert not [m for m in loaded if m.split(".")[1] in ("driver", "passes", "lowering", "linalg_opt", "backends", "registry")], loaded
 """
 
 

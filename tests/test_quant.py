@@ -15,6 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cortex
+from cortex.backends.mlir_upstream import (
+    mlir_opt_available,
+    mlir_runner_available,
+    run_with_mlir,
+    verify_with_mlir_opt,
+)
 from cortex.dialects.quant import (
     DequantizeOp,
     QConv2dOp,
@@ -31,12 +37,6 @@ from cortex.examples.small_cnn import (
     small_cnn_inputs,
 )
 from cortex.ir import parse
-from cortex.lowering.upstream import (
-    mlir_opt_available,
-    mlir_runner_available,
-    run_with_mlir,
-    verify_with_mlir_opt,
-)
 from cortex.passes.calibrate import (
     ARG_RANGES_ATTR,
     RANGE_ATTR,

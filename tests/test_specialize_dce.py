@@ -23,7 +23,8 @@ from cortex.dialects.state import WeightOp
 from cortex.driver import run_pipeline
 from cortex.examples.l2_pipeline import WEIGHTS
 from cortex.ir import parse_module, to_text
-from cortex.passes.dce import PROFILE_ATTR, DceReport, RemovedOp, eliminate_dead_nodes
+from cortex.passes.dce import DceReport, RemovedOp, eliminate_dead_nodes
+from cortex.passes.profile import PROFILE_ATTR
 from cortex.passes.specialize_mode import SpecializeModeError, specialize_mode
 from cortex.video.synthetic import SyntheticVideo
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import cortex
 from cortex.dialects.modes import BLUR_AUTO
+from cortex.passes.expose_gate import expose_blur_gate
 from cortex.semantics.window_kernels import window_median, window_push
-from cortex.tools.cortex_run import expose_blur_gate
 from cortex.video.synthetic import SyntheticVideo
 
 WINDOW_FN = """

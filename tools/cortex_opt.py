@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
-import difflib
 import itertools
 import os
 import re
@@ -37,15 +35,14 @@ from io import StringIO
 from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
-from xdsl.utils.arg_spec import parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, ShrinkException
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.exceptions import DiagnosticException, ParseError, ShrinkException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from cortex.dialects import Cortex
 from cortex.errors import CortexError
 from cortex.ir import ONLY_COMMENTS, LocatedVerifyException, LocatingParser, reject_byte_order_mark, verify_located
-from cortex.registry import cortex_passes, cortex_targets
+from cortex.registry import PipelineError, cortex_passes, cortex_targets, describe_options, parse_pipeline
 from cortex.tools.diagnostics import Diagnostic, check_expectations, from_parse_error, parse_expectations
 from cortex.tools.instrumentation import IRPrinter, NullTimer, PassInstrumentation, PassTimer, PassVerificationError
 
@@ -157,7 +154,7 @@ def split_input(text: str) -> list[tuple[str, int]]:
     return chunks
 
 
-def load_engine(flag: str, module: str, names: Sequence[str]) -> list[Callable]:
+def load_optional(flag: str, module: str, names: Sequence[str]) -> list[Callable]:
     """Callables from a module another part of Cortex provides; a clean error if it is missing."""
     try:
         mod = import_module(module)
@@ -171,57 +168,18 @@ def load_engine(flag: str, module: str, names: Sequence[str]) -> list[Callable]:
     return [getattr(mod, name) for name in names]
 
 
-def render_pipeline_error(e: ArgSpecParseError, spec: str) -> Diagnostic:
-    """ArgSpecParseError keeps only a rendered string: rebuild `<pass-pipeline>:1:N: error: ...`."""
-    lines = str(e).splitlines()
-    where = next((i for i, line in enumerate(lines) if re.fullmatch(r"pass-pipeline:\d+:\d+", line)), None)
-    if where is None or len(lines) < where + 4:
-        return Diagnostic(f"invalid pass pipeline '{spec}': {lines[-1].strip() if lines else e}")
-    _, line, col = lines[where].split(":")
-    message = lines[where + 3].strip()
-    return Diagnostic(
-        f"invalid pass pipeline: {message}", "error", "<pass-pipeline>", int(line), int(col), lines[where + 1]
-    )
-
-
 def build_passes(available: dict[str, Callable[[], type[ModulePass]]], spec: str) -> tuple[ModulePass, ...]:
-    """The pipeline `spec` as pass instances; one diagnostic naming the pass that is wrong."""
+    """The pipeline `spec` as pass instances (`cortex.registry.parse_pipeline`, the one parser), its error as
+    a diagnostic: `<pass-pipeline>:1:N:` for a syntax error, one line naming the pass otherwise."""
     try:
-        specs = list(parse_pipeline(spec))
-    except ArgSpecParseError as e:
-        raise UsageError(render_pipeline_error(e, spec)) from None
-    passes: list[ModulePass] = []
-    for pass_spec in specs:
-        name = pass_spec.name
-        if name not in available:
-            close = difflib.get_close_matches(name, list(available), n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else " (--list-passes lists them)"
-            raise UsageError(f"unknown pass '{name}'{hint}")
-        try:
-            cls = available[name]()
-        except Exception as e:
-            raise InternalError(f"cannot load pass '{name}': {type(e).__name__}: {e}") from e
-        known = {f.name for f in dataclasses.fields(cls) if f.init and f.name != "name"}
-        given = pass_spec.normalize_parameter_names().parameters
-        unknown = [k.replace("_", "-") for k in given if k not in known]
-        if unknown:
-            raise UsageError(f"pass '{name}' has no option '{unknown[0]}'; {describe_options(cls)}")
-        try:
-            passes.append(cls.from_pass_spec(pass_spec))
-        except (ValueError, TypeError) as e:
-            raise UsageError(f"invalid options for pass '{name}': {e}; {describe_options(cls)}") from None
-    return tuple(passes)
-
-
-def describe_options(cls: type[ModulePass]) -> str:
-    infos = get_pass_option_infos(cls)
-    if not infos:
-        return "it takes no options"
-    return "its options are " + ", ".join(
-        f"{info.name.replace('_', '-')}: {info.expected_type.strip(chr(39))}"
-        + (f" = {info.default_value}" if info.default_value is not None else "")
-        for info in infos
-    )
+        return parse_pipeline(spec, available)
+    except PipelineError as e:
+        if e.internal:
+            raise InternalError(e.message) from e.__cause__
+        if e.at is not None:
+            line, col, text = e.at
+            raise UsageError(Diagnostic(e.message, "error", "<pass-pipeline>", line, col, text)) from None
+        raise UsageError(e.message) from None
 
 
 class CortexOptMain(xDSLOptMain):
@@ -336,7 +294,7 @@ class CortexOptMain(xDSLOptMain):
         self.passes = build_passes(self.available_passes, args.passes)
         self.pipeline = PassPipeline(self.passes)
         if args.verify_each_pass_semantics is not None:
-            (self.semantics,) = load_engine(
+            (self.semantics,) = load_optional(
                 "--verify-each-pass-semantics", "cortex.passes.translation_validation", ["SemanticsCallback"]
             )
         wanted = [
@@ -347,7 +305,7 @@ class CortexOptMain(xDSLOptMain):
         for flag, asked, name in wanted:
             if asked:
                 names = [name, "write_image"] if name == "render_dot" and image_path(args.graph_dot) else [name]
-                for n, fn in zip(names, load_engine(flag, "cortex.passes.graph_view", names)):
+                for n, fn in zip(names, load_optional(flag, "cortex.passes.graph_view", names)):
                     self.graph_view[n] = fn
         if args.view_graph and args.graph_diff:
             raise UsageError("--view-graph and --graph-diff both replace the output: give one")
@@ -524,7 +482,7 @@ class CortexOptMain(xDSLOptMain):
             ) from None
 
     def print_quant_report(self, before: ModuleOp, module: ModuleOp) -> None:
-        (report,) = load_engine("--quant-report", "cortex.passes.quant_report", ["report_for_opt"])
+        (report,) = load_optional("--quant-report", "cortex.passes.quant_report", ["report_for_opt"])
         try:
             sys.stderr.write(report(before, module, self.args.quant_report or None))
         except (DiagnosticException, CortexError) as e:

@@ -22,20 +22,20 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
-from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, TensorType
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation
-from xdsl.passes import PassPipeline
-from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 import cortex
-from cortex.dialects import BlurDetectorOp, op_kind
-from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
+from cortex.dialects import op_kind
+from cortex.dialects.modes import BLUR_AUTO, DEFAULT_MODE, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
+from cortex.driver import build_pipeline
 from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import ENTRY, build_l2_pipeline
+from cortex.ir import function_named
 from cortex.passes.dce import eliminate_dead_nodes
-from cortex.registry import all_passes
+from cortex.passes.expose_gate import expose_blur_gate
 from cortex.tools import parallel_run
 from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
 from cortex.tools.report import StageTimes, dce_summary, progress_bar, stage_name
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     p.add_argument("--pipeline", metavar="FILE", help="pipeline .mlir file (default: the bundled l2_pipeline.mlir)")
     p.add_argument("--entry", default=ENTRY, help=f"per-frame function (default: {ENTRY})")
-    p.add_argument("--mode", default="balanced", help=f"request type: {' | '.join(MODES)} (default: balanced)")
+    p.add_argument("--mode", default=DEFAULT_MODE, help=f"request type: {' | '.join(MODES)} (default: {DEFAULT_MODE})")
     p.add_argument(
         "--frames", type=int, default=None, metavar="N",
         help="at most N frames (default: a video file to its end; the synthetic video has 60)",
@@ -162,10 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def entry_function(module: ModuleOp, entry: str) -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == entry:
-            return op
-    raise CortexError(f"the pipeline has no function @{entry}")
+    fn = function_named(module, entry, defined=False)
+    if fn is None:
+        raise CortexError(f"the pipeline has no function @{entry}")
+    return fn
 
 
 def frame_geometry(module: ModuleOp, entry: str) -> tuple[int, int, int]:
@@ -201,38 +201,6 @@ def parse_size(text: str) -> tuple[int, int]:
 # --------------------------------------------------------------------------- probes
 
 
-def expose_blur_gate(module: ModuleOp, entry: str) -> bool:
-    """Make @entry also return the blur gate's sharpness (f32), condition (i1) and threshold (f32).
-
-    The per-frame JSON wants the sharpness and whether scoring was skipped;
-    both are SSA values of the pipeline. Returning them as extra results
-    (after the original ones, before any state the lowering appends) gets
-    the exact values of this very run from either backend, with no hook in
-    the backends and no recomputation. The gate is the top-level `scf.if`
-    whose condition compares a `cortex.blur_detector` result; a pipeline
-    without one is left alone (returns False).
-    """
-    fn = entry_function(module, entry)
-    for op in fn.body.block.ops:
-        if not (isinstance(op, scf.IfOp) and isinstance(op.cond.owner, arith.CmpfOp)):
-            continue
-        compare = op.cond.owner
-        sharpness = [v for v in compare.operands if isinstance(v.owner, BlurDetectorOp)]
-        if not sharpness:
-            continue
-        threshold = compare.rhs if compare.lhs is sharpness[0] else compare.lhs
-        ret = fn.body.block.last_op
-        assert isinstance(ret, func.ReturnOp)
-        extra = [sharpness[0], op.cond, threshold]
-        Rewriter.replace_op(ret, func.ReturnOp(*ret.arguments, *extra))
-        outputs = [*fn.function_type.outputs.data, *(v.type for v in extra)]
-        fn.function_type = func.FunctionType.from_lists(fn.function_type.inputs.data, outputs)
-        if fn.res_attrs is not None:
-            fn.res_attrs = ArrayAttr([*fn.res_attrs.data, *(DictionaryAttr({}) for _ in extra)])
-        return True
-    return False
-
-
 # --------------------------------------------------------------------------- backends
 
 
@@ -248,7 +216,7 @@ def stage_table(module: ModuleOp) -> dict[str, tuple[str, str]]:
     return table
 
 
-class ReferenceBackend:
+class InterpretedRun:
     """The eager reference interpreter; per-stage times from its `op_timer` hook."""
 
     name = "reference"
@@ -275,7 +243,7 @@ class ReferenceBackend:
         return times
 
 
-class NumpyBackend:
+class CompiledRun:
     """The compiled NumPy backend, profiled per source op (`CompiledPipeline.profile()`)."""
 
     name = "numpy"
@@ -312,9 +280,9 @@ def default_passes(backend: str, mode: str) -> str | None:
 def check_passes(passes: str) -> None:
     """Parse a `-p` pipeline now, so a typo fails before any video is opened."""
     try:
-        PassPipeline.parse_spec(all_passes(), passes)
-    except (ValueError, ArgSpecParseError) as e:
-        raise CortexError(f"--passes: {' '.join(str(e).split())}") from None
+        build_pipeline(passes)
+    except CortexError as e:
+        raise CortexError(f"--passes: {e}") from None
 
 
 UNSPECIALISED = {"numpy": "canonicalize,dce", "reference": ""}
@@ -325,8 +293,8 @@ def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: 
                  post_passes: str | None = "default"):
     passes = passes if passes is not None else default_passes(backend, mode)
     if backend == "numpy":
-        return NumpyBackend(module, entry, mode, passes, weights, post_passes=post_passes)
-    return ReferenceBackend(module, entry, mode, passes, weights)
+        return CompiledRun(module, entry, mode, passes, weights, post_passes=post_passes)
+    return InterpretedRun(module, entry, mode, passes, weights)
 
 
 def gate_inputs(setting: str) -> dict[str, float]:

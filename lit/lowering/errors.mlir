@@ -1,7 +1,7 @@
 // Inputs the lowering cannot handle get one located line each, no traceback.
 // RUN: not cortex-opt %s --split-input-file -p convert-cortex-to-linalg,convert-cortex-to-extern 2>&1 | filecheck %s
 
-// CHECK: error: {{.*}}convert-cortex-to-linalg: 'cortex.exp' (%y) at {{.*}}errors.mlir:7:8 has the dynamic type tensor<?x4xf32>; run cortex-shape-inference first
+// CHECK: error: {{.*}}convert-cortex-to-linalg: 'cortex.exp' op ({{.*}}errors.mlir:7:8, in @{{.*}}, defining %y) has the dynamic type tensor<?x4xf32>; run cortex-shape-inference first
 // CHECK-NOT: Traceback
 func.func @dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %y = cortex.exp %x : tensor<?x4xf32> -> tensor<?x4xf32>
@@ -10,7 +10,7 @@ func.func @dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // -----
 
-// CHECK: error: {{.*}}convert-cortex-frame-boundary: 'cortex.update_state' at {{.*}}errors.mlir:16:5 of state "s" is inside 'scf.if'; state updates must be at the top level of the function
+// CHECK: error: {{.*}}convert-cortex-frame-boundary: 'cortex.update_state' op ({{.*}}errors.mlir:16:5, in @{{.*}}) of state "s" is inside 'scf.if'; state updates must be at the top level of the function
 func.func @nested_update(%c: i1, %x: tensor<4xf32>) {
   scf.if %c {
     cortex.update_state "s" = %x : tensor<4xf32>

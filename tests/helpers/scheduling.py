@@ -7,8 +7,10 @@ import numpy as np
 from xdsl.dialects import func
 
 import cortex
+from cortex.dialects.abi import FRAME_PARTS as PARTS
+from cortex.dialects.abi import SPLIT_ARGS as ARGS_ATTR
+from cortex.dialects.abi import SPLIT_RESULTS as RESULTS_ATTR
 from cortex.interpreter.reference import CortexFunctions, ReferenceRunner
-from cortex.passes.frame_split import ARGS_ATTR, PARTS, RESULTS_ATTR
 from cortex.video.synthetic import SyntheticVideo
 
 FRAMES = 60

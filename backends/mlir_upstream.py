@@ -37,7 +37,7 @@ from xdsl.dialects.linalg.ops import GenericOp, YieldOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from cortex.dialects import abi
-from cortex.ir import to_text
+from cortex.ir import function_named, to_text
 from cortex.lowering.builders import PARALLEL, affine_map, dense_attr
 
 MLIR_BIN = Path(os.environ.get("CORTEX_MLIR_BIN", "/usr/lib/llvm-22/bin"))
@@ -162,7 +162,8 @@ def with_main(module: ModuleOp, entry: str, inputs: Sequence[np.ndarray | float]
         if isinstance(op, func.FuncOp) and op.sym_name.data not in keep:
             op.detach()
             op.erase()
-    fn = next(op for op in program.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry)
+    fn = function_named(program, entry, defined=False)
+    assert fn is not None  # reachable() found it
     if fn.is_declaration:
         raise ValueError(f"@{entry} is a declaration")
     fn.sym_visibility = None  # callable from main (a private piece, e.g. from cortex-partition)
@@ -211,7 +212,8 @@ def run_with_mlir(module: ModuleOp, entry: str, inputs: Sequence[np.ndarray | fl
         if abi.PROPS in functions[name].attributes:
             raise ValueError(f"@{entry} calls @{name}, an OpenCV extern: mlir-runner cannot run it")
     program = with_main(module, entry, inputs)
-    fn = next(op for op in program.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry)
+    fn = function_named(program, entry, defined=False)
+    assert fn is not None
     dtypes = []
     for t in fn.function_type.outputs.data:
         element = t.element_type if isinstance(t, TensorType) else t

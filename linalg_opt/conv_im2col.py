@@ -32,8 +32,8 @@ from xdsl.pattern_rewriter import (
 )
 
 from cortex.dialects.abi import ORIGIN
+from cortex.dialects.folding import constant_array
 from cortex.lowering.builders import PARALLEL, LinalgBuilder, affine_map, element_of, shape_of
-from cortex.lowering.tensor_ops import constant_value
 
 
 def ints(attr) -> list[int]:
@@ -65,7 +65,7 @@ class Im2colConv(RewritePattern):
         )
         cols = b.collapse(cols, [[0, 1, 2], [3, 4, 5]], (k, m))
 
-        filter_value = constant_value(weight)
+        filter_value = constant_array(weight)
         if filter_value is not None:
             lhs = b.constant(np.ascontiguousarray(filter_value.reshape(f_, k)), element)
         else:
