@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -65,6 +65,8 @@ def _producers(v: SSAValue, stages: dict[Operation, Stage], states: list[str]) -
     if isinstance(v, BlockArgument):
         return []
     owner = v.owner
+    if not isinstance(owner, Operation):
+        return []
     if owner in stages:
         return [stages[owner]]
     if isinstance(owner, StateOp):
@@ -74,7 +76,7 @@ def _producers(v: SSAValue, stages: dict[Operation, Stage], states: list[str]) -
     values: list[SSAValue] = list(owner.operands)
     if isinstance(owner, scf.IfOp):
         for region in owner.regions:
-            if region.blocks and isinstance(region.block.last_op, scf.YieldOp):
+            if region.blocks and isinstance(region.block.last_op, scf.YieldOp) and isinstance(v, OpResult):
                 values.append(region.block.last_op.operands[v.index])
     found: list[Stage] = []
     for u in values:
@@ -165,8 +167,8 @@ def render_schedule(module: ModuleOp, entry: str, workers: int) -> str:
         classes = plan.classes
         for s in stages:
             top = s.op
-            while top.parent_op() is not fn:
-                top = top.parent_op()
+            while (parent := top.parent_op()) is not fn and parent is not None:
+                top = parent
             s.part = plan.part.get(top, "?")
             if top in plan.split_ifs:
                 s.part = "recurrence" if s.op in plan.recurrent else "parallel"

@@ -27,7 +27,7 @@ LAYERS: list[list[str]] = [
     ["cortex.passes"],  # ModulePasses over cortex IR
     ["cortex.lowering"],  # cortex -> upstream MLIR
     ["cortex.linalg_opt"],  # optimisation passes on the lowered (linalg) module
-    ["cortex.backends"],  # the NumPy emitter and runtime
+    ["cortex.backends"],  # compiler side of each backend: the NumPy emitter (-> an executable), the mlir-opt harness
     ["cortex.registry"],  # every pass and target by name
     ["cortex.driver"],  # compile driver: pipelines, lower, compile, reference
     ["cortex"],  # the root API (re-exports the driver)

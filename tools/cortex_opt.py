@@ -335,7 +335,7 @@ class CortexOptMain(xDSLOptMain):
         if to_file and not failed:
             try:
                 with open(self.args.output_file, "w") as f:
-                    f.write(out.getvalue())
+                    f.write(out.getvalue() if isinstance(out, StringIO) else "")
             except OSError as e:
                 raise UsageError(f"cannot write output file '{self.args.output_file}': {e.strerror}") from None
         if self.args.mlir_timing:
@@ -419,6 +419,7 @@ class CortexOptMain(xDSLOptMain):
         before = module.clone() if wants_before else None
         self.apply_pipeline(module, before, verify, passes)
         if self.args.quant_report is not None:
+            assert before is not None  # wants_before
             self.print_quant_report(before, module)
         with self.timer.scope("Output"):
             return self.emit(module, before, index)
@@ -524,7 +525,7 @@ def one_line_usage_error(message: str) -> NoReturn:
 
 
 def image_path(path: str | None) -> bool:
-    return bool(path) and os.path.splitext(path)[1].lower() in (".svg", ".png", ".pdf")
+    return path is not None and os.path.splitext(path)[1].lower() in (".svg", ".png", ".pdf")
 
 
 def ensure_newline(text: str) -> str:
