@@ -37,6 +37,7 @@ from cortex.examples.l2_pipeline import ENTRY, build_l2_pipeline
 from cortex.passes.dce import eliminate_dead_nodes
 from cortex.registry import all_passes
 from cortex.tools import parallel_run
+from cortex.tools.atomic import detach_stdout, is_write_failure
 from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
 from cortex.tools.report import StageTimes, dce_summary, progress_bar, stage_name
 
@@ -461,7 +462,10 @@ def run_one(args: argparse.Namespace) -> int:
     compile_seconds = time.perf_counter() - start
     runner = parallel_run.ParallelRunner.maybe(args, backend)  # None: frame after frame
 
-    outputs = Outputs(args.scores_jsonl, args.overlay, args.encoded, source.fps, block, args.mode, args.side_by_side)
+    inputs = (("the input video", args.video), ("--pipeline", args.pipeline))
+    outputs = Outputs(
+        args.scores_jsonl, args.overlay, args.encoded, source.fps, block, args.mode, args.side_by_side, inputs=inputs
+    )
     progress = False if args.quiet else (True if args.progress else None)
     try:
         if runner:
@@ -510,7 +514,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `cortex-run | head`: the reader has gone, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (CortexError, UnknownModeError, ParseError, DiagnosticException, ArgSpecParseError, OSError) as e:
+    except OSError as e:
+        if is_write_failure(e):  # standard output itself is full (> /dev/full, a full disk)
+            detach_stdout()
+            print(f"error: cannot write standard output: {e.strerror or e}", file=sys.stderr)
+        else:
+            print(f"error: {e}", file=sys.stderr)
+        return 1
+    except (CortexError, UnknownModeError, ParseError, DiagnosticException, ArgSpecParseError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

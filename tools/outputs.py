@@ -19,7 +19,9 @@ import numpy as np
 from cortex.tools.atomic import (
     AtomicFile,
     OutputError,
+    check_distinct,
     commit_file,
+    identity,
     remove_quietly,
     temporary_path,
     write_bytes_atomic,
@@ -65,13 +67,11 @@ class OverlayWriter:
         self.block, self.mode, self.side_by_side = block, mode, side_by_side
         self.fps = fps if fps and fps > 0 else 25.0
         self.video: cv2.VideoWriter | None = None
-        self.temporary = temporary_path(self.dest)
+        self.temporary: Path | None = None  # created with the video writer, in the real target's folder
+        self.protected: set[tuple] = set()  # the inputs' identities: a frame file never replaces one
         self.size: tuple[int, int] | None = None
         self.count = 0
-        try:
-            (self.dest.parent if self.kind == "video" else self.dest).mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise OutputError(f"cannot write {self.dest}: {e.strerror or e}") from None
+        make_directory(self.dest.parent if self.kind == "video" else self.dest)
 
     def write(self, frame: np.ndarray, score: np.ndarray, info: FrameInfo, encoded: np.ndarray | None = None) -> None:
         image = overlay_picture(frame, score, info, self.block, encoded, self.side_by_side)
@@ -80,12 +80,13 @@ class OverlayWriter:
             ok, png = cv2.imencode(".png", image)
             if not ok:
                 raise OutputError(f"cannot write {path}: PNG encoding failed")
-            write_bytes_atomic(path, png)
+            write_frame_file(path, png, self.protected)
         else:
             if self.video is None:
                 h, w = image.shape[:2]
                 self.size = (h, w)
                 fourcc = cv2.VideoWriter_fourcc(*VIDEO_CODECS[self.dest.suffix.lower()])
+                self.temporary = temporary_path(self.dest)
                 self.video = cv2.VideoWriter(str(self.temporary), fourcc, self.fps, (w, h))
                 if not self.video.isOpened():
                     self.discard()
@@ -95,7 +96,7 @@ class OverlayWriter:
 
     def close(self) -> None:
         """Finish the video, check it reads back whole, and rename it into place."""
-        if self.video is None:
+        if self.video is None or self.temporary is None:
             return
         self.video.release()
         self.video = None
@@ -112,7 +113,25 @@ class OverlayWriter:
         if self.video is not None:
             self.video.release()
             self.video = None
-        remove_quietly(self.temporary)
+        if self.temporary is not None:
+            remove_quietly(self.temporary)
+
+
+def make_directory(path: Path) -> None:
+    """`path` is a directory afterwards (made with its parents), or an OutputError says why not."""
+    if path.exists() and not path.is_dir():
+        raise OutputError(f"cannot write {path}: it exists and is not a directory (PNGs and JPEGs go into a directory)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def write_frame_file(path: Path, data: bytes | np.ndarray, protected: set[tuple]) -> None:
+    """One frame's PNG or JPEG, atomically, unless that file is one of the run's inputs."""
+    if protected and identity(path) in protected:
+        raise OutputError(f"cannot write {path}: it is an input of this run; refusing to overwrite it")
+    write_bytes_atomic(path, data if isinstance(data, bytes) else np.asarray(data, np.uint8).tobytes())
 
 
 def count_readable_frames(path: Path, size: tuple[int, int] | None) -> int:
@@ -138,20 +157,24 @@ class Outputs:
 
     `close()` commits what was written; `discard()` (after a failure or an
     interrupt) removes the temporary files, so no partial output appears.
+    `inputs` are (name, path) pairs of the files the run reads (the video, the
+    pipeline): no output may be one of them, nor the same file as another output.
     """
 
     def __init__(self, scores_jsonl: str | None = None, overlay: str | None = None, encoded: str | None = None,
-                 fps: float = 25.0, block: int | None = None, mode: str = "", side_by_side: bool = False):
+                 fps: float = 25.0, block: int | None = None, mode: str = "", side_by_side: bool = False,
+                 inputs: tuple[tuple[str, str | None], ...] = ()):
+        check_distinct([("--scores-jsonl", scores_jsonl), ("--overlay", overlay), ("--encoded", encoded)], inputs)
+        self.protected = {identity(path) for _, path in inputs if path}
         self.jsonl = AtomicFile(scores_jsonl) if scores_jsonl else None
         self.overlay = None
         self.encoded = Path(encoded) if encoded else None
         try:
             self.overlay = OverlayWriter(overlay, fps, block, mode, side_by_side) if overlay else None
+            if self.overlay:
+                self.overlay.protected = self.protected
             if self.encoded:
-                try:
-                    self.encoded.mkdir(parents=True, exist_ok=True)
-                except OSError as e:
-                    raise OutputError(f"cannot write {self.encoded}: {e.strerror or e}") from None
+                make_directory(self.encoded)
         except BaseException:
             self.discard()
             raise
@@ -179,7 +202,7 @@ class Outputs:
         if self.overlay:
             self.overlay.write(frame, np.asarray(score), info, encoded)
         if self.encoded:
-            write_bytes_atomic(self.encoded / f"frame_{index:05d}.jpg", np.asarray(encoded, np.uint8).tobytes())
+            write_frame_file(self.encoded / f"frame_{index:05d}.jpg", encoded, self.protected)
 
     def close(self) -> None:
         try:
