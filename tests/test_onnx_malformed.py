@@ -11,8 +11,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from cortex.errors import CortexError
 from cortex.frontends.onnx import SUPPORTED_OPS, from_onnx
-from cortex.frontends.onnx_checks import MAX_MESSAGE
 from cortex.tools.import_onnx import main as import_main
+
+MAX_MESSAGE = 400  # cortex.frontends.onnx_checks.MAX_MESSAGE: an error is one line at most this long
 
 
 def info(name: str, dims) -> onnx.ValueInfoProto:
