@@ -49,8 +49,10 @@ class Body:
                 raise op_error(self.op, "body reads a value the vectorised form cannot provide")
             term = thunk()
         elif self.in_body(value):
-            self.evaluate_upstream(value.owner)
-            term = self.evaluate(value.owner)
+            owner = value.owner
+            assert isinstance(owner, Operation)
+            self.evaluate_upstream(owner)
+            term = self.evaluate(owner)
         else:  # defined outside the body: a scalar the whole loop shares
             term = self.fe.term(value)
             if term.is_array:
