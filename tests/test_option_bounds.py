@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import cortex
-from cortex.errors import CortexError, whole_number
+from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import build_l2_pipeline
 
 
@@ -33,9 +33,13 @@ def test_pass_options_out_of_bounds_are_one_error(pipeline, message):
 
 @pytest.mark.parametrize("value", [True, "2", 2.5, None, -1, 2**63])
 def test_whole_number_refuses_what_is_not_one(value):
+    from cortex.errors import whole_number
+
     with pytest.raises(CortexError, match="workers must be a whole number from 1 to 64"):
         whole_number("workers", value, 1, 64)
 
 
 def test_whole_number_passes_a_whole_number_through():
+    from cortex.errors import whole_number
+
     assert whole_number("workers", 3, 1, 64) == 3
