@@ -205,11 +205,18 @@ class CompiledPipeline:
     """Threads for one frame's independent stages (`cortex.backends.stage_parallel`); 1: in order."""
 
     def __init__(
-        self, lowered: ModuleOp, entry: str, weights: Mapping[str, float], weight_source: str, profile: bool = False
+        self, lowered: ModuleOp, entry: str, weights: Mapping[str, float], weight_source: str, profile: bool = False,
+        backend: str = "numpy", device: str = "cpu",
     ):
-        from cortex.backends.numpy_emitter import emit
-
         self.lowered = lowered
+        self.backend, self.device = backend, device
+        self.iree: Any = None
+        """The `IreeProgram` (backend "iree"): segments compiled by IREE, called from the generated host code."""
+        if backend != "numpy" or device != "cpu":
+            from cortex.backends.iree_backend import IreeProgram, check_backend
+
+            check_backend(backend, device)
+            self.iree = IreeProgram(lowered, device)
         self.entry = entry
         self.function = find_entry(lowered, entry)
         self.args, self.results = entry_ports(self.function)
@@ -218,10 +225,9 @@ class CompiledPipeline:
             if port.kind == "weight" and port.name not in weights:
                 raise CortexError(f"weight '{port.name}' has no value: {weight_source}")
         self._weights = {p.index: _to_internal(p, weights[p.name], f"weight '{p.name}'") for p in self.args if p.kind == "weight"}
-        emitted = emit(lowered)
+        emitted, self._namespace = self._load(profile=False)
         self.source = emitted.source
         self._name = emitted.functions[entry]
-        self._namespace = load(emitted, f"<cortex-numpy @{entry}>")
         self._plain = self._namespace[self._name]
         self._profiled_namespace: dict[str, Any] | None = None
         self._call = self._plain
@@ -231,6 +237,17 @@ class CompiledPipeline:
         self.reset()
         if profile:
             self.profiling = True
+
+    def _load(self, profile: bool) -> tuple[Any, dict[str, Any]]:
+        """The generated code (of the host module, on IREE) and its loaded namespace, segments bound."""
+        from cortex.backends.numpy_emitter import emit
+
+        host = self.iree.host if self.iree is not None else self.lowered
+        emitted = emit(host, profile=profile)
+        namespace = load(emitted, f"<cortex-{self.backend} @{self.entry}{' profiled' if profile else ''}>")
+        if self.iree is not None:
+            self.iree.bind(emitted.functions, namespace)
+        return emitted, namespace
 
     # ---- state and profiling
 
@@ -245,9 +262,7 @@ class CompiledPipeline:
     @profiling.setter
     def profiling(self, on: bool) -> None:
         if on and self._profiled_namespace is None:
-            from cortex.backends.numpy_emitter import emit
-
-            self._profiled_namespace = load(emit(self.lowered, profile=True), f"<cortex-numpy @{self.entry} profiled>")
+            self._profiled_namespace = self._load(profile=True)[1]
         self._call = self._profiled_namespace[self._name] if on else self._plain
 
     def profile(self, reset: bool = False) -> Profile:

@@ -27,7 +27,7 @@ def stage_program_for(compiled) -> SplitProgram:
         states = {p.name: p for p in compiled.args if p.kind == "state"}
         updates = {p.name: p for p in compiled.results if p.kind == "state"}
         program = SplitProgram(compiled.cortex_module, compiled.entry, weights, compiled.inputs, outputs, states, updates,
-                               compiled.lower_module, stages=True)
+                               compiled.lower_module, stages=True, backend=compiled.backend, device=compiled.device)
         compiled._stage_program = program
     return program
 

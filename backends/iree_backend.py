@@ -1,0 +1,95 @@
+"""The IREE backend: a lowered module's compilable parts as machine code, the rest as the NumPy backend's Python.
+
+    compiled = cortex.compile(module, backend="iree")                 # CPU (llvm-cpu, local-sync)
+    compiled = cortex.compile(module, backend="iree", device="cuda")  # an NVIDIA GPU
+
+`IreeProgram(lowered, device)`: `cortex-outline-segments` cuts the lowered
+module into segment functions (runs of extern-free linalg/tensor/arith/
+math/scf ops) called from the rest; the segments become the functions of
+ONE IREE module (compiled once, cached on disk: `cortex.backends.
+iree_compile`), loaded once (`cortex.backends.iree_runtime`); the rest —
+extern calls (OpenCV), state threading, the small scalar glue — is emitted
+by the NumPy emitter exactly as for the NumPy backend, and `bind` points
+the generated code's segment functions at the compiled ones. So everything
+the NumPy backend does around a call (argument checks, unsigned views,
+state, profiling by source op, the engines) holds unchanged; a tensor graph
+without externs is one segment, one call into IREE per frame.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+from cortex.backends.iree_compile import DEVICES, compile_module, target_named
+from cortex.backends.iree_runtime import LoadedModule
+from cortex.dialects.abi import SEGMENT
+from cortex.errors import CortexError
+from cortex.lowering.outline_segments import outline_segments
+
+BACKENDS = ("numpy", "iree")
+
+
+def check_backend(backend: str, device: str) -> None:
+    if backend not in BACKENDS:
+        raise CortexError(f"unknown backend '{backend}' (backends: {', '.join(BACKENDS)})")
+    if backend == "numpy" and device != "cpu":
+        raise CortexError(f"the numpy backend runs on the CPU only, not device '{device}' (use backend='iree')")
+    if backend == "iree" and device not in DEVICES:
+        raise CortexError(f"unknown device '{device}' for the IREE backend (devices: {', '.join(DEVICES)})")
+
+
+def segment_module(segments: list[func.FuncOp]) -> ModuleOp:
+    """The module IREE compiles: the segments, public (IREE drops private functions nobody calls)."""
+    copies = []
+    for segment in segments:
+        copy = segment.clone()
+        copy.sym_visibility = None
+        copy.attributes.pop(SEGMENT, None)
+        copies.append(copy)
+    return ModuleOp(copies)
+
+
+class IreeProgram:
+    """A lowered module as host code + one compiled IREE module of its segments."""
+
+    def __init__(self, lowered: ModuleOp, device: str = "cpu", target: str | None = None):
+        check_backend("iree", device)
+        self.target = target_named(target or DEVICES[device])
+        self.host = lowered.clone()
+        self.segments = outline_segments(self.host)
+        self.loaded: LoadedModule | None = None
+        self.vmfb: bytes | None = None
+        if self.segments:
+            self.vmfb = compile_module(segment_module(self.segments), self.target)
+            self.loaded = LoadedModule(self.vmfb, self.target.driver)
+
+    @property
+    def segment_names(self) -> list[str]:
+        return [s.sym_name.data for s in self.segments]
+
+    def bind(self, functions: dict[str, str], namespace: dict[str, Any]) -> None:
+        """Point the generated code's segment functions (symbol → Python name in `namespace`) at the compiled ones."""
+        if self.loaded is None:
+            return
+        for segment in self.segments:
+            symbol = segment.sym_name.data
+            if symbol not in functions:
+                continue
+            kind = segment.function_type
+            namespace[functions[symbol]] = self.loaded.function(symbol, list(kind.inputs.data), list(kind.outputs.data))
+
+
+def origins(program: IreeProgram) -> list[str]:
+    """The source ops each segment call stands for (for reports)."""
+    out = []
+    for op in program.host.walk():
+        if isinstance(op, func.CallOp) and op.callee.root_reference.data in program.segment_names:
+            origin = op.attributes.get("cortex.origin")
+            out.append(origin.data if isinstance(origin, StringAttr) else op.callee.root_reference.data)
+    return out
+
+
+__all__ = ["BACKENDS", "IreeProgram", "check_backend", "segment_module"]
