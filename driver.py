@@ -158,6 +158,8 @@ def compile_pipeline(
     compiled.cortex_module, compiled.post_passes, compiled.workers = optimised, post_passes, workers
     compiled.lower_module = functools.partial(lower, post_passes=post_passes)
     compiled.compile_fn = compile_pipeline
+    if backend == "iree" and compiled.iree is None:  # a pipeline with frame state (see use_split_program)
+        compiled.use_split_program()
     return compiled
 
 

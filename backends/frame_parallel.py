@@ -265,7 +265,12 @@ class SplitProgram:
 
 
 def split_program_for(compiled, profile: bool = False) -> SplitProgram:
-    """The `SplitProgram` of a `CompiledPipeline` (built on first use, then kept on it); `profile`: timed per stage."""
+    """The `SplitProgram` of a `CompiledPipeline` (built on first use, then kept on it); `profile`: timed per stage.
+
+    On the IREE backend it is the stage-split program, and every engine and the pipeline's own calls run
+    it: IREE compiles each cut of the frame into its own code (fusion, reduction order), so one cut for
+    all keeps every engine bit-identical to the sequential calls, as on the NumPy backend.
+    """
     attr = "_split_program_profiled" if profile else "_split_program"
     program = getattr(compiled, attr, None)
     if program is None:
@@ -275,8 +280,10 @@ def split_program_for(compiled, profile: bool = False) -> SplitProgram:
         outputs = [p for p in compiled.results if p.kind == "output"]
         states = {p.name: p for p in compiled.args if p.kind == "state"}
         updates = {p.name: p for p in compiled.results if p.kind == "state"}
+        backend = getattr(compiled, "backend", "numpy")
         program = SplitProgram(compiled.cortex_module, compiled.entry, weights, compiled.inputs, outputs, states, updates,
-                               compiled.lower_module, profile=profile, backend=compiled.backend, device=compiled.device)
+                               compiled.lower_module, profile=profile, stages=backend == "iree", backend=backend,
+                               device=getattr(compiled, "device", "cpu"))
         setattr(compiled, attr, program)
     return program
 

@@ -20,6 +20,10 @@ from cortex.backends.frame_parallel import SplitProgram, _PartFunction, thread_b
 
 def stage_program_for(compiled) -> SplitProgram:
     """The stage-split program of a `CompiledPipeline` (built on first use, then kept on it)."""
+    if getattr(compiled, "backend", "numpy") == "iree":  # the one program every engine runs on IREE
+        from cortex.backends.frame_parallel import split_program_for
+
+        return split_program_for(compiled)
     program = getattr(compiled, "_stage_program", None)
     if program is None:
         weights = {p.name: compiled._weights[p.index] for p in compiled.args if p.kind == "weight"}

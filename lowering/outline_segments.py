@@ -216,7 +216,8 @@ def outline(run: Run, name: str) -> func.FuncOp | None:
     segment = func.FuncOp(name, (in_crossing, out_crossing), Region(body), visibility="private")
     segment.attributes[SEGMENT] = UnitAttr()
 
-    origins = [o.data for op in run.ops if isinstance(o := op.attributes.get(ORIGIN), StringAttr)]
+    origins = [o.data for op in run.ops for inner in op.walk() if isinstance(o := inner.attributes.get(ORIGIN), StringAttr)]
+    origins = [o for o in origins if not o.startswith("cortex.")] or origins  # op names label anonymous constants
     before = InsertPoint.before(run.ops[0])
     args = [_wrap(before, v, t) for v, t in zip(inputs, in_crossing)]
     call = func.CallOp(name, args, out_crossing)
