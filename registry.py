@@ -46,6 +46,7 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
 
 TARGET_LOCATIONS: dict[str, tuple[str, str]] = {
     "numpy": ("cortex.backends.numpy_emitter", "NumpyTarget"),
+    "iree": ("cortex.backends.iree_backend", "IreeTarget"),
 }
 
 

@@ -18,15 +18,20 @@ without externs is one segment, one call into IREE per frame.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
 
+from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.utils.target import Target
 
-from cortex.backends.iree_compile import DEVICES, compile_module, target_named
+from cortex.backends.iree_compile import DEVICES, compile_module, legalized, target_named
 from cortex.backends.iree_runtime import LoadedModule
 from cortex.dialects.abi import SEGMENT
 from cortex.errors import CortexError
+from cortex.ir import to_text
 from cortex.lowering.outline_segments import outline_segments
 
 BACKENDS = ("numpy", "iree")
@@ -82,6 +87,40 @@ class IreeProgram:
             namespace[functions[symbol]] = self.loaded.function(symbol, list(kind.inputs.data), list(kind.outputs.data))
 
 
+@dataclass(frozen=True)
+class IreeTarget(Target):
+    """`cortex-opt -t iree`: the module IREE compiles (a lowered module's segments, legalised), as MLIR;
+    `-t 'iree{vmfb=out.vmfb}'` compiles it and writes the VM module there (`device=cuda`: for NVIDIA GPUs),
+    printing one line that names the file, its size and the segments."""
+
+    name = "iree"
+    device: str = "cpu"
+    vmfb: str = ""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        check_backend("iree", self.device)
+        host = module.clone()
+        done = [op for op in host.ops if isinstance(op, func.FuncOp) and SEGMENT in op.attributes]  # outlined before
+        segments = done + outline_segments(host)
+        if not segments:
+            raise CortexError("no function of the module has a run of linalg ops for IREE to compile")
+        iree_module = segment_module(segments)
+        if not self.vmfb:
+            output.write(to_text(legalized(iree_module)))
+            return
+        target = target_named(DEVICES[self.device])
+        data = compile_module(iree_module, target)
+        path = Path(self.vmfb)
+        tmp = path.with_name(f".{path.name}.partial")
+        try:
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        except OSError as e:
+            raise CortexError(f"cannot write '{path}': {e.strerror or e}") from None
+        names = ", ".join(f"@{s.sym_name.data}" for s in segments)
+        output.write(f"// wrote {path}: {len(data)} bytes, IREE target {target.name} ({target.driver}); functions {names}\n")
+
+
 def origins(program: IreeProgram) -> list[str]:
     """The source ops each segment call stands for (for reports)."""
     out = []
@@ -92,4 +131,4 @@ def origins(program: IreeProgram) -> list[str]:
     return out
 
 
-__all__ = ["BACKENDS", "IreeProgram", "check_backend", "segment_module"]
+__all__ = ["BACKENDS", "IreeProgram", "IreeTarget", "check_backend", "segment_module"]

@@ -116,8 +116,9 @@ fill + insert_slice feeding an NCHW convolution), then the fills and empties tha
 
 def legalized(module: ModuleOp) -> ModuleOp:
     """A copy of `module` in the form IREE's code generation accepts (see `LEGALIZE`)."""
-    from cortex.lowering.pad_as_tensor_pad import PadAsTensorPadPass
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+    from cortex.lowering.pad_as_tensor_pad import PadAsTensorPadPass
 
     copy = module.clone()
     ctx = Context(allow_unregistered=True)

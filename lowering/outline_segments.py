@@ -226,8 +226,9 @@ def outline(run: Run, name: str) -> func.FuncOp | None:
     Rewriter.insert_op(call, before)
     after = InsertPoint.after(call)
     members = set(run.ops)
-    for value, result, t in zip(outputs, call.res, out_crossing):
+    for value, result in zip(outputs, call.res):
         replacement = _unwrap(after, result, value.type)
+        replacement.name_hint = value.name_hint  # the host keeps the SSA names it had (%gray, %saliency)
         if replacement.owner is not call:
             after = InsertPoint.after(replacement.owner)  # type: ignore[arg-type]
         for use in list(value.uses):

@@ -279,8 +279,9 @@ func.func @twice(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 
 def run_tiny(vmfb: bytes) -> np.ndarray:
-    from cortex.backends.iree_runtime import LoadedModule
     from xdsl.dialects.builtin import TensorType, f32
+
+    from cortex.backends.iree_runtime import LoadedModule
 
     t = TensorType(f32, [4])
     return LoadedModule(vmfb, "local-sync").function("twice", [t], [t])(np.arange(4, dtype=np.float32))[0]
