@@ -217,7 +217,7 @@ def compile_text(text: str, target: Target, flags: Sequence[str] = ()) -> bytes:
 
 def compile_module(module: ModuleOp, target: Target, flags: Sequence[str] = ()) -> bytes:
     """Legalise `module` for IREE, print it (generic form) and compile it (cached)."""
-    return compile_text(to_text(legalized(module), generic=True), target, flags)
+    return compile_text(to_text(legalized(module)), target, flags)
 
 
 def _first_error(message: str) -> str:

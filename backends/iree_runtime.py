@@ -22,6 +22,7 @@ map is ~0.1 ms against a ~40 ms frame).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -65,11 +66,19 @@ class Spec:
         self.dtype, self.shape, self.element = np.dtype(dtype), shape, element
 
 
-def spec_of(t: Attribute, rt) -> Spec:
-    if not isinstance(t, TensorType):
-        raise CortexError(f"an IREE segment exchanges tensors only, got {t}")
-    dtype = ELEMENT_DTYPES[str(t.get_element_type())]
-    return Spec(dtype, tuple(t.get_shape()), _element_types(rt)[dtype])
+TENSOR_TEXT = re.compile(r"tensor<((?:\d+x)*)(\w+)>")
+
+
+def spec_of(t: Attribute | str, rt) -> Spec:
+    """The boundary spec of a tensor type, an xDSL attribute or its text ("tensor<1x3x16x16xf32>": what a
+    saved module's metadata holds, so loading one needs no IR)."""
+    text = str(t)
+    match = TENSOR_TEXT.fullmatch(text.strip())
+    if (not isinstance(t, (TensorType, str))) or match is None or match.group(2) not in ELEMENT_DTYPES:
+        raise CortexError(f"an IREE segment exchanges statically shaped tensors only, got {text}")
+    dtype = ELEMENT_DTYPES[match.group(2)]
+    shape = tuple(int(d) for d in match.group(1).split("x") if d)
+    return Spec(dtype, shape, _element_types(rt)[dtype])
 
 
 class LoadedModule:
@@ -96,7 +105,7 @@ class LoadedModule:
             ctx = self._local.context = self.rt.VmContext(self.instance, modules=[self.hal, self.module])
         return ctx
 
-    def function(self, name: str, args: Sequence[Attribute], results: Sequence[Attribute]) -> Callable[..., tuple]:
+    def function(self, name: str, args: Sequence[Attribute | str], results: Sequence[Attribute | str]) -> Callable[..., tuple]:
         vm_function = self.module.lookup_function(name)
         if vm_function is None:
             raise CortexError(f"the compiled IREE module has no function @{name}")
