@@ -18,6 +18,7 @@ without externs is one segment, one call into IREE per frame.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -69,7 +70,10 @@ class IreeProgram:
         self.vmfb: bytes | None = None
         if self.segments:
             self.vmfb = compile_module(segment_module(self.segments), self.target)
-            self.loaded = LoadedModule(self.vmfb, self.target.driver)
+            # CORTEX_IREE_DRIVER=local-task: IREE's own threads for one big call (a CPU target's code runs on
+            # either driver); local-sync, the default, is cheaper per call and the engines bring the threads.
+            driver = os.environ.get("CORTEX_IREE_DRIVER", "") if self.target.driver.startswith("local") else ""
+            self.loaded = LoadedModule(self.vmfb, driver if driver in ("local-sync", "local-task") else self.target.driver)
 
     @property
     def segment_names(self) -> list[str]:
