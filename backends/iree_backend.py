@@ -61,7 +61,9 @@ def segment_module(segments: list[func.FuncOp]) -> ModuleOp:
 class IreeProgram:
     """A lowered module as host code + one compiled IREE module of its segments."""
 
-    def __init__(self, lowered: ModuleOp, device: str = "cpu", target: str | None = None):
+    def __init__(self, lowered: ModuleOp, device: str = "cpu", target: str | None = None, load: bool = True):
+        """`target` overrides the device's (e.g. "cpu-portable"); `load=False` compiles only (the device
+        check compiles here for a GPU it does not have)."""
         check_backend("iree", device)
         self.target = target_named(target or DEVICES[device])
         self.host = lowered.clone()
@@ -70,6 +72,8 @@ class IreeProgram:
         self.vmfb: bytes | None = None
         if self.segments:
             self.vmfb = compile_module(segment_module(self.segments), self.target)
+            if not load:
+                return
             # CORTEX_IREE_DRIVER=local-task: IREE's own threads for one big call (a CPU target's code runs on
             # either driver); local-sync, the default, is cheaper per call and the engines bring the threads.
             driver = os.environ.get("CORTEX_IREE_DRIVER", "") if self.target.driver.startswith("local") else ""
@@ -78,6 +82,14 @@ class IreeProgram:
     @property
     def segment_names(self) -> list[str]:
         return [s.sym_name.data for s in self.segments]
+
+    def signatures(self) -> dict[str, dict[str, list[str]]]:
+        """Each segment's argument and result types as text (what a saved module needs to be called)."""
+        return {
+            s.sym_name.data: {"args": [str(t) for t in s.function_type.inputs.data],
+                              "results": [str(t) for t in s.function_type.outputs.data]}
+            for s in self.segments
+        }
 
     def bind(self, functions: dict[str, str], namespace: dict[str, Any]) -> None:
         """Point the generated code's segment functions (symbol → Python name in `namespace`) at the compiled ones."""
@@ -89,6 +101,18 @@ class IreeProgram:
                 continue
             kind = segment.function_type
             namespace[functions[symbol]] = self.loaded.function(symbol, list(kind.inputs.data), list(kind.outputs.data))
+
+    def whole_entry(self, entry: str) -> str | None:
+        """The segment that is all of `entry` (a tensor graph: the entry only calls it and returns), or None."""
+        fn = next((op for op in self.host.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
+        if fn is None or not fn.body.blocks:
+            return None
+        body = list(fn.body.block.ops)
+        if len(body) != 2 or not isinstance(body[0], func.CallOp) or not isinstance(body[1], func.ReturnOp):
+            return None
+        callee = body[0].callee.root_reference.data
+        whole = list(body[0].arguments) == list(fn.body.block.args) and list(body[1].arguments) == list(body[0].res)
+        return callee if whole and callee in self.segment_names else None
 
 
 @dataclass(frozen=True)

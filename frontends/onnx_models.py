@@ -85,7 +85,7 @@ def mlp(seed: int = 0, sizes: tuple[int, ...] = (64, 128, 128, 10), batch: int =
     return _model(nodes, [x], [y], init, "mlp")
 
 
-def cnn_large(seed: int = 0, classes: int = 10) -> onnx.ModelProto:
+def cnn_large(seed: int = 0, classes: int = 10, batch: int = 1) -> onnx.ModelProto:
     """1×3×128×128 → 1×classes: conv(3→16)@128, pool, conv(16→32)@64, pool, conv(32→64), conv(64→64)@32, pool,
     conv(64→128), conv(128→128)@16 (each 3×3, pad 1, relu), mean over H and W, Gemm, softmax."""
     rng = np.random.default_rng(seed)
@@ -106,9 +106,9 @@ def cnn_large(seed: int = 0, classes: int = 10) -> onnx.ModelProto:
         helper.make_node("Gemm", ["mean", "fc_w", "fc_b"], ["logits"], name="fc", transB=1),
         helper.make_node("Softmax", ["logits"], ["y"], name="softmax", axis=-1),
     ]
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 128, 128])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, classes])
-    return _model(nodes, [x], [y], init, "cnn_large")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, 128, 128])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, classes])
+    return _model(nodes, [x], [y], init, "cnn_large" if batch == 1 else f"cnn_large_b{batch}")
 
 
 MODELS = {"cnn": cnn, "mlp": mlp, "cnn_large": cnn_large}
