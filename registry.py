@@ -42,6 +42,7 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     # the IREE backend (issue 19)
     "cortex-pad-as-tensor-pad": ("cortex.lowering.pad_as_tensor_pad", "PadAsTensorPadPass"),
     "cortex-outline-segments": ("cortex.lowering.outline_segments", "OutlineSegmentsPass"),
+    "cortex-crop-generic-inputs": ("cortex.lowering.crop_generic_inputs", "CropGenericInputsPass"),
 }
 
 TARGET_LOCATIONS: dict[str, tuple[str, str]] = {

@@ -115,21 +115,19 @@ def cpu_fingerprint() -> str:
 # ---------------------------------------------------------------- legalisation
 
 
-LEGALIZE = "cortex-pad-as-tensor-pad,dce"
-"""What runs on a module before IREE sees it: constant pads as `tensor.pad` (IREE's CPU codegen fails on
-fill + insert_slice feeding an NCHW convolution), then the fills and empties that leaves unused."""
-
-
 def legalized(module: ModuleOp) -> ModuleOp:
-    """A copy of `module` in the form IREE's code generation accepts (see `LEGALIZE`)."""
+    """A copy of `module` in the form IREE accepts: constant pads as `tensor.pad` (IREE's CPU codegen fails on
+    fill + insert_slice feeding an NCHW convolution), generic inputs cut to the extent their loops read (MLIR's
+    verifier rejects a ceil-mode pool's longer padded input), then DCE of the fills and empties left unused."""
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
+    from cortex.lowering.crop_generic_inputs import CropGenericInputsPass
     from cortex.lowering.pad_as_tensor_pad import PadAsTensorPadPass
 
     copy = module.clone()
     ctx = Context(allow_unregistered=True)
-    PadAsTensorPadPass().apply(ctx, copy)
-    DeadCodeElimination().apply(ctx, copy)
+    for p in (PadAsTensorPadPass(), CropGenericInputsPass(), DeadCodeElimination()):
+        p.apply(ctx, copy)
     return copy
 
 
@@ -249,7 +247,6 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 __all__ = [
     "DEVICES",
-    "LEGALIZE",
     "STATS",
     "TARGETS",
     "Target",

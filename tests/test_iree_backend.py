@@ -114,6 +114,51 @@ def test_pad_pass_small_cnn_same_as_reference():
         np.testing.assert_array_equal(padded(x)[0], plain(x)[0])
 
 
+# ---------------------------------------------------------------- cortex-crop-generic-inputs (no IREE needed)
+
+POOL = """
+func.func @f(%x: tensor<1x2x{h}x{w}xf32>) -> tensor<1x2x{oh}x{ow}xf32> {{
+  %y = cortex.{kind} %x {{kernel_shape = array<i64: {k}, {k}>, strides = array<i64: {s}, {s}>, pads = array<i64: {p}, {p}, {p}, {p}>}} : tensor<1x2x{h}x{w}xf32> -> tensor<1x2x{oh}x{ow}xf32>
+  func.return %y : tensor<1x2x{oh}x{ow}xf32>
+}}
+"""
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from(["max_pool", "avg_pool"]), st.integers(2, 7), st.integers(2, 7), st.integers(1, 3), st.integers(1, 3),
+       st.integers(0, 1))
+def test_crop_pass_keeps_pool_values(kind, h, w, k, s, p):
+    """Pools whose padded input is longer than their windows read (ceil mode): cut, same values."""
+    from cortex.lowering.crop_generic_inputs import CropGenericInputsPass
+
+    oh, ow = -(-(h + 2 * p - k) // s) + 1, -(-(w + 2 * p - k) // s) + 1  # ceil mode
+    if min(oh, ow) < 1 or k > h + 2 * p or k > w + 2 * p or p >= k or (oh - 1) * s >= h + p or (ow - 1) * s >= w + p:
+        return
+    try:
+        module = parse_module(POOL.format(kind=kind, h=h, w=w, k=k, s=s, p=p, oh=oh, ow=ow))
+    except CortexError:
+        return  # a window configuration the dialect rejects
+    lowered = cortex.lower(module)
+    cropped = lowered.clone()
+    CropGenericInputsPass().apply(None, cropped)  # type: ignore[arg-type]
+    x = np.random.default_rng(h * 10 + w).standard_normal((1, 2, h, w)).astype(np.float32)
+    np.testing.assert_array_equal(numpy_function(cropped, "f")(x)[0], numpy_function(lowered, "f")(x)[0])
+
+
+def test_crop_pass_cuts_the_ceil_pool_onnx_writes():
+    """ONNX's test_averagepool_2d_ceil_last_window_starts_on_pad: 2x2 padded to 4x4, one 3x3 window."""
+    from cortex.lowering.crop_generic_inputs import CropGenericInputsPass
+
+    module = parse_module(POOL.format(kind="avg_pool", h=2, w=2, k=3, s=3, p=1, oh=1, ow=1))
+    lowered = cortex.lower(module)
+    cropped = lowered.clone()
+    CropGenericInputsPass().apply(None, cropped)  # type: ignore[arg-type]
+    slices = [op for op in cropped.walk() if op.name == "tensor.extract_slice"]
+    assert [str(op.result.type) for op in slices] == ["tensor<1x2x3x3xf32>"]
+    x = np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2)
+    np.testing.assert_array_equal(numpy_function(cropped, "f")(x)[0], numpy_function(lowered, "f")(x)[0])
+
+
 # ---------------------------------------------------------------- cortex-outline-segments (no IREE needed)
 
 
