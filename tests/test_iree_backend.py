@@ -31,6 +31,7 @@ from cortex.lowering.pad_as_tensor_pad import PadAsTensorPadPass
 from cortex.semantics.defaults import ENCODER_THRESHOLD
 from cortex.semantics.vision_kernels import low_score_mask
 from tests.frame_split_pipelines import SMALL, small_l2_text
+from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 from tests.test_frame_parallel import MODES, assert_same, assert_same_state, frames_of, passes, sequential
 
 HAVE_IREE = importlib.util.find_spec("iree") is not None and all(
@@ -110,7 +111,7 @@ def test_pad_pass_small_cnn_same_as_reference():
     assert "np.pad" in padded.source and "np.pad" not in plain.source
     reference = cortex.reference(module, entry=CNN_ENTRY, mode=None)
     for x in small_cnn_inputs(3):
-        np.testing.assert_allclose(padded(x)[0], reference(x)[0], rtol=1e-5, atol=1e-6)
+        assert_f32_close(padded(x)[0], reference(x)[0], ulps=ACCUMULATED)
         np.testing.assert_array_equal(padded(x)[0], plain(x)[0])
 
 
@@ -226,7 +227,7 @@ def test_small_cnn_on_iree_matches_the_reference(small_cnn_iree):
     reference = cortex.reference(build_small_cnn(), entry=CNN_ENTRY, mode=None)
     assert small_cnn_iree.iree.segment_names == [f"{CNN_ENTRY}__seg0"]
     for x in small_cnn_inputs(4):
-        np.testing.assert_allclose(small_cnn_iree(x)[0], reference(x)[0], rtol=1e-5, atol=1e-6)
+        assert_f32_close(small_cnn_iree(x)[0], reference(x)[0], ulps=ACCUMULATED)
 
 
 @needs_iree
@@ -239,8 +240,8 @@ def test_tensor_graph_on_iree_matches_the_reference(name):
     for seed in (0, 1):
         inputs = spec.make_inputs(seed)
         for got, want in zip(compiled(*inputs), reference(*inputs)):
-            assert got.dtype == want.dtype and got.shape == want.shape
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+            assert got.dtype == want.dtype
+            assert_f32_close(got, want, ulps=ACCUMULATED)
 
 
 @needs_iree
@@ -249,7 +250,7 @@ def test_int8_cnn_on_iree_matches_the_reference():
     compiled = cortex.compile(qmodule, entry=CNN_ENTRY, mode=None, backend="iree")
     reference = cortex.reference(qmodule, entry=CNN_ENTRY, mode=None)
     for x in small_cnn_inputs(3, seed=9):
-        np.testing.assert_allclose(compiled(x)[0], reference(x)[0], rtol=1e-5, atol=1e-6)
+        assert_f32_close(compiled(x)[0], reference(x)[0], ulps=ACCUMULATED)
 
 
 @needs_iree
@@ -303,7 +304,7 @@ def test_small_cnn_on_cuda_matches_the_reference():
     compiled = cortex.compile(build_small_cnn(), entry=CNN_ENTRY, mode=None, backend="iree", device="cuda")
     reference = cortex.reference(build_small_cnn(), entry=CNN_ENTRY, mode=None)
     for x in small_cnn_inputs(3):
-        np.testing.assert_allclose(compiled(x)[0], reference(x)[0], rtol=1e-4, atol=1e-5)
+        assert_f32_close(compiled(x)[0], reference(x)[0], ulps=ACCUMULATED)
 
 
 @needs_iree
@@ -407,14 +408,14 @@ def test_l2_on_iree_matches_numpy_over_60_frames(l2_pairs, frames60, mode):
     same_decisions = 0
     for frame in frames60:
         (e_got, s_got), (e_want, s_want) = iree(frame), numpy_(frame)
-        np.testing.assert_allclose(s_got, s_want, rtol=1e-5, atol=1e-5)
+        assert_f32_close(s_got, s_want, ulps=ACCUMULATED)
         # the encoder's bytes depend on the score only through its low-score mask: same mask, same bytes
         if np.array_equal(low_score_mask(s_got, ENCODER_THRESHOLD), low_score_mask(s_want, ENCODER_THRESHOLD)):
             same_decisions += 1
             assert e_got.tobytes() == e_want.tobytes()
     assert same_decisions >= 55, f"only {same_decisions} of 60 frames blur the same blocks"
     for name in numpy_.state:
-        np.testing.assert_allclose(iree.state[name], numpy_.state[name], rtol=1e-5, atol=1e-5)
+        assert_f32_close(iree.state[name], numpy_.state[name], ulps=ACCUMULATED)
 
 
 @needs_iree
