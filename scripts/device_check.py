@@ -178,10 +178,10 @@ def run(directory: Path, quick: bool) -> int:
             options = ort.SessionOptions()
             options.intra_op_num_threads = threads
             session = ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
-            contenders[f"ort{threads}"] = (lambda s: lambda: s.run(None, {"x": inputs[0]}))(session)
+            contenders[f"ort{threads}"] = (lambda s, x: lambda: s.run(None, {"x": x}))(session, inputs[0])
         for driver in ("cuda", "local-task", "local-sync"):
             if driver in functions:
-                contenders[driver] = (lambda f: lambda: f(*inputs))(functions[driver])
+                contenders[driver] = (lambda f, xs: lambda: f(*xs))(functions[driver], inputs)
         for fn in contenders.values():
             fn()
         times = interleaved(contenders, rounds, block)
