@@ -14,7 +14,7 @@ counted as killed, and the run exits non-zero.
 
     python3 scripts/mutate.py                 # every mutant, the test files it names
     python3 scripts/mutate.py --whole-suite   # every mutant, the WHOLE suite, then lit for survivors
-    python3 scripts/mutate.py -k transpose    # mutants whose id contains "transpose"
+    python3 scripts/mutate.py -k transpose    # mutants whose id contains "transpose" (-k a,b: either)
     python3 scripts/mutate.py --list          # the mutants and their tests, no runs
     python3 scripts/mutate.py --check         # only check every edit still applies
 
@@ -158,7 +158,8 @@ def suite_order(mutant: Mutant, tree: Path, files: list[str], seconds: dict[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-k", dest="select", default="", help="run only mutants whose id contains this text")
+    parser.add_argument("-k", dest="select", default="",
+                        help="run only mutants whose id contains this text (several: comma-separated, any matches)")
     parser.add_argument("--list", action="store_true", help="list the mutants and their tests")
     parser.add_argument("--check", action="store_true", help="only check that every edit applies")
     parser.add_argument("--whole-suite", action="store_true",
@@ -170,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     timeout = args.timeout or (1800.0 if args.whole_suite else 600.0)
 
-    mutants = [m for m in MUTANTS if args.select in m.id]
+    wanted = [k for k in args.select.split(",") if k] or [""]
+    mutants = [m for m in MUTANTS if any(k in m.id for k in wanted)]
     if args.list:
         for m in mutants:
             print(f"{m.id:40} {m.path}: {m.old!r} -> {m.new!r}\n{'':40} tests: {' '.join(m.tests)}")
