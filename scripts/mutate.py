@@ -37,6 +37,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -101,29 +102,37 @@ def run_tests(tests: tuple[str, ...], tree: Path, path: Path, timeout: float,
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
            "-p", "cortex_mutation_plugin", *extra, *tests]
     start = time.perf_counter()
+    returncode, stdout = run_group(cmd, tree, path, timeout)
+    if returncode is None:
+        return "timeout", time.perf_counter() - start, "", stdout
+    lines = [line for line in stdout.strip().splitlines() if line.strip()]
+    outcome = "survived" if returncode == 0 else "killed"
+    return outcome, time.perf_counter() - start, (lines[-1] if lines else ""), stdout
+
+
+def run_group(cmd: list[str], tree: Path, path: Path, timeout: float) -> tuple[int | None, str]:
+    """(exit status or None on timeout, stdout + stderr) of `cmd` in its own process group, which a
+    timeout kills whole (a mutant that hangs a Ray test leaves no Ray processes behind)."""
+    proc = subprocess.Popen(cmd, cwd=tree, env=environment(path), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        proc = subprocess.run(
-            cmd, cwd=tree, env=environment(path), stdin=subprocess.DEVNULL, capture_output=True, text=True,
-            timeout=timeout, check=False,
-        )
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, out
     except subprocess.TimeoutExpired:
-        return "timeout", time.perf_counter() - start, "", ""
-    lines = [line for line in proc.stdout.strip().splitlines() if line.strip()]
-    outcome = "survived" if proc.returncode == 0 else "killed"
-    return outcome, time.perf_counter() - start, (lines[-1] if lines else ""), proc.stdout
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return None, out
 
 
 def run_lit(tree: Path, path: Path, timeout: float) -> tuple[str, float, str]:
     """('killed' | 'survived' | 'timeout', seconds, failing tests) of the lit suite in the copy."""
     cmd = [sys.executable, "-c", "import lit.main; lit.main.main()", "-q", "--timeout=300", "lit"]
     start = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, cwd=tree, env=environment(path), stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
+    returncode, out = run_group(cmd, tree, path, timeout)
+    if returncode is None:
         return "timeout", time.perf_counter() - start, ""
-    failed = re.findall(r"(?:FAIL|TIMEOUT|UNRESOLVED): Cortex :: (\S+)", proc.stdout + proc.stderr)
-    return ("survived" if proc.returncode == 0 else "killed"), time.perf_counter() - start, " ".join(failed[:3])
+    failed = re.findall(r"(?:FAIL|TIMEOUT|UNRESOLVED): Cortex :: (\S+)", out)
+    return ("survived" if returncode == 0 else "killed"), time.perf_counter() - start, " ".join(failed[:3])
 
 
 def test_files(tree: Path) -> list[str]:
@@ -168,11 +177,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds per mutant (a timeout counts as killed; default 600, 1800 with --whole-suite)")
     parser.add_argument("--json", type=Path, help="also write the results here (one record per mutant)")
+    parser.add_argument("--durations-from", type=Path,
+                        help="order test files by a saved `pytest --durations=0` output (e.g. check.sh's) "
+                             "instead of timing a baseline run")
+    parser.add_argument("--shard", default="1/1", help="i/n: run every n-th selected mutant from the i-th (n processes)")
     args = parser.parse_args(argv)
     timeout = args.timeout or (1800.0 if args.whole_suite else 600.0)
 
     wanted = [k for k in args.select.split(",") if k] or [""]
     mutants = [m for m in MUTANTS if any(k in m.id for k in wanted)]
+    shard, shards = (int(v) for v in args.shard.split("/"))
+    mutants = mutants[shard - 1 :: shards]
     if args.list:
         for m in mutants:
             print(f"{m.id:40} {m.path}: {m.old!r} -> {m.new!r}\n{'':40} tests: {' '.join(m.tests)}")
@@ -190,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if stale else 0
         runnable = [m for m in mutants if m.id not in stale]
         files = test_files(tree)
-        seconds: dict[str, float] = {}
+        seconds = file_seconds(args.durations_from.read_text()) if args.durations_from else {}
         if not args.no_baseline:
             tests = tuple(files) if args.whole_suite else tuple(dict.fromkeys(t for m in runnable for t in m.tests))
             outcome, took, last, output = run_tests(tests, tree, path, timeout * 4, ("--durations=0",))
@@ -198,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             if outcome != "survived":
                 print("the unmutated tree fails its tests: fix that first")
                 return 1
-            seconds = file_seconds(output)
+            seconds = seconds or file_seconds(output)
             if args.whole_suite:
                 lit_outcome, lit_took, failed = run_lit(tree, path, timeout)
                 print(f"baseline lit ({lit_took:.0f}s): {lit_outcome} {failed}", flush=True)

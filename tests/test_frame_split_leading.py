@@ -15,8 +15,8 @@ import pytest
 from xdsl.dialects import scf
 
 import cortex
-from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
 from cortex.backends.frame_parallel import run_split_sequential
+from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
 from cortex.passes.frame_split import ARGS_ATTR, RESULTS_ATTR, classify_states, split_entry
 from cortex.passes.schedule import render_schedule
 from tests.frame_split_pipelines import SMALL, chained_leading, small_l2_text
