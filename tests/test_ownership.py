@@ -32,7 +32,12 @@ func.func @main(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tenso
 }
 """
 
-RUNNERS = {"reference": cortex.reference, "compiled": cortex.compile}
+RUNNERS = {
+    "reference": cortex.reference,
+    "compiled": cortex.compile,
+    # concurrent stages (workers > 1): the frame split's code path per call (issue 24's sibling)
+    "compiled-stages": lambda module, **kw: cortex.compile(module, workers=2, **kw),
+}
 
 
 def snapshot(values):
