@@ -14,9 +14,9 @@ import pytest
 ray = pytest.importorskip("ray")
 
 import cortex  # noqa: E402
-from cortex.backends.frame_parallel import split_program_for  # noqa: E402
 from cortex.backends.ray_engine import _get, run_video_ray  # noqa: E402
 from cortex.ir import CortexError  # noqa: E402
+from cortex.passes.frame_split import classify_states  # noqa: E402
 from tests.frame_split_pipelines import (  # noqa: E402
     SMALL,
     chained_leading,
@@ -136,7 +136,8 @@ def test_chunks_start_from_the_last_frame_before_them(local_ray):
     make = lambda: cortex.compile(cortex.parse(without_gate_history()), mode="balanced", weights={
         **INPUT_DEFAULTS, "blur_threshold": 150.0})
     a, b = make(), make()
-    assert not split_program_for(b).leading and split_program_for(b).delayed == ["prev_gray"]
+    classes = classify_states(next(iter(cortex.parse(without_gate_history()).ops)))
+    assert {n: c.kind for n, c in classes.items()} == {"prev_gray": "delayed", "prev_score": "recurrence"}
     want = sequential(a, frames)
     assert_same(list(b.run_video(frames, workers=2, engine="ray", chunk=4)), want)
     assert_same_state(b.state, a.state)
