@@ -12,6 +12,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.pipelines import SMALL, chained_leading, small_l2_text
+from helpers.scheduling import (
+    MODES,
+    assert_same,
+    assert_same_state,
+    entry_of,
+    frames_of,
+    keys,
+    passes,
+    run_parts_reference_with,
+    sequential,
+)
 from xdsl.dialects import scf
 
 import cortex
@@ -19,9 +31,6 @@ from cortex.backends.frame_parallel import run_split_sequential
 from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
 from cortex.passes.frame_split import ARGS_ATTR, RESULTS_ATTR, classify_states, split_entry
 from cortex.passes.schedule import render_schedule
-from tests.frame_split_pipelines import SMALL, chained_leading, small_l2_text
-from tests.test_frame_parallel import MODES, assert_same, assert_same_state, frames_of, passes, sequential
-from tests.test_frame_split import entry_of, keys, run_parts_reference_with
 
 GATES = {"auto": BLUR_AUTO, "fixed": {**INPUT_DEFAULTS, "blur_threshold": 150.0}}
 
@@ -76,20 +85,7 @@ def test_parts_equal_the_entry_under_the_reference_interpreter(gate):
     expected = [reference(f) for f in frames]
     module = cortex.parse(small_l2_text())
     split_entry(module, "l2_frame")
-    from tests import test_frame_split
-
-    runner_weights = GATES[gate]
-    original = test_frame_split.ReferenceRunner
-
-    class WithGate(original):  # the parts read the gate's runtime inputs like the entry does
-        def __init__(self, *args, weights=None, **kw):
-            super().__init__(*args, weights={**(weights or {}), **runner_weights}, **kw)
-
-    test_frame_split.ReferenceRunner = WithGate
-    try:
-        outputs, state = run_parts_reference_with(module, frames, initial)
-    finally:
-        test_frame_split.ReferenceRunner = original
+    outputs, state = run_parts_reference_with(module, frames, initial, weights=GATES[gate])
     for got, want in zip(outputs, expected, strict=True):
         assert [np.asarray(g).tobytes() for g in got] == [np.asarray(w).tobytes() for w in want]
     for name, value in reference.state.items():

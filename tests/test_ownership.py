@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import REORDERED, assert_f32_close
+from helpers.scheduling import snapshot, vandalise
 
 import cortex
 from cortex.video.synthetic import SyntheticVideo
-from tests.helpers.numerics import REORDERED, assert_f32_close
 
 ALIASING = """
 func.func @main(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
@@ -38,16 +39,6 @@ RUNNERS = {
     # concurrent stages (workers > 1): the frame split's code path per call (issue 24's sibling)
     "compiled-stages": lambda module, **kw: cortex.compile(module, workers=2, **kw),
 }
-
-
-def snapshot(values):
-    return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in values]
-
-
-def vandalise(array: np.ndarray) -> None:
-    """Overwrite a caller-owned buffer in place with values no frame produces."""
-    assert array.flags.writeable, "a returned array the caller cannot write into"
-    array[...] = np.full_like(array, 77 if array.dtype == np.uint8 else -1234.5)
 
 
 def run(make, frames, touch: bool):

@@ -13,25 +13,28 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-import cortex  # noqa: E402
-from cortex.backends.ray_engine import _get, run_video_ray  # noqa: E402
-from cortex.ir import CortexError  # noqa: E402
-from cortex.passes.frame_split import classify_states  # noqa: E402
-from tests.frame_split_pipelines import (  # noqa: E402
+from helpers.pipelines import (  # noqa: E402
     SMALL,
     chained_leading,
     small_l2_text,
     with_extra_states,
     without_gate_history,
 )
-from tests.test_frame_parallel import (  # noqa: E402
+from helpers.scheduling import (  # noqa: E402
     MODES,
     assert_same,
     assert_same_state,
     compiled,
     frames_of,
     sequential,
+    snapshot,
+    vandalise,
 )
+
+import cortex  # noqa: E402
+from cortex.backends.ray_engine import _get, run_video_ray  # noqa: E402
+from cortex.ir import CortexError  # noqa: E402
+from cortex.passes.frame_split import classify_states  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -158,8 +161,6 @@ def test_ray_window_counts_chunks_exactly_and_outputs_are_the_callers(local_ray)
     """At most `window` chunks in flight: when the caller gets frame k, at most window·chunk − 1
     frames beyond it have been read (exactly that many at each chunk's first frame). Every output
     is overwritten as it arrives: later outputs and the final state must not notice."""
-    from tests.test_ownership import snapshot, vandalise
-
     a, b = compiled(small_l2_text()), compiled(small_l2_text())
     frames = frames_of(SMALL, 24)
     want = sequential(a, frames)
