@@ -13,6 +13,8 @@ They are what the ONNX tests and the ONNX Runtime benchmark import:
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import onnx
@@ -49,7 +51,7 @@ def cnn(seed: int = 0, channels: tuple[int, int, int] = (8, 8, 16), classes: int
         _weights(rng, "fc_b", (classes,), c3 * 64),
         numpy_helper.from_array(np.array([1, -1], np.int64), "flat_shape"),
     ]
-    same = {"pads": [1, 1, 1, 1], "kernel_shape": [3, 3]}
+    same: dict[str, Any] = {"pads": [1, 1, 1, 1], "kernel_shape": [3, 3]}
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", **same),
         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
@@ -90,7 +92,7 @@ def cnn_large(seed: int = 0, classes: int = 10, batch: int = 1) -> onnx.ModelPro
     conv(64→128), conv(128→128)@16 (each 3×3, pad 1, relu), mean over H and W, Gemm, softmax."""
     rng = np.random.default_rng(seed)
     plan = [(3, 16, True), (16, 32, True), (32, 64, False), (64, 64, True), (64, 128, False), (128, 128, False)]
-    same = {"pads": [1, 1, 1, 1], "kernel_shape": [3, 3]}
+    same: dict[str, Any] = {"pads": [1, 1, 1, 1], "kernel_shape": [3, 3]}
     nodes, init, current = [], [], "x"
     for i, (cin, cout, pool) in enumerate(plan):
         init += [_weights(rng, f"w{i}", (cout, cin, 3, 3), 9 * cin), _weights(rng, f"b{i}", (cout,), 9 * cin)]
@@ -111,7 +113,7 @@ def cnn_large(seed: int = 0, classes: int = 10, batch: int = 1) -> onnx.ModelPro
     return _model(nodes, [x], [y], init, "cnn_large" if batch == 1 else f"cnn_large_b{batch}")
 
 
-MODELS = {"cnn": cnn, "mlp": mlp, "cnn_large": cnn_large}
+MODELS: dict[str, Callable[..., onnx.ModelProto]] = {"cnn": cnn, "mlp": mlp, "cnn_large": cnn_large}
 
 
 def sample_input(model: onnx.ModelProto, seed: int = 1) -> np.ndarray:

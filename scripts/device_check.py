@@ -26,10 +26,11 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
+RTOL, ATOL = 1e-4, 1e-5
 TARGETS = ("cuda", "cpu-portable")
 
 
@@ -83,7 +84,7 @@ def prepare(out: Path) -> None:
             (out / f"{name}.{target}.vmfb").write_bytes(program.vmfb)
             entry_meta = {"function": segment, **program.signatures()[segment]}
             print(f"  {name:<18} {target:<13} {len(program.vmfb):>9} bytes  {time.perf_counter() - start:5.1f} s", flush=True)
-        arrays = {f"input{i}": np.asarray(v) for i, v in enumerate(inputs)}
+        arrays: dict[str, Any] = {f"input{i}": np.asarray(v) for i, v in enumerate(inputs)}
         arrays.update({f"output{i}": np.asarray(v) for i, v in enumerate(outputs)})
         np.savez(out / f"{name}.npz", **arrays)
         if model is not None:
@@ -158,7 +159,7 @@ def run(directory: Path, quick: bool) -> int:
         for driver, fn in functions.items():
             gots = fn(*inputs)
             diff = max(float(np.max(np.abs(g.astype(np.float64) - w))) for g, w in zip(gots, wants))
-            ok = all(g.shape == w.shape and np.allclose(g, w, **TOLERANCE) for g, w in zip(gots, wants))
+            ok = all(g.shape == w.shape and np.allclose(g, w, rtol=RTOL, atol=ATOL) for g, w in zip(gots, wants))
             failures += not ok
             print(f"{item['name']:<18} {driver:<11} {diff:11.2e}  {'ok' if ok else 'WRONG'}")
 

@@ -30,9 +30,9 @@ from cortex.lowering.outline_segments import outline_segments
 from cortex.lowering.pad_as_tensor_pad import PadAsTensorPadPass
 from cortex.semantics.defaults import ENCODER_THRESHOLD
 from cortex.semantics.vision_kernels import low_score_mask
-from tests.frame_split_pipelines import SMALL, small_l2_text
 from tests.helpers.numerics import ACCUMULATED, assert_f32_close
-from tests.test_frame_parallel import MODES, assert_same, assert_same_state, frames_of, passes, sequential
+from tests.helpers.pipelines import SMALL, small_l2_text
+from tests.helpers.scheduling import MODES, assert_same, assert_same_state, frames_of, passes, sequential
 
 HAVE_IREE = importlib.util.find_spec("iree") is not None and all(
     importlib.util.find_spec(name) is not None for name in ("iree.compiler", "iree.runtime")
