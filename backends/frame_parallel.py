@@ -37,11 +37,12 @@ from contextlib import contextmanager
 from typing import Any
 
 import cv2
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
 from cortex.backends.runtime import _aliased, _to_caller, _to_internal, load
-from cortex.dialects.abi import Port, entry_ports
+from cortex.dialects.abi import SEGMENT, Port, entry_ports
 from cortex.errors import CortexError
 from cortex.passes.frame_split import (
     ARGS_ATTR,
@@ -175,7 +176,8 @@ class SplitProgram:
 
     def __init__(self, module: ModuleOp, entry: str, weights: Mapping[str, Any], input_ports: list[Port],
                  output_ports: list[Port], state_ports: dict[str, Port], update_ports: dict[str, Port],
-                 lower_module: Callable[[ModuleOp], ModuleOp], profile: bool = False, stages: bool = False):
+                 lower_module: Callable[[ModuleOp], ModuleOp], profile: bool = False, stages: bool = False,
+                 backend: str = "numpy", device: str = "cpu"):
         from cortex.backends.numpy_emitter import emit
 
         split = module.clone()
@@ -190,10 +192,20 @@ class SplitProgram:
             split_stages(split, f"{entry}__parallel")
         self.split_module = split
         lowered = lower_module(split)  # as the pipeline itself was lowered (the driver's lower, same post passes)
+        self.iree = None
+        if backend == "iree":  # every part's segments in one IREE module (cortex.backends.iree_backend)
+            from cortex.backends.iree_backend import IreeProgram
+
+            self.iree = IreeProgram(lowered, device)
+            lowered = self.iree.host
         emitted = emit(lowered, profile=profile)
-        namespace = load(emitted, f"<cortex-numpy @{entry} frame split>")
+        namespace = load(emitted, f"<cortex-{backend} @{entry} frame split>")
+        if self.iree is not None:
+            self.iree.bind(emitted.functions, namespace)
         self.sections = _concurrent_sections(namespace) if profile else {}
-        functions = {op.sym_name.data: op for op in lowered.ops if isinstance(op, func.FuncOp)}
+        functions = {
+            op.sym_name.data: op for op in lowered.ops if isinstance(op, func.FuncOp) and SEGMENT not in op.attributes
+        }
         def part(name: str, symbol: str) -> _PartFunction:
             return _PartFunction(name, functions[symbol], namespace[emitted.functions[symbol]], weights)
 
@@ -228,9 +240,17 @@ class SplitProgram:
         return {name: _to_internal(self.state_ports[name], state[name], f"state '{name}'") for name in self.state_ports}
 
     def outputs(self, env: Mapping[str, Any], args: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """The caller's outputs and the caller's state after this frame (as `CompiledPipeline.__call__`)."""
-        outputs = self.caller_outputs(env)
+        """The caller's outputs and the caller's state after this frame (as `CompiledPipeline.__call__`).
+
+        An output sharing memory with a state value or with the frame's inputs is copied: frames read
+        ahead already hold those arrays (the next frame's delayed inputs, the recurrence's last value),
+        and the caller may write into what it is handed while they are still in flight.
+        """
         internal = {n: env.get(f"update:{n}", env.get(f"state:{n}")) for n in {**self.state_ports, **self.update_ports}}
+        held = [v for n in self.state_ports for v in (env.get(f"state:{n}"), internal[n]) if isinstance(v, np.ndarray)]
+        outputs = tuple(
+            o.copy() if isinstance(o, np.ndarray) and _aliased(o, held, args) else o for o in self.caller_outputs(env)
+        )
         return outputs, self.caller_state(internal, outputs, args)
 
     def caller_outputs(self, env: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -254,7 +274,12 @@ class SplitProgram:
 
 
 def split_program_for(compiled, profile: bool = False) -> SplitProgram:
-    """The `SplitProgram` of a `CompiledPipeline` (built on first use, then kept on it); `profile`: timed per stage."""
+    """The `SplitProgram` of a `CompiledPipeline` (built on first use, then kept on it); `profile`: timed per stage.
+
+    On the IREE backend it is the stage-split program, and every engine and the pipeline's own calls run
+    it: IREE compiles each cut of the frame into its own code (fusion, reduction order), so one cut for
+    all keeps every engine bit-identical to the sequential calls, as on the NumPy backend.
+    """
     attr = "_split_program_profiled" if profile else "_split_program"
     program = getattr(compiled, attr, None)
     if program is None:
@@ -264,8 +289,10 @@ def split_program_for(compiled, profile: bool = False) -> SplitProgram:
         outputs = [p for p in compiled.results if p.kind == "output"]
         states = {p.name: p for p in compiled.args if p.kind == "state"}
         updates = {p.name: p for p in compiled.results if p.kind == "state"}
+        backend = getattr(compiled, "backend", "numpy")
         program = SplitProgram(compiled.cortex_module, compiled.entry, weights, compiled.inputs, outputs, states, updates,
-                               compiled.lower_module, profile=profile)
+                               compiled.lower_module, profile=profile, stages=backend == "iree", backend=backend,
+                               device=getattr(compiled, "device", "cpu"))
         setattr(compiled, attr, program)
     return program
 

@@ -93,7 +93,7 @@ def dominance_problems(root: Operation) -> Iterator[Problem]:
             dominance = DominanceInfo(region) if len(blocks) > 1 else None
             reachable = reachable_blocks(blocks) if dominance is not None else set(blocks)
             for block in reversed(blocks):
-                added = list(block.args)
+                added: list[SSAValue] = list(block.args)
                 if block not in reachable:
                     # MLIR checks no dominance in a block the entry cannot reach: every value
                     # of the region may be used there (mlir-opt accepts it; so do we).
@@ -159,14 +159,14 @@ def _undominated(index: int, operand: SSAValue, user: Operation) -> str:
 
 def _in_enclosing_region(value: SSAValue, user: Operation) -> bool:
     """`value` is defined in another block of a region that encloses `user` (a CFG, not nesting, problem)."""
-    block = value.op.parent_block() if isinstance(value, OpResult) else value.block
+    block = value.op.parent_block() if isinstance(value, OpResult) else value.block if isinstance(value, BlockArgument) else None
     region = block.parent if block is not None else None
     using = user.parent_block()
     return region is not None and using is not None and region.find_ancestor_block_in_region(using) is not None
 
 
 def _in_scope_later(value: SSAValue, user: Operation) -> bool:
-    block = value.op.parent_block() if isinstance(value, OpResult) else value.block
+    block = value.op.parent_block() if isinstance(value, OpResult) else value.block if isinstance(value, BlockArgument) else None
     return block is not None and block.find_ancestor_op_in_block(user) is not None
 
 

@@ -10,6 +10,7 @@ import random
 import numpy as np
 import onnx
 import onnxruntime as ort
+from helpers.numerics import ACCUMULATED, assert_f32_close
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
@@ -17,7 +18,6 @@ from onnx import TensorProto, helper
 from cortex.frontends.onnx import from_onnx
 from cortex.ir import CortexError
 from cortex.onnx_backend import CompiledBackend, ReferenceBackend
-from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 
 INTS = st.lists(st.integers(-2, 4), min_size=1, max_size=5)  # onnx.helper cannot type an empty list
 ATTRIBUTES = {
@@ -100,6 +100,6 @@ def test_random_nodes_import_right_or_fail_cleanly(case, seed):
 def test_damaged_protobufs_and_mistyped_attributes_fail_cleanly(seed):
     """Random nodes with attributes of any type, odd dimensions, short initializers, missing or
     extra inputs and outputs, and damaged serialisations (issue 23): imported and run, or one CortexError."""
-    from tests.fuzz_cases import onnx_case
+    from tests.helpers.fuzz_cases import onnx_case
 
     onnx_case(random.Random(seed))  # raises InternalError on anything else

@@ -85,7 +85,8 @@ class OverlayWriter:
             if self.video is None:
                 h, w = image.shape[:2]
                 self.size = (h, w)
-                fourcc = cv2.VideoWriter_fourcc(*VIDEO_CODECS[self.dest.suffix.lower()])
+                # OpenCV's type stubs omit the module-level VideoWriter_fourcc (the tests replace VideoWriter itself)
+                fourcc = cv2.VideoWriter_fourcc(*VIDEO_CODECS[self.dest.suffix.lower()])  # type: ignore[attr-defined]
                 self.temporary = temporary_path(self.dest)
                 self.video = cv2.VideoWriter(str(self.temporary), fourcc, self.fps, (w, h))
                 if not self.video.isOpened():

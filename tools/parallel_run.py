@@ -121,8 +121,9 @@ def _videos_on_ray(args: argparse.Namespace, names: list[str | None], run_one) -
         while waiting or running:
             while waiting and len(running) < limit:
                 name = waiting.pop(0)
-                local = name is not None and os.path.exists(name)  # workers may run elsewhere: an absolute path
-                running[task.remote(_one_video(args, os.path.abspath(name) if local else name), run_one)] = name
+                # workers may run elsewhere: a local file goes by its absolute path
+                where = os.path.abspath(name) if name is not None and os.path.exists(name) else name
+                running[task.remote(_one_video(args, where), run_one)] = name
             done, _ = ray.wait(list(running), num_returns=1)
             name = running.pop(done[0])
             rc, text, n = _get(ray, done[0])
@@ -152,9 +153,9 @@ class ParallelRunner:
         workers = machine_cores() if args.workers is None else args.workers
         if workers < 1:
             raise CortexError(f"--workers must be >= 1, got {workers}")
-        if getattr(backend, "name", None) != "numpy":
+        if getattr(backend, "name", None) not in ("numpy", "iree"):
             if args.engine == "ray" or (args.workers or 1) > 1:
-                raise CortexError("--workers/--engine need the numpy backend (the reference interpreter runs frame after frame)")
+                raise CortexError("--workers/--engine need a compiled backend (the reference interpreter runs frame after frame)")
             return None
         if workers == 1 and args.engine == "threads":
             return None
