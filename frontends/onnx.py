@@ -108,7 +108,7 @@ class NodeContext:
         where = f"onnx {self.label} ({self.node.op_type})"
         if attribute is not None:
             value = self.attrs.get(attribute)
-            shown = value.decode() if isinstance(value, bytes) else value
+            shown = value.decode(errors="replace") if isinstance(value, bytes) else value
             text = repr(shown)
             text = text if len(text) <= 60 else text[:57] + "..."  # the message must stay one short line
             where += f", attribute '{attribute}'" + (f" = {text}" if attribute in self.attrs else "")
@@ -117,7 +117,7 @@ class NodeContext:
     def get(self, name: str, default: Any = None) -> Any:
         self.used.add(name)
         value = self.attrs.get(name, default)
-        return value.decode() if isinstance(value, bytes) else value
+        return value.decode(errors="replace") if isinstance(value, bytes) else value
 
     @overload
     def ints(self, name: str, default: Sequence[int]) -> list[int]: ...

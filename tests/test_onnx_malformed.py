@@ -238,3 +238,10 @@ def test_softmax_and_max_over_a_zero_size_axis_give_the_empty_or_identity_result
     expected = np.zeros(shape, np.float32) if op == "Softmax" else np.max(x, axis=1, keepdims=True, initial=-np.inf)
     np.testing.assert_array_equal(want, expected)
     np.testing.assert_array_equal(got, expected)
+
+
+def test_a_string_attribute_that_is_not_utf8_is_one_error():
+    # found by the fuzz suite: the message builder decoded the bytes and raised UnicodeDecodeError
+    node = helper.make_node("MaxPool", ["x"], ["y"], name="n", kernel_shape=[2, 2])
+    node.attribute.append(helper.make_attribute("auto_pad", b"\xff\xfe"))
+    refused(model_of([node], [X4], [Y]), "(MaxPool)", "attribute 'auto_pad'")
