@@ -259,3 +259,25 @@ def test_stacking_keeps_the_outputs_on_the_synthetic_video():
     for f in frames[:22]:
         (_, a), (_, b) = ref_got(f), ref_want[0](f)
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+
+
+# ---------------------------------------------------------------- stage grouping
+
+
+def test_a_decomposed_scene_change_and_the_gates_scalars_are_one_stage_each():
+    from xdsl.dialects import func as func_dialect
+
+    from cortex.passes.frame_split import split_entry
+    from cortex.passes.stage_split import split_stages
+
+    module, _ = reduced(small_l2_text())
+    split_entry(module, "l2_frame")
+    stages = split_stages(module, "l2_frame__parallel")
+    module.verify()
+    ops = [[o.name for o in fn.walk() if o is not fn and not isinstance(o, func_dialect.ReturnOp)] for fn in stages]
+    scene = [k for k, names in enumerate(ops) if "cortex.to_scalar" in names]
+    assert len(scene) == 1 and "cortex.gaussian_blur" in ops[scene[0]]  # G(x·y) to the score: one stage
+    assert not any("cortex.gaussian_blur" in names for k, names in enumerate(ops) if k != scene[0])
+    gate = [k for k, names in enumerate(ops) if "arith.cmpf" in names and "scf.if" not in names]
+    assert len(gate) == 1 and {"cortex.window_median", "arith.mulf", "arith.maximumf"} <= set(ops[gate[0]])
+    assert len(stages) == 7  # gate, scene, center, text, saliency, motion, fusion
