@@ -28,7 +28,7 @@
 // CHECK-NEXT:   worker 1: gray, {{.*}}
 // CHECK-NEXT:   worker 2: {{.*}}
 // CHECK-NEXT: frame-parallel parts: delayed {{.*}} ms, parallel {{.*}} ms, recurrence {{.*}} ms, tail {{.*}} ms
-// CHECK-NEXT: frame-parallel: recurrence {{.*}} ms = {{.*}} % of the work; throughput bound {{.*}} frames/s (limited by 2 workers; sequential {{.*}} frames/s, {{.*}}×)
+// CHECK-NEXT: frame-parallel: recurrence {{.*}} ms = {{.*}} % of the work; serial on the caller (delayed + recurrence) {{.*}} ms = {{.*}} %; throughput bound {{.*}} frames/s (limited by 2 workers; sequential {{.*}} frames/s, {{.*}}×)
 
 // UNPROFILED: [schedule] @l2_frame on 4 workers
 // UNPROFILED: gray {{ *}}? ms  [delayed]
