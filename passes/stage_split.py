@@ -86,8 +86,8 @@ class _Stage:
 
 
 class _StageSplitter:
-    def __init__(self, fn: func.FuncOp):
-        self.fn = fn
+    def __init__(self, fn: func.FuncOp, prefix: str = ""):
+        self.fn, self.prefix = fn, prefix
         if len(fn.body.blocks) != 1:
             raise FrameSplitError(f"@{fn.sym_name.data} has several blocks; the stage split needs one")
         self.block = fn.body.block
@@ -99,7 +99,7 @@ class _StageSplitter:
         self.stages: list[_Stage] = []
 
     def key(self, v: SSAValue) -> str:
-        return self.keys.setdefault(v, f"stage:{len(self.keys)}")
+        return self.keys.setdefault(v, f"stage:{self.prefix}{len(self.keys)}")
 
     def new_stage(self) -> _Stage:
         stage = _Stage(f"s{len(self.stages)}", self)
@@ -243,10 +243,13 @@ def _keys(fn: func.FuncOp, attr: str, default: list[str]) -> list[str]:
     return [k.data for k in keys.data] if isinstance(keys, ArrayAttr) else default
 
 
-def split_stages(module: ModuleOp, name: str) -> list[func.FuncOp]:
-    """Replace `@name` by its stage functions (see the module docstring); returns them in order."""
+def split_stages(module: ModuleOp, name: str, prefix: str = "") -> list[func.FuncOp]:
+    """Replace `@name` by its stage functions (see the module docstring); returns them in order.
+
+    `prefix` goes into the keys of the values passed between stages (`stage:<prefix><k>`), so the
+    stages of two split functions (the delayed part and the parallel part) can share one graph."""
     fn = defined_function(module, name, "split into stages")
-    return replace_function(module, fn, _StageSplitter(fn).run())
+    return replace_function(module, fn, _StageSplitter(fn, prefix).run())
 
 
 @dataclass(frozen=True)
