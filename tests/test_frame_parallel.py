@@ -12,10 +12,11 @@ import threading
 
 import numpy as np
 import pytest
+from helpers.pipelines import L2_TEXT, SMALL, small_l2_text, with_extra_states
+from helpers.scheduling import FRAMES, MODES, assert_same, assert_same_state, compiled, frames_of, sequential
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import cortex
 from cortex.backends.frame_parallel import (
     run_split_sequential,
     split_program_for,
@@ -23,43 +24,6 @@ from cortex.backends.frame_parallel import (
 )
 from cortex.ir import CortexError
 from cortex.video.synthetic import SyntheticVideo
-from tests.frame_split_pipelines import L2_TEXT, SMALL, small_l2_text, with_extra_states
-
-FRAMES = 60
-MODES = ("balanced", "power_save", "motion")
-
-
-def passes(mode):
-    return f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce"
-
-
-def compiled(text, mode="balanced", specialise=True):
-    return cortex.compile(cortex.parse(text), mode=mode, passes=passes(mode) if specialise else None)
-
-
-def frames_of(size, n=FRAMES, start=0):
-    video = SyntheticVideo(*size)
-    return [video.frame(i) for i in range(start, start + n)]
-
-
-def assert_same(got, want):
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert len(g) == len(w)
-        for a, b in zip(g, w):
-            a, b = np.asarray(a), np.asarray(b)
-            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-
-
-def assert_same_state(a, b):
-    assert a.keys() == b.keys()
-    for k in a:
-        x, y = np.asarray(a[k]), np.asarray(b[k])
-        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), k
-
-
-def sequential(pipeline, frames):
-    return [pipeline(f) for f in frames]
 
 
 def frame_threads():

@@ -12,17 +12,26 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.pipelines import SMALL, small_l2_text
+from helpers.scheduling import (
+    GATES,
+    MODES,
+    assert_same,
+    assert_same_state,
+    entry_of,
+    frames_of,
+    gated_frames,
+    keys,
+    passes,
+    run_parts_reference_with,
+    sequential,
+)
 from xdsl.dialects import scf
 
 import cortex
-from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
+from cortex.dialects.modes import INPUT_DEFAULTS
 from cortex.passes.frame_split import ARGS_ATTR, RESULTS_ATTR, classify_states, split_entry
 from cortex.passes.schedule import render_schedule
-from tests.frame_split_pipelines import SMALL, small_l2_text
-from tests.test_frame_parallel import MODES, assert_same, assert_same_state, frames_of, passes, sequential
-from tests.test_frame_split import entry_of, keys, run_parts_reference_with
-
-GATES = {"auto": BLUR_AUTO, "fixed": {**INPUT_DEFAULTS, "blur_threshold": 150.0}}
 
 
 def compiled(mode, gate, text=None):
@@ -75,30 +84,11 @@ def test_parts_equal_the_entry_under_the_reference_interpreter(gate):
     expected = [reference(f) for f in frames]
     module = cortex.parse(small_l2_text())
     split_entry(module, "l2_frame")
-    from tests import test_frame_split
-
-    runner_weights = GATES[gate]
-    original = test_frame_split.ReferenceRunner
-
-    class WithGate(original):  # the parts read the gate's runtime inputs like the entry does
-        def __init__(self, *args, weights=None, **kw):
-            super().__init__(*args, weights={**(weights or {}), **runner_weights}, **kw)
-
-    test_frame_split.ReferenceRunner = WithGate
-    try:
-        outputs, state = run_parts_reference_with(module, frames, initial)
-    finally:
-        test_frame_split.ReferenceRunner = original
+    outputs, state = run_parts_reference_with(module, frames, initial, weights=GATES[gate])
     for got, want in zip(outputs, expected, strict=True):
         assert [np.asarray(g).tobytes() for g in got] == [np.asarray(w).tobytes() for w in want]
     for name, value in reference.state.items():
         assert np.asarray(state[name]).tobytes() == np.asarray(value).tobytes(), name
-
-
-def gated_frames(pipeline, frames):
-    """Frames the gate skipped in a sequential run (the score kept: equal to the previous frame's)."""
-    outs = sequential(pipeline, frames)
-    return outs, [i for i in range(1, len(outs)) if np.asarray(outs[i][1]).tobytes() == np.asarray(outs[i - 1][1]).tobytes()]
 
 
 @pytest.mark.parametrize("mode", MODES)

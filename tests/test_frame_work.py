@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.pipelines import L2_TEXT, SMALL, small_l2_text
+from helpers.scheduling import GATES, MODES, assert_same, frames_of, gated_frames, passes, sequential
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
@@ -23,9 +25,6 @@ from cortex.passes.decompose_scene_change import decompose_scene_change
 from cortex.passes.frame_split import classify_states
 from cortex.passes.temporal_reuse import temporal_reuse
 from cortex.semantics import vision_kernels as vk
-from tests.frame_split_pipelines import L2_TEXT, SMALL, small_l2_text
-from tests.test_frame_parallel import MODES, assert_same, frames_of, passes, sequential
-from tests.test_frame_split_leading import GATES, gated_frames
 
 # ---------------------------------------------------------------- kernels and ops
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import REORDERED, assert_f32_close
 
 import cortex
 from cortex.video.synthetic import SyntheticVideo
-from tests.helpers.numerics import REORDERED, assert_f32_close
 
 ALIASING = """
 func.func @main(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {

@@ -13,11 +13,8 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-import cortex  # noqa: E402
-from cortex.backends.ray_engine import _get, run_video_ray  # noqa: E402
-from cortex.ir import CortexError  # noqa: E402
-from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states  # noqa: E402
-from tests.test_frame_parallel import (  # noqa: E402
+from helpers.pipelines import SMALL, small_l2_text, with_extra_states  # noqa: E402
+from helpers.scheduling import (  # noqa: E402
     MODES,
     assert_same,
     assert_same_state,
@@ -25,6 +22,10 @@ from tests.test_frame_parallel import (  # noqa: E402
     frames_of,
     sequential,
 )
+
+import cortex  # noqa: E402
+from cortex.backends.ray_engine import _get, run_video_ray  # noqa: E402
+from cortex.ir import CortexError  # noqa: E402
 
 
 @pytest.fixture(scope="module")
