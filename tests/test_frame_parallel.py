@@ -160,21 +160,27 @@ def test_interrupt_and_early_stop_leave_no_threads():
     assert not frame_threads()
 
 
-def test_memory_is_bounded_by_the_window():
-    """A long synthetic run: frames read ahead of the frames handed back never exceed the window."""
+@pytest.mark.parametrize(("window", "n"), [(4, 200), (1, 30), (3, 30)])
+def test_memory_is_bounded_by_the_window(window, n):
+    """A long synthetic run: at most `window` frames in flight, counted exactly with an instrumented source.
+
+    When the caller gets frame k, frames k..k+window-1 may have been read, so
+    `read - (k + 1)` peaks at exactly window - 1 (the first output waits for a
+    full window). Issue 24: the bound used to be `<= window`, one too loose,
+    and a loop reading one frame more than the window passed it."""
     b = compiled(small_l2_text())
     video = SyntheticVideo(*SMALL)
     read = {"n": 0}
     ahead = []
 
     def source():
-        for i in range(400):
+        for i in range(n):
             read["n"] += 1
             yield video.frame(i % 60)
 
-    for k, _ in enumerate(b.run_video(source(), workers=2, window=4)):
+    for k, _ in enumerate(b.run_video(source(), workers=2, window=window)):
         ahead.append(read["n"] - (k + 1))
-    assert len(ahead) == 400 and max(ahead) <= 4
+    assert len(ahead) == n and max(ahead) == window - 1 and ahead[0] == window - 1
 
 
 def test_thread_budget_sets_and_restores_opencv_threads():

@@ -46,6 +46,17 @@ def assert_same_state(a, b):
         assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), k
 
 
+def snapshot(values):
+    """Copies of the arrays among `values` (what the caller saw, whatever it does to them later)."""
+    return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in values]
+
+
+def vandalise(array: np.ndarray) -> None:
+    """Overwrite a caller-owned buffer in place with values no frame produces."""
+    assert array.flags.writeable, "a returned array the caller cannot write into"
+    array[...] = np.full_like(array, 77 if array.dtype == np.uint8 else -1234.5)
+
+
 def sequential(pipeline, frames):
     return [pipeline(f) for f in frames]
 
