@@ -120,6 +120,8 @@ def compile_pipeline(
     profile: bool = False,
     frame_work: bool = True,
     precision: str | None = None,
+    backend: str = "numpy",
+    device: str = "cpu",
 ) -> CompiledPipeline:
     """Lower `entry` of a cortex module (specialised to `mode`, then `passes`), run `post_passes` on the
     lowered module ("default": `POST_LOWERING_PASSES`, elementwise fusion; None or "": none),
@@ -135,7 +137,11 @@ def compile_pipeline(
     `frame_work` (default on): `reduce_frame_work` runs after `passes` — scene change
     decomposed, temporal reuse — in `precision` ("f64", the default, keeps every result's bits;
     "f32" only when asked for, or under the fast-math gate: `passes` with `fast-math=true`).
+    `backend="iree"`: the extern-free parts run as code IREE compiled for `device` ("cpu" or "cuda";
+    `cortex.backends.iree_backend`), the rest as on the NumPy backend.
     """
+    if backend not in ("numpy", "iree") or not isinstance(device, str):
+        raise CortexError(f"unknown backend {backend!r} (backends: numpy, iree)")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
     if post_passes == "default":
@@ -156,11 +162,13 @@ def compile_pipeline(
         raise
     except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
         raise CortexError(str(e).strip()) from None
-    compiled = CompiledPipeline(lowered, entry, table, source, profile=profile)
+    compiled = CompiledPipeline(lowered, entry, table, source, profile=profile, backend=backend, device=device)
     compiled.cortex_module, compiled.post_passes, compiled.workers = optimised, post_passes, workers
     compiled.lower_module = functools.partial(lower, post_passes=post_passes)
     compiled.compile_fn = compile_pipeline
     compiled.temporal_reuse = reuse
+    if backend == "iree" and compiled.iree is None:  # a pipeline with frame state (see use_split_program)
+        compiled.use_split_program()
     return compiled
 
 
@@ -212,8 +220,10 @@ def compile(  # noqa: A001
     profile: bool = False,
     frame_work: bool = True,
     precision: str | None = None,
+    backend: str = "numpy",
+    device: str = "cpu",
 ):
-    """Lower and compile `entry` to NumPy; same call shape as `reference`.
+    """Lower and compile `entry` to NumPy (or `backend="iree"`: native code); same call shape as `reference`.
 
     The module is specialised to `mode` first (its weights become constants,
     canonicalize and dce drop the stages a zero weight leaves unused: no
@@ -224,14 +234,17 @@ def compile(  # noqa: A001
     None: none). With `profile=True`, `compiled.profile()` reports ms per
     source op (otherwise it says how to turn it on). `workers` > 1: a frame's
     independent stages run concurrently; `compiled.run_video(frames,
-    workers=N)` runs several frames at once (`cortex.backends.frame_parallel`).
+    workers=N)` runs several frames at once (`cortex.backends.frame_parallel`). `backend="iree"`
+    compiles the extern-free parts with IREE for `device` ("cpu", or "cuda" for an NVIDIA GPU): one IREE
+    module per compiled pipeline, cached on disk; externs stay Python calls (`cortex.backends.iree_backend`).
     `frame_work=True` (the default) decomposes scene change and applies temporal reuse
     (`reduce_frame_work`; `compiled.temporal_reuse` says what was carried); `precision="f32"`
     computes scene change in float32 (also under `fast-math=true` in `passes`).
     """
     return compile_pipeline(
         module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
-        workers=workers, specialize=specialize, profile=profile, frame_work=frame_work, precision=precision,
+        workers=workers, specialize=specialize, profile=profile, backend=backend, device=device, frame_work=frame_work,
+        precision=precision,
     )
 
 
