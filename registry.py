@@ -27,6 +27,10 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-schedule": ("cortex.passes.schedule", "SchedulePass"),
     "cortex-frame-split": ("cortex.passes.frame_split", "FrameSplitPass"),
     "cortex-stage-split": ("cortex.passes.stage_split", "StageSplitPass"),
+    # the frame's own work (issue 21)
+    "cortex-decompose-scene-change": ("cortex.passes.decompose_scene_change", "DecomposeSceneChangePass"),
+    "cortex-temporal-reuse": ("cortex.passes.temporal_reuse", "TemporalReusePass"),
+    "cortex-stack-stencils": ("cortex.passes.stack_stencils", "StackStencilsPass"),
     # quantisation (issue 11)
     "cortex-calibrate": ("cortex.passes.calibrate", "CalibratePass"),
     "cortex-quantize": ("cortex.passes.quantize", "QuantizePass"),

@@ -201,6 +201,8 @@ class CompiledPipeline:
     """The driver's lowering with those passes (set by `cortex.driver.compile_pipeline`)."""
     compile_fn: Callable[..., Any] | None = None
     """The driver's `compile_pipeline`, for Ray actors that compile the pipeline again."""
+    temporal_reuse: list[Any] = []
+    """What `cortex-temporal-reuse` carried, per function (`ReuseReport`s; set by the driver)."""
     workers: int = 1
     """Threads for one frame's independent stages (`cortex.backends.stage_parallel`); 1: in order."""
 
