@@ -37,7 +37,7 @@ from cortex.backends.numpy_codegen import np_dtype
 from cortex.dialects.abi import Port, entry_ports
 from cortex.errors import CortexError
 from cortex.interpreter.calling import check_value, find_entry, initial_zeros
-from cortex.semantics.kernels import KERNELS, NO_KERNEL
+from cortex.semantics.kernels import FLOAT_ERRORS, KERNELS, NO_KERNEL
 
 # ---------------------------------------------------------------- the extern table
 
@@ -177,10 +177,64 @@ def _to_caller(port: Port, value: Any) -> Any:
 # ---------------------------------------------------------------- loading
 
 
+class GeneratedCodeError(CortexError):
+    """An exception inside generated code, named by the cortex op whose code raised it."""
+
+
+def generated_origin(source: str, line: int) -> str:
+    """`%saliency (linalg.generic)`: what the emitter's comment on `line` says the code implements."""
+    lines = source.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    _, hash_, comment = text.rpartition("  # ")
+    if not hash_ or ":" not in comment:
+        return f"line {line} of the generated source"
+    origin, _, note = comment.partition(":")
+    origin, note = origin.strip(), note.strip()
+    named = origin if origin.startswith("cortex.") or "(" in origin else f"%{origin}"
+    return f"{named} ({note})" if note else named
+
+
+def _guarded(function: Callable[..., Any], source: str, filename: str, symbol: str) -> Callable[..., Any]:
+    """`function` run under `FLOAT_ERRORS`; an exception from inside it names the op whose code raised it."""
+
+    def guarded(*args: Any) -> Any:
+        try:
+            with np.errstate(**FLOAT_ERRORS):  # type: ignore[arg-type]
+                return function(*args)
+        except CortexError:
+            raise
+        except Exception as e:
+            tb, line = e.__traceback__, None
+            while tb is not None:  # the innermost frame of the generated code
+                if tb.tb_frame.f_code.co_filename == filename:
+                    line = tb.tb_lineno
+                tb = tb.tb_next
+            if line is None:
+                raise
+            detail = " ".join(str(e).split())
+            raise GeneratedCodeError(
+                f"@{symbol}: {type(e).__name__} in the code generated for {generated_origin(source, line)}: {detail} "
+                f"(line {line} of compiled.source)"
+            ) from e
+
+    guarded.__wrapped__ = function  # type: ignore[attr-defined]
+    guarded.__name__ = getattr(function, "__name__", symbol)
+    return guarded
+
+
 def load(emitted, filename: str) -> dict[str, Any]:
-    """Compile and run generated module code; returns its namespace."""
+    """Compile and run generated module code; returns its namespace.
+
+    Every generated function in it runs under the kernels' floating-point
+    policy (`FLOAT_ERRORS`: no RuntimeWarning from an all-black frame), and an
+    exception raised inside one becomes a `GeneratedCodeError` naming the
+    source op (from the emitter's `# origin: op` comment on the line).
+    """
     namespace = emitted.namespace()
     exec(compile(emitted.source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
+    for symbol, name in emitted.functions.items():
+        if callable(namespace.get(name)):
+            namespace[name] = _guarded(namespace[name], emitted.source, filename, symbol)
     return namespace
 
 
