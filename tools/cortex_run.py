@@ -35,9 +35,11 @@ from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS, MODES, UnknownModeE
 from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import ENTRY, build_l2_pipeline
 from cortex.passes.dce import eliminate_dead_nodes
+from cortex.passes.specialize_mode import specialize_weights
 from cortex.registry import all_passes
 from cortex.tools import parallel_run
 from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
+from cortex.tools.pipeline_check import check_signature, check_weights, parse_weights
 from cortex.tools.report import StageTimes, dce_summary, progress_bar, stage_name
 from cortex.tools.run_summary import RunClock, RunSummary, library_threads, process_start
 from cortex.video.source import Seconds, parse_position
@@ -99,6 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pipeline", metavar="FILE", help="pipeline .mlir file (default: the bundled l2_pipeline.mlir)")
     p.add_argument("--entry", default=ENTRY, help=f"per-frame function (default: {ENTRY})")
     p.add_argument("--mode", default="balanced", help=f"request type: {' | '.join(MODES)} (default: balanced)")
+    p.add_argument(
+        "--weight", action="append", metavar="NAME=VALUE",
+        help="set one of the pipeline's weights, over the mode's value (repeatable: --weight wc=0.4 --weight wt=0.3)",
+    )
     p.add_argument(
         "--frames", default=None, metavar="N|Ts",
         help="at most N frames, or T seconds of video (12.5s, 800ms) (default: a video file to its end; "
@@ -190,6 +196,7 @@ def frame_geometry(module: ModuleOp, entry: str) -> tuple[int, int, int]:
 
 def load_pipeline(path: str | None, entry: str) -> tuple[ModuleOp, tuple[int, int, int]]:
     module = cortex.parse(Path(path or BUNDLED_PIPELINE))
+    check_signature(entry_function(module, entry), path or "the bundled pipeline")  # before any frame
     return module, frame_geometry(module, entry)
 
 
@@ -476,6 +483,10 @@ def run_one(args: argparse.Namespace) -> int:
         crop = source.size if source.size != source.padded_size else None
         module = build_l2_pipeline(*source.padded_size, block, crop=crop)
 
+    overrides = parse_weights(args.weight)
+    check_weights(module, args.mode, mode_weights(args.mode), overrides)  # before any frame, not after the last
+    if overrides:
+        specialize_weights(module, overrides)  # constants, on every backend and in the DCE report alike
     probed_module = module.clone()
     probed = expose_blur_gate(probed_module, args.entry)
     weights = gate_inputs(args.blur_threshold)

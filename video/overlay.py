@@ -127,7 +127,7 @@ TEMPLATES = (
     "mode power_save",
     "sharpness 000000 (gate < 000000)",
     "kept sharp (outlined): score >= 0.000",
-    "BLURRED: scoring skipped, previous score shown",
+    "BLURRED: previous score shown",
 )
 """The widest text of each legend slot: the layout is planned with these, so it never depends on a frame."""
 
@@ -152,20 +152,24 @@ def wrap(items: list[str], width: int, font: float, gap: str = "   ") -> list[li
 
 
 def band_layout(width: int) -> BandLayout:
+    """Bar left of the text when the widest texts fit beside it; else the bar on top and the text under it,
+    in the largest font (down to a small one at 160 px) in which every slot fits the width."""
     width = max(int(width), 1)
+    widest = max(TEMPLATES, key=len)
     if width >= WIDE:
         font, line = 0.45, 18
         bar_w = min(200, max(width // 4, 100))
         text_x = MARGIN + bar_w + 16
-        text_width_ = width - text_x - MARGIN
-        rows = len(wrap(list(TEMPLATES), text_width_, font))
-        return BandLayout(width, font, line, (MARGIN, 8, bar_w), text_x, 20, text_width_, rows)
-    font, line = (0.35 if width >= 200 else 0.3), 14
-    bar_w = max(width - 2 * MARGIN, 8)
-    text_width_ = bar_w
-    rows = len(wrap(list(TEMPLATES), text_width_, font))
-    text_y = 8 + 14 + line + 4 + 12
-    return BandLayout(width, font, line, (MARGIN, 8, bar_w), MARGIN, text_y, text_width_, rows)
+        room = width - text_x - MARGIN
+        if max(text_width(t, font) for t in TEMPLATES) <= room:
+            rows = len(wrap(list(TEMPLATES), room, font))
+            return BandLayout(width, font, line, (MARGIN, 8, bar_w), text_x, 20, room, rows)
+    room = max(width - 2 * MARGIN, 8)
+    font = next((f for f in (0.45, 0.4, 0.35, 0.3, 0.27) if text_width(widest, f) <= room), 0.25)
+    line = max(10, round(32 * font))
+    rows = len(wrap(list(TEMPLATES), room, font))
+    text_y = 8 + 14 + line + 4 + line - 2
+    return BandLayout(width, font, line, (MARGIN, 8, room), MARGIN, text_y, room, rows)
 
 
 def band_height(width: int) -> int:
@@ -203,7 +207,7 @@ def legend_texts(info: FrameInfo, scale: str, peak: float) -> list[tuple[str, tu
         sharp = f"sharpness {info.sharpness:.0f}{gate}"
     kept = f"kept sharp (outlined): score >= {info.keep:.3f}" if info.keep is not None else ""
     if info.blurred:
-        status = ("BLURRED: scoring skipped, previous score shown", GATED_RED)
+        status = ("BLURRED: previous score shown", GATED_RED)
     elif scale == "absolute":
         status = ("heat: score 0 to 1 (absolute)", WHITE)
     else:
