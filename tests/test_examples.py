@@ -21,6 +21,7 @@ from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import parse_module, to_text
 from cortex.video.source import pad_frame, padded_size
 from cortex.video.synthetic import SyntheticVideo
+from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 
 EXAMPLES_DIR = Path(cortex.__file__).resolve().parent / "examples"
 NAMES = sorted(EXAMPLES)
@@ -85,7 +86,7 @@ def test_reference_interpreter_matches_numpy(name, seed):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == np.float32
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+        assert_f32_close(g, w, ulps=ACCUMULATED)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -17,6 +17,7 @@ from cortex.ir import parse_module
 from cortex.passes.fuse_batch_norm import CONV_BN, LINEAR_BN
 from cortex.passes.pattern import explain, match
 from cortex.passes.recognize_gelu import GELU_TANH
+from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 
 FUSIONS = "cortex-fuse-batch-norm,cortex-recognize-gelu"
 SEEDS = (0, 1, 2)
@@ -41,7 +42,7 @@ def load(name: str):
 def assert_same(actual, expected) -> None:
     assert len(actual) == len(expected)
     for a, e in zip(actual, expected):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=1e-4, atol=1e-5)
+        assert_f32_close(np.asarray(a), np.asarray(e), ulps=ACCUMULATED)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

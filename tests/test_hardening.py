@@ -37,6 +37,7 @@ from cortex.dialects.vision import CenterCropOp, EncoderOp
 from cortex.ir import CortexError, InvalidIRError, to_text, verify_located
 from cortex.lowering.fuse_elementwise import FuseElementwiseProducer, count_generics, fuse_elementwise
 from cortex.tools import cortex_opt, cortex_run
+from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 
 ROOT = Path(__file__).resolve().parent.parent
 L2_TEXT = (ROOT / "examples" / "l2_pipeline.mlir").read_text()
@@ -524,8 +525,8 @@ def test_tree_fusion_equals_pairwise_fusion(n, branchy):
     rng = np.random.default_rng(n)
     x, y = (rng.standard_normal((2, 3)).astype(np.float32) for _ in range(2))
     got = [cortex.compile(m, entry="f", mode=None)(x, y)[0] for m in (tree, pairwise, lowered)]
-    np.testing.assert_allclose(got[0], got[2], rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(got[1], got[2], rtol=1e-5, atol=1e-6)
+    assert_f32_close(got[0], got[2], ulps=ACCUMULATED)
+    assert_f32_close(got[1], got[2], ulps=ACCUMULATED)
 
 
 def test_json_mode_table_with_big_int_is_rejected(tmp_path):

@@ -15,6 +15,7 @@ from onnx import TensorProto, helper
 from cortex.frontends.onnx import from_onnx
 from cortex.ir import CortexError
 from cortex.onnx_backend import CompiledBackend, ReferenceBackend
+from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 
 INTS = st.lists(st.integers(-2, 4), min_size=1, max_size=5)  # onnx.helper cannot type an empty list
 ATTRIBUTES = {
@@ -89,4 +90,4 @@ def test_random_nodes_import_right_or_fail_cleanly(case, seed):
     for backend in (ReferenceBackend, CompiledBackend):
         (got,) = backend.run_model(model, feeds)
         assert got.shape == want[0].shape
-        np.testing.assert_allclose(got, want[0], rtol=1e-4, atol=1e-5)
+        assert_f32_close(got, want[0], ulps=ACCUMULATED)

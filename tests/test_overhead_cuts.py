@@ -69,6 +69,7 @@ from cortex.frontends.onnx import f32_constant  # noqa: E402
 from cortex.lowering.fold_constant_layouts import FoldConstantLayoutsPass  # noqa: E402
 from cortex.lowering.unroll_pooling import UnrollPoolingPass  # noqa: E402
 from cortex.onnx_backend import COMPILE_PASSES  # noqa: E402
+from tests.helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close  # noqa: E402
 
 REWRITES = "cortex-conv-im2col,cortex-unroll-pooling,cortex-fold-constant-layouts"
 
@@ -135,7 +136,7 @@ def test_im2col_conv_equals_the_reference(case, seed):
     inputs = [x] + ([] if case["constant_weight"] else [weight]) + ([bias] if case["bias"] == "argument" else [])
     module = one_function(shapes, build)
     (got,), (want,) = both(module, *inputs)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert_f32_close(got, want, ulps=ACCUMULATED)
     lowered = lower(module, post_passes="cortex-conv-im2col")
     assert not any(op.name == "linalg.conv_2d_nchw_fchw" for op in lowered.walk())
 
@@ -164,7 +165,7 @@ def test_unrolled_pooling_equals_the_reference(case, seed):
     op = ops.MaxPoolOp if case["kind"] == "max" else ops.AvgPoolOp
     module = one_function([x.shape], lambda xv: op(xv, (kh, kw), case["strides"], pads, (dh, dw)).result)
     (got,), (want,) = both(module, x)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert_f32_close(got, want, ulps=ACCUMULATED)
 
 
 def test_windows_above_the_limit_keep_their_reduction():
@@ -185,8 +186,8 @@ def test_constant_layouts_fold_and_keep_results():
     assert not any(op.name == "linalg.broadcast" for op in lowered.walk())
     x = rng.standard_normal((3, 4)).astype(np.float32)
     (got,), (want,) = both(module, x)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(got, x @ weight.T + bias, rtol=1e-5, atol=1e-5)
+    assert_f32_close(got, want, ulps=ACCUMULATED)
+    assert_f32_close(got, x @ weight.T + bias, ulps=ACCUMULATED)
 
 
 def test_large_broadcasts_stay_broadcasts():
@@ -221,7 +222,7 @@ def test_zero_fills_are_calloc_and_other_fills_stay_full():
     assert "np.full((1, 2, 7, 7), -np.inf, np.float32)" in source  # the max pool's padding
     x = np.random.default_rng(0).standard_normal((1, 2, 3, 3)).astype(np.float32)
     (got,), (want,) = both(module, x)
-    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert_f32_close(got, want, ulps=REORDERED)
 
 
 def test_a_reshape_is_written_in_place_only_when_nothing_else_reads_its_source():

@@ -25,6 +25,7 @@ from cortex.ir import parse_module, to_text
 from cortex.passes.dce import PROFILE_ATTR, DceReport, RemovedOp, eliminate_dead_nodes
 from cortex.passes.specialize_mode import SpecializeModeError, specialize_mode
 from cortex.video.synthetic import SyntheticVideo
+from tests.helpers.numerics import REORDERED, assert_f32_close
 
 SMALL = (96, 128, 32)
 SEED_PIPELINE = "canonicalize,cortex-specialize-mode{mode=%s},canonicalize,dce"
@@ -50,7 +51,7 @@ def run_frames(module, mode, frames):
 def assert_same_outputs(want, got):
     assert len(want) == len(got)
     for i, ((bytes_a, score_a), (bytes_b, score_b)) in enumerate(zip(want, got)):
-        np.testing.assert_allclose(score_b, score_a, rtol=1e-6, atol=1e-7, err_msg=f"score of frame {i}")
+        assert_f32_close(score_b, score_a, ulps=REORDERED, err_msg=f"score of frame {i}")
         assert np.array_equal(bytes_a, bytes_b), f"encoded frame {i} differs"
 
 

@@ -1,0 +1,1 @@
+"""Shared test support (not test modules): tolerances, builders, fixtures used by several test files."""
