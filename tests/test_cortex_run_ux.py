@@ -25,6 +25,7 @@ from cortex.backends.runtime import GeneratedCodeError, generated_origin, load
 from cortex.tools.cortex_run import main
 from cortex.tools.run_summary import RunClock, RunSummary, process_start
 from cortex.video.overlay import (
+    TEMPLATES,
     FrameInfo,
     band_layout,
     heat_levels,
@@ -32,7 +33,6 @@ from cortex.video.overlay import (
     legend_band,
     overlay_picture,
     wrap,
-    TEMPLATES,
 )
 from cortex.video.source import Seconds, open_video, parse_position
 

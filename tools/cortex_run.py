@@ -42,9 +42,9 @@ from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
 from cortex.tools.pipeline_check import check_signature, check_weights, parse_weights
 from cortex.tools.report import StageTimes, dce_summary, progress_bar, stage_name
 from cortex.tools.run_summary import RunClock, RunSummary, library_threads, process_start
-from cortex.video.source import Seconds, parse_position
 from cortex.tools.versions import VersionAction
 from cortex.video.overlay import SCALES
+from cortex.video.source import Seconds, parse_position
 
 BUNDLED_PIPELINE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
 BACKENDS = ("numpy", "reference")

@@ -17,6 +17,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from cortex.semantics.vision_kernels import low_score_mask
 from cortex.tools.atomic import (
     AtomicFile,
     OutputError,
@@ -25,7 +26,6 @@ from cortex.tools.atomic import (
     temporary_path,
     write_bytes_atomic,
 )
-from cortex.semantics.vision_kernels import low_score_mask
 from cortex.video.overlay import FrameInfo, overlay_picture
 
 VIDEO_CODECS = {".mp4": "mp4v", ".avi": "MJPG", ".mkv": "mp4v"}

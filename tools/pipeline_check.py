@@ -44,7 +44,8 @@ def check_signature(fn: func.FuncOp, where: str = "the pipeline") -> None:
     """The entry's signature against what cortex-run reads from each call, or one CortexError."""
     inputs, outputs = fn.function_type.inputs.data, fn.function_type.outputs.data
     problems = []
-    if len(inputs) != 1 or not _is_u8_tensor(inputs[0], 3) or inputs[0].get_shape()[2] not in (3, -1):
+    frame = inputs[0] if len(inputs) == 1 else None
+    if not (isinstance(frame, TensorType) and _is_u8_tensor(frame, 3) and frame.get_shape()[2] in (3, -1)):
         problems.append("it must take one argument, the HxWx3 uint8 BGR frame")
     if len(outputs) < 2:
         problems.append(f"it must return at least 2 results, the JPEG bytes and the score map (it returns {len(outputs)})")

@@ -19,7 +19,7 @@ def library_version(distribution: str, module: str | None = None) -> str:
         pass
     if module is not None:
         try:
-            return str(getattr(__import__(module), "__version__"))
+            return str(__import__(module).__version__)
         except (ImportError, AttributeError):
             pass
     return "not installed"
