@@ -56,7 +56,7 @@ def test_summary_labels_three_rates_and_the_json_agrees(capsys, tmp_path):
     assert rc == 0, err
     for label in ("end to end", "frame loop", "pipeline"):
         assert re.search(rf"^  {label} +[0-9.]+ frames/s", out, re.M), label
-    assert "from process start to every output written" in out and "the progress bar's rate" in out
+    assert "from cortex-run's start to every output written" in out and "the progress bar's rate" in out
     data = json.loads(summary.read_text())
     assert data["frames"] == 8 and data["mode"] == "balanced" and data["backend"] == "numpy"
     rates, seconds = data["frames_per_second"], data["seconds"]
@@ -381,3 +381,67 @@ def test_debug_is_in_the_help(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert "--debug" in out and "--weight NAME=VALUE" in out and "--summary-json FILE" in out
+
+
+# ----------------------------------------------------------------------- 7. cortex-opt as mlir-opt users type it
+
+
+L2 = str(Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir")
+
+
+def opt(capsys, *argv: str) -> tuple[int, str, str]:
+    from cortex.tools.cortex_opt import main as opt_main
+
+    rc = opt_main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_pass_pipeline_and_pass_flags_mean_the_same_as_p(capsys):
+    spelled = [
+        ["-p", "cortex-specialize-mode{mode=power_save},canonicalize,dce"],
+        ["--pass-pipeline=builtin.module(cortex-specialize-mode{mode=power_save},canonicalize,dce)"],
+        ["--pass-pipeline", "builtin.module(cortex-specialize-mode{mode=power_save},canonicalize,dce)"],
+        ["--cortex-specialize-mode=mode=power_save", "--canonicalize", "--dce"],
+        ["--cortex-specialize-mode='mode=power_save'", "--canonicalize", "--dce"],
+    ]
+    outputs = []
+    for argv in spelled:
+        rc, out, err = opt(capsys, L2, *argv)
+        assert rc == 0, (argv, err)
+        outputs.append(out)
+    assert all(o == outputs[0] for o in outputs) and "saliency_dft" not in outputs[0]
+    assert cortex.to_text(cortex.run_passes(cortex.parse(L2), "builtin.module(canonicalize)")) == cortex.to_text(
+        cortex.run_passes(cortex.parse(L2), "canonicalize"))
+
+
+def test_pass_flags_and_p_together_are_a_usage_error(capsys):
+    rc, _, err = opt(capsys, L2, "--canonicalize", "-p", "cse")
+    assert rc == 2 and "give the passes either as -p/--pass-pipeline or as flags (--canonicalize), not both" in err
+
+
+def test_no_pass_is_shadowed_by_a_cortex_opt_option(capsys):
+    from cortex.registry import all_passes
+
+    rc, help_text, _ = opt(capsys, "--help")
+    assert rc == 0
+    options = set(re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", help_text))
+    assert "pass-pipeline" in help_text
+    assert not (options & set(all_passes())) - {"canonicalize", "cse", "cortex-dce"}  # named in the epilog's example
+
+
+def test_a_type_mismatch_notes_the_prior_use(capsys, tmp_path):
+    later = tmp_path / "later.mlir"
+    later.write_text('func.func @f() -> i32 {\n  %b = arith.addi %c, %c : i32\n  %c = "test.op"() : () -> f32\n'
+                     "  func.return %b : i32\n}\n")
+    rc, _, err = opt(capsys, str(later), "--allow-unregistered-dialect")
+    assert rc == 1
+    lines = err.splitlines()
+    assert lines[0] == f"{later}:3:3: error: Result %c is defined with type f32, but used with type i32"
+    assert lines[3] == f"{later}:2:19: note: previously used here with type 'i32'"
+    earlier = tmp_path / "earlier.mlir"
+    earlier.write_text("func.func @f(%a: f32) -> i32 {\n  // %a is f32\n  %b = arith.addi %a, %a : i32\n"
+                       "  func.return %b : i32\n}\n")
+    rc, _, err = opt(capsys, str(earlier))
+    lines = err.splitlines()
+    assert rc == 1 and lines[3] == f"{earlier}:1:14: note: prior use here" and "func.func @f(%a" in lines[4]

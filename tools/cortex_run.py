@@ -40,7 +40,9 @@ from cortex.registry import all_passes
 from cortex.tools import parallel_run
 from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
 from cortex.tools.pipeline_check import check_signature, check_weights, parse_weights
+from cortex.tools.probes import expose_scene_change
 from cortex.tools.report import StageTimes, dce_summary, progress_bar, stage_name
+from cortex.tools.report_html import ReportRecorder, write_report
 from cortex.tools.run_summary import RunClock, RunSummary, library_threads, process_start
 from cortex.tools.versions import VersionAction
 from cortex.video.overlay import SCALES
@@ -155,6 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(0..each frame's own max) (default: absolute)",
     )
     p.add_argument("--summary-json", metavar="FILE", help="the end-of-run summary as JSON (rates, times, threads)")
+    p.add_argument(
+        "--report", metavar="HTML",
+        help="a self-contained HTML report: stage graph and times, score/sharpness/blur gate over the frames "
+        "(gated frames, scene cuts), overlay thumbnails",
+    )
     p.add_argument(
         "--encoded", metavar="DIR", help="write the encoder's JPEG of each frame as DIR/frame_NNNNN.jpg (cropped back to the video's size)"
     )
@@ -447,15 +454,13 @@ def position_arg(flag: str, text: str | None) -> int | Seconds | None:
         raise CortexError(f"{flag}: {e}") from None
 
 
-_RUNS_STARTED = 0
-
-
 def run_one(args: argparse.Namespace) -> int:
     """One video through the pipeline."""
-    global _RUNS_STARTED
-    # End to end is measured from the process's start for the first video, from here for the next ones.
-    clock = RunClock(origin=process_start() if _RUNS_STARTED == 0 else time.perf_counter())
-    _RUNS_STARTED += 1
+    # End to end: as a program, the first video's clock starts with the process (imports count);
+    # called from Python (main(argv)), and for the next videos, it starts here.
+    box = getattr(args, "clock_origin", None)  # a list shared by the per-video copies of args: the first takes it
+    origin, since = box.pop() if box else (time.perf_counter(), "this video's start")
+    clock = RunClock(origin=origin, since=since)
     frames_arg = position_arg("--frames", args.frames)
     start_arg = position_arg("--start", args.start) or 0
     if args.size and args.video:
@@ -489,6 +494,7 @@ def run_one(args: argparse.Namespace) -> int:
         specialize_weights(module, overrides)  # constants, on every backend and in the DCE report alike
     probed_module = module.clone()
     probed = expose_blur_gate(probed_module, args.entry)
+    scene = expose_scene_change(probed_module, entry_function(probed_module, args.entry)) if args.report else None
     weights = gate_inputs(args.blur_threshold)
     clock.compile_start = time.perf_counter()
     backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes, weights, args.post_passes)
@@ -499,6 +505,9 @@ def run_one(args: argparse.Namespace) -> int:
     outputs = Outputs(args.scores_jsonl, args.overlay, args.encoded, source.fps, block, args.mode, args.side_by_side,
                       scale=args.heat_scale, keep_ratio=encoder_threshold(module))
     outputs.frame_number = source.frame_number
+    recorder = ReportRecorder(scene) if args.report else None
+    if recorder is not None:
+        outputs.recorders.append(recorder)
     threads: dict = {}
     outputs.on_frame = lambda index: threads or threads.update(library_threads())  # sampled while frames run
     progress = False if args.quiet else (True if args.progress else None)
@@ -553,6 +562,8 @@ def run_one(args: argparse.Namespace) -> int:
         print(dce_report(args, module, times, frames, seconds, source))
     if args.summary_json:
         write_summary_json(args.summary_json, summary)
+    if recorder is not None:
+        write_report(args.report, summary, module, recorder, eliminate_dead_nodes(module.clone(), args.mode).names)
     return 0
 
 
@@ -573,7 +584,10 @@ def write_summary_json(path: str, summary: RunSummary) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The program (`argv` None: the command line, and the end-to-end clock starts with the process)."""
+    started = (process_start(), "process start") if argv is None else (time.perf_counter(), "cortex-run's start")
     args = build_parser().parse_args(argv)
+    args.clock_origin = [started]
     try:
         return run(args)
     except BrokenPipeError:  # `cortex-run | head`: the reader has gone, nothing to say

@@ -80,7 +80,11 @@ class OverlayWriter:
     def write(self, frame: np.ndarray, score: np.ndarray, info: FrameInfo, encoded: np.ndarray | None = None,
               kept: np.ndarray | None = None) -> None:
         """One picture; PNGs are named by the source frame number (`info.index`)."""
-        image = overlay_picture(frame, score, info, self.block, encoded, self.side_by_side, self.scale, kept)
+        self.write_picture(
+            overlay_picture(frame, score, info, self.block, encoded, self.side_by_side, self.scale, kept), info
+        )
+
+    def write_picture(self, image: np.ndarray, info: FrameInfo) -> None:
         if self.kind == "directory":
             path = self.dest / f"frame_{info.index:05d}.png"
             ok, png = cv2.imencode(".png", image)
@@ -155,6 +159,10 @@ class Outputs:
         self.overlay = None
         self.encoded = Path(encoded) if encoded else None
         self.keep_ratio = keep_ratio
+        self.block, self.mode, self.side_by_side, self.scale = block, mode, side_by_side, scale
+        self.recorders: list[Callable[..., object]] = []
+        """Called per frame with (index, info, score, results, render): `render()` gives the overlay picture
+        (drawn once per frame, shared with --overlay), e.g. `cortex.tools.report_html.ReportRecorder`."""
         self.frame_number: Callable[[int], int] | None = None
         """The source's frame number of the run's frame `index` (`VideoSource.frame_number`); None: the index."""
         self.on_frame: Callable[[int], object] | None = None
@@ -205,8 +213,17 @@ class Outputs:
                 "score": np.asarray(score, np.float32).tolist(),
             }
             self.jsonl.write(json.dumps(record) + "\n")
+        picture: list[np.ndarray] = []
+
+        def render() -> np.ndarray:
+            if not picture:
+                picture.append(overlay_picture(frame, score, info, self.block, encoded, self.side_by_side, self.scale, kept))
+            return picture[0]
+
         if self.overlay:
-            self.overlay.write(frame, score, info, encoded, kept)
+            self.overlay.write_picture(render(), info)
+        for recorder in self.recorders:
+            recorder(index, info, score, results, render)
         if self.encoded:
             write_bytes_atomic(self.encoded / f"frame_{number:05d}.jpg", np.asarray(encoded, np.uint8).tobytes())
 

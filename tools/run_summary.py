@@ -80,9 +80,11 @@ def _fps(value: float | None) -> str:
 
 @dataclass
 class RunClock:
-    """Moments of one run on the perf_counter clock; `origin` is the process start for the first run."""
+    """Moments of one run on the perf_counter clock, from `origin`: the process's start for the first video
+    of cortex-run as a program, else when this run began."""
 
     origin: float
+    since: str = "process start"  # what `origin` is, for the summary's words
     compile_start: float = 0.0
     compile_end: float = 0.0
     loop_start: float = 0.0
@@ -145,7 +147,7 @@ class RunSummary:
         n = max(self.frames, 1)
         lines = [
             f"throughput ({self.frames} frame{'s' if self.frames != 1 else ''}):",
-            f"  end to end  {_fps(r['end_to_end']):>7} frames/s  {c.end_to_end:.2f} s from process start to every output "
+            f"  end to end  {_fps(r['end_to_end']):>7} frames/s  {c.end_to_end:.2f} s from {c.since} to every output "
             f"written: start-up {startup:.2f} s, compile {c.compile_end - c.compile_start:.2f} s"
             + (f", other set-up {rest:.2f} s" if rest >= 0.005 else "")
             + f", frames {loop:.2f} s, closing outputs {finish:.2f} s",
@@ -174,6 +176,7 @@ class RunSummary:
             "seconds": {
                 "end_to_end": c.end_to_end,
                 "startup": c.compile_start - c.origin,
+            "since": c.since,
                 "compile": c.compile_end - c.compile_start,
                 "frame_loop": c.loop_end - c.loop_start,
                 "closing_outputs": c.outputs_closed - c.loop_end,
