@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 import cortex
-from cortex.backends.runtime import GeneratedCodeError, generated_origin, load
+from cortex.backends.frame_parallel import split_program_for
+from cortex.backends.runtime import GeneratedCodeError, call_generated, generated_origin, load
 from cortex.tools.cortex_run import main
 from cortex.tools.run_summary import RunClock, RunSummary, process_start
 from cortex.video.overlay import (
@@ -35,6 +36,7 @@ from cortex.video.overlay import (
     wrap,
 )
 from cortex.video.source import Seconds, open_video, parse_position
+from cortex.video.synthetic import SyntheticVideo
 
 SMALL = ["--size", "96x128", "--quiet", "--no-frame-log", "--dce-frames", "0"]
 DATA = Path("/usr/share/doc/opencv-doc/examples/data")
@@ -254,12 +256,36 @@ def test_an_error_inside_generated_code_names_its_cortex_op():
     emitted = SimpleNamespace(source=source, functions={"frame": "f"}, namespace=lambda: {})
     namespace = load(emitted, "<cortex-numpy test>")
     with pytest.raises(GeneratedCodeError) as raised:
-        namespace["f"](np.zeros(2))
+        call_generated(namespace["f"], (np.zeros(2),), "@frame")
     message = str(raised.value)
     assert message.startswith("@frame: AttributeError in the code generated for %saliency (linalg.matmul):")
     assert "<cortex-numpy" not in message
     assert generated_origin(source, 2) == "%gray (linalg.generic)"
     assert generated_origin(source, 1) == "line 1 of the generated source"
+    with pytest.raises(KeyError):  # not from generated code: left as it is
+        call_generated(lambda: {}["k"], (), "@frame")
+
+
+def test_a_failing_compiled_pipeline_names_the_op_on_every_engine(monkeypatch):
+    """An exception inside the compiled entry (here: a NumPy function of the generated code replaced by a
+    failing one) names the op whose code raised it, called frame after frame or frames in flight."""
+    compiled = cortex.compile(cortex.build_l2_pipeline(64, 96), mode="balanced")
+    frames = list(SyntheticVideo(64, 96).frames(3))  # sharp: the gate lets them through to motion_map
+
+    def broken(*args, **kwargs):
+        raise FloatingPointError("injected")
+
+    namespace = compiled._namespace
+    monkeypatch.setitem(namespace, "np", SimpleNamespace(**{**vars(np), "abs": broken}))
+    expected = (r"FloatingPointError in the code generated for %motion \(linalg.generic\): injected "
+                r"\(line \d+ of the generated source")
+    with pytest.raises(GeneratedCodeError, match=rf"^@l2_frame: {expected}"):
+        for f in frames:
+            compiled(f)
+    split = split_program_for(compiled).parts["parallel"].fn.__globals__  # the frame split's own code
+    monkeypatch.setitem(split, "np", SimpleNamespace(**{**vars(np), "abs": broken}))
+    with pytest.raises(cortex.CortexError, match=rf"^frame \d+: the parallel part: {expected}"):
+        list(compiled.run_video(iter(frames), workers=2))
 
 
 def test_generated_code_runs_under_the_float_policy():
@@ -268,7 +294,7 @@ def test_generated_code_runs_under_the_float_policy():
     f = load(emitted, "<cortex-numpy test>")["f"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert np.isnan(f(np.zeros(2, np.float32))).all()
+        assert np.isnan(call_generated(f, (np.zeros(2, np.float32),), "@frame")).all()
 
 
 # ----------------------------------------------------------------------- 7. versions
