@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,7 +143,7 @@ def render_table(module: ModuleOp) -> str:
         ]
         return "\n".join(lines) + "\n"
     lines += [_row(f"{s.tag:<15}", s, s.ms) for s in rows]
-    by_kind = Counter()
+    by_kind: dict[str, float] = defaultdict(float)
     for s in rows:
         by_kind[s.tag] += s.ms
     lines += [

@@ -94,12 +94,13 @@ def refined(declared: Attribute, inferred: Attribute | None) -> Attribute:
 def join(types: Sequence[Attribute]) -> Attribute | None:
     """The most static type all of `types` agree with: a dimension is static where all are equal."""
     first = types[0]
-    if not all(isinstance(t, TensorType) for t in types):
+    tensors = [t for t in types if isinstance(t, TensorType)]
+    if len(tensors) != len(types):
         return first if all(t == first for t in types) else None
-    if len({(t.element_type, t.get_num_dims()) for t in types}) != 1:
+    if len({(t.element_type, t.get_num_dims()) for t in tensors}) != 1:
         return None
-    dims = zip(*(t.get_shape() for t in types))
-    return TensorType(first.element_type, [d[0] if len(set(d)) == 1 else DYNAMIC for d in dims])
+    dims = zip(*(t.get_shape() for t in tensors))
+    return TensorType(tensors[0].element_type, [d[0] if len(set(d)) == 1 else DYNAMIC for d in dims])
 
 
 def set_type(rewriter: PatternRewriter, value: SSAValue, new_type: Attribute) -> None:
@@ -155,8 +156,8 @@ class RefineIfResults(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter, /) -> None:
-        yields = [region.block.last_op for region in op.regions if region.blocks]
-        if len(yields) != 2 or not all(isinstance(y, scf.YieldOp) for y in yields):
+        yields = [y for region in op.regions if region.blocks for y in [region.block.last_op] if isinstance(y, scf.YieldOp)]
+        if len(yields) != 2:
             return  # an `if` without `else` has no results to refine
         new_types = refine_from_terminators(op.result_types, yields)
         for result, t in zip(op.results, new_types):
@@ -188,9 +189,9 @@ class RefineFunctionResults(RewritePattern):
 
     @staticmethod
     def calls_to(fn: func.FuncOp) -> list[func.CallOp]:
-        top = fn
-        while top.parent_op() is not None:
-            top = top.parent_op()
+        top: Operation = fn
+        while (parent := top.parent_op()) is not None:
+            top = parent
         name = fn.sym_name.data
         return [c for c in top.walk() if isinstance(c, func.CallOp) and c.callee.root_reference.data == name]
 

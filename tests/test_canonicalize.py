@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, assert_f32_close
 from xdsl.dialects import arith
 
 import cortex
@@ -18,7 +19,6 @@ from cortex.driver import run_pipeline
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import parse_module, to_text
 from cortex.passes.canonicalize import canonicalize
-from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 
 RNG = np.random.default_rng(7)
 

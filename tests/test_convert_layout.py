@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, assert_f32_close
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +15,6 @@ from cortex.examples.small_cnn import ENTRY, build_small_cnn, small_cnn_inputs
 from cortex.ir import parse
 from cortex.lowering.upstream import mlir_opt_available, verify_with_mlir_opt
 from cortex.passes.convert_layout import convert_layout
-from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 
 INPUTS = small_cnn_inputs(4)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from helpers.numerics import ALGORITHM, assert_f32_close
 
 import cortex
 from cortex.tools import cortex_run
@@ -22,7 +23,6 @@ from cortex.tools.cortex_run import expose_blur_gate, main
 from cortex.tools.report import StageTimes, progress_bar
 from cortex.video.overlay import band_height, heat_overlay
 from cortex.video.synthetic import SyntheticVideo
-from tests.helpers.numerics import ALGORITHM, assert_f32_close
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["--size", "96x128", "--quiet"]

@@ -32,13 +32,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, ALGORITHM, EPS32, REORDERED, assert_f32_close
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 
 import cortex
 from cortex.semantics.vision_kernels import low_score_mask
 from cortex.video.synthetic import SyntheticVideo
-from tests.helpers.numerics import ACCUMULATED, ALGORITHM, EPS32, REORDERED, assert_f32_close
 
 FRAMES = 60
 FULL = (480, 640)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, assert_f32_close
 from xdsl.dialects import func
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -21,7 +22,6 @@ from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import parse_module, to_text
 from cortex.video.source import pad_frame, padded_size
 from cortex.video.synthetic import SyntheticVideo
-from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 
 EXAMPLES_DIR = Path(cortex.__file__).resolve().parent / "examples"
 NAMES = sorted(EXAMPLES)

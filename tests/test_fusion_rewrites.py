@@ -9,6 +9,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, assert_f32_close
 
 import cortex
 from cortex.driver import run_pipeline
@@ -17,7 +18,6 @@ from cortex.ir import parse_module
 from cortex.passes.fuse_batch_norm import CONV_BN, LINEAR_BN
 from cortex.passes.pattern import explain, match
 from cortex.passes.recognize_gelu import GELU_TANH
-from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 
 FUSIONS = "cortex-fuse-batch-norm,cortex-recognize-gelu"
 SEEDS = (0, 1, 2)

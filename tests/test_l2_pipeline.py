@@ -15,13 +15,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from helpers.numerics import REORDERED, assert_f32_close
 
 import cortex
 from cortex.dialects.modes import mode_weights
 from cortex.examples.l2_pipeline import BLUR_THRESHOLD, TERMS, WEIGHTS
 from cortex.semantics.kernels import KERNELS
 from cortex.video.synthetic import SyntheticVideo
-from tests.helpers.numerics import REORDERED, assert_f32_close
 
 N = 60
 PIPELINE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"

@@ -20,6 +20,7 @@ import itertools
 
 import numpy as np
 import pytest
+from helpers.numerics import ALGORITHM, assert_f32_close
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,7 +30,6 @@ from cortex.driver import lower
 from cortex.interpreter.calling import resolve_weights
 from cortex.ir import parse_module
 from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
-from tests.helpers.numerics import ALGORITHM, assert_f32_close
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 needs_mlir_runner = pytest.mark.skipif(not mlir_runner_available(), reason="mlir-runner (mlir-22-tools) not installed")

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, ALGORITHM, REORDERED, assert_f32_close
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
@@ -28,7 +29,6 @@ from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
 from cortex.lowering.cortex_to_linalg import LOWERINGS, ConvertCortexToLinalgPass
 from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
 from cortex.semantics.vision_kernels import gray
-from tests.helpers.numerics import ACCUMULATED, ALGORITHM, REORDERED, assert_f32_close
 
 needs_mlir = pytest.mark.skipif(not mlir_runner_available(), reason="mlir-opt/mlir-runner (mlir-22-tools) not installed")
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, ALGORITHM, assert_f32_close
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, TensorType
 
@@ -33,7 +34,6 @@ from cortex.lowering.upstream import (
     verify_with_mlir_opt,
 )
 from cortex.semantics import vision_kernels
-from tests.helpers.numerics import ACCUMULATED, ALGORITHM, assert_f32_close
 
 EXAMPLES_DIR = Path(cortex.__file__).resolve().parent / "examples"
 EXAMPLE_FILES = sorted(EXAMPLES_DIR.glob("*.mlir"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
 
 import cortex
 from cortex.backends import numpy_support
@@ -21,7 +22,6 @@ from cortex.backends.runtime import load
 from cortex.driver import compile_pipeline
 from cortex.errors import CortexError
 from cortex.ir import parse_module
-from tests.helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
 
 RNG = np.random.default_rng(7)
 

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import onnx
 import pytest
+from helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
@@ -23,7 +24,6 @@ from cortex.interpreter.reference import ReferenceRunner
 from cortex.ir import CortexError, parse, to_text
 from cortex.lowering.upstream import mlir_opt_available, mlir_runner_available, run_with_mlir, verify_with_mlir_opt
 from cortex.onnx_backend import COMPILE_PASSES, CortexBackend, ReferenceBackend, run_node
-from tests.helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
 
 needs_mlir_opt = pytest.mark.skipif(not mlir_opt_available(), reason="mlir-opt (mlir-22-tools) not installed")
 needs_mlir_runner = pytest.mark.skipif(not mlir_runner_available(), reason="mlir-runner (mlir-22-tools) not installed")

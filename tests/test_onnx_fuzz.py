@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnxruntime as ort
+from helpers.numerics import ACCUMULATED, assert_f32_close
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
@@ -15,7 +16,6 @@ from onnx import TensorProto, helper
 from cortex.frontends.onnx import from_onnx
 from cortex.ir import CortexError
 from cortex.onnx_backend import CompiledBackend, ReferenceBackend
-from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 
 INTS = st.lists(st.integers(-2, 4), min_size=1, max_size=5)  # onnx.helper cannot type an empty list
 ATTRIBUTES = {

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from helpers.numerics import REORDERED, assert_f32_close
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
@@ -33,7 +34,6 @@ from cortex.dialects.base import CortexOp
 from cortex.dialects.tensor_ops import ConstantOp, ReshapeOp
 from cortex.driver import run_pipeline
 from cortex.ir import parse_module, to_text
-from tests.helpers.numerics import REORDERED, assert_f32_close
 
 INPUT_SHAPE = (2, 3)
 CONSTANTS = (0.0, 1.0, 2.0, -1.0, 0.5, 3.0)

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.numerics import REORDERED, assert_f32_close
 
 import cortex
 from cortex.backends.runtime import split_fused
 from cortex.lowering import POST_LOWERING_PASSES
 from cortex.tools.cortex_run import main
-from tests.helpers.numerics import REORDERED, assert_f32_close
 
 EXAMPLES = Path(cortex.__file__).resolve().parent / "examples"
 GELU_SOURCES = {"kx", "kx2", "kx3", "inner", "arg", "th", "one_plus", "x_half", "out"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, assert_f32_close
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -46,7 +47,6 @@ from cortex.passes.calibrate import (
 )
 from cortex.passes.quantize import Scheme, op_labels, quantize_module
 from cortex.semantics import quant_kernels as qk
-from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 
 CALIBRATION = small_cnn_inputs(32)
 HELD_OUT = small_cnn_inputs(100, seed=7)

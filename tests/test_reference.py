@@ -8,6 +8,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from helpers.numerics import REORDERED, assert_f32_close
 
 import cortex
 from cortex.dialects.modes import INPUT_DEFAULTS, MODES
@@ -16,7 +17,6 @@ from cortex.examples.l2_pipeline import build_l2_pipeline
 from cortex.interpreter.reference import ReferenceRunner
 from cortex.ir import parse
 from cortex.semantics import vision_kernels as vk
-from tests.helpers.numerics import REORDERED, assert_f32_close
 
 F32 = np.float32
 H, W, BLOCK = 64, 96, 32

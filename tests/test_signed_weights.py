@@ -17,13 +17,13 @@ import json
 
 import numpy as np
 import pytest
+from helpers.numerics import ALGORITHM, REORDERED, assert_f32_close
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cortex
 from cortex.dialects.vision import ScoreFusionOp
 from cortex.video.synthetic import SyntheticVideo
-from tests.helpers.numerics import ALGORITHM, REORDERED, assert_f32_close
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 WEIGHTS = [0.0, -0.0, -0.5, 0.25, -1.0e-30, -1.0e-40, 1.0e-40, -3.0, 2.0]

@@ -12,6 +12,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from helpers.numerics import REORDERED, assert_f32_close
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, f32
 from xdsl.utils.exceptions import PassFailedException
@@ -25,7 +26,6 @@ from cortex.ir import parse_module, to_text
 from cortex.passes.dce import PROFILE_ATTR, DceReport, RemovedOp, eliminate_dead_nodes
 from cortex.passes.specialize_mode import SpecializeModeError, specialize_mode
 from cortex.video.synthetic import SyntheticVideo
-from tests.helpers.numerics import REORDERED, assert_f32_close
 
 SMALL = (96, 128, 32)
 SEED_PIPELINE = "canonicalize,cortex-specialize-mode{mode=%s},canonicalize,dce"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import ALGORITHM, REORDERED, assert_f32_close
 from xdsl.dialects.builtin import FloatAttr, f32
 
 import cortex
@@ -31,7 +32,6 @@ from cortex.driver import lower
 from cortex.lowering.upstream import mlir_runner_available, run_with_mlir
 from cortex.semantics import vision_kernels
 from cortex.video.synthetic import SyntheticVideo
-from tests.helpers.numerics import ALGORITHM, REORDERED, assert_f32_close
 
 F32 = np.float32
 H, W, BLOCK = 96, 128, 32
