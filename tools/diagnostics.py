@@ -101,7 +101,8 @@ def type_mismatch_note(e: ParseError) -> Diagnostic | None:
     span = e.span
     if span is None:
         return None
-    text = span.input.content
+    content = span.input.content
+    text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
     message = e.msg.strip()
     if _USED_WITH_TYPE.match(message):
         name, before, note = text[span.start : span.end], span.start, "prior use here"
