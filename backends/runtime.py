@@ -331,6 +331,7 @@ class CompiledPipeline:
             self.source, self._plain = emitted.source, self._namespace[self._name]
             self._call = self._plain
             return
+        self._split_profiling = self._call is not self._plain  # profile=True at compile carries over
         self.split_calls = True
 
     def _call_split(self, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
