@@ -280,3 +280,38 @@ def test_a_decomposed_scene_change_and_the_gates_scalars_are_one_stage_each():
     gate = [k for k, names in enumerate(ops) if "arith.cmpf" in names and "scf.if" not in names]
     assert len(gate) == 1 and {"cortex.window_median", "arith.mulf", "arith.maximumf"} <= set(ops[gate[0]])
     assert len(stages) == 7  # gate, scene, center, text, saliency, motion, fusion
+
+
+# ---------------------------------------------------------------- BLAS threads in a plain call
+
+
+def test_a_plain_call_limits_blas_threads_and_restores_them():
+    from cortex.backends.runtime import blas_threads_now
+
+    compiled = reducing("balanced", "auto")
+    before = blas_threads_now()
+    seen: list[list[int]] = []
+    plain = compiled._call
+
+    def spy(*args):
+        seen.append(blas_threads_now())
+        return plain(*args)
+
+    compiled._call = spy
+    compiled(frames_of(SMALL, 1)[0])
+    assert seen and all(n == 1 for n in seen[0])  # one thread while the generated code runs
+    assert blas_threads_now() == before  # the caller's setting afterwards
+    compiled.blas_threads = None
+    seen.clear()
+    compiled(frames_of(SMALL, 1)[0])
+    assert seen[0] == before  # None: the library's own choice
+
+
+def test_the_run_summary_says_how_many_blas_threads():
+    from cortex.tools.cortex_run import blas_line
+
+    class Backend:
+        compiled = reducing("balanced", "auto")
+
+    assert blas_line(None, Backend()) == "BLAS threads: 1 per call (threadpoolctl; compiled.blas_threads)"
+    assert blas_line(None, object()).startswith("BLAS threads: the library's default")
