@@ -5,7 +5,7 @@ own float64 operations in its order; temporal reuse carries values that are
 the same computation on the same data one frame earlier; a stacked
 multi-channel blur filters each channel with the same taps. The reference
 interpreter before vs after each pass, and every engine with the passes
-(the default) vs without (`frame_work=False`), over 60 frames with blurred
+(`frame_work=True`) vs without (the default), over 60 frames with blurred
 frames (8, 28, 29, 48) and scene cuts (20, 40), in every mode, with the
 auto and a fixed blur gate. No timing is asserted here (benchmarks/).
 """
@@ -80,16 +80,17 @@ def test_decomposed_scene_change_is_the_kernel_under_the_interpreter_and_compile
 def test_float32_scene_change_is_close_and_only_with_a_precision():
     frames = frames_of(SMALL, 22)
     grays = [vk.gray(f) for f in frames]
-    f32 = cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, precision="f32")
+    f32 = cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, precision="f32", frame_work=True)
     assert any(op.name == "cortex.gaussian_blur" and "f32" in str(op.results[0].type) for op in f32.cortex_module.walk())
     for i in range(1, len(grays)):  # frame 20 is a scene cut: the score jumps, the error stays small
         assert abs(f32(grays[i], grays[i - 1])[0] - vk.scene_change(grays[i], grays[i - 1])) < 1e-4
-    default = cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None)
+    default = cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, frame_work=True)
     assert not any("f32" in str(r.type) for op in default.cortex_module.walk() if op.name == "cortex.gaussian_blur" for r in op.results)
-    gated = cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, passes="cortex-canonicalize{fast-math=true}")
+    gated = cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, passes="cortex-canonicalize{fast-math=true}",
+                           frame_work=True)
     assert any("f32" in str(op.results[0].type) for op in gated.cortex_module.walk() if op.name == "cortex.gaussian_blur")
     with pytest.raises(cortex.CortexError, match="precision must be one of f64, f32, got 'f16'"):
-        cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, precision="f16")
+        cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, precision="f16", frame_work=True)
 
 
 def test_a_rank0_chain_compiles():
@@ -143,7 +144,8 @@ def plain(mode: str, gate: str, text: str | None = None, **kw):
 
 
 def reducing(mode: str, gate: str, text: str | None = None, **kw):
-    return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode), **kw)
+    return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode),
+                          frame_work=True, **kw)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -153,7 +155,7 @@ def test_every_engine_gives_the_bytes_it_gave_before_the_passes(mode, gate):
     want, skipped = gated_frames(plain(mode, gate), frames)
     assert skipped and len(frames) == 60
     new = reducing(mode, gate)
-    assert new.temporal_reuse[0].carried, "the default compile carried nothing"
+    assert new.temporal_reuse[0].carried, "frame_work=True carried nothing"
     assert_same(sequential(new, frames), want)
     new.reset()
     assert_same(list(new.run_video(frames, workers=2, window=5)), want)
