@@ -315,6 +315,7 @@ class CompiledPipeline:
             from cortex.backends.iree_backend import IreeProgram, check_backend
 
             check_backend(backend, device)
+            self.blas_threads = None  # IREE's code calls no BLAS, and holding BLAS costs ~50 us per call
             if not any(p.kind == "state" for p in entry_ports(find_entry(lowered, entry))[0]):
                 self.iree = IreeProgram(lowered, device)
         self.entry = entry
