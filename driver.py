@@ -28,10 +28,12 @@ from cortex.lowering import POST_LOWERING_PASSES
 from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
 from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
 from cortex.passes.calibrate import calibrate as _calibrate
+from cortex.passes.decompose_scene_change import PRECISIONS, decompose_scene_change
 from cortex.passes.quantize import quantize_with_report
 from cortex.passes.specialize_mode import specialize_weights
+from cortex.passes.temporal_reuse import ReuseReport, temporal_reuse
 from cortex.passes.translation_validation import SemanticsCallback
-from cortex.registry import all_passes
+from cortex.registry import all_passes, unanchored
 
 
 def build_pipeline(pipeline: str) -> PassPipeline:
@@ -40,7 +42,7 @@ def build_pipeline(pipeline: str) -> PassPipeline:
         raise CortexError(f"a pass pipeline is a string like 'canonicalize,cse', got {type(pipeline).__name__}")
     available = all_passes()
     try:
-        specs = list(parse_pipeline(pipeline))
+        specs = list(parse_pipeline(unanchored(pipeline)))
     except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
         last = [line.strip() for line in str(e).splitlines() if line.strip()]
         raise CortexError(f"invalid pass pipeline '{pipeline}': {last[-1] if last else e}") from None
@@ -122,6 +124,8 @@ def compile_pipeline(
     workers: int = 1,
     specialize: bool = True,
     profile: bool = False,
+    frame_work: bool = False,
+    precision: str | None = None,
     backend: str = "numpy",
     device: str = "cpu",
 ) -> CompiledPipeline:
@@ -136,6 +140,11 @@ def compile_pipeline(
     blur gate's, `INPUT_DEFAULTS`) always stay inputs. `profile=True` turns
     `compiled.profile()` on. `workers` > 1: each call runs the frame's
     independent stages on that many threads (`cortex.backends.stage_parallel`).
+    `frame_work=True`: `reduce_frame_work` runs after `passes` — scene change decomposed, temporal
+    reuse — in `precision` ("f64", the default, keeps every result's bits; "f32" only when asked for,
+    or under the fast-math gate: `passes` with `fast-math=true`). Off by default: the bits are the
+    same, but the decomposed scene change measured more CPU than the kernel even after reuse
+    (/work/notes/21.md), so it is not yet a saving.
     `backend="iree"`: the extern-free parts run as code IREE compiled for `device` ("cpu" or "cuda";
     `cortex.backends.iree_backend`), the rest as on the NumPy backend.
     """
@@ -155,6 +164,7 @@ def compile_pipeline(
             optimised = module.clone()  # kept: the frame split (run_video, workers) cuts this module
         if passes:
             run_pipeline(optimised, passes)
+        reuse = reduce_frame_work(optimised, scene_precision(precision, passes)) if frame_work else []
         lowered = lower(optimised, post_passes=post_passes)
     except CortexError:
         raise
@@ -164,9 +174,31 @@ def compile_pipeline(
     compiled.cortex_module, compiled.post_passes, compiled.workers = optimised, post_passes, workers
     compiled.lower_module = functools.partial(lower, post_passes=post_passes)
     compiled.compile_fn = compile_pipeline
+    compiled.temporal_reuse = reuse
     if backend == "iree" and compiled.iree is None:  # a pipeline with frame state (see use_split_program)
         compiled.use_split_program()
     return compiled
+
+
+def scene_precision(precision: str | None, passes: str | None) -> str:
+    """The float type scene change is computed in: `precision` when given, else "f32" only under
+    the fast-math gate (a `fast-math=true` pass option in `passes`), else "f64"."""
+    if precision is None:
+        return "f32" if passes and "fast-math=true" in passes.replace(" ", "") else "f64"
+    if precision not in PRECISIONS:
+        raise CortexError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    return precision
+
+
+def reduce_frame_work(module: ModuleOp, precision: str = "f64") -> list[ReuseReport]:
+    """The passes that reduce a frame's own work, in place (issue 21): each `cortex.scene_change`
+    decomposed into Gaussian blurs and elementwise ops (in `precision`), then temporal reuse
+    carries what a delayed input lets the next frame reuse. Returns temporal reuse's reports.
+    With "f64" every output keeps its bits (tests/test_frame_work.py)."""
+    decompose_scene_change(module, precision)
+    reports = temporal_reuse(module)
+    verify_located(module)
+    return reports
 
 
 def specialized(module: ModuleOp, table: Mapping[str, float]) -> ModuleOp:
@@ -194,6 +226,8 @@ def compile(  # noqa: A001
     workers: int = 1,
     specialize: bool = True,
     profile: bool = False,
+    frame_work: bool = False,
+    precision: str | None = None,
     backend: str = "numpy",
     device: str = "cpu",
 ):
@@ -211,10 +245,14 @@ def compile(  # noqa: A001
     workers=N)` runs several frames at once (`cortex.backends.frame_parallel`). `backend="iree"`
     compiles the extern-free parts with IREE for `device` ("cpu", or "cuda" for an NVIDIA GPU): one IREE
     module per compiled pipeline, cached on disk; externs stay Python calls (`cortex.backends.iree_backend`).
+    `frame_work=True` decomposes scene change and applies temporal reuse (`reduce_frame_work`;
+    `compiled.temporal_reuse` says what was carried; off by default, see compile_pipeline);
+    `precision="f32"` computes scene change in float32 (also under `fast-math=true` in `passes`).
     """
     return compile_pipeline(
         module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
-        workers=workers, specialize=specialize, profile=profile, backend=backend, device=device,
+        workers=workers, specialize=specialize, profile=profile, backend=backend, device=device, frame_work=frame_work,
+        precision=precision,
     )
 
 
@@ -269,6 +307,7 @@ __all__ = [
     "emit_numpy",
     "lower",
     "quantize",
+    "reduce_frame_work",
     "reference",
     "run_passes",
     "run_pipeline",

@@ -281,3 +281,12 @@ def test_concurrent_writers_of_one_target_do_not_share_a_temporary_file(tmp_path
     second.commit()
     assert target.read_bytes() == b"b" * 5
     assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("flag", ["--summary-json", "--report"])
+def test_the_summary_and_report_may_not_be_the_input_video(capsys, tmp_path, flag):
+    video = write_video(tmp_path / "clip.avi")
+    before = video.read_bytes()
+    rc, err = cortex_run(capsys, video, flag, tmp_path / "." / "clip.avi", "--quiet", "--dce-frames", "0")
+    assert rc == 1 and "is the same file as the input video" in err
+    assert video.read_bytes() == before
