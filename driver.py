@@ -33,7 +33,7 @@ from cortex.passes.quantize import quantize_with_report
 from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.temporal_reuse import ReuseReport, temporal_reuse
 from cortex.passes.translation_validation import SemanticsCallback
-from cortex.registry import all_passes
+from cortex.registry import all_passes, unanchored
 
 
 def build_pipeline(pipeline: str) -> PassPipeline:
@@ -42,7 +42,7 @@ def build_pipeline(pipeline: str) -> PassPipeline:
         raise CortexError(f"a pass pipeline is a string like 'canonicalize,cse', got {type(pipeline).__name__}")
     available = all_passes()
     try:
-        specs = list(parse_pipeline(pipeline))
+        specs = list(parse_pipeline(unanchored(pipeline)))
     except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
         last = [line.strip() for line in str(e).splitlines() if line.strip()]
         raise CortexError(f"invalid pass pipeline '{pipeline}': {last[-1] if last else e}") from None

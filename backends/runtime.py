@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,7 +37,7 @@ from cortex.backends.numpy_codegen import np_dtype
 from cortex.dialects.abi import Port, entry_ports
 from cortex.errors import CortexError
 from cortex.interpreter.calling import check_value, find_entry, initial_zeros
-from cortex.semantics.kernels import KERNELS, NO_KERNEL
+from cortex.semantics.kernels import FLOAT_ERRORS, KERNELS, NO_KERNEL
 
 # ---------------------------------------------------------------- the extern table
 
@@ -177,9 +177,69 @@ def _to_caller(port: Port, value: Any) -> Any:
 # ---------------------------------------------------------------- loading
 
 
+class GeneratedCodeError(CortexError):
+    """An exception inside generated code, named by the cortex op whose code raised it."""
+
+
+SOURCE_NAME = "__cortex_source__"
+"""The generated source, kept in its own namespace: a traceback frame of generated code finds it there."""
+
+
+def generated_origin(source: str, line: int) -> str:
+    """`%saliency (linalg.generic)`: what the emitter's comment on `line` says the code implements."""
+    lines = source.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    _, hash_, comment = text.rpartition("  # ")
+    if not hash_ or ":" not in comment:
+        return f"line {line} of the generated source"
+    origin, _, note = comment.partition(":")
+    origin, note = origin.strip(), note.strip()
+    named = origin if origin.startswith("cortex.") or "(" in origin else f"%{origin}"
+    return f"{named} ({note})" if note else named
+
+
+def generated_code_error(e: BaseException, what: str) -> GeneratedCodeError | None:
+    """`e`, raised inside generated code, as an error naming the op whose code raised it (None: not from there)."""
+    found = None
+    tb = e.__traceback__
+    while tb is not None:  # the innermost frame of generated code
+        source = tb.tb_frame.f_globals.get(SOURCE_NAME)
+        if isinstance(source, str) and tb.tb_frame.f_code.co_filename.startswith("<cortex-numpy"):
+            found = (source, tb.tb_lineno)
+        tb = tb.tb_next
+    if found is None:
+        return None
+    source, line = found
+    detail = " ".join(str(e).split())
+    return GeneratedCodeError(
+        f"{what}: {type(e).__name__} in the code generated for {generated_origin(source, line)}: {detail} "
+        f"(line {line} of the generated source, compiled.source)"
+    )
+
+
+def call_generated(function: Callable[..., Any], args: Sequence[Any], what: str) -> Any:
+    """`function(*args)` — generated code — under the kernels' floating-point policy (`FLOAT_ERRORS`: IEEE
+    results, no RuntimeWarning, e.g. on an all-black frame); an exception from inside it becomes a
+    `GeneratedCodeError` naming the source op (from the emitter's `# origin: op` comment on its line)."""
+    try:
+        with np.errstate(**FLOAT_ERRORS):  # type: ignore[arg-type]
+            return function(*args)
+    except CortexError:
+        raise
+    except Exception as e:
+        error = generated_code_error(e, what)
+        if error is None:
+            raise
+        raise error from e
+
+
 def load(emitted, filename: str) -> dict[str, Any]:
-    """Compile and run generated module code; returns its namespace."""
+    """Compile and run generated module code; returns its namespace (which keeps the source, `SOURCE_NAME`).
+
+    Call its functions through `call_generated`: the floating-point policy and the errors named by op.
+    """
     namespace = emitted.namespace()
+    namespace[SOURCE_NAME] = emitted.source
     exec(compile(emitted.source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
     return namespace
 
@@ -347,7 +407,7 @@ class CompiledPipeline:
                 if type(v) is not np.ndarray or v.dtype != dtype or v.shape != shape:
                     break
             else:  # arrays in, arrays out, no state: nothing to convert (the checks below would pass)
-                results = self._call(*inputs)
+                results = call_generated(self._call, inputs, f"@{self.entry}")
                 if self._call is not self._plain:
                     self._frames_profiled += 1
                 return tuple(
@@ -369,7 +429,7 @@ class CompiledPipeline:
                 values[port.index] = _to_internal(port, self.state[port.name], f"state '{port.name}'")
             elif port.kind == "weight":
                 values[port.index] = self._weights[port.index]
-        results = self._call(*values)
+        results = call_generated(self._call, values, f"@{self.entry}")
         if self._call is not self._plain:
             self._frames_profiled += 1
         outputs = tuple(_to_caller(p, r) for p, r in zip(self.results, results) if p.kind == "output")
