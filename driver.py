@@ -118,7 +118,7 @@ def compile_pipeline(
     workers: int = 1,
     specialize: bool = True,
     profile: bool = False,
-    frame_work: bool = True,
+    frame_work: bool = False,
     precision: str | None = None,
     backend: str = "numpy",
     device: str = "cpu",
@@ -134,9 +134,11 @@ def compile_pipeline(
     blur gate's, `INPUT_DEFAULTS`) always stay inputs. `profile=True` turns
     `compiled.profile()` on. `workers` > 1: each call runs the frame's
     independent stages on that many threads (`cortex.backends.stage_parallel`).
-    `frame_work` (default on): `reduce_frame_work` runs after `passes` — scene change
-    decomposed, temporal reuse — in `precision` ("f64", the default, keeps every result's bits;
-    "f32" only when asked for, or under the fast-math gate: `passes` with `fast-math=true`).
+    `frame_work=True`: `reduce_frame_work` runs after `passes` — scene change decomposed, temporal
+    reuse — in `precision` ("f64", the default, keeps every result's bits; "f32" only when asked for,
+    or under the fast-math gate: `passes` with `fast-math=true`). Off by default: the bits are the
+    same, but the decomposed scene change measured more CPU than the kernel even after reuse
+    (/work/notes/21.md), so it is not yet a saving.
     `backend="iree"`: the extern-free parts run as code IREE compiled for `device` ("cpu" or "cuda";
     `cortex.backends.iree_backend`), the rest as on the NumPy backend.
     """
@@ -218,7 +220,7 @@ def compile(  # noqa: A001
     workers: int = 1,
     specialize: bool = True,
     profile: bool = False,
-    frame_work: bool = True,
+    frame_work: bool = False,
     precision: str | None = None,
     backend: str = "numpy",
     device: str = "cpu",
@@ -237,9 +239,9 @@ def compile(  # noqa: A001
     workers=N)` runs several frames at once (`cortex.backends.frame_parallel`). `backend="iree"`
     compiles the extern-free parts with IREE for `device` ("cpu", or "cuda" for an NVIDIA GPU): one IREE
     module per compiled pipeline, cached on disk; externs stay Python calls (`cortex.backends.iree_backend`).
-    `frame_work=True` (the default) decomposes scene change and applies temporal reuse
-    (`reduce_frame_work`; `compiled.temporal_reuse` says what was carried); `precision="f32"`
-    computes scene change in float32 (also under `fast-math=true` in `passes`).
+    `frame_work=True` decomposes scene change and applies temporal reuse (`reduce_frame_work`;
+    `compiled.temporal_reuse` says what was carried; off by default, see compile_pipeline);
+    `precision="f32"` computes scene change in float32 (also under `fast-math=true` in `passes`).
     """
     return compile_pipeline(
         module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,

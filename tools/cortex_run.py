@@ -270,6 +270,22 @@ def stage_table(module: ModuleOp) -> dict[str, tuple[str, str]]:
     return table
 
 
+def blas_line(runner, backend) -> str:
+    """How many BLAS threads the run used and who set them (threadpoolctl), for the summary."""
+    if runner is not None:
+        from cortex.backends.frame_parallel import machine_cores
+
+        per = max(1, machine_cores() // max(runner.workers, 1))
+        return f"BLAS threads: {per} per worker (threadpoolctl; {machine_cores()} cores ÷ {runner.workers} workers, OpenCV likewise)"
+    compiled = getattr(backend, "compiled", None)
+    if compiled is None:
+        return "BLAS threads: the library's default (reference interpreter)"
+    threads = compiled.blas_threads
+    if threads is None:
+        return "BLAS threads: the library's default (compiled.blas_threads = None)"
+    return f"BLAS threads: {threads} per call (threadpoolctl; compiled.blas_threads)"
+
+
 class ReferenceBackend:
     """The eager reference interpreter; per-stage times from its `op_timer` hook."""
 
@@ -561,6 +577,7 @@ def run_one(args: argparse.Namespace) -> int:
         gate = f"; {skipped} skipped by the blur gate ({args.blur_threshold})" if probed else ""
         how = f" ({runner.describe()})" if runner else ""
         print(f"{summary.text()}\n  {frames} frames{how}{gate}")
+        print(blas_line(runner, backend))
         times = (runner or backend).stage_times()
         summary.stages = times
         print(times.table(frames, seconds, title="per-stage time, averaged over all frames"))
