@@ -486,8 +486,8 @@ def run_one(args: argparse.Namespace) -> int:
     start_arg = position_arg("--start", args.start) or 0
     if args.size and args.video:
         raise CortexError("--size sizes the synthetic video only; a video file is run at its own size")
-    if args.side_by_side and not args.overlay:
-        raise CortexError("--side-by-side needs --overlay")
+    if args.side_by_side and not (args.overlay or args.report):
+        raise CortexError("--side-by-side needs --overlay or --report (their pictures)")
     mode_weights(args.mode)  # an unknown mode fails before any work
     if args.passes:
         check_passes(args.passes)
