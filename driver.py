@@ -9,13 +9,14 @@ module imports it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
 
 from cortex.backends.numpy_emitter import emit_numpy, numpy_executable
 from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
@@ -28,16 +29,18 @@ from cortex.lowering import POST_LOWERING_PASSES
 from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
 from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
 from cortex.passes.calibrate import calibrate as _calibrate
+from cortex.passes.decompose_scene_change import PRECISIONS, decompose_scene_change
 from cortex.passes.frame_split import split_entry
 from cortex.passes.outlining import FrameSplitError, defined_function, split_keys
 from cortex.passes.quant_report import quantize_with_report
 from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.stage_split import split_stages
 from cortex.passes.state_analysis import classify_states
+from cortex.passes.temporal_reuse import ReuseReport, temporal_reuse
 from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import PipelineError, parse_pipeline
 from cortex.runtime.pipeline import CompiledPipeline
-from cortex.runtime.program import FrameSplit, Part, Program, StateInfo
+from cortex.runtime.program import Executable, FrameSplit, Part, Program, StateInfo
 
 
 def build_pipeline(pipeline: str) -> PassPipeline:
@@ -49,7 +52,8 @@ def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
     """Apply `pipeline` (e.g. "canonicalize,cortex-specialize-mode{mode=power_save},dce") in place.
 
     The passes run on a clone, which replaces the module's body only when
-    every pass succeeded: a failed pipeline leaves `module` as it was.
+    every pass succeeded and its result verified (as cortex-opt verifies after
+    each pass): a failed pipeline leaves `module` as it was.
     """
     if not isinstance(module, ModuleOp):
         raise CortexError(f"run_passes takes a builtin.module, got {type(module).__name__}")
@@ -67,6 +71,11 @@ def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
         except Exception as e:  # a bug in the pass (or an xDSL pass meeting IR it does not handle)
             detail = " ".join(str(e).split())
             raise CortexError(f"internal error: pass '{p.name}' crashed: {type(e).__name__}: {detail}") from e
+        try:
+            verify_located(work)
+        except (VerifyException, CortexError, ValueError) as e:
+            detail = " ".join(str(e).split())
+            raise CortexError(f"pass '{p.name}' produced IR that does not verify: {detail}") from None
     for block in list(module.body.blocks):
         module.body.detach_block(block).erase(safe_erase=False)
     work.body.move_blocks(module.body)
@@ -103,6 +112,7 @@ class Compilation:
     program: Program
     optimised: ModuleOp  # the cortex module after specialisation and `passes`, before lowering
     lowered: ModuleOp  # the lowered entry module the "entry" executable was generated from
+    temporal_reuse: list[ReuseReport] = field(default_factory=list)  # what `reduce_frame_work` carried
 
 
 def compile_program(
@@ -114,13 +124,25 @@ def compile_program(
     post_passes: str | None = "default",
     specialize: bool = True,
     split: bool = True,
+    frame_work: bool = False,
+    precision: str | None = None,
+    backend: str = "numpy",
+    device: str = "cpu",
 ) -> Compilation:
     """Lower `entry` of a cortex module (specialised to `mode`, then `passes`), run `post_passes` on the
     lowered module ("default": `POST_LOWERING_PASSES`, elementwise fusion; None or "": none), and build
     the `Program`: the entry's executable, and (`split=True`) the frame split and stage split's.
 
     Everything is compiled here, before the program exists: the runtime only loads it.
+    `frame_work=True`: `reduce_frame_work` runs after `passes` — scene change decomposed, temporal
+    reuse — in `precision` ("f64", the default, keeps every result's bits; "f32" only when asked for,
+    or under the fast-math gate: `passes` with `fast-math=true`). Off by default: the bits are the
+    same, but the decomposed scene change measured more CPU than the kernel even after reuse
+    (/work/notes/21.md), so it is not yet a saving.
+    `backend="iree"`: the extern-free parts run as code IREE compiled for `device` ("cpu" or "cuda";
+    `cortex.backends.iree_backend`), the rest as on the NumPy backend.
     """
+    check_backend_choice(backend, device)
     if post_passes == "default":
         post_passes = POST_LOWERING_PASSES
     table, source = resolve_weights(mode, weights)
@@ -133,13 +155,14 @@ def compile_program(
             optimised = module.clone()  # kept: the frame split cuts this module
         if passes:
             run_pipeline(optimised, passes)
+        reuse = reduce_frame_work(optimised, scene_precision(precision, passes)) if frame_work else []
         lowered = lower(optimised, post_passes=post_passes)
-        program = build_program(optimised, lowered, entry, table, source, post_passes, split)
+        program = build_program(optimised, lowered, entry, table, source, post_passes, split, backend, device)
     except CortexError:
         raise
     except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
         raise CortexError(str(e).strip()) from None
-    return Compilation(program, optimised, lowered)
+    return Compilation(program, optimised, lowered, reuse)
 
 
 def compile_pipeline(
@@ -153,6 +176,10 @@ def compile_pipeline(
     specialize: bool = True,
     profile: bool = False,
     split: bool = True,
+    frame_work: bool = False,
+    precision: str | None = None,
+    backend: str = "numpy",
+    device: str = "cpu",
 ) -> CompiledPipeline:
     """`compile_program`, loaded by the runtime: the object `cortex.compile` returns.
 
@@ -164,12 +191,27 @@ def compile_pipeline(
     `compiled.profile()` on. `workers` > 1: each call runs the frame's
     independent stages on that many threads (`cortex.runtime.threads`).
     `split=False` leaves out the frame and stage splits (a faster compile;
-    `run_video` and `workers` > 1 then say so).
+    `run_video` and `workers` > 1 then say so). `frame_work`, `precision`, `backend`, `device`: see
+    `compile_program`; `compiled.temporal_reuse` says what temporal reuse carried.
     """
+    check_backend_choice(backend, device)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
-    compilation = compile_program(module_or_path, entry, mode, weights, passes, post_passes, specialize, split)
-    return CompiledPipeline(compilation.program, workers=workers, profile=profile)
+    compilation = compile_program(module_or_path, entry, mode, weights, passes, post_passes, specialize, split,
+                                  frame_work, precision, backend, device)
+    compiled = CompiledPipeline(compilation.program, workers=workers, profile=profile)
+    compiled.temporal_reuse = list(compilation.temporal_reuse)
+    return compiled
+
+
+def check_backend_choice(backend: str, device: str) -> None:
+    """A CortexError for a backend or device no compile knows (before anything is compiled)."""
+    if backend not in ("numpy", "iree") or not isinstance(device, str):
+        raise CortexError(f"unknown backend {backend!r} (backends: numpy, iree)")
+    if backend != "numpy" or device != "cpu":
+        from cortex.backends.iree_backend import check_backend
+
+        check_backend(backend, device)
 
 
 def compile_lowered(lowered: ModuleOp, entry: str = DEFAULT_ENTRY, mode: str | None = None,
@@ -183,15 +225,28 @@ def compile_lowered(lowered: ModuleOp, entry: str = DEFAULT_ENTRY, mode: str | N
 
 
 def build_program(optimised: ModuleOp | None, lowered: ModuleOp, entry: str, table: Mapping[str, float], weight_source: str,
-                  post_passes: str | None, split: bool = True) -> Program:
+                  post_passes: str | None, split: bool = True, backend: str = "numpy", device: str = "cpu") -> Program:
     """The `Program` of an entry: `lowered` (its lowering) as the "entry" executable and, when `split`, the frame
-    split's parts and the stage split's stages of `optimised`, lowered together as the "split" executable."""
+    split's parts and the stage split's stages of `optimised`, lowered together as the "split" executable.
+
+    `backend="iree"`: "iree" executables (`iree_executable`); the split always runs its parallel part as
+    stages (meta `split_in_stages`), and an entry with state runs the split for every call (meta
+    `calls_split`): IREE compiles each cut into its own code, so one cut keeps every engine bit-identical.
+    Its entry executable is then NumPy code (never called, kept for `compiled.source`)."""
     args, results = entry_ports(find_entry(lowered, entry))
     for port in args:
         if port.kind == "weight" and port.name not in table:
             raise CortexError(f"weight '{port.name}' has no value: {weight_source}")
     weights = {p.name: float(table[p.name]) for p in args if p.kind == "weight"}
-    executables = {"entry": numpy_executable(lowered, f"@{entry}")}
+    executables: dict[str, Executable] = {}
+
+    def executable(module: ModuleOp, label: str, kind: str) -> Executable:
+        if kind == "iree":
+            from cortex.backends.iree_backend import iree_executable
+
+            return iree_executable(module, label, device)
+        return numpy_executable(module, label)
+
     entry_part = Part(
         "entry", "entry", entry,
         tuple(wire({"input": "input", "state": "state", "weight": "weight"}[p.kind], p.index if p.kind == "input" else p.name)
@@ -209,14 +264,22 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, entry: str, tab
             split_error = f"this pipeline cannot be frame-split: {e}"
         else:
             lowered_split = lower(split_module, post_passes=post_passes)
-            executables["split"] = numpy_executable(lowered_split, f"@{entry} split")
+            executables["split"] = executable(lowered_split, f"@{entry} split", backend)
             frame_split = split_parts(lowered_split, entry)
             split_error = None
+    has_state = any(p.kind == "state" for p in args)
+    calls_split = backend == "iree" and has_state and frame_split is not None
+    executables["entry"] = executable(lowered, f"@{entry}", "numpy" if calls_split else backend)
+    meta: dict[str, Any] = {"backend": backend, "device": device}
+    if backend == "iree":
+        meta |= {"split_in_stages": True, "calls_split": calls_split}
     if classes is None:
         states = tuple(StateInfo(p.name, "unclassified", "the frame split did not run") for p in args if p.kind == "state")
     else:
         states = tuple(StateInfo(c.name, c.kind, c.reason) for c in classes.values())
-    return Program(entry, tuple(args), tuple(results), weights, states, executables, entry_part, frame_split, split_error)
+    executables = {"entry": executables.pop("entry"), **executables}
+    return Program(entry, tuple(args), tuple(results), weights, states, executables, entry_part, frame_split, split_error,
+                   meta)
 
 
 def split_for_schedules(module: ModuleOp, entry: str) -> ModuleOp:
@@ -256,6 +319,27 @@ def split_parts(lowered: ModuleOp, entry: str) -> FrameSplit:
     )
 
 
+def scene_precision(precision: str | None, passes: str | None) -> str:
+    """The float type scene change is computed in: `precision` when given, else "f32" only under
+    the fast-math gate (a `fast-math=true` pass option in `passes`), else "f64"."""
+    if precision is None:
+        return "f32" if passes and "fast-math=true" in passes.replace(" ", "") else "f64"
+    if precision not in PRECISIONS:
+        raise CortexError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    return precision
+
+
+def reduce_frame_work(module: ModuleOp, precision: str = "f64") -> list[ReuseReport]:
+    """The passes that reduce a frame's own work, in place (issue 21): each `cortex.scene_change`
+    decomposed into Gaussian blurs and elementwise ops (in `precision`), then temporal reuse
+    carries what a delayed input lets the next frame reuse. Returns temporal reuse's reports.
+    With "f64" every output keeps its bits (tests/test_frame_work.py)."""
+    decompose_scene_change(module, precision)
+    reports = temporal_reuse(module)
+    verify_located(module)
+    return reports
+
+
 def specialized(module: ModuleOp, table: Mapping[str, float]) -> ModuleOp:
     """A copy of `module` with the weights of `table` as constants (runtime inputs kept), canonicalized, DCE'd."""
     copy = module.clone()
@@ -282,8 +366,12 @@ def compile(  # noqa: A001
     specialize: bool = True,
     profile: bool = False,
     split: bool = True,
+    frame_work: bool = False,
+    precision: str | None = None,
+    backend: str = "numpy",
+    device: str = "cpu",
 ):
-    """Lower and compile `entry` to NumPy; same call shape as `reference`.
+    """Lower and compile `entry` to NumPy (or `backend="iree"`: native code); same call shape as `reference`.
 
     The module is specialised to `mode` first (its weights become constants,
     canonicalize and dce drop the stages a zero weight leaves unused: no
@@ -298,10 +386,17 @@ def compile(  # noqa: A001
     The frame and stage splits are compiled here too (`split=False` skips
     them): nothing compiles after this returns. `compiled.save(path)` writes
     the program; `cortex.load(path)` runs it again without the compiler.
+    `backend="iree"` compiles the extern-free parts with IREE for `device` ("cpu", or "cuda" for an
+    NVIDIA GPU): one IREE module per executable, cached on disk; externs stay Python calls
+    (`cortex.backends.iree_backend`; the program carries "iree" executables).
+    `frame_work=True` decomposes scene change and applies temporal reuse (`reduce_frame_work`;
+    `compiled.temporal_reuse` says what was carried; off by default, see compile_program);
+    `precision="f32"` computes scene change in float32 (also under `fast-math=true` in `passes`).
     """
     return compile_pipeline(
         module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
-        workers=workers, specialize=specialize, profile=profile, split=split,
+        workers=workers, specialize=specialize, profile=profile, split=split, frame_work=frame_work,
+        precision=precision, backend=backend, device=device,
     )
 
 
@@ -360,6 +455,7 @@ __all__ = [
     "emit_numpy",
     "lower",
     "quantize",
+    "reduce_frame_work",
     "reference",
     "run_passes",
     "run_pipeline",

@@ -39,6 +39,10 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-frame-split": ("cortex.passes.frame_split", "FrameSplitPass"),
     "cortex-stage-split": ("cortex.passes.stage_split", "StageSplitPass"),
     "cortex-expose-blur-gate": ("cortex.passes.expose_gate", "ExposeBlurGatePass"),
+    # the frame's own work (issue 21)
+    "cortex-decompose-scene-change": ("cortex.passes.decompose_scene_change", "DecomposeSceneChangePass"),
+    "cortex-temporal-reuse": ("cortex.passes.temporal_reuse", "TemporalReusePass"),
+    "cortex-stack-stencils": ("cortex.passes.stack_stencils", "StackStencilsPass"),
     # quantisation (issue 11)
     "cortex-calibrate": ("cortex.passes.calibrate", "CalibratePass"),
     "cortex-quantize": ("cortex.passes.quantize", "QuantizePass"),
@@ -51,11 +55,30 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-conv-im2col": ("cortex.linalg_opt.conv_im2col", "ConvIm2colPass"),
     "cortex-unroll-pooling": ("cortex.linalg_opt.unroll_pooling", "UnrollPoolingPass"),
     "cortex-fold-constant-layouts": ("cortex.linalg_opt.fold_constant_layouts", "FoldConstantLayoutsPass"),
+    # the IREE backend (issue 19)
+    "cortex-pad-as-tensor-pad": ("cortex.lowering.pad_as_tensor_pad", "PadAsTensorPadPass"),
+    "cortex-outline-segments": ("cortex.lowering.outline_segments", "OutlineSegmentsPass"),
+    "cortex-crop-generic-inputs": ("cortex.lowering.crop_generic_inputs", "CropGenericInputsPass"),
 }
 
 TARGET_LOCATIONS: dict[str, tuple[str, str]] = {
     "numpy": ("cortex.backends.numpy_emitter", "NumpyTarget"),
+    "iree": ("cortex.backends.iree_backend", "IreeTarget"),
 }
+
+
+_MODULE_ANCHOR = re.compile(r"\s*builtin\.module\s*\((?P<inner>.*)\)\s*", re.S)
+
+
+def unanchored(pipeline: str) -> str:
+    """MLIR's anchored form `builtin.module(canonicalize,cse)` as the plain list `canonicalize,cse`.
+
+    Every pass here runs on the whole module, so the anchor says nothing more; mlir-opt users type
+    it by habit (`--pass-pipeline='builtin.module(...)'`). Nested anchors (`func.func(...)`) are
+    left for the pipeline parser to reject, naming them.
+    """
+    match = _MODULE_ANCHOR.fullmatch(pipeline)
+    return match["inner"].strip() if match else pipeline
 
 
 def _loader(module: str, name: str) -> Callable[[], type]:
@@ -122,7 +145,7 @@ def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]
         raise PipelineError(f"a pass pipeline is a string like 'canonicalize,cse', got {type(spec).__name__}")
     available = all_passes() if available is None else available
     try:
-        specs = list(parse_pipeline_spec(spec))
+        specs = list(parse_pipeline_spec(unanchored(spec)))
     except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
         raise _syntax_error(e, spec) from None
     passes: list[ModulePass] = []

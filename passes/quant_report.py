@@ -24,6 +24,7 @@ from xdsl.ir import Operation, SSAValue
 
 from cortex.dialects import tensor_ops as ops
 from cortex.dialects.quant import DequantizeOp, QAddOp, QMaxPoolOp, QReluOp, QuantComputeOp, QuantizeOp, RequantizeOp, i8
+from cortex.errors import CortexError
 from cortex.interpreter.tracing import TracingRunner
 from cortex.passes.calibrate import as_tuple, entry_function
 from cortex.passes.quantize import RANGE_FROM_ATTR, SOURCE_ATTR, QuantizePass, op_labels, quantize_module
@@ -177,8 +178,13 @@ def quant_report(
 
 def quantize_with_report(module, calibration, precision, schema, granularity, clip, held_out, entry):
     """`cortex.quantize`: calibrate a copy, quantise it, and report against the float graph."""
-    from cortex.passes.calibrate import calibrate
+    from cortex.passes.calibrate import calibrate, check_calibration_set
 
+    if not isinstance(module, ModuleOp):
+        raise CortexError(f"quantize takes a builtin.module, got {type(module).__name__}")
+    check_calibration_set(calibration)
+    if held_out is not None:
+        check_calibration_set(held_out)
     samples = list(calibration)
     held = list(held_out) if held_out is not None else None
     qmodule = module.clone()

@@ -13,9 +13,11 @@ Two schedules over N workers:
 - one frame, stages concurrent: greedy list scheduling of the stage graph
   (longest remaining path first) — the expected latency, never below the
   critical path;
-- frame-parallel: every part but the recurrence runs for many frames at
-  once, so a frame costs at least max(work / N, recurrence): the throughput
-  bound, and the recurrence's share of the work.
+- frame-parallel: the parallel part and the tail run for many frames at
+  once on the workers, while the caller runs, in frame order, the delayed
+  part (as each frame is read) and the recurrence (as each frame settles).
+  So a frame costs at least max(work / N, delayed + recurrence): the
+  throughput bound, with the caller's serial share of the work.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.modes import DEFAULT_ENTRY
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
-from cortex.errors import CortexError
+from cortex.errors import CortexError, whole_number
 from cortex.ir import function_named
 from cortex.passes.frame_split import partition
 from cortex.passes.outlining import FrameSplitError
@@ -214,10 +216,12 @@ def render_schedule(module: ModuleOp, entry: str, workers: int) -> str:
     parts = {p: sum(s.cost for s in stages if s.part == p) for p in ("delayed", "parallel", "recurrence", "tail")}
     lines.append("frame-parallel parts: " + ", ".join(f"{p} {ms:.2f} ms" for p, ms in parts.items()))
     if total > 0:
-        frame_ms = max(total / workers, rec)
-        limit = "the recurrence" if rec >= total / workers else f"{workers} workers"
+        serial = parts["delayed"] + rec  # on the caller, in frame order
+        frame_ms = max(total / workers, serial)
+        limit = "the caller's serial work" if serial >= total / workers else f"{workers} workers"
         lines.append(
-            f"frame-parallel: recurrence {rec:.2f} ms = {100 * rec / total:.1f} % of the work; throughput bound "
+            f"frame-parallel: recurrence {rec:.2f} ms = {100 * rec / total:.1f} % of the work; serial on the caller "
+            f"(delayed + recurrence) {serial:.2f} ms = {100 * serial / total:.1f} %; throughput bound "
             f"{1e3 / frame_ms:.1f} frames/s (limited by {limit}; sequential {1e3 / total:.1f} frames/s, "
             f"{total / frame_ms:.2f}×)"
         )
@@ -226,6 +230,10 @@ def render_schedule(module: ModuleOp, entry: str, workers: int) -> str:
 
 class ScheduleError(PassFailedException):
     pass
+
+
+MAX_WORKERS = 4096
+"""More workers than a frame has stages gains nothing; the bound keeps `workers=2**63-1` from eating memory."""
 
 
 @dataclass(frozen=True)
@@ -237,8 +245,10 @@ class SchedulePass(ModulePass):
     entry: str = DEFAULT_ENTRY
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.workers < 1:
-            raise ScheduleError(f"workers must be >= 1, got {self.workers}")
+        try:
+            whole_number("workers", self.workers, 1, MAX_WORKERS)
+        except CortexError as e:
+            raise ScheduleError(str(e)) from None
         try:
             print(render_schedule(op, self.entry, self.workers), file=sys.stderr)
         except CortexError as e:

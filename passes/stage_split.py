@@ -12,19 +12,29 @@ copy also yields the original results. Built on the outlining toolkit
 and result keys (`cortex.split_args`/`cortex.split_results`), and
 `stage:<k>` for values passed between stages, from which a runner reads the
 dependency graph.
+
+A stage is one op, or a run of consecutive ops that belong together
+(`stage_groups`): ops carrying one `cortex.origin` (a decomposed stage, such
+as scene change's blurs and elementwise algebra after
+`cortex-decompose-scene-change`, stays one stage), and consecutive scalar ops
+(the blur gate's median, products, maximum and comparison: microseconds each,
+one stage with their consumer chain rather than a thread hand-off apiece).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from cortex.dialects import abi
 from cortex.dialects.abi import SPLIT_ARGS, SPLIT_RESULTS, wire
+from cortex.dialects.traits import External
 from cortex.passes.outlining import (
     FrameSplitError,
     Outliner,
@@ -66,43 +76,47 @@ class _StageSplitter(Outliner):
         ret = self.block.last_op
         if not isinstance(ret, func.ReturnOp):
             raise FrameSplitError(f"@{self.fn.sym_name.data} does not end with func.return")
-        for op in list(self.block.ops)[:-1]:
-            if rematerialisable(op):
-                continue
-            if isinstance(op, scf.IfOp) and len(_inner(op)) > 1:
+        for group in stage_groups([op for op in list(self.block.ops)[:-1] if not rematerialisable(op)]):
+            op = group[0]
+            if len(group) == 1 and isinstance(op, scf.IfOp) and len(stage_groups(_inner(op))) > 1:
                 self._split_if(op)
             else:
-                self.new_stage().add(op)
+                stage = self.new_stage()
+                for op in group:
+                    stage.add(op)
         last = self.stages[-1] if self.stages else self.new_stage()
         last.results += [(k, last.get(v)) for k, v in zip(self.result_keys, ret.arguments)]
         return [self.function(s) for s in self.stages]
 
     def _split_if(self, op: scf.IfOp) -> None:
         """One copy of the `scf.if` per op of its branches; the last copy also yields the if's results."""
-        inner = _inner(op)
+        groups = stage_groups(_inner(op))
         yields = [_yield_of(r.block) for r in (op.true_region, op.false_region)]
-        for k, o in enumerate(inner):
+        for k, group in enumerate(groups):
             stage = self.new_stage()
-            owner = k == len(inner) - 1
-            side = 0 if o.parent_region() is op.true_region else 1
-            users = [u for u in inner[k + 1:]] + ([] if owner else yields)
-            crossing = [r for r in o.results if any(v is r for u in users for v in outer_operands(u))]
+            owner = k == len(groups) - 1
+            side = 0 if group[0].parent_region() is op.true_region else 1
+            users = [u for later in groups[k + 1:] for u in later] + ([] if owner else yields)
+            crossing = [r for o in group for r in o.results if any(v is r for u in users for v in outer_operands(u))]
             stage.get(op.cond)
-            for v in outer_operands(o):
-                stage.get(v)
+            for o in group:
+                for v in outer_operands(o):
+                    if not any(inside(v, g) for g in group):
+                        stage.get(v)
             if owner:
                 for y in yields:
                     for v in y.operands:
-                        if not inside(v, o):
+                        if not any(inside(v, g) for g in group):
                             stage.get(v)
             mapping = dict(stage.mapping)
             branches = []
             for b in (0, 1):
                 block = Block()
                 if b == side:
-                    clone = o.clone(value_mapper=mapping)
-                    block.add_op(clone)
-                    mapping.update(zip(o.results, clone.results))
+                    for o in group:
+                        clone = o.clone(value_mapper=mapping)
+                        block.add_op(clone)
+                        mapping.update(zip(o.results, clone.results))
                 out: list[SSAValue] = []
                 if owner:
                     out += [mapping.get(v, v) for v in yields[b].operands]
@@ -131,6 +145,45 @@ def _yield_of(block: Block) -> scf.YieldOp:
     return last
 
 
+def _group_key(op: Operation) -> tuple[str, ...] | None:
+    """What `op` shares a stage with, if anything: its origin, or being a scalar op."""
+    origin = op.attributes.get(abi.ORIGIN)
+    if isinstance(origin, StringAttr):
+        return ("origin", origin.data)
+    if (op.results and not op.regions and not op.has_trait(External)
+            and not any(isinstance(r.type, TensorType) for r in op.results)
+            and all(_small(v.type) for v in op.operands)):
+        return ("scalar",)
+    return None
+
+
+SMALL_ELEMENTS = 4096
+"""A scalar op reading tensors of at most this many elements (the sharpness window's median) is cheap."""
+
+
+def _small(t: object) -> bool:
+    if not isinstance(t, TensorType):
+        return True
+    shape = t.get_shape()
+    return all(d >= 0 for d in shape) and math.prod(shape) <= SMALL_ELEMENTS
+
+
+def stage_groups(ops: list[Operation]) -> list[list[Operation]]:
+    """`ops` (in program order) cut into stages: runs of consecutive ops with one group key, else one op each.
+
+    A run never mixes the two branches of an `scf.if`."""
+    groups: list[list[Operation]] = []
+    last: tuple[str, ...] | None = None
+    for op in ops:
+        key = _group_key(op)
+        if groups and key is not None and key == last and op.parent_region() is groups[-1][-1].parent_region():
+            groups[-1].append(op)
+        else:
+            groups.append([op])
+        last = key
+    return groups
+
+
 def _inner(op: scf.IfOp) -> list[Operation]:
     """The non-constant ops of both branches (yields excluded), then-branch first."""
     return [o for r in (op.true_region, op.false_region) if r.blocks for o in r.block.ops
@@ -155,4 +208,4 @@ class StageSplitPass(ModulePass):
         op.verify()
 
 
-__all__ = ["StageSplitPass", "split_stages"]
+__all__ = ["StageSplitPass", "split_stages", "stage_groups"]

@@ -32,7 +32,7 @@ class LoadedExecutable(Protocol):
 
 Loader = Callable[[Executable, bool], LoadedExecutable]
 
-KINDS: dict[str, str] = {"numpy": "cortex.runtime.numpy_executable"}
+KINDS: dict[str, str] = {"numpy": "cortex.runtime.numpy_executable", "iree": "cortex.runtime.iree_executable"}
 """Executable kind → the runtime module whose `LOADER` loads it."""
 
 _LOADERS: dict[str, Loader] = {}

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cortex.errors import CortexError
+from cortex.runtime.generated import SOURCE_NAME
 from cortex.runtime.profiling import ConcurrentSection, Section
 from cortex.runtime.program import Executable
 
@@ -23,8 +24,9 @@ CONSTANTS = "constants/"
 
 
 def run_source(source: str, blobs: Mapping[str, bytes], filename: str) -> dict[str, Any]:
-    """Run generated module code; returns its namespace."""
-    namespace: dict[str, Any] = {"__name__": "cortex_generated", "_BLOBS": dict(blobs)}
+    """Run generated module code; returns its namespace (which keeps the source under `SOURCE_NAME`, so an
+    error inside it is named by op: `cortex.runtime.generated.call_generated`). `filename` starts `<cortex-`."""
+    namespace: dict[str, Any] = {"__name__": "cortex_generated", "_BLOBS": dict(blobs), SOURCE_NAME: source}
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - code a cortex compiler generated
     return namespace
 
@@ -38,7 +40,7 @@ class LoadedNumpy:
         label = exe.meta.get("label", "program")
         member = "profiled_source" if profile else "source"
         self.symbols = exe.symbols
-        self.namespace = run_source(exe.text(member), blobs, f"<cortex-numpy {label}{' profiled' if profile else ''}>")
+        self.namespace = run_source(exe.text(member), blobs, f"<cortex-{exe.kind} {label}{' profiled' if profile else ''}>")
         profiler = self.namespace.get("_prof")
         self.profiler = profiler
         self.sections: dict[str, Any] = dict(profiler.sections) if profiler is not None else {}

@@ -14,9 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 from cortex.dialects.abi import FRAME_PARTS, Port, WireKey
 from cortex.errors import CortexError
 from cortex.runtime.executables import LoadedExecutable, load_executable
+from cortex.runtime.generated import call_generated
 from cortex.runtime.program import Part, Program
 from cortex.runtime.values import aliased, to_caller, to_internal
 
@@ -64,7 +67,7 @@ class PartFunction:
         for i, w in self.weight_slots:
             values[i] = w
         try:
-            results = self.fn(*values)
+            results = call_generated(self.fn, values, f"the {self.name} part")
         except CortexError as e:
             raise CortexError(f"frame {index}: {e}" if index is not None else str(e)) from e
         except Exception as e:  # a NumPy failure inside generated code
@@ -92,6 +95,9 @@ class LoadedSplit:
     """The frame split of a program, loaded: its parts (and stages) wired, the caller's boundary."""
 
     def __init__(self, program: Program, profile: bool = False, stages: bool = False):
+        """`stages`: the parallel part as its stages in order (always so for a program whose meta says
+        `split_in_stages`: on IREE each cut compiles to its own code, so every engine runs one cut)."""
+        stages = stages or bool(program.meta.get("split_in_stages"))
         split = program.frame_split()
         weights = weight_values(program)
         self.entry = program.entry
@@ -136,9 +142,17 @@ class LoadedSplit:
         return {name: to_internal(self.state_ports[name], state[name], f"state '{name}'") for name in self.state_ports}
 
     def outputs(self, env: Mapping[str, Any], args: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """The caller's outputs and the caller's state after this frame (as `CompiledPipeline.__call__`)."""
-        outputs = self.caller_outputs(env)
+        """The caller's outputs and the caller's state after this frame (as `CompiledPipeline.__call__`).
+
+        An output sharing memory with a state value or with the frame's inputs is copied: frames read
+        ahead already hold those arrays (the next frame's delayed inputs, the recurrence's last value),
+        and the caller may write into what it is handed while they are still in flight.
+        """
         internal = {n: env.get(f"update:{n}", env.get(f"state:{n}")) for n in {**self.state_ports, **self.update_ports}}
+        held = [v for n in self.state_ports for v in (env.get(f"state:{n}"), internal[n]) if isinstance(v, np.ndarray)]
+        outputs = tuple(
+            o.copy() if isinstance(o, np.ndarray) and aliased(o, held, args) else o for o in self.caller_outputs(env)
+        )
         return outputs, self.caller_state(internal, outputs, args)
 
     def caller_outputs(self, env: Mapping[str, Any]) -> tuple[Any, ...]:

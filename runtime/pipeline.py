@@ -24,7 +24,9 @@ import numpy as np
 
 from cortex.dialects.abi import Port
 from cortex.errors import CortexError
+from cortex.runtime.blas import BLAS_THREADS, blas_limit
 from cortex.runtime.executables import load_executable
+from cortex.runtime.generated import call_generated
 from cortex.runtime.parts import LoadedSplit, weight_values
 from cortex.runtime.profiling import PROFILING_OFF, Profile, split_fused
 from cortex.runtime.program import Program
@@ -43,7 +45,17 @@ class CompiledPipeline:
     `runner.profiling = True` then `runner.profile()` (seconds per source op),
     `runner.workers` (threads for one frame's independent stages; 1: in order),
     `runner.program` (what was compiled), `runner.save(path)`.
+
+    A program whose meta says `calls_split` (IREE with frame state) runs its
+    frame split's parts in order for every call, sequential too: IREE compiles
+    each cut of the frame into its own code, so one cut for every engine keeps
+    them all bit-identical; profiling then reads that split's sections.
     """
+
+    blas_threads: int | None = BLAS_THREADS
+    """BLAS threads while a plain call runs (`blas_limit`); None leaves BLAS to its own default."""
+    temporal_reuse: list[Any] = []
+    """What `cortex-temporal-reuse` carried, per function (`ReuseReport`s; compiler data the driver sets)."""
 
     def __init__(self, program: Program, workers: int = 1, profile: bool = False):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -54,6 +66,10 @@ class CompiledPipeline:
         self.results: list[Port] = list(program.results)
         self.inputs = program.inputs
         self.workers = workers
+        if program.meta.get("backend", "numpy") != "numpy":
+            self.blas_threads = None  # IREE's code calls no BLAS, and holding BLAS costs ~50 us per call
+        self.split_calls = bool(program.meta.get("calls_split")) and program.split is not None
+        self._split_profiling = False
         weights = weight_values(program)
         self._weights = {p.index: weights[p.name] for p in self.args if p.kind == "weight"}
         part = program.entry_part
@@ -86,16 +102,30 @@ class CompiledPipeline:
 
     @property
     def profiling(self) -> bool:
-        return self._call is not self._plain
+        return self._split_profiling if self.split_calls else self._call is not self._plain
 
     @profiling.setter
     def profiling(self, on: bool) -> None:
+        if self.split_calls:
+            self._split_profiling = bool(on)
+            return
         if on and self._profiled is None:
             self._profiled = load_executable(self._executable, profile=True)
         self._call = self._profiled.function(self.program.entry_part.symbol) if on else self._plain
 
     def profile(self, reset: bool = False) -> Profile:
         """Seconds per source op over the calls made while `profiling` was on (a note saying how, if never)."""
+        if self.split_calls:
+            split = next((v for (profiled, _), v in self._splits.items() if profiled), None)
+            if split is None:
+                return Profile({}, 0, note=PROFILING_OFF)
+            sections = split.sections
+            report = Profile(split_fused({k: s.seconds for k, s in sections.items() if s.count}), self._frames_profiled)
+            if reset:
+                for s in sections.values():
+                    s.seconds, s.cpu_seconds, s.count = 0.0, 0.0, 0
+                self._frames_profiled = 0
+            return report
         if self._profiled is None:
             return Profile({}, 0, note=PROFILING_OFF)
         profiler: Any = self._profiled.profiler
@@ -107,7 +137,7 @@ class CompiledPipeline:
 
     def loaded_split(self, profile: bool = False, stages: bool = False) -> LoadedSplit:
         """The program's frame split, loaded (once per kind; `profile`: thread-safe timers per stage)."""
-        key = (profile, stages)
+        key = (profile, stages or bool(self.program.meta.get("split_in_stages")))
         if key not in self._splits:
             self._splits[key] = LoadedSplit(self.program, profile=profile, stages=stages)
         return self._splits[key]
@@ -115,6 +145,8 @@ class CompiledPipeline:
     # ---- a frame
 
     def __call__(self, *inputs: Any) -> tuple[Any, ...]:
+        if self.split_calls and (self.workers == 1 or self._split_profiling):
+            return self._call_split(inputs)
         if self.workers > 1 and not self.profiling:
             from cortex.runtime.threads import call_with_concurrent_stages
 
@@ -126,7 +158,8 @@ class CompiledPipeline:
                 if type(v) is not np.ndarray or v.dtype != dtype or v.shape != shape:
                     break
             else:  # arrays in, arrays out, no state: nothing to convert (the checks below would pass)
-                results = self._call(*inputs)
+                with blas_limit(self.blas_threads):
+                    results = call_generated(self._call, inputs, f"@{self.entry}")
                 if self._call is not self._plain:
                     self._frames_profiled += 1
                 return tuple(
@@ -148,7 +181,8 @@ class CompiledPipeline:
                 values[port.index] = to_internal(port, self.state[port.name], f"state '{port.name}'")
             elif port.kind == "weight":
                 values[port.index] = self._weights[port.index]
-        results = self._call(*values)
+        with blas_limit(self.blas_threads):
+            results = call_generated(self._call, values, f"@{self.entry}")
         if self._call is not self._plain:
             self._frames_profiled += 1
         outputs = tuple(to_caller(p, r) for p, r in zip(self.results, results) if p.kind == "output")
@@ -164,6 +198,24 @@ class CompiledPipeline:
         held = [v for v in state.values() if isinstance(v, np.ndarray)]
         # a state read but not updated this frame is still ours: the caller gets a copy
         return tuple(o.copy() if isinstance(o, np.ndarray) and aliased(o, held, ()) else o for o in outputs)
+
+    def _call_split(self, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+        """One frame through the frame split's parts in order (`split_calls`)."""
+        if len(inputs) != len(self.inputs):
+            raise CortexError(f"@{self.entry} takes {len(self.inputs)} argument(s), got {len(inputs)}")
+        if not isinstance(self.state, dict):
+            raise CortexError(f"runner.state must be a dict of state name to value, got {type(self.state).__name__}")
+        for port in self.args:
+            if port.kind == "state" and port.name not in self.state:
+                raise CortexError(f"state '{port.name}' is missing from runner.state (runner.reset() restores every state)")
+        split = self.loaded_split(profile=self._split_profiling)
+        env = split.inputs(inputs)
+        env.update({f"state:{n}": v for n, v in split.internal_state(self.state).items()})
+        split.step(env, None)
+        if self._split_profiling:
+            self._frames_profiled += 1
+        outputs, self.state = split.outputs(env, inputs)
+        return outputs
 
     # ---- frames in flight
 

@@ -27,7 +27,13 @@ from cortex.semantics import (  # noqa: F401 - their @kernel registrations
     window_kernels,
 )
 from cortex.semantics.kernel_table import KERNELS
-from cortex.semantics.values import op_params
+from cortex.semantics.values import numpy_dtype, op_params
+
+FLOAT_ERRORS: dict[str, str] = {"divide": "ignore", "invalid": "ignore", "over": "ignore"}
+"""The floating-point error policy of every computation Cortex runs: IEEE results (x/0 = ±inf,
+0/0 = nan, overflow to inf), no warnings. The kernels state it op by op (`np.errstate` around what
+can produce them); the NumPy backend runs its generated code under it as a whole
+(`cortex.backends.runtime.load`), so both engines behave alike on, say, an all-black frame."""
 
 NO_KERNEL = frozenset({"cortex.state", "cortex.update_state", "cortex.weight"})
 """Ops whose value is not a function of their operands: the interpreter handles them."""
@@ -39,8 +45,16 @@ def _reshape_shape(op: IRDLOperation) -> dict[str, object]:
     return {"shape": tuple(result.type.get_shape())}
 
 
+def _result_dtype(op: IRDLOperation) -> dict[str, object]:
+    (result,) = op.results
+    element = result.type.element_type if isinstance(result.type, TensorType) else result.type
+    return {"dtype": numpy_dtype(element)}
+
+
 TYPE_PARAMS: dict[str, Callable[[IRDLOperation], dict[str, object]]] = {
     "cortex.reshape": _reshape_shape,
+    "cortex.cast": _result_dtype,
+    "cortex.to_scalar": _result_dtype,
 }
 """Keyword arguments a kernel needs that the op states in its types, not its properties."""
 
@@ -95,4 +109,4 @@ def run_kernel(op: IRDLOperation, operand_values: Sequence[Any]) -> tuple[Any, .
     return result if isinstance(result, tuple) else (result,)
 
 
-__all__ = ["KERNELS", "NO_KERNEL", "TYPE_PARAMS", "group_operands", "kernel_for", "kernel_params", "run_kernel"]
+__all__ = ["FLOAT_ERRORS", "KERNELS", "NO_KERNEL", "TYPE_PARAMS", "group_operands", "kernel_for", "kernel_params", "run_kernel"]

@@ -57,7 +57,9 @@ def test_pipeline_with_extra_states():
     frames = frames_of(SMALL)
     a, b = compiled(with_extra_states()), compiled(with_extra_states())
     program = b.loaded_split()
-    assert program.recurrent == ["prev_score", "count", "mean_motion"] and program.delayed == ["prev_gray", "prev_center"]
+    carried = {c.state for r in b.temporal_reuse for c in r.carried}  # delayed inputs too (scene change's blurs)
+    assert program.recurrent == ["prev_score", "count", "mean_motion"] and carried <= set(program.delayed)
+    assert [n for n in program.delayed if n not in carried] == ["prev_gray", "prev_center"]
     want = sequential(a, frames)
     assert float(np.asarray(want[-1][2])[0]) == FRAMES  # the counter counted every frame
     assert_same(list(b.run_video(frames, workers=2)), want)
@@ -154,21 +156,27 @@ def test_interrupt_and_early_stop_leave_no_threads():
     assert not frame_threads()
 
 
-def test_memory_is_bounded_by_the_window():
-    """A long synthetic run: frames read ahead of the frames handed back never exceed the window."""
+@pytest.mark.parametrize(("window", "n"), [(4, 200), (1, 30), (3, 30)])
+def test_memory_is_bounded_by_the_window(window, n):
+    """A long synthetic run: at most `window` frames in flight, counted exactly with an instrumented source.
+
+    When the caller gets frame k, frames k..k+window-1 may have been read, so
+    `read - (k + 1)` peaks at exactly window - 1 (the first output waits for a
+    full window). Issue 24: the bound used to be `<= window`, one too loose,
+    and a loop reading one frame more than the window passed it."""
     b = compiled(small_l2_text())
     video = SyntheticVideo(*SMALL)
     read = {"n": 0}
     ahead = []
 
     def source():
-        for i in range(400):
+        for i in range(n):
             read["n"] += 1
             yield video.frame(i % 60)
 
-    for k, _ in enumerate(b.run_video(source(), workers=2, window=4)):
+    for k, _ in enumerate(b.run_video(source(), workers=2, window=window)):
         ahead.append(read["n"] - (k + 1))
-    assert len(ahead) == 400 and max(ahead) <= 4
+    assert len(ahead) == n and max(ahead) == window - 1 and ahead[0] == window - 1
 
 
 def test_thread_budget_sets_and_restores_opencv_threads():

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.pipelines import SMALL, small_l2_text
+from helpers.pipelines import SMALL, chained_leading, small_l2_text
 from helpers.scheduling import (
+    GATES,
     MODES,
     assert_same,
     assert_same_state,
     entry_of,
     frames_of,
+    gated_frames,
     keys,
     passes,
     run_parts_reference_with,
@@ -29,12 +31,11 @@ from xdsl.dialects import scf
 import cortex
 from cortex.dialects.abi import SPLIT_ARGS as ARGS_ATTR
 from cortex.dialects.abi import SPLIT_RESULTS as RESULTS_ATTR
-from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
+from cortex.dialects.modes import INPUT_DEFAULTS
 from cortex.passes.frame_split import split_entry
 from cortex.passes.schedule import render_schedule
 from cortex.passes.state_analysis import classify_states
-
-GATES = {"auto": BLUR_AUTO, "fixed": {**INPUT_DEFAULTS, "blur_threshold": 150.0}}
+from cortex.runtime.threads import run_split_sequential
 
 
 def compiled(mode, gate, text=None):
@@ -94,12 +95,6 @@ def test_parts_equal_the_entry_under_the_reference_interpreter(gate):
         assert np.asarray(state[name]).tobytes() == np.asarray(value).tobytes(), name
 
 
-def gated_frames(pipeline, frames):
-    """Frames the gate skipped in a sequential run (the score kept: equal to the previous frame's)."""
-    outs = sequential(pipeline, frames)
-    return outs, [i for i in range(1, len(outs)) if np.asarray(outs[i][1]).tobytes() == np.asarray(outs[i - 1][1]).tobytes()]
-
-
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("gate", sorted(GATES))
 def test_threads_equal_sequential_with_the_gate(mode, gate):
@@ -126,4 +121,40 @@ def test_concurrent_stages_equal_sequential_with_the_gate(gate):
     a = compiled("balanced", gate)
     b = cortex.compile(cortex.parse(small_l2_text()), mode="balanced", weights=GATES[gate], workers=2)
     assert_same([b(f) for f in frames], sequential(a, frames))
+    assert_same_state(b.state, a.state)
+
+
+# ---------------------------------------------------------------- two chained leading recurrences (issue 24)
+
+
+def test_a_recurrence_a_leading_one_reads_is_leading_too():
+    """The classification is transitive: the gate reads `sharpness_history`, whose update reads `raw_history`."""
+    classes = classify_states(entry_of(cortex.parse(chained_leading())))
+    assert {n: c.kind for n, c in classes.items()} == {
+        "prev_gray": "delayed", "prev_score": "recurrence", "sharpness_history": "leading", "raw_history": "leading"}
+    assert "a leading recurrence reads it" in classes["raw_history"].reason
+
+
+CHAINED_RUNS = {
+    "parts-in-order": lambda c, frames: list(run_split_sequential(c, c.loaded_split(), frames)),
+    "threads-2": lambda c, frames: list(c.run_video(frames, workers=2, window=4)),
+    "threads-3": lambda c, frames: list(c.run_video(frames, workers=3)),
+    "stages-2": lambda c, frames: [c(f) for f in frames],
+}
+
+
+@pytest.mark.parametrize("engine", sorted(CHAINED_RUNS))
+def test_chained_leading_recurrences_through_every_engine(engine):
+    """Issue 24: made non-transitive (`raw_history` left in the recurrence part), the caller ran
+    `sharpness_history` ahead from a stale `raw_history` and the threaded run differed from the
+    sequential one. The split's parts in order, frame threads and concurrent stages give the
+    sequential call's bits and final state (Ray: tests/test_ray_engine.py)."""
+    frames = frames_of(SMALL, 40)
+    a = compiled("balanced", "auto", chained_leading())
+    want, skipped = gated_frames(a, frames)
+    assert skipped, "the gate skipped no frame: a stale history could not show"
+    workers = 2 if engine == "stages-2" else 1
+    b = cortex.compile(cortex.parse(chained_leading()), mode="balanced", weights=GATES["auto"], passes=passes("balanced"),
+                       workers=workers)
+    assert_same(CHAINED_RUNS[engine](b, frames), want)
     assert_same_state(b.state, a.state)

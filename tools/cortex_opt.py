@@ -23,7 +23,7 @@ lazy, inside the flags that need them, to keep start-up short.
 from __future__ import annotations
 
 import argparse
-import contextlib
+import inspect
 import itertools
 import os
 import re
@@ -42,7 +42,8 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from cortex.dialects import Cortex
 from cortex.errors import CortexError
 from cortex.ir import ONLY_COMMENTS, LocatedVerifyException, LocatingParser, reject_byte_order_mark, verify_located
-from cortex.registry import PipelineError, cortex_passes, cortex_targets, describe_options, parse_pipeline
+from cortex.registry import PipelineError, all_passes, cortex_passes, cortex_targets, describe_options, parse_pipeline, unanchored
+from cortex.tools.atomic import OutputError, detach_stdout, is_write_failure, write_bytes_atomic
 from cortex.tools.diagnostics import Diagnostic, check_expectations, from_parse_error, parse_expectations
 from cortex.tools.instrumentation import IRPrinter, NullTimer, PassInstrumentation, PassTimer, PassVerificationError
 
@@ -73,7 +74,9 @@ examples:
       check the // expected-error {{...}} comments of every // ----- chunk
 
 Pass options go in braces, separated by spaces: -p 'pass{opt=1 other=x}'.
---list-passes shows every pass with its options.
+As in mlir-opt, --pass-pipeline='builtin.module(canonicalize,cse)' is -p, and
+each pass is also a flag: --canonicalize --cse --cortex-dce='mode=power_save'.
+--list-passes shows every pass with what it does and its options.
 Exit status: 0 success; 1 a diagnostic (bad input, a pass failed, a
 --verify-diagnostics mismatch); 2 a bad command line or an internal error
 (CORTEX_DEBUG=1 shows its traceback)."""
@@ -121,12 +124,57 @@ class ChunkFailure(Exception):
 
 
 def normalise_argv(argv: Sequence[str]) -> list[str]:
-    """Let `--verify-each-pass-semantics` stand alone (it means `=3`).
+    """mlir-opt's spellings as cortex-opt's, and `--verify-each-pass-semantics` standing alone (`=3`).
 
-    argparse would otherwise take the input file that follows the flag as N.
+    - `--pass-pipeline='builtin.module(a,b)'` (or `--pass-pipeline X`) is `-p 'a,b'`;
+    - a pass as a flag, `--canonicalize` or `--cortex-dce=mode=power_save` / `--cortex-dce='mode=power_save'`,
+      joins the pipeline in command-line order, as in mlir-opt; giving both forms is an error there
+      and here.
+    argparse would otherwise take the input file that follows `--verify-each-pass-semantics` as N.
     """
     flag = "--verify-each-pass-semantics"
-    return [f"{flag}={DEFAULT_SEMANTIC_FRAMES}" if a == flag else a for a in argv]
+    out: list[str] = []
+    pipeline: list[str] = []
+    explicit = False
+    names: set[str] | None = None
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == flag:
+            out.append(f"{flag}={DEFAULT_SEMANTIC_FRAMES}")
+        elif arg == "--pass-pipeline" or arg.startswith("--pass-pipeline="):
+            if arg == "--pass-pipeline":
+                if i + 1 >= len(args):
+                    one_line_usage_error("argument --pass-pipeline: expected one argument")
+                i += 1
+                value = args[i]
+            else:
+                value = arg.split("=", 1)[1]
+            out += ["-p", unanchored(value)]
+            explicit = True
+        elif arg == "--":
+            out += args[i:]
+            break
+        elif arg.startswith("--") and len(arg) > 2:
+            name, eq, options = arg[2:].partition("=")
+            names = names if names is not None else set(all_passes())
+            if name in names and name not in OPTION_NAMES:
+                pipeline.append(f"{name}{{{options.strip(chr(39) + chr(34))}}}" if eq and options else name)
+            else:
+                out.append(arg)
+        else:
+            out.append(arg)
+        i += 1
+    if pipeline:
+        if explicit or any(a in ("-p", "--passes") or a.startswith("--passes=") for a in out):
+            one_line_usage_error("give the passes either as -p/--pass-pipeline or as flags (--canonicalize), not both")
+        out += ["-p", ",".join(pipeline)]
+    return out
+
+
+OPTION_NAMES = frozenset({"help", "version", "passes", "target", "output-file", "list-passes"})
+"""cortex-opt options a pass of the same name must never shadow (no pass is named so today)."""
 
 
 def positive_int(text: str) -> int:
@@ -180,6 +228,24 @@ def build_passes(available: dict[str, Callable[[], type[ModulePass]]], spec: str
             line, col, text = e.at
             raise UsageError(Diagnostic(e.message, "error", "<pass-pipeline>", line, col, text)) from None
         raise UsageError(e.message) from None
+
+
+def pass_summary(cls: type[ModulePass]) -> str:
+    """The first sentence of a pass's docstring, on one line ("" when it has none of its own)."""
+    doc = inspect.getdoc(cls) or ""
+    if not doc or doc.startswith(f"{cls.__name__}(") or cls.__doc__ is None:  # dataclass's generated signature
+        return ""
+    name = str(getattr(cls, "name", ""))
+    paragraphs = [" ".join(p.split()) for p in doc.split("\n\n") if p.strip()]
+    # a first paragraph that only shows the pass's own syntax (`cortex-frame-split{entry=...}`) is no summary
+    # `cortex-frame-split{entry=l2_frame}: the entry becomes ...`: the syntax is no summary, the rest is
+    paragraphs = [re.sub(rf"^{re.escape(name)}(\{{[^}}]*\}})?:\s+", "", p) if name else p for p in paragraphs]
+    prose = [p for p in paragraphs if not (p.split()[0].startswith(name) or len(p.split()) == 1)]
+    if not prose:
+        return ""
+    paragraph = prose[0]
+    first = re.split(r"(?<=[.:;])\s", paragraph, maxsplit=1)[0].rstrip(".:;")
+    return first if len(first) <= 110 else first[:107].rstrip() + "..."
 
 
 class CortexOptMain(xDSLOptMain):
@@ -333,11 +399,10 @@ class CortexOptMain(xDSLOptMain):
             print("Success, can shrink")
             return 0
         if to_file and not failed:
-            try:
-                with open(self.args.output_file, "w") as f:
-                    f.write(out.getvalue() if isinstance(out, StringIO) else "")
-            except OSError as e:
-                raise UsageError(f"cannot write output file '{self.args.output_file}': {e.strerror}") from None
+            try:  # whole or absent; a device or FIFO is written into, a symlink's target replaced
+                write_bytes_atomic(self.args.output_file, (out.getvalue() if isinstance(out, StringIO) else "").encode())
+            except OutputError as e:
+                raise UsageError(str(e)) from None
         if self.args.mlir_timing:
             sys.stderr.write(self.timer.report())
         if self.args.shrink:
@@ -499,22 +564,30 @@ class CortexOptMain(xDSLOptMain):
             if image_path(path):
                 self.graph_view["write_image"](dot, path)
             else:
-                with open(path, "w") as f:
-                    f.write(ensure_newline(dot))
+                write_bytes_atomic(path, ensure_newline(dot).encode())
         except OSError as e:
             raise ChunkFailure(Diagnostic(f"cannot write graph to '{path}': {e.strerror or e}")) from None
+        except OutputError as e:
+            raise ChunkFailure(Diagnostic(str(e))) from None
         except (DiagnosticException, CortexError) as e:
             raise ChunkFailure(Diagnostic(f"cannot render graph to '{path}': {e}")) from None
 
     def list_passes(self) -> str:
+        """Every pass with the first line of its docstring; cortex's with their options too."""
         lines = ["cortex passes:"]
         for name, factory in sorted(cortex_passes().items()):
             try:
-                lines.append(f"  {name}  ({describe_options(factory())})")
+                cls = factory()
+                lines.append(f"  {name}  {pass_summary(cls)} ({describe_options(cls)})")
             except Exception as e:  # a pass module that does not import yet
                 lines.append(f"  {name}  (cannot be loaded: {type(e).__name__}: {e})")
         lines.append("xDSL passes:")
-        lines += [f"  {name}" for name in sorted(set(self.available_passes) - set(cortex_passes()))]
+        for name in sorted(set(self.available_passes) - set(cortex_passes())):
+            try:
+                summary = pass_summary(self.available_passes[name]())
+            except Exception:  # noqa: BLE001 - a pass whose module does not import here: list it bare
+                summary = ""
+            lines.append(f"  {name}  {summary}".rstrip())
         return "\n".join(lines) + "\n"
 
 
@@ -557,8 +630,13 @@ def main(argv: Sequence[str] | None = None, driver: type[CortexOptMain] = Cortex
         return 130
     except BrokenPipeError:
         # The reader went away (`cortex-opt ... | head`): not an error of ours.
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        detach_stdout()
+        return 1
+    except OSError as e:
+        if not is_write_failure(e):
+            return internal_error(e)
+        detach_stdout()  # standard output is full (> /dev/full, a full disk): one line, exit 1
+        sys.stderr.write(f"error: cannot write standard output: {e.strerror or e}\n")
         return 1
     except BaseException as e:  # noqa: BLE001 - the last resort: no traceback for users
         return internal_error(e)

@@ -61,7 +61,7 @@ def run_each_video(args: argparse.Namespace, run_one: Callable[[argparse.Namespa
 def _each_video(args: argparse.Namespace, names: list[str | None], run_one: Callable[[argparse.Namespace], int]) -> int:
     if len(names) == 1:
         return run_one(args)
-    for flag in ("scores_jsonl", "overlay", "encoded"):
+    for flag in ("scores_jsonl", "overlay", "encoded", "summary_json", "report"):
         if getattr(args, flag):
             raise CortexError(f"--{flag.replace('_', '-')} writes one video's outputs; give one video, not {len(names)}")
     frames, start = 0, time.perf_counter()
@@ -97,6 +97,7 @@ def run_video_task(args: argparse.Namespace, run_one: Callable[[argparse.Namespa
     out = io.StringIO()
     args = copy.copy(args)
     args.engine, args.workers, args.quiet = "threads", 1, True
+    args.clock_origin = None  # another process: its clock starts with this task
     with contextlib.redirect_stdout(out):
         try:
             rc = run_one(args)
@@ -154,9 +155,9 @@ class ParallelRunner:
         workers = machine_cores() if args.workers is None else args.workers
         if workers < 1:
             raise CortexError(f"--workers must be >= 1, got {workers}")
-        if getattr(backend, "name", None) != "numpy":
+        if getattr(backend, "name", None) not in ("numpy", "iree"):
             if args.engine == "ray" or (args.workers or 1) > 1:
-                raise CortexError("--workers/--engine need the numpy backend (the reference interpreter runs frame after frame)")
+                raise CortexError("--workers/--engine need a compiled backend (the reference interpreter runs frame after frame)")
             return None
         if workers == 1 and args.engine == "threads":
             return None

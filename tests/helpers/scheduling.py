@@ -10,6 +10,7 @@ import cortex
 from cortex.dialects.abi import FRAME_PARTS as PARTS
 from cortex.dialects.abi import SPLIT_ARGS as ARGS_ATTR
 from cortex.dialects.abi import SPLIT_RESULTS as RESULTS_ATTR
+from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
 from cortex.interpreter.reference import CortexFunctions, ReferenceRunner
 from cortex.video.synthetic import SyntheticVideo
 
@@ -47,6 +48,17 @@ def assert_same_state(a, b):
         assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), k
 
 
+def snapshot(values):
+    """Copies of the arrays among `values` (what the caller saw, whatever it does to them later)."""
+    return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in values]
+
+
+def vandalise(array: np.ndarray) -> None:
+    """Overwrite a caller-owned buffer in place with values no frame produces."""
+    assert array.flags.writeable, "a returned array the caller cannot write into"
+    array[...] = np.full_like(array, 77 if array.dtype == np.uint8 else -1234.5)
+
+
 def sequential(pipeline, frames):
     return [pipeline(f) for f in frames]
 
@@ -82,3 +94,13 @@ def run_parts_reference_with(module, frames, initial, mode="balanced", weights=N
         state.update({k.removeprefix("update:"): v for k, v in env.items() if k.startswith("update:")})
         outputs.append(tuple(env[f"output:{i}"] for i in range(len(keys(fns["tail"], RESULTS_ATTR)))))
     return outputs, state
+
+
+GATES = {"auto": BLUR_AUTO, "fixed": {**INPUT_DEFAULTS, "blur_threshold": 150.0}}
+"""The blur gate's runtime inputs: the relative (auto) gate and a fixed threshold that gates the blurred frames."""
+
+
+def gated_frames(pipeline, frames):
+    """Frames the gate skipped in a sequential run (the score kept: equal to the previous frame's)."""
+    outs = sequential(pipeline, frames)
+    return outs, [i for i in range(1, len(outs)) if np.asarray(outs[i][1]).tobytes() == np.asarray(outs[i - 1][1]).tobytes()]

@@ -1,0 +1,62 @@
+"""The "iree" executable kind: the NumPy host code, with its segments running as IREE-compiled code.
+
+What `cortex.backends.iree_backend.iree_executable` writes: the members of a
+"numpy" executable of the host module (the lowered module with its extern-free
+runs outlined as segment functions), plus `module.vmfb`, the one IREE VM
+module of every segment; meta `driver` (IREE's HAL driver: local-sync for the
+CPU targets, cuda) and `segments` (each segment's argument and result types as
+text, what a call needs). Loading runs the host source as the "numpy" kind
+does, loads the VM module (`cortex.runtime.iree_runtime.LoadedModule`, needs
+only `iree.runtime`) and points the host's segment functions at the compiled
+ones. An executable whose module had no segment has no `module.vmfb`: it is
+its host code alone.
+
+`CORTEX_IREE_DRIVER=local-task` (CPU targets only) loads with IREE's own
+threads for one big call; local-sync, the default, is cheaper per call and the
+engines bring the threads.
+"""
+
+from __future__ import annotations
+
+import os
+
+from cortex.runtime.iree_runtime import LoadedModule
+from cortex.runtime.numpy_executable import LoadedNumpy
+from cortex.runtime.program import Executable
+
+KIND = "iree"
+VMFB = "module.vmfb"
+
+
+def driver_for(exe: Executable) -> str:
+    driver = str(exe.meta.get("driver", "local-sync"))
+    if driver.startswith("local"):
+        chosen = os.environ.get("CORTEX_IREE_DRIVER", "")
+        if chosen in ("local-sync", "local-task"):
+            return chosen
+    return driver
+
+
+class LoadedIree(LoadedNumpy):
+    """The host namespace of an "iree" executable, its segment functions bound to the loaded VM module."""
+
+    def __init__(self, exe: Executable, profile: bool):
+        super().__init__(exe, profile)
+        self.module: LoadedModule | None = None
+        vmfb = exe.members.get(VMFB)
+        if not isinstance(vmfb, bytes):
+            return
+        self.module = LoadedModule(vmfb, driver_for(exe))
+        segments = exe.meta.get("segments", {})
+        for symbol, signature in segments.items():
+            name = exe.symbols.get(symbol)
+            if name is None:
+                continue
+            self.namespace[name] = self.module.function(symbol, signature["args"], signature["results"])
+
+
+def LOADER(exe: Executable, profile: bool) -> LoadedIree:  # noqa: N802 - the name KINDS looks up
+    return LoadedIree(exe, profile)
+
+
+__all__ = ["KIND", "LOADER", "VMFB", "LoadedIree", "driver_for"]
