@@ -31,7 +31,9 @@ from cortex.passes.calibrate import calibrate as _calibrate
 from cortex.passes.quantize import quantize_with_report
 from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.translation_validation import SemanticsCallback
+from cortex.passes.specialize_shapes import is_shape_generic
 from cortex.registry import all_passes
+from cortex.shape_generic import ShapeGenericPipeline
 
 
 def build_pipeline(pipeline: str) -> PassPipeline:
@@ -116,10 +118,11 @@ def compile_pipeline(
     workers: int = 1,
     specialize: bool = True,
     profile: bool = False,
-) -> CompiledPipeline:
+) -> CompiledPipeline | ShapeGenericPipeline:
     """Lower `entry` of a cortex module (specialised to `mode`, then `passes`), run `post_passes` on the
     lowered module ("default": `POST_LOWERING_PASSES`, elementwise fusion; None or "": none),
-    emit NumPy, load it.
+    emit NumPy, load it. An entry with `?` input dimensions gives a `ShapeGenericPipeline`: the same
+    compilation, run per concrete input shape (`cortex.shape_generic`).
 
     With a mode (or weights), the module is specialised first: the weights
     become constants, then canonicalize and dce (in power_save saliency and
@@ -137,6 +140,10 @@ def compile_pipeline(
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
         find_entry(module, entry)
+        if is_shape_generic(module, entry):  # compiled per concrete shape, on first use or `specialize`
+            options = dict(mode=mode, weights=weights, passes=passes, post_passes=post_passes, workers=workers,
+                           specialize=specialize, profile=profile)
+            return ShapeGenericPipeline(module, entry, functools.partial(compile_pipeline, entry=entry, **options))
         if specialize and (mode is not None or weights):
             optimised = specialized(module, table)
         else:
@@ -162,11 +169,19 @@ def specialized(module: ModuleOp, table: Mapping[str, float]) -> ModuleOp:
     return run_pipeline(copy, "canonicalize,dce")
 
 
-def reference(module, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, op_timer=None) -> ReferenceRunner:
+def reference(
+    module, entry: str = "l2_frame", mode: str | None = "balanced", weights=None, op_timer=None
+) -> ReferenceRunner | ShapeGenericPipeline:
     """The eager reference interpreter over `module`'s `entry` function.
 
-    `op_timer(op, seconds)`, when given, is called after each cortex op runs.
+    `op_timer(op, seconds)`, when given, is called after each cortex op runs. An entry with `?` input
+    dimensions gives a `ShapeGenericPipeline` of interpreters, one per concrete input shape.
     """
+    if isinstance(module, (str, Path)):
+        module = parse(module)
+    if isinstance(module, ModuleOp) and is_shape_generic(module, entry):
+        make = functools.partial(ReferenceRunner, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
+        return ShapeGenericPipeline(module, entry, make)
     return ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
 
 

@@ -28,6 +28,7 @@ LAYERS: list[list[str]] = [
     ["cortex.lowering"],  # cortex -> upstream MLIR, the lowered-module ABI
     ["cortex.backends"],  # the NumPy emitter and runtime
     ["cortex.registry"],  # every pass and target by name
+    ["cortex.shape_generic"],  # a shape-generic module compiled per concrete shape (handed the driver's compile)
     ["cortex.driver"],  # compile driver: pipelines, lower, compile, reference
     ["cortex"],  # the root API (re-exports the driver)
     ["cortex.tools", "cortex.universe"],  # cortex-opt, cortex-run, the xdsl-opt entry point

@@ -1,10 +1,10 @@
 // cortex-schedule prints the stage graph with the state edges, each state's
 // class and why, the critical path from cortex.profile_ms, and a schedule
 // over N workers; the IR is left as it is.
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-profile{frames=2},cortex-schedule{workers=2}' 2>&1 >/dev/null | filecheck %s
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-schedule{workers=4}' 2>&1 >/dev/null | filecheck %s --check-prefix=UNPROFILED
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-schedule{workers=2}' 2>/dev/null | filecheck %s --check-prefix=UNCHANGED
-// RUN: not cortex-opt %examples/l2_pipeline.mlir -p 'cortex-schedule{workers=0}' 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: cortex-opt %l2_static -p 'cortex-profile{frames=2},cortex-schedule{workers=2}' 2>&1 >/dev/null | filecheck %s
+// RUN: cortex-opt %l2_static -p 'cortex-schedule{workers=4}' 2>&1 >/dev/null | filecheck %s --check-prefix=UNPROFILED
+// RUN: cortex-opt %l2_static -p 'cortex-schedule{workers=2}' 2>/dev/null | filecheck %s --check-prefix=UNCHANGED
+// RUN: not cortex-opt %l2_static -p 'cortex-schedule{workers=0}' 2>&1 | filecheck %s --check-prefix=BAD
 
 // CHECK:      [schedule] @l2_frame on 2 workers
 // CHECK-NEXT: stage graph (← inputs; state values come from the previous frame):
