@@ -11,6 +11,7 @@ import contextlib
 import io
 import re
 from pathlib import Path
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, linalg, math, scf, tensor
@@ -61,7 +62,8 @@ class LinearTimeLexer(MLIRLexer):
 
     def _lex_string_literal(self, start_pos: Position) -> MLIRToken:
         if STRING_LITERAL.match(self.input.content, start_pos) is None:
-            stop = STRING_PREFIX.match(self.input.content, start_pos).end()
+            prefix = STRING_PREFIX.match(self.input.content, start_pos)
+            stop = prefix.end() if prefix is not None else start_pos
             if stop < self.input.len and self.input.content[stop] == "\\":
                 raise ParseError(Span(stop, stop + 2, self.input), "invalid escape sequence in string literal")
             raise ParseError(Span(start_pos, stop, self.input), "unterminated string literal")
@@ -257,7 +259,7 @@ class InvalidIRError(CortexError):
     `span` and `message` are kept for tools that render the source line.
     """
 
-    def __init__(self, message: str, span: Span | None = None):
+    def __init__(self, message: str, span: Span[Any] | None = None):
         super().__init__(f"{_where(span)}error: {message}")
         self.message = message
         self.span = span

@@ -37,6 +37,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import cv2
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
@@ -228,9 +229,17 @@ class SplitProgram:
         return {name: _to_internal(self.state_ports[name], state[name], f"state '{name}'") for name in self.state_ports}
 
     def outputs(self, env: Mapping[str, Any], args: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """The caller's outputs and the caller's state after this frame (as `CompiledPipeline.__call__`)."""
-        outputs = self.caller_outputs(env)
+        """The caller's outputs and the caller's state after this frame (as `CompiledPipeline.__call__`).
+
+        An output sharing memory with a state value or with the frame's inputs is copied: frames read
+        ahead already hold those arrays (the next frame's delayed inputs, the recurrence's last value),
+        and the caller may write into what it is handed while they are still in flight.
+        """
         internal = {n: env.get(f"update:{n}", env.get(f"state:{n}")) for n in {**self.state_ports, **self.update_ports}}
+        held = [v for n in self.state_ports for v in (env.get(f"state:{n}"), internal[n]) if isinstance(v, np.ndarray)]
+        outputs = tuple(
+            o.copy() if isinstance(o, np.ndarray) and _aliased(o, held, args) else o for o in self.caller_outputs(env)
+        )
         return outputs, self.caller_state(internal, outputs, args)
 
     def caller_outputs(self, env: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -1,4 +1,4 @@
-"""IRDL definitions of the cortex dialect (the contract of DESIGN.md)."""
+"""IRDL definitions of the cortex dialect: the reference in docs/dialects/ is generated from them."""
 
 from cortex.dialects.cortex import ALL_OPS, Cortex
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp

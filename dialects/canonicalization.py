@@ -62,7 +62,7 @@ def is_splat_of(value: SSAValue, number: float) -> bool:
     if not isinstance(value.owner, ConstantOp):
         return False
     array = constant_value(value)
-    return array.size > 0 and bool(np.all(array == number))
+    return isinstance(array, np.ndarray) and array.size > 0 and bool(np.all(array == number))
 
 
 def is_zero_weight(value: SSAValue) -> bool:

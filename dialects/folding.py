@@ -23,6 +23,8 @@ placeholder of the right shape stands in for the operand's value.
 
 from __future__ import annotations
 
+from typing import Any, TypeGuard
+
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -57,7 +59,7 @@ Value = np.ndarray | float
 # ---------------------------------------------------------------- attributes
 
 
-def splat_constant(tensor_type: TensorType, value: float) -> ConstantOp:
+def splat_constant(tensor_type: TensorType[Any], value: float) -> ConstantOp:
     """A `cortex.constant` of `tensor_type` whose every element is `value`."""
     return ConstantOp(DenseIntOrFPElementsAttr.from_list(tensor_type, [value]))
 
@@ -80,16 +82,18 @@ def constant_value(value: SSAValue) -> Value | None:
     return None
 
 
-def is_static(t: Attribute) -> bool:
+def is_static(t: Attribute) -> TypeGuard[TensorType[Any]]:
+    """`t` is a tensor type with every dimension known."""
     return isinstance(t, TensorType) and shapes.num_elements(t.get_shape()) is not None
 
 
 def placeholder(value: SSAValue) -> np.ndarray | None:
     """Zeros shaped like `value`, for ops that read only their operands' shapes."""
-    if not is_static(value.type):
+    t = value.type
+    if not is_static(t):
         return None
-    dtype = element_dtype(value.type.element_type)
-    return None if dtype is None else np.zeros(tuple(value.type.get_shape()), dtype=dtype)
+    dtype = element_dtype(t.element_type)
+    return None if dtype is None else np.zeros(tuple(t.get_shape()), dtype=dtype)
 
 
 # ---------------------------------------------------------------- folding
@@ -107,22 +111,27 @@ def may_fold(op_class: type[Operation]) -> bool:
 
 def operand_values(op: Operation) -> list[Value] | None:
     """Compile-time values for every operand of `op`, or None if one is unknown."""
+    values: list[Value | None]
     if isinstance(op, SHAPE_ONLY_OPS):
         values = [placeholder(v) for v in op.operands]
     else:
         values = [constant_value(v) for v in op.operands]
-    return None if not values or any(v is None for v in values) else values
+    known = [v for v in values if v is not None]
+    return known if known and len(known) == len(values) else None
 
 
 def foldable_result(t: Attribute) -> bool:
     if isinstance(t, Float32Type):
         return True
-    return is_static(t) and shapes.num_elements(t.get_shape()) <= MAX_FOLDED_ELEMENTS
+    if not is_static(t):
+        return False
+    count = shapes.num_elements(t.get_shape())
+    return count is not None and count <= MAX_FOLDED_ELEMENTS
 
 
 def fold(op: Operation) -> list[Value] | None:
     """The values of `op`'s results computed now, or None when `op` does not fold."""
-    if not may_fold(type(op)) or not is_side_effect_free(op):
+    if not isinstance(op, CortexOp) or not may_fold(type(op)) or not is_side_effect_free(op):
         return None
     if not op.results or not all(foldable_result(r.type) for r in op.results):
         return None
@@ -141,7 +150,7 @@ def materialize(value: Value, result_type: Attribute) -> Operation | None:
     if isinstance(result_type, Float32Type):
         return arith.ConstantOp(FloatAttr(float(np.float32(value)), f32))
     array = np.asarray(value)
-    if tuple(array.shape) != tuple(result_type.get_shape()):
+    if not isinstance(result_type, TensorType) or tuple(array.shape) != tuple(result_type.get_shape()):
         return None  # a kernel/type disagreement is the verifier's business, not ours
     dense = numpy_to_dense(array, result_type)
     return None if dense is None else ConstantOp(dense)
@@ -154,8 +163,9 @@ class FoldConstantOperands(RewritePattern):
         values = fold(op)
         if values is None or len(values) != len(op.results):
             return
-        constants = [materialize(v, r.type) for v, r in zip(values, op.results)]
-        if any(c is None for c in constants):
+        made = [materialize(v, r.type) for v, r in zip(values, op.results)]
+        constants = [c for c in made if c is not None]
+        if len(constants) != len(made):
             return
         rewriter.replace(op, constants, [c.results[0] for c in constants])
 

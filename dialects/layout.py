@@ -20,12 +20,21 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import I64, DenseArrayBase, Float32Type, FloatAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
-from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, shape_of, tensor
-from cortex.dialects.tensor_ops import OPERANDS_FORMAT, TENSOR_TRAITS, UNARY_FORMAT, same_element
+from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, shape_of, tensor, tensor_of
+from cortex.dialects.tensor_ops import OPERANDS_FORMAT, TENSOR_TRAITS, UNARY_FORMAT, ints, same_element
 from cortex.semantics.defaults import HWIO_TO_OIHW, TO_NCHW, TO_NHWC
 
 OIHW_TO_HWIO = (2, 3, 1, 0)
@@ -33,10 +42,6 @@ OIHW_TO_HWIO = (2, 3, 1, 0)
 
 def permute(shape: Sequence[int], perm: Sequence[int]) -> tuple[int, ...]:
     return tuple(shape[p] for p in perm)
-
-
-def ints(attr: DenseArrayBase) -> tuple[int, ...]:
-    return tuple(attr.get_values())
 
 
 def nhwc_input(value: SSAValue, what: str) -> tuple[int, ...]:
@@ -63,10 +68,10 @@ class Conv2dNhwcOp(CortexOp):
     assembly_format = OPERANDS_FORMAT
 
     def __init__(self, x: SSAValue, weight: SSAValue, bias: SSAValue | None, strides, pads, dilations):
-        shape = self.shape(shape_of(x, "x"), shape_of(weight, "weight"), bias and shape_of(bias, "bias"), strides, pads, dilations)
+        shape = self.shape(shape_of(x, "x"), shape_of(weight, "weight"), shape_of(bias, "bias") if bias else None, strides, pads, dilations)
         super().__init__(
             operands=[x, weight, bias],
-            result_types=[tensor(shape, x.type.element_type)],
+            result_types=[tensor(shape, tensor_of(x, "x").element_type)],
             properties={"strides": i64_array(strides), "pads": i64_array(pads), "dilations": i64_array(dilations)},
         )
 
@@ -99,23 +104,27 @@ class PoolNhwcOp(CortexOp):
         shape = permute(shapes.pool2d(permute(shape_of(x, "x"), TO_NCHW), kernel_shape, strides, pads), TO_NHWC)
         super().__init__(
             operands=[x],
-            result_types=[tensor(shape, x.type.element_type)],
+            result_types=[tensor(shape, tensor_of(x, "x").element_type)],
             properties={"kernel_shape": i64_array(kernel_shape), "strides": i64_array(strides), "pads": i64_array(pads)},
         )
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         x = nhwc_input(self.x, "x")
         nchw = shapes.pool2d(permute(x, TO_NCHW), ints(self.kernel_shape), ints(self.strides), ints(self.pads))
-        return [tensor(permute(nchw, TO_NHWC), self.x.type.element_type)]
+        return [tensor(permute(nchw, TO_NHWC), tensor_of(self.x, "x").element_type)]
 
 
 @irdl_op_definition
 class MaxPoolNhwcOp(PoolNhwcOp):
+    """`cortex.max_pool` on an NHWC input (see the module doc)."""
+
     name = "cortex.max_pool_nhwc"
 
 
 @irdl_op_definition
 class AvgPoolNhwcOp(PoolNhwcOp):
+    """`cortex.avg_pool` on an NHWC input (see the module doc)."""
+
     name = "cortex.avg_pool_nhwc"
 
 
@@ -146,6 +155,6 @@ class BatchNormNhwcOp(CortexOp):
         return [tensor(x, element)]
 
 
-LAYOUT_OPS = [Conv2dNhwcOp, MaxPoolNhwcOp, AvgPoolNhwcOp, BatchNormNhwcOp]
+LAYOUT_OPS: list[type[IRDLOperation]] = [Conv2dNhwcOp, MaxPoolNhwcOp, AvgPoolNhwcOp, BatchNormNhwcOp]
 
 __all__ = [op.__name__ for op in LAYOUT_OPS] + ["HWIO_TO_OIHW", "LAYOUT_OPS", "OIHW_TO_HWIO", "TO_NCHW", "TO_NHWC"]

@@ -1,4 +1,4 @@
-"""The mode table: runtime weights per request type (DESIGN.md).
+"""The mode table: runtime weights per request type.
 
 One row per mode; `power_save` is the seed's. Mode specialisation, the
 reference interpreter and the runtime all read weights from here.
@@ -24,7 +24,7 @@ They are read with `cortex.weight` like the mode weights, but mode
 specialisation leaves them alone (unless a mode row names them), so one
 compiled pipeline takes any value at run time. The L2 pipeline's blur gate
 skips scoring when sharpness < max(blur_threshold, blur_fraction · running
-median of recent sharpness): the defaults are DESIGN.md's fixed gate
+median of recent sharpness): the defaults are the original fixed gate
 (sharpness < 100); `cortex-run --blur-threshold auto` sets 0 and 0.5.
 """
 

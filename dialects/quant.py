@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
+    IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
@@ -296,7 +297,7 @@ class QConv2dOp(QuantComputeOp):
         pads: Sequence[int] = (0, 0, 0, 0),
         dilations: Sequence[int] = (1, 1),
     ):
-        shape = shapes.conv2d(shape_of(x, "x"), shape_of(weight, "weight"), bias and shape_of(bias, "bias"), strides, pads, dilations)
+        shape = shapes.conv2d(shape_of(x, "x"), shape_of(weight, "weight"), shape_of(bias, "bias") if bias else None, strides, pads, dilations)
         props = self.quant_properties(x_q, w_scales, w_zero_point, out_q)
         props |= {"strides": i64_array(strides), "pads": i64_array(pads), "dilations": i64_array(dilations)}
         super().__init__(operands=[x, weight, bias], result_types=[tensor(shape, i8)], properties=props)
@@ -340,7 +341,7 @@ class QLinearOp(QuantComputeOp):
         out_q: tuple[float, int],
         w_zero_point: int = 0,
     ):
-        shape = shapes.linear(shape_of(x, "x"), shape_of(weight, "weight"), bias and shape_of(bias, "bias"))
+        shape = shapes.linear(shape_of(x, "x"), shape_of(weight, "weight"), shape_of(bias, "bias") if bias else None)
         props = self.quant_properties(x_q, w_scales, w_zero_point, out_q)
         super().__init__(operands=[x, weight, bias], result_types=[tensor(shape, i8)], properties=props)
 
@@ -485,6 +486,6 @@ class QAddOp(CortexOp):
         return [tensor(shapes.broadcast(a.get_shape(), b.get_shape()), i8)]
 
 
-QUANT_OPS = [QuantizeOp, DequantizeOp, RequantizeOp, QConv2dOp, QLinearOp, QMatmulOp, QReluOp, QMaxPoolOp, QAddOp]
+QUANT_OPS: list[type[IRDLOperation]] = [QuantizeOp, DequantizeOp, RequantizeOp, QConv2dOp, QLinearOp, QMatmulOp, QReluOp, QMaxPoolOp, QAddOp]
 
 __all__ = [op.__name__ for op in QUANT_OPS] + ["QUANT_OPS", "Q_MAX", "Q_MIN", "QuantComputeOp", "i8"]

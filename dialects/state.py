@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, StringAttr, TensorType, f32
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.traits import MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -24,7 +24,7 @@ from cortex.dialects.traits import FrameBoundary
 StateValue = TensorType | Float32Type
 
 
-def check_name(op: CortexOp) -> str:
+def check_name(op: NamedOp) -> str:
     name = op.state_name
     if not name:
         raise VerifyException("the 'name' property must not be empty")
@@ -37,12 +37,18 @@ def check_name(op: CortexOp) -> str:
 class NamedOp(CortexOp):
     @property
     def state_name(self) -> str:
-        return self.properties["name"].data
+        name = self.properties["name"]
+        assert isinstance(name, StringAttr), "prop_def(StringAttr) checked it"
+        return name.data
 
 
 @irdl_op_definition
 class StateOp(NamedOp):
-    """The value the named state held after the previous frame."""
+    """The value the named state held after the previous frame.
+
+    Zeros before the first frame. Lowered, a state becomes an argument of the per-frame function
+    (and its `cortex.update_state` a result): the runtime threads it from frame to frame.
+    """
 
     name = "cortex.state"
     state_name_attr = prop_def(StringAttr, prop_name="name")
@@ -60,7 +66,10 @@ class StateOp(NamedOp):
 
 @irdl_op_definition
 class UpdateStateOp(NamedOp):
-    """Sets the named state's value for the next frame (a side effect)."""
+    """Sets the named state's value for the next frame (a side effect).
+
+    Has a side effect: DCE never removes it. One type per state name within a function.
+    """
 
     name = "cortex.update_state"
     state_name_attr = prop_def(StringAttr, prop_name="name")
@@ -87,7 +96,12 @@ class UpdateStateOp(NamedOp):
 
 @irdl_op_definition
 class WeightOp(NamedOp):
-    """A runtime weight (wc, wt, ws, wm, ...) given per request type."""
+    """A runtime weight (wc, wt, ws, wm, ...) given per request type.
+
+    A runtime input: `cortex-specialize-mode` replaces the mode table's weights by constants; the
+    blur gate's `blur_threshold` and `blur_fraction` stay runtime inputs (defaults in
+    `cortex.dialects.modes.INPUT_DEFAULTS`).
+    """
 
     name = "cortex.weight"
     state_name_attr = prop_def(StringAttr, prop_name="name")
@@ -103,4 +117,4 @@ class WeightOp(NamedOp):
         return [f32]
 
 
-STATE_OPS = [StateOp, UpdateStateOp, WeightOp]
+STATE_OPS: list[type[IRDLOperation]] = [StateOp, UpdateStateOp, WeightOp]

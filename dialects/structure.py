@@ -71,7 +71,7 @@ def dominance_problems(root: Operation) -> Iterator[Problem]:
             blocks = list(region.blocks)
             dominance = DominanceInfo(region) if len(blocks) > 1 else None
             for block in reversed(blocks):
-                added = list(block.args)
+                added: list[SSAValue] = list(block.args)
                 if dominance is not None:
                     for other in blocks:
                         if other is not block and dominance.strictly_dominates(other, block):
@@ -117,7 +117,7 @@ def _undominated(index: int, operand: SSAValue, user: Operation) -> str:
 
 
 def _in_scope_later(value: SSAValue, user: Operation) -> bool:
-    block = value.op.parent_block() if isinstance(value, OpResult) else value.block
+    block = value.op.parent_block() if isinstance(value, OpResult) else value.block if isinstance(value, BlockArgument) else None
     return block is not None and block.find_ancestor_op_in_block(user) is not None
 
 

@@ -8,6 +8,7 @@ op's typing rule is one call into `cortex.dialects.shapes`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from xdsl.dialects.builtin import (
     I64,
@@ -22,6 +23,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
+    IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
@@ -54,8 +56,9 @@ def same_element(op: CortexOp, *values: SSAValue) -> Attribute:
     return elements.pop()
 
 
-def ints(attr: DenseArrayBase) -> tuple[int, ...]:
-    return tuple(attr.get_values())
+def ints(attr: DenseArrayBase[Any]) -> tuple[int, ...]:
+    """The integers of an i64 array property."""
+    return tuple(int(v) for v in attr.get_values())
 
 
 @irdl_op_definition
@@ -122,68 +125,94 @@ class BinaryOp(CortexOp):
 
 @irdl_op_definition
 class AddOp(BinaryOp):
+    """Elementwise lhs + rhs with NumPy (ONNX) broadcasting."""
+
     name = "cortex.add"
     traits = traits_def(*TENSOR_TRAITS, Commutative())
 
 
 @irdl_op_definition
 class SubOp(BinaryOp):
+    """Elementwise lhs − rhs with NumPy (ONNX) broadcasting."""
+
     name = "cortex.sub"
 
 
 @irdl_op_definition
 class MulOp(BinaryOp):
+    """Elementwise lhs · rhs with NumPy (ONNX) broadcasting."""
+
     name = "cortex.mul"
     traits = traits_def(*TENSOR_TRAITS, Commutative())
 
 
 @irdl_op_definition
 class DivOp(BinaryOp):
+    """Elementwise lhs / rhs with NumPy (ONNX) broadcasting (IEEE: x/0 is ±inf or nan)."""
+
     name = "cortex.div"
 
 
 @irdl_op_definition
 class PowOp(BinaryOp):
+    """Elementwise lhs ** rhs with NumPy (ONNX) broadcasting."""
+
     name = "cortex.pow"
 
 
 @irdl_op_definition
 class NegOp(UnaryOp):
+    """Elementwise −x."""
+
     name = "cortex.neg"
 
 
 @irdl_op_definition
 class ExpOp(UnaryOp):
+    """Elementwise eˣ."""
+
     name = "cortex.exp"
 
 
 @irdl_op_definition
 class LogOp(UnaryOp):
+    """Elementwise natural logarithm (log 0 = −inf, log of a negative = nan)."""
+
     name = "cortex.log"
 
 
 @irdl_op_definition
 class SqrtOp(UnaryOp):
+    """Elementwise square root (nan below 0)."""
+
     name = "cortex.sqrt"
 
 
 @irdl_op_definition
 class AbsOp(UnaryOp):
+    """Elementwise |x|."""
+
     name = "cortex.abs"
 
 
 @irdl_op_definition
 class ReluOp(UnaryOp):
+    """Elementwise max(x, 0)."""
+
     name = "cortex.relu"
 
 
 @irdl_op_definition
 class SigmoidOp(UnaryOp):
+    """Elementwise 1 / (1 + e⁻ˣ)."""
+
     name = "cortex.sigmoid"
 
 
 @irdl_op_definition
 class TanhOp(UnaryOp):
+    """Elementwise hyperbolic tangent."""
+
     name = "cortex.tanh"
 
 
@@ -364,11 +393,15 @@ class AvgPoolOp(PoolOp):
 
 @irdl_op_definition
 class MaxPoolOp(PoolOp):
+    """Max pooling, NCHW; padded cells never win (ONNX MaxPool, padding −inf)."""
+
     name = "cortex.max_pool"
 
 
 @irdl_op_definition
 class TransposeOp(CortexOp):
+    """Permutes the dimensions: result dimension i is input dimension perm[i] (ONNX Transpose)."""
+
     name = "cortex.transpose"
     x = operand_def(TensorType)
     perm = prop_def(DenseArrayBase[I64])
@@ -398,7 +431,7 @@ class ReshapeOp(CortexOp):
     assembly_format = UNARY_FORMAT
 
     def __init__(self, x: SSAValue, shape: Sequence[int]):
-        super().__init__(operands=[x], result_types=[tensor(shape, x.type.element_type)])
+        super().__init__(operands=[x], result_types=[tensor(shape, tensor_of(x, "x").element_type)])
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         t = tensor_of(self.x, "x")  # any element type: quantised (i8) tensors reshape too
@@ -416,6 +449,8 @@ class ReshapeOp(CortexOp):
 
 @irdl_op_definition
 class SoftmaxOp(CortexOp):
+    """exp(x − max) / Σ exp(x − max) along `axis` (ONNX Softmax, opset 13)."""
+
     name = "cortex.softmax"
     x = operand_def(TensorType)
     axis = prop_def(IntegerAttr[I64], default_value=i64_attr(D.SOFTMAX_AXIS))
@@ -473,7 +508,7 @@ class ReduceMaxOp(ReduceOp):
     name = "cortex.reduce_max"
 
 
-TENSOR_OPS = [
+TENSOR_OPS: list[type[IRDLOperation]] = [
     ConstantOp,
     AddOp,
     SubOp,

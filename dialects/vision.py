@@ -1,4 +1,4 @@
-"""The vision stages of the L2 pipeline (DESIGN.md, "The cortex dialect").
+"""The vision stages of the L2 pipeline.
 
 Semantics live in the reference kernels (`cortex.semantics.kernels`); these
 classes state operands, properties with their defaults, typing rules and
@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
+    IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
@@ -44,6 +45,7 @@ from cortex.dialects.base import (
     gray_image,
     i64_array,
     i64_attr,
+    shape_of,
     tensor,
     ui8,
 )
@@ -57,23 +59,29 @@ BINARY_FORMAT = "$gray `,` $prev_gray attr-dict `:` `(` type($gray) `,` type($pr
 
 def positive(op: CortexOp, *names: str) -> None:
     for name in names:
-        value = op.properties[name].value.data
-        if not value > 0:  # also rejects NaN
+        attr = op.properties[name]
+        value = attr.value.data if isinstance(attr, IntegerAttr | FloatAttr) else None
+        if value is None or not value > 0:  # also rejects NaN
             raise VerifyException(f"property '{name}' must be positive, got {value}")
 
 
 def map_type(op: CortexOp, h: int, w: int) -> TensorType:
-    return tensor(shapes.block_grid(h, w, op.block.value.data))
+    block = op.properties["block"]
+    assert isinstance(block, IntegerAttr), "prop_def(IntegerAttr) checked it"
+    return tensor(shapes.block_grid(h, w, block.value.data))
 
 
 def same_image(op: CortexOp, a: SSAValue, b: SSAValue) -> None:
-    if not shapes.shapes_agree(a.type.get_shape(), b.type.get_shape()):
+    if not shapes.shapes_agree(shape_of(a, "gray"), shape_of(b, "prev_gray")):
         raise VerifyException(f"gray and prev_gray must have the same shape, got {a.type} and {b.type}")
 
 
 @irdl_op_definition
 class GrayOp(CortexOp):
-    """BGR uint8 frame → float32 luma, Y = 0.114·B + 0.587·G + 0.299·R."""
+    """BGR uint8 frame → float32 luma, Y = 0.114·B + 0.587·G + 0.299·R.
+
+    Frames are `tensor<H×W×3×ui8>` in OpenCV's BGR order; the result is an H×W float32 image in [0, 255].
+    """
 
     name = "cortex.gray"
     frame = operand_def(TensorType)
@@ -90,7 +98,11 @@ class GrayOp(CortexOp):
 
 @irdl_op_definition
 class BlurDetectorOp(CortexOp):
-    """Sharpness: variance of the 3×3 Laplacian (OpenCV)."""
+    """Sharpness: variance of the 3×3 Laplacian (OpenCV).
+
+    The variance of the 3×3 Laplacian ([[0,1,0],[1,-4,1],[0,1,0]], border reflect-101) over the whole
+    image, as an f32 scalar. External: kept as a call to an OpenCV-backed extern.
+    """
 
     name = "cortex.blur_detector"
     gray = operand_def(TensorType)
@@ -108,7 +120,11 @@ class BlurDetectorOp(CortexOp):
 
 @irdl_op_definition
 class SceneChangeOp(CortexOp):
-    """1 − mean SSIM of the two images (OpenCV Gaussian window)."""
+    """1 − mean SSIM of the two images (OpenCV Gaussian window).
+
+    1 − mean SSIM over the whole image: Gaussian 11×11 window, σ = 1.5, OpenCV's default border
+    reflect-101, no cropping; C1 = (0.01·255)², C2 = (0.03·255)². External (OpenCV).
+    """
 
     name = "cortex.scene_change"
     gray = operand_def(TensorType)
@@ -129,7 +145,11 @@ class SceneChangeOp(CortexOp):
 
 @irdl_op_definition
 class CenterCropOp(CortexOp):
-    """Centre prior on the block grid; depends on the shape alone."""
+    """Centre prior on the block grid; depends on the shape alone.
+
+    Cell (i, j) of the (H/block)×(W/block) grid, with centre y = (i+0.5)/Gh, x = (j+0.5)/Gw, holds
+    exp(−((x−0.5)² + (y−0.5)²) / (2σ²)). Reads only its operand's shape, so it folds to a constant.
+    """
 
     name = "cortex.center_crop"
     gray = operand_def(TensorType)
@@ -153,7 +173,12 @@ class CenterCropOp(CortexOp):
 
 @irdl_op_definition
 class TextRoiOp(CortexOp):
-    """Fraction of each block covered by MSER regions (OpenCV)."""
+    """Fraction of each block covered by MSER regions (OpenCV).
+
+    MSER regions of the gray image (rounded and clipped to uint8) with max_variation = 0.25 and
+    min_diversity = 0.0 (OpenCV 5.0's default drops stable regions: opencv/opencv#29652); per block, the
+    fraction of its pixels covered by the union of the regions. External (OpenCV).
+    """
 
     name = "cortex.text_roi"
     gray = operand_def(TensorType)
@@ -188,7 +213,12 @@ class TextRoiOp(CortexOp):
 
 @irdl_op_definition
 class SaliencyDftOp(CortexOp):
-    """Spectral-residual saliency (Hou & Zhang 2007) on the block grid."""
+    """Spectral-residual saliency (Hou & Zhang 2007) on the block grid.
+
+    Average-pool by `scale`; F = DFT2; L = log(|F| + 1e-9); R = L − box3×3(L) (edge-replicated);
+    S = |IDFT2(exp(R + i·angle(F)))|²; 5×5 Gaussian σ = 1 (edge-replicated); divide by max (if > 0);
+    average-pool to the block grid.
+    """
 
     name = "cortex.saliency_dft"
     gray = operand_def(TensorType)
@@ -215,7 +245,10 @@ class SaliencyDftOp(CortexOp):
 
 @irdl_op_definition
 class MotionMapOp(CortexOp):
-    """Mean absolute frame difference per block, scaled to [0, 1]."""
+    """Mean absolute frame difference per block, scaled to [0, 1].
+
+    Mean over each block×block cell of |gray − prev_gray| / 255.
+    """
 
     name = "cortex.motion_map"
     gray = operand_def(TensorType)
@@ -242,7 +275,11 @@ class MotionMapOp(CortexOp):
 
 @irdl_op_definition
 class ScoreFusionOp(CortexOp):
-    """S = Σ wᵢ·mapᵢ; `terms` names the stage that produced each map."""
+    """S = Σ wᵢ·mapᵢ; `terms` names the stage that produced each map.
+
+    The weights are f32 scalars (often `cortex.weight`s, constants after mode specialisation); `terms`
+    holds the producing stages' names, e.g. ["center_crop", "text_roi", "saliency_dft", "motion_map"].
+    """
 
     name = "cortex.score_fusion"
     maps = var_operand_def(TensorType)
@@ -277,14 +314,17 @@ class ScoreFusionOp(CortexOp):
         first = self.maps[0].type
         for i, m in enumerate(self.maps):
             gray_image(m, f"map #{i}")
-            if not shapes.shapes_agree(m.type.get_shape(), first.get_shape()):
+            if not shapes.shapes_agree(shape_of(m, f"map #{i}"), shape_of(first, "map #0")):
                 raise VerifyException(f"all maps must have one shape: map #{i} is {m.type}, map #0 is {first}")
         return [first]
 
 
 @irdl_op_definition
 class TemporalSmoothOp(CortexOp):
-    """Exponential smoothing of the score map, reset on a scene change."""
+    """Exponential smoothing of the score map, reset on a scene change.
+
+    scene > reset_threshold ? score : alpha·prev_score + (1 − alpha)·score.
+    """
 
     name = "cortex.temporal_smooth"
     score = operand_def(TensorType)
@@ -312,7 +352,7 @@ class TemporalSmoothOp(CortexOp):
             raise VerifyException(f"alpha must lie in [0, 1], got {alpha}")
         gray_image(self.score, "score")
         gray_image(self.prev_score, "prev_score")
-        if not shapes.shapes_agree(self.score.type.get_shape(), self.prev_score.type.get_shape()):
+        if not shapes.shapes_agree(shape_of(self.score, "score"), shape_of(self.prev_score, "prev_score")):
             raise VerifyException(
                 f"score and prev_score must have the same shape, got {self.score.type} and {self.prev_score.type}"
             )
@@ -322,7 +362,13 @@ class TemporalSmoothOp(CortexOp):
 
 @irdl_op_definition
 class EncoderOp(CortexOp):
-    """ROI-aware JPEG encoding: low-score blocks are blurred first (OpenCV)."""
+    """ROI-aware JPEG encoding: low-score blocks are blurred first (OpenCV).
+
+    The frame is Gaussian-blurred once (`cv2.GaussianBlur(frame, (9, 9), 0)`); every block whose score
+    is below threshold · max(score) takes the blurred pixels (none when the max is 0); the result is
+    JPEG-encoded at `quality`. `crop` (height, width) cuts a padded frame back to the video's size
+    before encoding. External (OpenCV).
+    """
 
     name = "cortex.encoder"
     frame = operand_def(TensorType)
@@ -349,7 +395,7 @@ class EncoderOp(CortexOp):
         quality: int = D.ENCODER_QUALITY,
         crop: Sequence[int] | None = None,
     ):
-        properties = {"block": i64_attr(block), "threshold": f32_attr(threshold), "quality": i64_attr(quality)}
+        properties: dict[str, Attribute] = {"block": i64_attr(block), "threshold": f32_attr(threshold), "quality": i64_attr(quality)}
         if crop is not None:
             properties["crop"] = i64_array(crop)
         super().__init__(
@@ -372,12 +418,12 @@ class EncoderOp(CortexOp):
                     f"crop must be (height, width) within the {shapes.fmt((h, w))} frame, got {list(crop)}"
                 )
         gray_image(self.score, "score")
-        if not shapes.shapes_agree(self.score.type.get_shape(), grid.get_shape()):
+        if not shapes.shapes_agree(shape_of(self.score, "score"), grid.get_shape()):
             raise VerifyException(f"score must cover the block grid of the frame ({grid}), got {self.score.type}")
         return [tensor((shapes.DYNAMIC,), ui8)]
 
 
-VISION_OPS = [
+VISION_OPS: list[type[IRDLOperation]] = [
     GrayOp,
     BlurDetectorOp,
     SceneChangeOp,

@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import Float32Type, TensorType, f32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     BaseAttr,
+    IRDLOperation,
     VarConstraint,
     irdl_op_definition,
     operand_def,
@@ -83,4 +84,4 @@ class WindowMedianOp(CortexOp):
         return [f32]
 
 
-WINDOW_OPS = [WindowPushOp, WindowMedianOp]
+WINDOW_OPS: list[type[IRDLOperation]] = [WindowPushOp, WindowMedianOp]

@@ -15,11 +15,13 @@ The blur gate skips scoring when
     sharpness < max(blur_threshold, blur_fraction · median(sharpness_history))
 
 with `blur_threshold` and `blur_fraction` runtime inputs (`cortex.weight`,
-defaults in `cortex.dialects.modes.INPUT_DEFAULTS`: 100 and 0, DESIGN.md's
+defaults in `cortex.dialects.modes.INPUT_DEFAULTS`: 100 and 0, the original
 fixed gate) and `sharpness_history` a state holding the last
 `SHARPNESS_WINDOW` sharpness values (`cortex.window_push`,
 `cortex.window_median`: compilable ops, so the adaptive gate is IR like
-every other stage).
+every other stage). The history counts gated frames too, so a video that turns soft for good
+is followed within half a window; its zeros before the first frame are empty slots the median
+ignores, so the first frame is never gated by the relative rule.
 """
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ def normal_inputs(*shapes: tuple[int, ...], scale: float = 1.0) -> Callable[[int
 # ---- the .mlir text ---------------------------------------------------
 
 
-def literal(v: float) -> str:
+def literal(v: float | np.ndarray) -> str:
     return repr(float(v))
 
 

@@ -21,7 +21,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import onnx
@@ -39,6 +39,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import tensor_ops as ops
+from cortex.dialects.base import shape_of
 from cortex.errors import CortexError
 
 ENTRY = "main"
@@ -58,19 +59,19 @@ def load_model(model_or_path: onnx.ModelProto | str | Path | bytes) -> onnx.Mode
             return onnx.load_from_string(bytes(model_or_path))
         return onnx.load(str(model_or_path))
     except OSError as e:
-        raise OnnxImportError(f"cannot read {model_or_path}: {e.strerror or e}") from None
+        raise OnnxImportError(f"cannot read {model_or_path!s}: {e.strerror or e}") from None
     except Exception as e:  # protobuf's DecodeError and friends
-        raise OnnxImportError(f"{model_or_path}: not an ONNX model ({type(e).__name__}: {e})") from None
+        raise OnnxImportError(f"{model_or_path!s}: not an ONNX model ({type(e).__name__}: {e})") from None
 
 
-def f32_constant(array: np.ndarray) -> ops.ConstantOp:
+def f32_constant(array: np.ndarray | np.generic) -> ops.ConstantOp:
     """A `cortex.constant` holding `array` as float32 (bit-exact bytes, any size)."""
     data = np.ascontiguousarray(array, dtype="<f4")
     return ops.ConstantOp(DenseIntOrFPElementsAttr(TensorType(f32, list(data.shape)), BytesAttr(data.tobytes())))
 
 
 def shape(value: SSAValue) -> tuple[int, ...]:
-    return tuple(value.type.get_shape())
+    return shape_of(value, "the value")
 
 
 def same_pads(size: Sequence[int], kernel: Sequence[int], strides: Sequence[int], dilations: Sequence[int], upper: bool) -> list[int]:
@@ -124,6 +125,10 @@ class NodeContext:
         value = self.attrs.get(name, default)
         return value.decode() if isinstance(value, bytes) else value
 
+    @overload
+    def ints(self, name: str, default: Sequence[int]) -> list[int]: ...
+    @overload
+    def ints(self, name: str, default: None = None) -> list[int] | None: ...
     def ints(self, name: str, default: Sequence[int] | None = None) -> list[int] | None:
         value = self.get(name, default)
         return None if value is None else [int(v) for v in value]
@@ -135,7 +140,8 @@ class NodeContext:
         return value
 
 
-Handler = Callable[["Importer", NodeContext, list[str]], list[SSAValue]]
+Handler = Callable[["Importer", NodeContext, list[str]], Sequence[SSAValue | None]]
+"""A node's outputs: an SSA value each, or None for one known at import time only (see `Importer.known`)."""
 HANDLERS: dict[str, Handler] = {}
 
 
@@ -170,10 +176,11 @@ class Importer:
     # ---- values
 
     def emit(self, op: Operation) -> SSAValue:
+        assert self.block is not None, "emit runs inside import_graph, after the block exists"
         self.block.add_op(op)
         return op.results[0]
 
-    def constant(self, array: np.ndarray) -> SSAValue:
+    def constant(self, array: np.ndarray | np.generic) -> SSAValue:
         return self.emit(f32_constant(array))
 
     def value(self, name: str, ctx: NodeContext, what: str) -> SSAValue:
@@ -349,9 +356,10 @@ def gelu(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
 
 
 @handles("Identity")
-def identity(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
+def identity(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue | None]:
     if inputs[0] in im.known and inputs[0] not in im.values:
-        return [propagate_known(im, ctx, inputs[0])]
+        propagate_known(im, ctx, inputs[0])
+        return [None]
     return [im.value(inputs[0], ctx, "input")]
 
 
@@ -361,7 +369,7 @@ def propagate_known(im: Importer, ctx: NodeContext, name: str) -> None:
 
 
 @handles("Constant")
-def constant(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
+def constant(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue | None]:
     if "value" in ctx.attrs:
         array = numpy_helper.to_array(ctx.get("value"))
     elif "value_float" in ctx.attrs:
@@ -430,28 +438,28 @@ def gemm(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
         w = im.constant(weight)
         w.name_hint = ssa_name(inputs[1])
         bias = im.constant(bias_vector) if bias_vector is not None else None
-        if bias is not None:
+        if bias is not None and bias_name is not None:
             bias.name_hint = ssa_name(bias_name)
         y = im.build(ctx, ops.LinearOp, a, w, bias)
         if bias_name is None or bias_vector is not None:
             return [y]
     else:
-        b = im.value(inputs[1], ctx, "input B")
-        if len(shape(b)) != 2:
-            raise ctx.error(f"Gemm input B must be 2-D, got shape {shape(b)}")
+        b_value = im.value(inputs[1], ctx, "input B")
+        if len(shape(b_value)) != 2:
+            raise ctx.error(f"Gemm input B must be 2-D, got shape {shape(b_value)}")
         if trans_b:
-            b = im.build(ctx, ops.TransposeOp, b, [1, 0])
-        y = im.build(ctx, ops.MatmulOp, a, b)
+            b_value = im.build(ctx, ops.TransposeOp, b_value, [1, 0])
+        y = im.build(ctx, ops.MatmulOp, a, b_value)
         if alpha != 1.0:
             y = im.build(ctx, ops.MulOp, y, im.constant(np.float32(alpha)))
         if bias_name is None:
             return [y]
-    c = im.value(bias_name, ctx, "input C")
-    if not unidirectional(shape(c), shape(y)):
-        raise ctx.error(f"input C of shape {list(shape(c))} does not broadcast to the product's {list(shape(y))}")
+    c_value = im.value(bias_name, ctx, "input C")
+    if not unidirectional(shape(c_value), shape(y)):
+        raise ctx.error(f"input C of shape {list(shape(c_value))} does not broadcast to the product's {list(shape(y))}")
     if beta != 1.0:
-        c = im.build(ctx, ops.MulOp, c, im.constant(np.float32(beta)))
-    return [im.build(ctx, ops.AddOp, y, c)]
+        c_value = im.build(ctx, ops.MulOp, c_value, im.constant(np.float32(beta)))
+    return [im.build(ctx, ops.AddOp, y, c_value)]
 
 
 def unidirectional(source: Sequence[int], target: Sequence[int]) -> bool:
@@ -636,11 +644,12 @@ def resolve_reshape(ctx: NodeContext, source: Sequence[int], target: Sequence[in
 def reshape(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     x = im.value(inputs[0], ctx, "input data")
     if len(inputs) > 1:
-        target = im.static(inputs[1], ctx, "input shape").reshape(-1).tolist()
+        target = [int(d) for d in im.static(inputs[1], ctx, "input shape").reshape(-1)]
     else:  # opset < 5
-        target = ctx.ints("shape")
-        if target is None:
+        stated = ctx.ints("shape")
+        if stated is None:
             raise ctx.error("Reshape needs a shape")
+        target = stated
     allowzero = ctx.require("allowzero", (0, 1), 0, "must be 0 or 1")
     return [im.reshape(ctx, x, resolve_reshape(ctx, shape(x), target, allowzero))]
 

@@ -11,6 +11,7 @@ They are what the ONNX tests and the ONNX Runtime benchmark import:
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import numpy as np
 import onnx
@@ -47,7 +48,7 @@ def cnn(seed: int = 0, channels: tuple[int, int, int] = (8, 8, 16), classes: int
         _weights(rng, "fc_b", (classes,), c3 * 64),
         numpy_helper.from_array(np.array([1, -1], np.int64), "flat_shape"),
     ]
-    same = {"pads": [1, 1, 1, 1], "kernel_shape": [3, 3]}
+    same: dict[str, Any] = {"pads": [1, 1, 1, 1], "kernel_shape": [3, 3]}
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", **same),
         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),

@@ -10,7 +10,7 @@ what `lower` returns.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, Generic, TypeVar
 
 from xdsl.dialects.builtin import FileLineColLoc, TensorType
 from xdsl.ir import Operation, SSAValue
@@ -55,24 +55,29 @@ def require_static(op: Operation, pass_name: str) -> None:
             )
 
 
-class CortexLowering:
+OpT = TypeVar("OpT", bound=Operation)
+
+
+class CortexLowering(Generic[OpT]):
     """How one cortex op class becomes upstream IR: `lower` builds the replacement values.
 
     Registered by op class with `@lowers(OpClass)`; convert-cortex-to-linalg
-    looks the lowering up in `LOWERINGS` by the op's class.
+    looks the lowering up in `LOWERINGS` by the op's class. The type parameter
+    is the op class `lower` takes, so each lowering reads its op's typed
+    operands and properties (`CortexLowering[GrayOp]`).
     """
 
-    def lower(self, op: Operation, b: LinalgBuilder) -> list[SSAValue]:
+    def lower(self, op: OpT, b: LinalgBuilder) -> list[SSAValue]:
         raise NotImplementedError
 
 
-LOWERINGS: dict[type[Operation], CortexLowering] = {}
+LOWERINGS: dict[type[Operation], CortexLowering[Any]] = {}
 """The op class → lowering table (one entry per compilable cortex op class)."""
 
-LoweringT = TypeVar("LoweringT", bound=type[CortexLowering])
+LoweringT = TypeVar("LoweringT", bound=type[CortexLowering[Any]])
 
 
-def register_lowering(op_class: type[Operation], lowering: CortexLowering) -> None:
+def register_lowering(op_class: type[Operation], lowering: CortexLowering[Any]) -> None:
     if op_class in LOWERINGS:
         raise ValueError(f"two lowerings for '{op_class.name}'")
     LOWERINGS[op_class] = lowering

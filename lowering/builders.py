@@ -22,6 +22,7 @@ from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    AnyFloat,
     ArrayAttr,
     BytesAttr,
     DenseArrayBase,
@@ -30,6 +31,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     IntegerType,
     StringAttr,
@@ -94,7 +96,8 @@ def dense_attr(array: np.ndarray, element: Attribute = f32) -> DenseIntOrFPEleme
         data = array.astype(np.dtype(dtype.replace("<i", "<u")) if array.dtype.kind == "u" else dtype)
     else:
         data = array.astype(dtype)
-    return DenseIntOrFPElementsAttr(TensorType(element, list(array.shape)), BytesAttr(data.tobytes()))
+    # xDSL types TensorType's element as its builtin-type union; `element` is whatever the op carried
+    return DenseIntOrFPElementsAttr(TensorType(element, list(array.shape)), BytesAttr(data.tobytes()))  # type: ignore[arg-type]
 
 
 def tensor_type(shape: Sequence[int], element: Attribute = f32) -> TensorType:
@@ -138,7 +141,9 @@ def constant_op(value: float, element: Attribute = f32) -> arith.ConstantOp:
     """A scalar `arith.constant` of an integer or float type."""
     if isinstance(element, IntegerType):
         return arith.ConstantOp(IntegerAttr(int(value), element))
-    return arith.ConstantOp(FloatAttr(float(value), element))
+    if isinstance(element, AnyFloat):
+        return arith.ConstantOp(FloatAttr(float(value), element))
+    raise TypeError(f"no scalar constant of type {element}")
 
 
 def const(value: float, element: Attribute = f32) -> SSAValue:
@@ -206,7 +211,7 @@ def powf(a: SSAValue, b: SSAValue) -> SSAValue:
     return math.PowFOp(a, b).result
 
 
-def uitofp(a: SSAValue, element: Attribute = f32) -> SSAValue:
+def uitofp(a: SSAValue, element: AnyFloat = f32) -> SSAValue:
     return arith.UIToFPOp(a, element).result
 
 
@@ -432,13 +437,13 @@ class LinalgBuilder:
         return self.elementwise(lambda v: mulf(v, const(factor, element_of(x))), x)
 
 
-def i64_vector(values: Sequence[int]) -> DenseIntOrFPElementsAttr:
+def i64_vector(values: Sequence[int]) -> DenseIntOrFPElementsAttr[IntegerType | IndexType]:
     """`dense<[...]> : tensor<Nxi64>`, the form linalg's conv/pooling strides take."""
     return DenseIntOrFPElementsAttr.from_list(TensorType(i64, [len(values)]), list(values))
 
 
-def reassociation(groups: Sequence[Sequence[int]]) -> ArrayAttr:
-    return ArrayAttr([ArrayAttr([IntegerAttr(i, i64) for i in group]) for group in groups])
+def reassociation(groups: Sequence[Sequence[int]]) -> ArrayAttr[ArrayAttr[IntegerAttr[IntegerType | IndexType]]]:
+    return ArrayAttr([ArrayAttr([IntegerAttr[IntegerType | IndexType](i, i64) for i in group]) for group in groups])
 
 
 def nesting(coarse: Sequence[int], fine: Sequence[int]) -> list[list[int]] | None:

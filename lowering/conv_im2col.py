@@ -53,8 +53,8 @@ class Im2colConv(RewritePattern):
         sh, sw = ints(op.strides)
         dh, dw = ints(op.dilations)
         b = LinalgBuilder(rewriter, op)
-        if isinstance(op.attributes.get(ORIGIN), StringAttr):
-            b.origin = op.attributes[ORIGIN]
+        if isinstance(origin := op.attributes.get(ORIGIN), StringAttr):
+            b.origin = origin
         element = element_of(x)
         k, m = c_ * kh_ * kw_, n_ * oh_ * ow_
 

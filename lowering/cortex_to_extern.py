@@ -30,7 +30,7 @@ from cortex.lowering.frame_boundary import ConvertFrameBoundaryPass
 from cortex.lowering.unsigned import as_signless, cast_to, convert_unsigned_signatures, is_unsigned, signless
 
 
-def _unsigned_attrs(types: list[Attribute]) -> ArrayAttr | None:
+def _unsigned_attrs(types: list[Attribute]) -> ArrayAttr[DictionaryAttr] | None:
     attrs = [DictionaryAttr({abi.UNSIGNED: UnitAttr()} if is_unsigned(t) else {}) for t in types]
     return ArrayAttr(attrs) if any(a.data for a in attrs) else None
 
@@ -41,11 +41,11 @@ class ExternTable:
     def __init__(self, module: ModuleOp):
         self.module = module
         self.symbols = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
-        self.known: dict[tuple[str, DictionaryAttr, FunctionType], str] = {}
+        self.known: dict[tuple[str, Attribute | None, FunctionType], str] = {}
         self.last: func.FuncOp | None = None  # new declarations go first, in creation order
         for decl in module.ops:
-            if isinstance(decl, func.FuncOp) and decl.is_declaration and abi.EXTERN in decl.attributes:
-                key = (decl.attributes[abi.EXTERN].data, decl.attributes.get(abi.PROPS), decl.function_type)
+            if isinstance(decl, func.FuncOp) and decl.is_declaration and isinstance(extern := decl.attributes.get(abi.EXTERN), StringAttr):
+                key = (extern.data, decl.attributes.get(abi.PROPS), decl.function_type)
                 self.known[key] = decl.sym_name.data
 
     def declare(self, op: IRDLOperation, rewriter: PatternRewriter) -> str:
@@ -87,7 +87,7 @@ class LowerExternal(RewritePattern):
         self.table = table
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not (op.name.startswith("cortex.") and op.has_trait(External)):
+        if not (isinstance(op, IRDLOperation) and op.name.startswith("cortex.") and op.has_trait(External)):
             return
         symbol = self.table.declare(op, rewriter)
         operands = [as_signless(v, rewriter) for v in op.operands]

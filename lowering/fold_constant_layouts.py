@@ -22,7 +22,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from cortex.dialects.abi import ORIGIN
-from cortex.lowering.builders import dense_attr, shape_of
+from cortex.lowering.builders import dense_attr, element_of, shape_of
 from cortex.semantics.values import dense_to_numpy
 
 
@@ -53,7 +53,7 @@ class FoldConstantLayout(RewritePattern):
         value = folded(op)
         if value is None:
             return
-        constant = arith.ConstantOp(dense_attr(np.ascontiguousarray(value), op.results[0].type.element_type))
+        constant = arith.ConstantOp(dense_attr(np.ascontiguousarray(value), element_of(op.results[0])))
         if ORIGIN in op.attributes:
             constant.attributes[ORIGIN] = op.attributes[ORIGIN]
         rewriter.replace(op, constant)

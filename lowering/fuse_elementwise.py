@@ -45,7 +45,7 @@ from xdsl.dialects import tensor
 from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, ModuleOp, StringAttr
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg.ops import GenericOp, IndexOp, YieldOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
@@ -101,11 +101,11 @@ def fusible_producer(consumer: GenericOp, operand_index: int) -> GenericOp | Non
     return producer
 
 
-def join_origins(*origins: StringAttr | None) -> StringAttr | None:
-    """`a` + `b+c` → `a+b+c`, each name once, in order."""
+def join_origins(*origins: Attribute | None) -> StringAttr | None:
+    """`a` + `b+c` → `a+b+c`, each name once, in order (what is not a string is no origin)."""
     names: dict[str, None] = {}  # an ordered set: joining n origins stays linear
     for origin in origins:
-        if origin is None:
+        if not isinstance(origin, StringAttr):
             continue
         names.update(dict.fromkeys(origin.data.split("+")))
     return StringAttr("+".join(names)) if names else None

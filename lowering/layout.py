@@ -31,7 +31,7 @@ from cortex.lowering.tensor_ops import window_counts
 
 
 @lowers(lay.Conv2dNhwcOp)
-class LowerConv2dNhwc(CortexLowering):
+class LowerConv2dNhwc(CortexLowering[lay.Conv2dNhwcOp]):
     """Zero-padded copy, then `linalg.conv_2d_nhwc_hwcf` accumulating into the broadcast bias."""
 
     def lower(self, op: lay.Conv2dNhwcOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -56,7 +56,7 @@ def pooling_nhwc(b: LinalgBuilder, kind: str, x: SSAValue, kernel, init: SSAValu
 
 
 @lowers(lay.MaxPoolNhwcOp)
-class LowerMaxPoolNhwc(CortexLowering):
+class LowerMaxPoolNhwc(CortexLowering[lay.MaxPoolNhwcOp]):
     def lower(self, op: lay.MaxPoolNhwcOp, b: LinalgBuilder) -> list[SSAValue]:
         top, left, bottom, right = op.pads.get_values()
         x = b.pad(op.x, [0, top, left, 0], [0, bottom, right, 0], -pymath.inf)
@@ -65,7 +65,7 @@ class LowerMaxPoolNhwc(CortexLowering):
 
 
 @lowers(lay.AvgPoolNhwcOp)
-class LowerAvgPoolNhwc(CortexLowering):
+class LowerAvgPoolNhwc(CortexLowering[lay.AvgPoolNhwcOp]):
     def lower(self, op: lay.AvgPoolNhwcOp, b: LinalgBuilder) -> list[SSAValue]:
         top, left, bottom, right = op.pads.get_values()
         kernel, strides = op.kernel_shape.get_values(), op.strides.get_values()
@@ -84,7 +84,7 @@ class LowerAvgPoolNhwc(CortexLowering):
 
 
 @lowers(lay.BatchNormNhwcOp)
-class LowerBatchNormNhwc(CortexLowering):
+class LowerBatchNormNhwc(CortexLowering[lay.BatchNormNhwcOp]):
     """(x − mean)·(1/√(var + ε))·scale + bias along the last axis."""
 
     def lower(self, op: lay.BatchNormNhwcOp, b: LinalgBuilder) -> list[SSAValue]:

@@ -21,8 +21,8 @@ import math as pymath
 
 import numpy as np
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f32, i32
-from xdsl.ir import Attribute, SSAValue
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, f32, i32
+from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
 from cortex.dialects import quant as q
@@ -38,7 +38,7 @@ def _f(value: float) -> SSAValue:
     return arith.ConstantOp(FloatAttr(float(value), f32)).result
 
 
-def _i(value: int, element: Attribute = i32) -> SSAValue:
+def _i(value: int, element: IntegerType = i32) -> SSAValue:
     return arith.ConstantOp(IntegerAttr(int(value), element)).result
 
 
@@ -65,21 +65,21 @@ def saturate(v: SSAValue, zero_point: int) -> SSAValue:
 
 
 @lowers(q.QuantizeOp)
-class LowerQuantize(CortexLowering):
+class LowerQuantize(CortexLowering[q.QuantizeOp]):
     def lower(self, op: q.QuantizeOp, b: LinalgBuilder) -> list[SSAValue]:
         scale, zp = op.params
         return [b.elementwise(lambda x: saturate(arith.DivfOp(x, _f(scale)).result, zp), op.x, element=i8)]
 
 
 @lowers(q.DequantizeOp)
-class LowerDequantize(CortexLowering):
+class LowerDequantize(CortexLowering[q.DequantizeOp]):
     def lower(self, op: q.DequantizeOp, b: LinalgBuilder) -> list[SSAValue]:
         scale, zp = op.params
         return [b.elementwise(lambda x: arith.MulfOp(to_f32(widen(x, zp)), _f(scale)).result, op.x, element=f32)]
 
 
 @lowers(q.RequantizeOp)
-class LowerRequantize(CortexLowering):
+class LowerRequantize(CortexLowering[q.RequantizeOp]):
     def lower(self, op: q.RequantizeOp, b: LinalgBuilder) -> list[SSAValue]:
         multiplier = float(op.multiplier())
         in_zp, out_zp = op.in_zero_point.value.data, op.zero_point.value.data
@@ -89,14 +89,14 @@ class LowerRequantize(CortexLowering):
 
 
 @lowers(q.QReluOp)
-class LowerQRelu(CortexLowering):
+class LowerQRelu(CortexLowering[q.QReluOp]):
     def lower(self, op: q.QReluOp, b: LinalgBuilder) -> list[SSAValue]:
         zp = op.zero_point.value.data
         return [b.elementwise(lambda x: arith.MaxSIOp(x, _i(zp, i8)).result, op.x, element=i8)]
 
 
 @lowers(q.QMaxPoolOp)
-class LowerQMaxPool(CortexLowering):
+class LowerQMaxPool(CortexLowering[q.QMaxPoolOp]):
     """−128-padded copy, then window maxima (`arith.maxsi`) from −128."""
 
     def lower(self, op: q.QMaxPoolOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -141,7 +141,7 @@ def accumulator(b: LinalgBuilder, bias: SSAValue | None, shape, added_dims) -> S
 
 
 @lowers(q.QConv2dOp)
-class LowerQConv2d(CortexLowering):
+class LowerQConv2d(CortexLowering[q.QConv2dOp]):
     """x padded with its zero point; Σ over (c, kh, kw) in a `linalg.generic` on i32; rescale."""
 
     def lower(self, op: q.QConv2dOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -167,7 +167,7 @@ def matmul_i32(b: LinalgBuilder, a: SSAValue, w: SSAValue, acc: SSAValue, a_zp: 
 
 
 @lowers(q.QLinearOp)
-class LowerQLinear(CortexLowering):
+class LowerQLinear(CortexLowering[q.QLinearOp]):
     """x·Wᵀ on i32 (a constant W is transposed at compile time) into the broadcast bias; rescale."""
 
     def lower(self, op: q.QLinearOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -183,7 +183,7 @@ class LowerQLinear(CortexLowering):
 
 
 @lowers(q.QMatmulOp)
-class LowerQMatmul(CortexLowering):
+class LowerQMatmul(CortexLowering[q.QMatmulOp]):
     def lower(self, op: q.QMatmulOp, b: LinalgBuilder) -> list[SSAValue]:
         acc = b.full(shape_of(op.result), 0, i32)
         acc = matmul_i32(b, op.a, op.b, acc, op.x_zero_point.value.data, op.w_zero_point.value.data)
@@ -191,7 +191,7 @@ class LowerQMatmul(CortexLowering):
 
 
 @lowers(q.QAddOp)
-class LowerQAdd(CortexLowering):
+class LowerQAdd(CortexLowering[q.QAddOp]):
     """One elementwise generic (broadcasting): each side to f32 at the output's scale, add, saturate."""
 
     def lower(self, op: q.QAddOp, b: LinalgBuilder) -> list[SSAValue]:

@@ -25,7 +25,7 @@ def dft_matrices(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.cos(phase), np.sin(phase)
 
 
-def replicate_band(n: int, taps: Sequence[float]) -> np.ndarray:
+def replicate_band(n: int, taps: Sequence[float] | np.ndarray) -> np.ndarray:
     """n×n matrix of the centred correlation with `taps`, edges replicated: (B·x)[i] = Σ_t taps[t]·x[clip(i+t−r)]."""
     r = len(taps) // 2
     band = np.zeros((n, n))

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr
 
 from cortex.dialects import tensor_ops as ops
@@ -84,7 +84,7 @@ BINARY_BODIES: dict[type[Operation], Callable[[SSAValue, SSAValue], SSAValue]] =
 }
 
 
-class LowerElementwise(CortexLowering):
+class LowerElementwise(CortexLowering[Operation]):
     """One elementwise op class → `linalg.generic` with broadcasting maps around `body`."""
 
     def __init__(self, body: Callable[..., SSAValue]):
@@ -95,14 +95,14 @@ class LowerElementwise(CortexLowering):
 
 
 @lowers(ops.GeluOp)
-class LowerGelu(CortexLowering):
+class LowerGelu(CortexLowering[ops.GeluOp]):
     def lower(self, op: ops.GeluOp, b: LinalgBuilder) -> list[SSAValue]:
         body = _gelu_tanh if op.approximate.data == "tanh" else _gelu_erf
         return [b.elementwise(body, op.x)]
 
 
 @lowers(ops.ConstantOp)
-class LowerConstant(CortexLowering):
+class LowerConstant(CortexLowering[ops.ConstantOp]):
     def lower(self, op: ops.ConstantOp, b: LinalgBuilder) -> list[SSAValue]:
         return [b.constant_attr(op.value)]
 
@@ -113,7 +113,7 @@ class LowerConstant(CortexLowering):
 def constant_value(value: SSAValue) -> np.ndarray | None:
     """The array `value` holds when a constant defines it (cortex or arith), else None."""
     owner = value.owner
-    attr = None
+    attr: Attribute | None = None
     if isinstance(owner, ops.ConstantOp):
         attr = owner.value
     elif isinstance(owner, arith.ConstantOp):
@@ -122,7 +122,7 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
 
 
 @lowers(ops.MatmulOp)
-class LowerMatmul(CortexLowering):
+class LowerMatmul(CortexLowering[ops.MatmulOp]):
     """2-D: `linalg.matmul`. Batched (ONNX broadcasting over the leading dims): one `linalg.generic`."""
 
     def lower(self, op: ops.MatmulOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -151,7 +151,7 @@ class LowerMatmul(CortexLowering):
 
 
 @lowers(ops.LinearOp)
-class LowerLinear(CortexLowering):
+class LowerLinear(CortexLowering[ops.LinearOp]):
     """x·Wᵀ + b as `linalg.matmul` into the broadcast bias; a constant W is transposed at compile time."""
 
     def lower(self, op: ops.LinearOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -173,7 +173,7 @@ class LowerLinear(CortexLowering):
 
 
 @lowers(ops.BatchNormOp)
-class LowerBatchNorm(CortexLowering):
+class LowerBatchNorm(CortexLowering[ops.BatchNormOp]):
     """(x − mean)·(1/√(var + ε))·scale + bias, per channel (dim 1)."""
 
     def lower(self, op: ops.BatchNormOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -192,7 +192,7 @@ class LowerBatchNorm(CortexLowering):
 
 
 @lowers(ops.Conv2dOp)
-class LowerConv2d(CortexLowering):
+class LowerConv2d(CortexLowering[ops.Conv2dOp]):
     """Zero-padded copy, then `linalg.conv_2d_nchw_fchw` accumulating into the broadcast bias."""
 
     def lower(self, op: ops.Conv2dOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -213,7 +213,7 @@ def window_counts(size: int, kernel: int, stride: int, pad_lo: int, out: int, di
 
 
 @lowers(ops.AvgPoolOp)
-class LowerAvgPool(CortexLowering):
+class LowerAvgPool(CortexLowering[ops.AvgPoolOp]):
     """Window sums of the zero-padded input ÷ the count of real cells (ONNX count_include_pad=0)."""
 
     def lower(self, op: ops.AvgPoolOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -236,7 +236,7 @@ class LowerAvgPool(CortexLowering):
 
 
 @lowers(ops.MaxPoolOp)
-class LowerMaxPool(CortexLowering):
+class LowerMaxPool(CortexLowering[ops.MaxPoolOp]):
     """−inf-padded copy, then window maxima from −inf."""
 
     def lower(self, op: ops.MaxPoolOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -250,13 +250,13 @@ class LowerMaxPool(CortexLowering):
 
 
 @lowers(ops.TransposeOp)
-class LowerTranspose(CortexLowering):
+class LowerTranspose(CortexLowering[ops.TransposeOp]):
     def lower(self, op: ops.TransposeOp, b: LinalgBuilder) -> list[SSAValue]:
         return [b.transpose(op.x, op.perm.get_values())]
 
 
 @lowers(ops.ReshapeOp)
-class LowerReshape(CortexLowering):
+class LowerReshape(CortexLowering[ops.ReshapeOp]):
     """`tensor.collapse_shape` / `tensor.expand_shape` (through 1-D when the shapes do not nest)."""
 
     def lower(self, op: ops.ReshapeOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -264,7 +264,7 @@ class LowerReshape(CortexLowering):
 
 
 @lowers(ops.SoftmaxOp)
-class LowerSoftmax(CortexLowering):
+class LowerSoftmax(CortexLowering[ops.SoftmaxOp]):
     """e = exp(x − max(x)); e / Σe, along `axis`."""
 
     def lower(self, op: ops.SoftmaxOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -285,7 +285,7 @@ class LowerSoftmax(CortexLowering):
         return [along_axis(s.divf, e, total)]
 
 
-class LowerReduce(CortexLowering):
+class LowerReduce(CortexLowering[ops.ReduceOp]):
     """`linalg.reduce` over `axes` (all when empty); mean divides by the count; keepdims reshapes."""
 
     def __init__(self, kind: str, mean: bool = False):
@@ -307,7 +307,8 @@ class LowerReduce(CortexLowering):
         return [b.reshape(result, shape_of(op.result))]
 
 
-for op_class, body in (*UNARY_BODIES.items(), *BINARY_BODIES.items()):
+ELEMENTWISE_BODIES: dict[type[Operation], Callable[..., SSAValue]] = {**UNARY_BODIES, **BINARY_BODIES}
+for op_class, body in ELEMENTWISE_BODIES.items():
     register_lowering(op_class, LowerElementwise(body))
 register_lowering(ops.ReduceSumOp, LowerReduce("add"))
 register_lowering(ops.ReduceMeanOp, LowerReduce("add", mean=True))

@@ -14,6 +14,7 @@ cells are left alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -22,6 +23,7 @@ from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg.ops import FillOp, GenericOp, YieldOp
 from xdsl.dialects.tensor import ExtractSliceOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -34,7 +36,7 @@ from xdsl.pattern_rewriter import (
 from cortex.dialects.abi import ORIGIN
 from cortex.lowering.builders import PARALLEL, REDUCE_COMBINERS, LinalgBuilder, addf, affine_map, maxf, shape_of
 
-COMBINERS = {arith.MaximumfOp: ("max", maxf), arith.AddfOp: ("add", addf)}
+COMBINERS: dict[type[Operation], tuple[str, Callable[[SSAValue, SSAValue], SSAValue]]] = {arith.MaximumfOp: ("max", maxf), arith.AddfOp: ("add", addf)}
 
 
 def coefficients(amap, num_dims: int) -> tuple[list[int], list[list[int]]]:
@@ -105,8 +107,8 @@ class UnrollPooling(RewritePattern):
         name, combine = kind
         x, init = op.inputs[0], op.outputs[0]
         b = LinalgBuilder(rewriter, op)
-        if isinstance(op.attributes.get(ORIGIN), StringAttr):
-            b.origin = op.attributes[ORIGIN]
+        if isinstance(origin := op.attributes.get(ORIGIN), StringAttr):
+            b.origin = origin
         out_shape = shape_of(init)
         cells = [(i, j) for i in range(kh) for j in range(kw)]
         # One strided slice per window cell, so every map of the generic is the identity (a map

@@ -50,11 +50,11 @@ def is_unsigned(t: Attribute) -> bool:
 
 def signless(t: Attribute) -> Attribute:
     """The same type with signless integers (`tensor<4xui8>` → `tensor<4xi8>`)."""
-    if isinstance(t, TensorType) and is_unsigned(t):
-        return TensorType(IntegerType(t.element_type.width.data), t.get_shape())
-    if is_unsigned(t):
-        return IntegerType(t.width.data)
-    return t
+    element = t.element_type if isinstance(t, TensorType) else t
+    if not (isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED):
+        return t
+    plain = IntegerType(element.width.data)
+    return TensorType(plain, t.get_shape()) if isinstance(t, TensorType) else plain
 
 
 def cast_to(value: SSAValue, target: Attribute, rewriter: Builder) -> SSAValue:
@@ -76,7 +76,7 @@ def with_unit(attrs: DictionaryAttr | None, name: str) -> DictionaryAttr:
     return DictionaryAttr(data)
 
 
-def attr_list(attrs: ArrayAttr | None, n: int) -> list[DictionaryAttr]:
+def attr_list(attrs: ArrayAttr[DictionaryAttr] | None, n: int) -> list[DictionaryAttr]:
     """A function's per-argument (or per-result) attribute dictionaries, padded to `n`."""
     existing = list(attrs.data) if attrs is not None else []
     return existing + [DictionaryAttr({}) for _ in range(n - len(existing))]
@@ -85,6 +85,8 @@ def attr_list(attrs: ArrayAttr | None, n: int) -> list[DictionaryAttr]:
 def convert_function(fn: func.FuncOp) -> bool:
     """Signless entry types for `fn`, `{cortex.unsigned}` where they were unsigned; True if any changed."""
     block = fn.body.blocks.first
+    if block is None:  # a declaration: no arguments to convert
+        return False
     arg_attrs = attr_list(fn.arg_attrs, len(fn.function_type.inputs))
     res_attrs = attr_list(fn.res_attrs, len(fn.function_type.outputs))
     changed = False

@@ -22,6 +22,7 @@ import numpy as np
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import (
+    AnyFloat,
     Float32Type,
     Float64Type,
     FloatAttr,
@@ -108,6 +109,8 @@ def verify_with_mlir_opt(module: ModuleOp, generic: bool = True) -> str:
 def _constant(value: np.ndarray | float, t: Attribute) -> SSAValue:
     if isinstance(t, TensorType):
         return arith.ConstantOp(dense_attr(np.asarray(value).reshape(t.get_shape()), t.element_type)).result
+    if not isinstance(t, AnyFloat):
+        raise TypeError(f"no constant of type {t}")
     return arith.ConstantOp(FloatAttr(float(value), t)).result
 
 
@@ -132,7 +135,8 @@ def _print_bits(value: SSAValue, printers: dict[str, func.FuncOp]) -> None:
     init = tensor.EmptyOp([], TensorType(int_type, shape)).tensor
     identity = affine_map(rank, range(rank))
     bits = GenericOp([value], [init], Region(body), [identity, identity], [PARALLEL] * rank, [init.type]).res[0]
-    func.CallOp(printer, [tensor.CastOp(bits, UnrankedTensorType(int_type)).dest], [])
+    # casting to an unranked tensor is MLIR's tensor.cast; xDSL's signature names only ranked results
+    func.CallOp(printer, [tensor.CastOp(bits, UnrankedTensorType(int_type)).dest], [])  # type: ignore[arg-type]
 
 
 def reachable(module: ModuleOp, entry: str) -> set[str]:

@@ -30,7 +30,7 @@ from cortex.semantics import vision_kernels as kernels
 
 
 @lowers(GrayOp)
-class LowerGray(CortexLowering):
+class LowerGray(CortexLowering[GrayOp]):
     """Y[h, w] = Σ_c uitofp(frame[h, w, c])·k[c]: a reduction over the channel, k = (0.114, 0.587, 0.299)."""
 
     def lower(self, op: GrayOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -44,7 +44,7 @@ class LowerGray(CortexLowering):
 
 
 @lowers(CenterCropOp)
-class LowerCenterCrop(CortexLowering):
+class LowerCenterCrop(CortexLowering[CenterCropOp]):
     """The centre prior depends on the shape alone: a constant."""
 
     def lower(self, op: CenterCropOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -54,7 +54,7 @@ class LowerCenterCrop(CortexLowering):
 
 
 @lowers(MotionMapOp)
-class LowerMotionMap(CortexLowering):
+class LowerMotionMap(CortexLowering[MotionMapOp]):
     """Block sums of |gray − prev_gray|, scaled by 1/(block²·255)."""
 
     def lower(self, op: MotionMapOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -64,7 +64,7 @@ class LowerMotionMap(CortexLowering):
 
 
 @lowers(ScoreFusionOp)
-class LowerScoreFusion(CortexLowering):
+class LowerScoreFusion(CortexLowering[ScoreFusionOp]):
     """S = w₀·m₀ + w₁·m₁ + …, one elementwise generic (the weights are scalar inputs)."""
 
     def lower(self, op: ScoreFusionOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -81,7 +81,7 @@ class LowerScoreFusion(CortexLowering):
 
 
 @lowers(TemporalSmoothOp)
-class LowerTemporalSmooth(CortexLowering):
+class LowerTemporalSmooth(CortexLowering[TemporalSmoothOp]):
     """select(scene > threshold, score, α·prev + (1−α)·score): the test is one scalar cmpf."""
 
     def lower(self, op: TemporalSmoothOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -97,7 +97,7 @@ class LowerTemporalSmooth(CortexLowering):
 
 
 @lowers(SaliencyDftOp)
-class LowerSaliencyDft(CortexLowering):
+class LowerSaliencyDft(CortexLowering[SaliencyDftOp]):
     """Spectral residual with the DFTs and filters as matmuls by compile-time matrices.
 
     pool by `scale` → F = DFT2 → L = log(|F| + ε) → R = L − box3(L) →

@@ -31,7 +31,7 @@ from cortex.lowering.builders import (
 
 
 @lowers(WindowPushOp)
-class LowerWindowPush(CortexLowering):
+class LowerWindowPush(CortexLowering[WindowPushOp]):
     """window[1:] ++ [value] with tensor slices."""
 
     def lower(self, op: WindowPushOp, b: LinalgBuilder) -> list[SSAValue]:
@@ -45,7 +45,7 @@ class LowerWindowPush(CortexLowering):
 
 
 @lowers(WindowMedianOp)
-class LowerWindowMedian(CortexLowering):
+class LowerWindowMedian(CortexLowering[WindowMedianOp]):
     """Ranks by a pairwise-compare reduction, then the entry of the middle rank."""
 
     def lower(self, op: WindowMedianOp, b: LinalgBuilder) -> list[SSAValue]:

@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.hints import isa
 
@@ -161,10 +161,12 @@ def calibrate(module: ModuleOp, inputs: Iterable, entry: str | None = None) -> M
 
 def range_of(value: SSAValue) -> Range | None:
     """The calibrated range of `value`: from its producer's attribute, or the function's argument ranges."""
-    owner = value.owner
-    if isinstance(owner, Operation):
-        return Range.from_attr(owner.attributes.get(RANGE_ATTR)) if value.index == 0 else None
-    parent = owner.parent_op()
+    if isinstance(value, OpResult):
+        attr = value.op.attributes.get(RANGE_ATTR)
+        return Range.from_attr(attr) if attr is not None and value.index == 0 else None
+    if not isinstance(value, BlockArgument):
+        return None
+    parent = value.block.parent_op()
     if isinstance(parent, func.FuncOp):
         ranges = parent.attributes.get(ARG_RANGES_ATTR)
         if isa(ranges, ArrayAttr) and value.index < len(ranges.data):

@@ -33,11 +33,11 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from cortex.dialects import layout as lay
 from cortex.dialects import tensor_ops as ops
-from cortex.dialects.base import tensor
+from cortex.dialects.base import shape_of, tensor, tensor_of
 from cortex.dialects.canonicalization import IdentityTranspose, TransposeOfTranspose
 from cortex.dialects.folding import constant_value
 from cortex.errors import CortexError
-from cortex.semantics.values import numpy_to_dense
+from cortex.semantics.values import dense_of
 
 LAYOUTS = ("nhwc",)
 
@@ -47,7 +47,7 @@ def transposed(rewriter: PatternRewriter, value: SSAValue, perm) -> SSAValue:
     array = constant_value(value)
     if isinstance(array, np.ndarray):
         data = np.ascontiguousarray(np.transpose(array, perm))
-        op: Operation = ops.ConstantOp(numpy_to_dense(data, tensor(data.shape, value.type.element_type)))
+        op: Operation = ops.ConstantOp(dense_of(data, tensor(data.shape, tensor_of(value, "operand").element_type)))
     else:
         op = ops.TransposeOp(value, perm)
     rewriter.insert(op)
@@ -120,7 +120,7 @@ class ElementwiseBeforeTranspose(RewritePattern):
             if isinstance(owner, ops.TransposeOp) and tuple(owner.perm.get_values()) == perm:
                 operands.append(owner.x)
                 continue
-            shape = v.type.get_shape()
+            shape = shape_of(v, "operand")
             if len(shape) == 0:
                 operands.append(v)
                 continue
@@ -129,11 +129,12 @@ class ElementwiseBeforeTranspose(RewritePattern):
                 return
             full = np.reshape(array, (1,) * (rank - len(shape)) + tuple(shape))
             data = np.ascontiguousarray(np.transpose(full, undo))
-            const = ops.ConstantOp(numpy_to_dense(data, tensor(data.shape, v.type.element_type)))
+            const = ops.ConstantOp(dense_of(data, tensor(data.shape, tensor_of(v, "operand").element_type)))
             rewriter.insert(const)
             operands.append(const.result)
-        inner_shape = tuple(op.results[0].type.get_shape()[p] for p in undo)
-        inner = clone_with(op, operands, tensor(inner_shape, op.results[0].type.element_type))
+        result_type = tensor_of(op.results[0], "result")
+        inner_shape = tuple(result_type.get_shape()[p] for p in undo)
+        inner = clone_with(op, operands, tensor(inner_shape, result_type.element_type))
         rewriter.insert(inner)
         hint = op.results[0].name_hint
         back = ops.TransposeOp(inner.results[0], perm)

@@ -19,20 +19,22 @@ where batch norm's channel axis 1 is the linear's output-feature axis.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeGuard
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker
 
 from cortex.dialects.base import tensor
 from cortex.dialects.tensor_ops import BatchNormOp, ConstantOp, Conv2dOp, LinearOp
-from cortex.passes.pattern import Any, Const, Match, Op, Optional, PatternTable, erase_dead_producers
-from cortex.semantics.values import numpy_to_dense
+from cortex.passes.pattern import Any, Const, Match, Op, Optional, Pattern, PatternTable, erase_dead_producers
+from cortex.semantics.values import dense_of
 
 
-def batch_norm_of(producer: type[LinearOp] | type[Conv2dOp]) -> Op:
+def batch_norm_of(producer: type[LinearOp] | type[Conv2dOp]) -> Pattern:
     """batch_norm(producer(x, W, b?), scale, bias, mean, var), every parameter constant."""
     inner = Op(producer, Any().bind("x"), Const().bind("weight"), Optional(Const().bind("bias")), one_use=True)
     params = (Const().bind(name) for name in ("bn_scale", "bn_bias", "bn_mean", "bn_var"))
@@ -43,7 +45,7 @@ LINEAR_BN = batch_norm_of(LinearOp)
 CONV_BN = batch_norm_of(Conv2dOp)
 
 
-def is_f32_tensor(t) -> bool:
+def is_f32_tensor(t: Attribute) -> TypeGuard[TensorType[Float32Type]]:
     return isinstance(t, TensorType) and isinstance(t.element_type, Float32Type)
 
 
@@ -70,9 +72,11 @@ def fold_into_producer(m: Match, rewriter: PatternRewriter) -> bool:
     new_weight = weight * factor.reshape((channels,) + (1,) * (weight.ndim - 1))
     new_bias = (bias - mean) * factor + bn_bias
 
-    weight_op = ConstantOp(numpy_to_dense(new_weight.astype(np.float32), m["weight"].type))
-    bias_type = tensor((channels,))
-    bias_op = ConstantOp(numpy_to_dense(new_bias.astype(np.float32), bias_type))
+    weight_type = m["weight"].type
+    assert is_f32_tensor(weight_type)  # checked above
+    weight_op = ConstantOp(dense_of(new_weight.astype(np.float32), weight_type))
+    bias_op = ConstantOp(dense_of(new_bias.astype(np.float32), tensor((channels,))))
+    assert isinstance(producer, LinearOp | Conv2dOp), "the pattern matched one of these"
     fused = type(producer).build(
         operands=[m["x"], weight_op.result, bias_op.result],
         result_types=[result_type],

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,7 +131,7 @@ def render_table(module: ModuleOp) -> str:
     roots = ", ".join(f"@{fn.sym_name.data}" for fn in root_functions(module)) or "(no function)"
     lines = [RULE, f"Cortex Graph IR  {roots}", RULE]
     lines += [_row(f"{s.tag:<15}", s, s.ms) for s in rows]
-    by_kind = Counter()
+    by_kind: dict[str, float] = defaultdict(float)
     for s in rows:
         by_kind[s.tag] += s.ms
     lines += [

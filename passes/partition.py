@@ -145,9 +145,10 @@ def operands_used_by(op: Operation) -> Iterable[SSAValue]:
 
 def ancestor_in_block(op: Operation, block: Block) -> Operation | None:
     """`op` itself or the ancestor of `op` that sits directly in `block`."""
-    while op is not None and op.parent_block() is not block:
-        op = op.parent_op()
-    return op
+    found: Operation | None = op
+    while found is not None and found.parent_block() is not block:
+        found = found.parent_op()
+    return found
 
 
 def group_block(graph: BlockGraph, candidate: list[bool]) -> _UnionFind:

@@ -41,7 +41,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from cortex.dialects.base import ui8
+from cortex.dialects.base import shape_of, ui8
 from cortex.errors import CortexError
 
 PROFILE_ATTR = "cortex.profile_ms"
@@ -107,7 +107,7 @@ def sample_inputs(fn: func.FuncOp, frames: int, seed: int = 0) -> Iterator[tuple
     if len(types) == 1 and is_frame_type(types[0]):
         from cortex.video.synthetic import SyntheticVideo
 
-        height, width, _ = types[0].get_shape()
+        height, width, _ = shape_of(types[0], "the frame")
         for frame in SyntheticVideo(height, width, seed=seed).frames(frames):
             yield (frame,)
         return

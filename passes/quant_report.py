@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from cortex.dialects import tensor_ops as ops
@@ -123,17 +123,19 @@ def compare(float_module: ModuleOp, quant_module: ModuleOp, samples: Iterable, n
     f_entry = entry_function(float_module, entry).sym_name.data
     float_ops = {label: op for op, label in op_labels(float_module).items()}
     quant_ops: list[tuple[Operation, Operation]] = []
+    sources: dict[Operation, str] = {}
     for op in quant_module.walk():
         source = op.attributes.get(SOURCE_ATTR)
         if isinstance(source, StringAttr) and source.data in float_ops and op.results:
             ranged = op.attributes.get(RANGE_FROM_ATTR)  # relu folded into the range: compare after the relu
             compared = float_ops.get(ranged.data) if isinstance(ranged, StringAttr) else None
             quant_ops.append((op, compared or float_ops[source.data]))
+            sources[op] = source.data
     rf = TracingRunner(float_module, entry=f_entry, mode=None, weights={})
     rq = TracingRunner(quant_module, entry=entry_function(quant_module, f_entry).sym_name.data, mode=None, weights={})
     report = SetReport(name)
     stats = {
-        op: ErrorStats(op.attributes[SOURCE_ATTR].data, op.name.removeprefix("cortex.") + ("+relu" if RANGE_FROM_ATTR in op.attributes else ""))
+        op: ErrorStats(sources[op], op.name.removeprefix("cortex.") + ("+relu" if RANGE_FROM_ATTR in op.attributes else ""))
         for op, _ in quant_ops
     }
     report.ops = list(stats.values())
@@ -146,7 +148,8 @@ def compare(float_module: ModuleOp, quant_module: ModuleOp, samples: Iterable, n
             s.add(a, b, top1=True)
         for qop, fop in quant_ops:
             value = rq.last_trace[qop][0]
-            if qop.results[0].type.element_type == i8:
+            result_type = qop.results[0].type
+            if isinstance(result_type, TensorType) and result_type.element_type == i8:
                 params = value_params(qop.results[0])
                 if params is None:
                     continue

@@ -44,7 +44,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from cortex.dialects import tensor_ops as ops
-from cortex.dialects.base import tensor
+from cortex.dialects.base import shape_of, tensor
 from cortex.dialects.folding import constant_value
 from cortex.dialects.quant import (
     Q_MAX,
@@ -128,9 +128,9 @@ class Scheme:
 
 
 def constant(rewriter: PatternRewriter, array: np.ndarray, element) -> SSAValue:
-    from cortex.semantics.values import numpy_to_dense
+    from cortex.semantics.values import dense_of
 
-    op = ops.ConstantOp(numpy_to_dense(array, tensor(array.shape, element)))
+    op = ops.ConstantOp(dense_of(array, tensor(array.shape, element)))
     rewriter.insert(op)
     return op.result
 
@@ -196,7 +196,7 @@ class QuantizeCompute(RewritePattern):
             return
         weight = constant_value(op.weight)
         bias = constant_value(op.bias) if op.bias is not None else None
-        if weight is None or (op.bias is not None and bias is None):
+        if not isinstance(weight, np.ndarray) or (op.bias is not None and bias is None):
             return
         x = quantized_input(rewriter, self.scheme, op.x)
         if x is None:
@@ -209,6 +209,7 @@ class QuantizeCompute(RewritePattern):
             bias_q = np.rint(np.asarray(bias, np.float64) / (x_params[0] * w_scales.astype(np.float64)))
             b_value = constant(rewriter, np.clip(bias_q, -(2**31), 2**31 - 1).astype(np.int32), i32)
         common = {"x_q": x_params, "w_scales": w_scales.tolist(), "out_q": out}
+        qop: QConv2dOp | QLinearOp
         if isinstance(op, ops.Conv2dOp):
             qop = QConv2dOp(
                 xq, w_value, b_value, strides=op.strides.get_values(), pads=op.pads.get_values(),
@@ -219,7 +220,7 @@ class QuantizeCompute(RewritePattern):
         finish(rewriter, op, qop, out, self.labels)
 
     def matmul(self, op: ops.MatmulOp, rewriter: PatternRewriter, out_range: Range) -> None:
-        a_shape, b_shape = op.a.type.get_shape(), op.b.type.get_shape()
+        a_shape, b_shape = shape_of(op.a, "a"), shape_of(op.b, "b")
         if len(a_shape) != 2 or len(b_shape) != 2:
             return
         b_const = constant_value(op.b)
@@ -228,7 +229,7 @@ class QuantizeCompute(RewritePattern):
         a = quantized_input(rewriter, self.scheme, op.a)
         if a is None:
             return
-        if b_const is not None:
+        if isinstance(b_const, np.ndarray):
             bq, w_scales = self.scheme.weights(b_const, 1)
             b_value, w_zero_point = constant(rewriter, bq, i8), 0
         else:

@@ -109,11 +109,12 @@ def join(types: Sequence[Attribute], optimistic: bool = False) -> Attribute | No
     """The most static type all of `types` agree with: a dimension is static where all are equal
     (`optimistic`: where all the static ones are equal, a `?` agreeing with anything)."""
     first = types[0]
-    if not all(isinstance(t, TensorType) for t in types):
+    tensors = [t for t in types if isinstance(t, TensorType)]
+    if len(tensors) != len(types):
         return first if all(t == first for t in types) else None
-    if len({(t.element_type, t.get_num_dims()) for t in types}) != 1:
+    if len({(t.element_type, t.get_num_dims()) for t in tensors}) != 1:
         return None
-    return TensorType(first.element_type, [agreed_dim(d, optimistic) for d in zip(*(t.get_shape() for t in types))])
+    return TensorType(tensors[0].element_type, [agreed_dim(d, optimistic) for d in zip(*(t.get_shape() for t in tensors))])
 
 
 def agreed_dim(dims: Sequence[int], optimistic: bool) -> int:
@@ -179,8 +180,8 @@ class RefineIfResults(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter, /) -> None:
-        yields = [region.block.last_op for region in op.regions if region.blocks]
-        if len(yields) != 2 or not all(isinstance(y, scf.YieldOp) for y in yields):
+        yields = [y for region in op.regions if region.blocks for y in [region.block.last_op] if isinstance(y, scf.YieldOp)]
+        if len(yields) != 2:
             return  # an `if` without `else` has no results to refine
         new_types = refine_from_terminators(op.result_types, yields, self.optimistic)
         for result, t in zip(op.results, new_types):
@@ -212,9 +213,9 @@ class RefineFunctionResults(RewritePattern):
 
     @staticmethod
     def calls_to(fn: func.FuncOp) -> list[func.CallOp]:
-        top = fn
-        while top.parent_op() is not None:
-            top = top.parent_op()
+        top: Operation = fn
+        while (parent := top.parent_op()) is not None:
+            top = parent
         name = fn.sym_name.data
         return [c for c in top.walk() if isinstance(c, func.CallOp) and c.callee.root_reference.data == name]
 

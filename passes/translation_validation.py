@@ -155,6 +155,8 @@ def specialised_weights(p: ModulePass) -> tuple[str, dict[str, float]] | None:
     from cortex.passes.specialize_mode import resolve_weights
 
     mode = getattr(p, "mode", None)
+    if not isinstance(mode, str):
+        return None
     return mode, resolve_weights(mode, getattr(p, "table", None))
 
 

@@ -1,10 +1,10 @@
 """The mutants of `scripts/mutate.py`: one exact-substring edit each, and the tests that should notice.
 
 `old` must occur exactly once in `path` (relative to the repository root);
-`tests` are the pytest files (or node ids) run for the mutant: the ones a
-developer would expect to catch it, not the whole suite. When code moves,
-update `path`/`old` here (`python3 scripts/mutate.py --check` lists stale
-entries).
+`tests` are the pytest files (or node ids) a developer would expect to
+catch it: run alone by default, and first (then every other test file, then
+lit) with `--whole-suite`. When code moves, update `path`/`old` here
+(`python3 scripts/mutate.py --check` lists the entries in error).
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ ISSUE_14 = [
     Mutant(
         "issue14-fold-limit-exclusive",
         "dialects/folding.py",
-        "shapes.num_elements(t.get_shape()) <= MAX_FOLDED_ELEMENTS",
-        "shapes.num_elements(t.get_shape()) < MAX_FOLDED_ELEMENTS",
+        "return count is not None and count <= MAX_FOLDED_ELEMENTS",
+        "return count is not None and count < MAX_FOLDED_ELEMENTS",
         (T_FOLD, "tests/test_canonicalize.py"),
     ),
     Mutant(
@@ -179,9 +179,9 @@ FRESH = [
            "smoothed = s.addf(s.mulf(s.const(1.0 - alpha), prev), s.mulf(s.const(alpha), score))", (T_LOWER, T_THRESH)),
     # ---- NumPy emitter and runtime support
     Mutant("emit-cmpf-olt-as-ole", "backends/numpy_arith.py",
-           '4: ("{a} < {b}", "{a} < {b}"),', '4: ("{a} <= {b}", "{a} <= {b}"),', (T_NP, T_THRESH)),
+           '4: _relation("<"),', '4: _relation("<="),', (T_NP, T_THRESH)),
     Mutant("emit-select-swapped", "backends/numpy_arith.py",
-           'expr = f"np.where({c.expr}, {a.expr}, {b.expr})"', 'expr = f"np.where({c.expr}, {b.expr}, {a.expr})"',
+           'syntax.call("np.where", c.expr, a.expr, b.expr)', 'syntax.call("np.where", c.expr, b.expr, a.expr)',
            (T_NP, T_LOWER)),
     Mutant("emit-maxnumf-propagates-nan", "backends/numpy_arith.py",
            'arith.MaxnumfOp: Ufunc("np.fmax"),', 'arith.MaxnumfOp: Ufunc("np.maximum"),', (T_NP, T_ARITH)),
@@ -212,4 +212,106 @@ FRESH = [
            "if diag.severity != self.severity or diag.line != self.line:", "if diag.severity != self.severity:", (T_OPT,)),
 ]
 
-MUTANTS: list[Mutant] = [*ISSUE_14, *FRESH]
+
+T_FP = "tests/test_frame_parallel.py"
+T_RAY = "tests/test_ray_engine.py"
+T_LEAD = "tests/test_frame_split_leading.py"
+T_SPLIT = "tests/test_frame_split.py"
+T_QR = "tests/test_quant_ranges.py"
+T_QUANT = "tests/test_quant.py"
+T_POOL = "tests/test_pooling_pads.py"
+T_TRANSPOSE = "tests/test_transpose_paths.py"
+T_GEMM = "tests/test_onnx_gemm.py"
+T_ONNX = "tests/test_onnx_frontend.py"
+T_WINDOW = "tests/test_window.py"
+T_CONVERT = "tests/test_convert_layout.py"
+T_RUN_OUT = "tests/test_cortex_run_outputs.py"
+
+# Issue 24: the survivors of an independent whole-suite run (the nine behaviours), each with its sibling.
+ISSUE_24 = [
+    Mutant("issue24-frame-window-one-more", "backends/frame_parallel.py",
+           "while not exhausted and len(fronts) + len(tails) < window:\n                item = next(source, _END)",
+           "while not exhausted and len(fronts) + len(tails) <= window:\n                item = next(source, _END)",
+           (f"{T_FP}::test_memory_is_bounded_by_the_window",)),
+    Mutant("issue24-ray-window-one-more", "backends/ray_engine.py",
+           "while not exhausted and len(fronts) + len(tails) < window:", "while not exhausted and len(fronts) + len(tails) <= window:",
+           (f"{T_RAY}::test_ray_window_counts_chunks_exactly_and_outputs_are_the_callers",)),
+    Mutant("issue24-run-video-state-alias-unchecked", "backends/frame_parallel.py",
+           'if hasattr(value, "shape") and _aliased(value, outputs, args):', "if False:", (T_OWN,)),
+    Mutant("issue24-run-video-outputs-shared", "backends/frame_parallel.py",
+           "o.copy() if isinstance(o, np.ndarray) and _aliased(o, held, args) else o for o in self.caller_outputs(env)",
+           "o for o in self.caller_outputs(env)", (T_OWN,)),
+    Mutant("issue24-ray-before-is-first-frame", "backends/ray_engine.py",
+           "before = frames_chunk[-1]", "before = frames_chunk[0]",
+           (f"{T_RAY}::test_chunks_start_from_the_last_frame_before_them",)),
+    Mutant("issue24-ray-leading-from-before", "backends/ray_engine.py",
+           "if first == 0 or program.leading else None", "if first == 0 else None", (T_RAY,)),
+    Mutant("issue24-quant-symmetric-positive-peak", "passes/quantize.py",
+           "peak = max(-lo, hi)", "peak = hi", (T_QR, T_QUANT)),
+    Mutant("issue24-quant-asymmetric-zero-point-sign", "passes/quantize.py",
+           "round(Q_MIN - lo / scale)", "round(Q_MIN + lo / scale)", (T_QR, T_QUANT)),
+    Mutant("issue24-percentile-high-bin-lower", "passes/calibrate.py",
+           'int(np.searchsorted(cdf, 1.0 - tail, side="left")) + 1)]', 'int(np.searchsorted(cdf, 1.0 - tail, side="left")))]',
+           (T_QR, T_QUANT)),
+    Mutant("issue24-percentile-low-bin-higher", "passes/calibrate.py",
+           'lo = edges[int(np.searchsorted(cdf, tail, side="left"))]', 'lo = edges[int(np.searchsorted(cdf, tail, side="left")) + 1]',
+           (T_QR, T_QUANT)),
+    Mutant("issue24-nhwc-avg-pool-left-pad-as-top", "lowering/layout.py",
+           "window_counts(w, kernel[1], strides[1], left, out[2])", "window_counts(w, kernel[1], strides[1], top, out[2])",
+           (T_POOL, T_CONVERT)),
+    Mutant("issue24-reference-pads-left-right-swapped", "semantics/tensor_kernels.py",
+           "    top, left, bottom, right = pads\n    if not any(pads):", "    top, right, bottom, left = pads\n    if not any(pads):",
+           (T_POOL, T_KERNELS)),
+    Mutant("issue24-fold-transpose-inverse-perm", "lowering/fold_constant_layouts.py",
+           "return np.transpose(value, list(op.permutation.get_values()))",
+           "return np.transpose(value, np.argsort(list(op.permutation.get_values())))", (T_TRANSPOSE,)),
+    Mutant("issue24-reference-transpose-inverse-perm", "semantics/tensor_kernels.py",
+           "return np.transpose(as_f32(x), perm)", "return np.transpose(as_f32(x), np.argsort(perm))", (T_TRANSPOSE, T_KERNELS)),
+    Mutant("issue24-convert-layout-inverse-is-perm", "passes/convert_layout.py",
+           "return tuple(int(i) for i in np.argsort(perm))", "return tuple(int(i) for i in perm)", (T_CONVERT, T_POOL)),
+    Mutant("issue24-gemm-constant-bias-scaled-by-alpha", "frontends/onnx.py",
+           "c.reshape(-1) * np.float32(beta) if beta != 1.0", "c.reshape(-1) * np.float32(alpha) if beta != 1.0", (T_GEMM,)),
+    Mutant("issue24-gemm-computed-bias-scaled-by-alpha", "frontends/onnx.py",
+           "c_value = im.build(ctx, ops.MulOp, c_value, im.constant(np.float32(beta)))",
+           "c_value = im.build(ctx, ops.MulOp, c_value, im.constant(np.float32(alpha)))", (T_GEMM,)),
+    Mutant("issue24-gemm-constant-weight-unscaled", "frontends/onnx.py",
+           "weight = weight * np.float32(alpha)", "weight = weight", (T_GEMM, T_ONNX)),
+    Mutant("issue24-leading-not-transitive", "passes/frame_split.py",
+           "    work = list(leading)\n", "    work = []\n", (T_LEAD,)),
+]
+
+# Last wave's code, in the same spirit: one-line slips a reviewer could miss.
+WAVE = [
+    Mutant("split-self-reading-state-delayed", "passes/frame_split.py",
+           "        if not read:\n", "        if set(read) <= {name}:\n", (T_LEAD, T_SPLIT)),
+    Mutant("split-gates-ignored", "passes/frame_split.py",
+           "leading = {n for op in gates for n in _states_read(backward_slice([op.cond], block)) if n in candidates}",
+           "leading = {n for op in gates[:0] for n in _states_read(backward_slice([op.cond], block)) if n in candidates}",
+           (T_LEAD, T_SPLIT)),
+    Mutant("window-median-upper", "semantics/window_kernels.py",
+           "positive[(positive.size - 1) // 2]", "positive[positive.size // 2]", (T_WINDOW,)),
+    Mutant("window-median-counts-zeros", "semantics/window_kernels.py",
+           "np.asarray(window) > 0]", "np.asarray(window) >= 0]", (T_WINDOW,)),
+    Mutant("lower-window-median-upper", "lowering/window.py",
+           '"oge"), s.cmpf(gap, s.const(2.0), "olt")', '"ogt"), s.cmpf(gap, s.const(2.0), "ole")', (T_WINDOW,)),
+    Mutant("lower-window-push-keeps-oldest", "lowering/window.py",
+           "op.window, [1], [n - 1], [1]", "op.window, [0], [n - 1], [1]", (T_WINDOW,)),
+    Mutant("im2col-row-dilation-ignored", "lowering/conv_im2col.py",
+           "oh * sh + kh * dh, ow * sw + kw * dw", "oh * sh + kh, ow * sw + kw * dw", ("tests/test_linalg_rewrites.py",)),
+    Mutant("unroll-pooling-row-dilation-ignored", "lowering/unroll_pooling.py",
+           "[0, 0, i * dh, j * dw]", "[0, 0, i, j * dw]", ("tests/test_linalg_rewrites.py",)),
+    Mutant("quant-requantize-zero-point-added", "semantics/quant_kernels.py",
+           "centred = (np.asarray(x).astype(I32) - I32(in_zero_point))", "centred = (np.asarray(x).astype(I32) + I32(in_zero_point))",
+           (T_QUANT,)),
+    Mutant("verify-terminator-types-unchecked", "dialects/structure.py",
+           "if got != expected:", "if False:", (T_VERIFY,)),
+    Mutant("verify-use-before-definition", "dialects/structure.py",
+           "if operand not in visible:", "if False:", (T_VERIFY,)),
+    Mutant("atomic-commit-leaves-temporary", "tools/atomic.py",
+           "os.replace(self.temporary, self.target)", "import shutil; shutil.copyfile(self.temporary, self.target)",
+           (T_RUN_OUT,)),
+    Mutant("outputs-video-readback-unchecked", "tools/outputs.py",
+           "if readable != self.count:", "if False:", (T_RUN_OUT,)),
+]
+
+MUTANTS: list[Mutant] = [*ISSUE_14, *FRESH, *ISSUE_24, *WAVE]

@@ -6,25 +6,38 @@ exactly once, so a stale entry fails loudly instead of testing nothing).
 The tree is copied once to a temporary directory (tracked and untracked
 files, not `.git`), with its own `PYTHONPATH` directory holding a `cortex`
 symlink, so neither the working tree nor anyone's installed package is
-touched. For each mutant the edit is applied to the copy, only the test
-files named for that mutant run there (`pytest -x`), and the file is
-restored. A mutant is *killed* when pytest fails, *survives* when it passes.
+touched. For each mutant the edit is applied to the copy, the tests run
+there (`pytest -x`), and the file is restored. A mutant is *killed* when the
+tests fail, *survives* when they pass, and is an *error* when its edit no
+longer applies (its `old` text is missing or not unique): an error is never
+counted as killed, and the run exits non-zero.
 
-    python3 scripts/mutate.py                 # every mutant, prints the score
-    python3 scripts/mutate.py -k transpose    # mutants whose id contains "transpose"
+    python3 scripts/mutate.py                 # every mutant, the test files it names
+    python3 scripts/mutate.py --whole-suite   # every mutant, the WHOLE suite, then lit for survivors
+    python3 scripts/mutate.py -k transpose    # mutants whose id contains "transpose" (-k a,b: either)
     python3 scripts/mutate.py --list          # the mutants and their tests, no runs
     python3 scripts/mutate.py --check         # only check every edit still applies
 
-Not run in CI: it runs the selected tests once per mutant (minutes on two
-cores). The list lives in `scripts/mutants.py`; the score is in
+`--whole-suite` first runs the whole unmutated suite once (it must pass),
+timing each test file; then, per mutant, `pytest -x` over every test file:
+the mutant's named files first, then the files that import the mutated
+module, then the rest, fastest first, so that a killed mutant stops early.
+A mutant pytest cannot kill goes through lit as well. Hypothesis does not
+shrink during a mutation run (only pass or fail matters).
+
+Not run in CI: a whole-suite run is minutes per surviving mutant on two
+cores. The list lives in `scripts/mutants.py`; the scores are in
 CONTRIBUTING.md ("Mutation testing").
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -71,69 +84,173 @@ def check(mutant: Mutant, tree: Path) -> str | None:
     return f"no test file {missing[0]}" if missing else None
 
 
-def run_tests(tests: tuple[str, ...], tree: Path, path: Path, timeout: float) -> tuple[str, float, str]:
-    """('killed' | 'survived' | 'timeout', seconds, last output line) of pytest -x on `tests`."""
-    env = {**os.environ, "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"}
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *tests]
+PLUGIN = '''"""Loaded by scripts/mutate.py (pytest -p): no shrinking, no example database."""
+from hypothesis import Phase, settings
+
+settings.register_profile("mutation", phases=[Phase.explicit, Phase.reuse, Phase.generate], database=None)
+settings.load_profile("mutation")
+'''
+
+
+def environment(path: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def run_tests(tests: tuple[str, ...], tree: Path, path: Path, timeout: float,
+              extra: tuple[str, ...] = ()) -> tuple[str, float, str, str]:
+    """('killed' | 'survived' | 'timeout', seconds, last output line, whole output) of pytest -x on `tests`."""
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+           "-p", "cortex_mutation_plugin", *extra, *tests]
     start = time.perf_counter()
+    returncode, stdout = run_group(cmd, tree, path, timeout)
+    if returncode is None:
+        return "timeout", time.perf_counter() - start, "", stdout
+    lines = [line for line in stdout.strip().splitlines() if line.strip()]
+    outcome = "survived" if returncode == 0 else "killed"
+    return outcome, time.perf_counter() - start, (lines[-1] if lines else ""), stdout
+
+
+def run_group(cmd: list[str], tree: Path, path: Path, timeout: float) -> tuple[int | None, str]:
+    """(exit status or None on timeout, stdout + stderr) of `cmd` in its own process group, which a
+    timeout kills whole (a mutant that hangs a Ray test leaves no Ray processes behind)."""
+    proc = subprocess.Popen(cmd, cwd=tree, env=environment(path), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        proc = subprocess.run(
-            cmd, cwd=tree, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, check=False
-        )
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, out
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return None, out
+
+
+def run_lit(tree: Path, path: Path, timeout: float) -> tuple[str, float, str]:
+    """('killed' | 'survived' | 'timeout', seconds, failing tests) of the lit suite in the copy."""
+    cmd = [sys.executable, "-c", "import lit.main; lit.main.main()", "-q", "--timeout=300", "lit"]
+    start = time.perf_counter()
+    returncode, out = run_group(cmd, tree, path, timeout)
+    if returncode is None:
         return "timeout", time.perf_counter() - start, ""
-    lines = [line for line in proc.stdout.strip().splitlines() if line.strip()]
-    return ("survived" if proc.returncode == 0 else "killed"), time.perf_counter() - start, (lines[-1] if lines else "")
+    failed = re.findall(r"(?:FAIL|TIMEOUT|UNRESOLVED): Cortex :: (\S+)", out)
+    return ("survived" if returncode == 0 else "killed"), time.perf_counter() - start, " ".join(failed[:3])
+
+
+def test_files(tree: Path) -> list[str]:
+    return sorted(str(p.relative_to(tree)) for p in (tree / "tests").rglob("test_*.py"))
+
+
+def file_seconds(output: str) -> dict[str, float]:
+    """Seconds per test file from pytest's `--durations=0` table (setup, call and teardown summed)."""
+    seconds: dict[str, float] = {}
+    for match in re.finditer(r"^\s*([0-9.]+)s \w+\s+(\S+?\.py)(?:::|\s)", output, re.M):
+        seconds[match.group(2)] = seconds.get(match.group(2), 0.0) + float(match.group(1))
+    return seconds
+
+
+def suite_order(mutant: Mutant, tree: Path, files: list[str], seconds: dict[str, float]) -> tuple[str, ...]:
+    """Every test file once: the mutant's named tests, then the files importing its module, then the rest,
+    each group fastest first."""
+    named = list(dict.fromkeys(mutant.tests))
+    named_files = {t.split("::")[0] for t in named}
+    module = "cortex." + mutant.path.removesuffix(".py").replace("/", ".")
+    stem = module.rsplit(".", 1)[1]
+
+    def imports(f: str) -> bool:
+        text = (tree / f).read_text()
+        return module in text or re.search(rf"\bimport\b[^\n]*\b{re.escape(stem)}\b", text) is not None
+
+    rest = [f for f in files if f not in named_files]
+    near = sorted((f for f in rest if imports(f)), key=lambda f: seconds.get(f, 0.0))
+    far = sorted((f for f in rest if f not in near), key=lambda f: seconds.get(f, 0.0))
+    return (*named, *near, *far)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-k", dest="select", default="", help="run only mutants whose id contains this text")
+    parser.add_argument("-k", dest="select", default="",
+                        help="run only mutants whose id contains this text (several: comma-separated, any matches)")
     parser.add_argument("--list", action="store_true", help="list the mutants and their tests")
     parser.add_argument("--check", action="store_true", help="only check that every edit applies")
+    parser.add_argument("--whole-suite", action="store_true",
+                        help="run every test file per mutant (named ones first), then lit for survivors")
     parser.add_argument("--no-baseline", action="store_true", help="skip the unmutated run of the selected tests")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds per mutant (a timeout counts as killed)")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds per mutant (a timeout counts as killed; default 600, 1800 with --whole-suite)")
+    parser.add_argument("--json", type=Path, help="also write the results here (one record per mutant)")
+    parser.add_argument("--durations-from", type=Path,
+                        help="order test files by a saved `pytest --durations=0` output (e.g. check.sh's) "
+                             "instead of timing a baseline run")
+    parser.add_argument("--shard", default="1/1", help="i/n: run every n-th selected mutant from the i-th (n processes)")
     args = parser.parse_args(argv)
+    timeout = args.timeout or (1800.0 if args.whole_suite else 600.0)
 
-    mutants = [m for m in MUTANTS if args.select in m.id]
+    wanted = [k for k in args.select.split(",") if k] or [""]
+    mutants = [m for m in MUTANTS if any(k in m.id for k in wanted)]
+    shard, shards = (int(v) for v in args.shard.split("/"))
+    mutants = mutants[shard - 1 :: shards]
     if args.list:
         for m in mutants:
             print(f"{m.id:40} {m.path}: {m.old!r} -> {m.new!r}\n{'':40} tests: {' '.join(m.tests)}")
         return 0
+    results: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="cortex-mutate-") as tmp:
         tree, path = copy_tree(ROOT, Path(tmp))
-        stale = [(m, why) for m in mutants if (why := check(m, tree))]
-        for m, why in stale:
-            print(f"STALE    {m.id}: {why}")
-        if stale or args.check:
+        (path / "cortex_mutation_plugin.py").write_text(PLUGIN)
+        stale = {m.id: why for m in mutants if (why := check(m, tree))}
+        for m in mutants:
+            if m.id in stale:
+                print(f"ERROR    {m.id}: {stale[m.id]}", flush=True)
+        if args.check:
             print(f"{len(mutants) - len(stale)}/{len(mutants)} edits apply")
             return 1 if stale else 0
+        runnable = [m for m in mutants if m.id not in stale]
+        files = test_files(tree)
+        seconds = file_seconds(args.durations_from.read_text()) if args.durations_from else {}
         if not args.no_baseline:
-            tests = tuple(dict.fromkeys(t for m in mutants for t in m.tests))
-            outcome, seconds, last = run_tests(tests, tree, path, args.timeout * 4)
-            print(f"baseline ({len(tests)} test files, {seconds:.0f}s): {last}")
+            tests = tuple(files) if args.whole_suite else tuple(dict.fromkeys(t for m in runnable for t in m.tests))
+            outcome, took, last, output = run_tests(tests, tree, path, timeout * 4, ("--durations=0",))
+            print(f"baseline ({len(tests)} test files, {took:.0f}s): {last}", flush=True)
             if outcome != "survived":
                 print("the unmutated tree fails its tests: fix that first")
                 return 1
+            seconds = seconds or file_seconds(output)
+            if args.whole_suite:
+                lit_outcome, lit_took, failed = run_lit(tree, path, timeout)
+                print(f"baseline lit ({lit_took:.0f}s): {lit_outcome} {failed}", flush=True)
+                if lit_outcome != "survived":
+                    print("the unmutated tree fails lit: fix that first")
+                    return 1
         killed, survived = 0, []
-        for m in mutants:
+        for m in runnable:
             file = tree / m.path
             original = file.read_text()
             file.write_text(original.replace(m.old, m.new, 1))
+            by = "pytest"
             try:
-                outcome, seconds, last = run_tests(m.tests, tree, path, args.timeout)
+                tests = suite_order(m, tree, files, seconds) if args.whole_suite else m.tests
+                outcome, took, last, _ = run_tests(tests, tree, path, timeout)
+                if outcome == "survived" and args.whole_suite:
+                    outcome, lit_took, failed = run_lit(tree, path, timeout)
+                    took, by, last = took + lit_took, "lit", failed or "lit passes"
             finally:
                 file.write_text(original)
             if outcome == "survived":
                 survived.append(m)
             else:
                 killed += 1
-            print(f"{outcome.upper():9} {m.id:40} {seconds:5.0f}s  {last[:70]}", flush=True)
-    total = len(mutants)
-    print(f"\nmutation score: {killed}/{total} killed ({100.0 * killed / max(total, 1):.1f} %)")
+            results.append({"id": m.id, "outcome": outcome, "by": by, "seconds": round(took, 1), "last": last})
+            print(f"{outcome.upper():9} {m.id:40} {took:5.0f}s  {by:6} {last[:70]}", flush=True)
+    total = len(runnable)
+    scope = "whole suite + lit" if args.whole_suite else "named tests"
+    print(f"\nmutation score ({scope}): {killed}/{total} killed ({100.0 * killed / max(total, 1):.1f} %)"
+          + (f"; {len(stale)} mutant(s) in error (edit does not apply), not counted" if stale else ""))
     for m in survived:
         print(f"  survived: {m.id} ({m.path}: {m.old!r} -> {m.new!r})")
-    return 1 if survived else 0
+    if args.json:
+        errors = [{"id": i, "outcome": "error", "why": w} for i, w in stale.items()]
+        args.json.write_text(json.dumps({"scope": scope, "killed": killed, "total": total, "results": results + errors},
+                                        indent=1))
+    return 1 if survived or stale else 0
 
 
 if __name__ == "__main__":

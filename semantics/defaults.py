@@ -1,7 +1,7 @@
 """Every default property value of the cortex ops, and the constants of their formulas, named once.
 
 The op definitions (`prop_def(default_value=...)`), their Python builders and
-the reference kernels all read these; DESIGN.md is the contract they follow.
+the reference kernels all read these (the op docstrings, rendered in docs/dialects/, say what they mean).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ element type maps to the same dtype everywhere.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -81,6 +82,14 @@ def numpy_to_dense(array: np.ndarray, tensor_type: TensorType) -> DenseIntOrFPEl
         return None
     data = np.ascontiguousarray(np.broadcast_to(np.asarray(array), tuple(tensor_type.get_shape())), dtype=dtype)
     return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(data.tobytes()))  # type: ignore[arg-type]
+
+
+def dense_of(array: np.ndarray, tensor_type: TensorType[Any]) -> DenseIntOrFPElementsAttr:
+    """`numpy_to_dense` where the element type must have a dtype (a pass building a constant)."""
+    dense = numpy_to_dense(array, tensor_type)
+    if dense is None:
+        raise ValueError(f"no NumPy dtype for the element type {tensor_type.element_type}")
+    return dense
 
 
 def attr_value(attr: Attribute):

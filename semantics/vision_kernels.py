@@ -1,9 +1,9 @@
 """Reference kernels of the vision stages: the meaning of each op, in NumPy/OpenCV.
 
-One function per op, written from DESIGN.md's table. Operands come in the
+One function per op, written from the op's docstring (docs/dialects/cortex.md). Operands come in the
 op's operand order, properties as keyword arguments named as the op's
 properties (so `fn(*operands, **op_params(op))` works); the defaults are
-DESIGN.md's. Map results are float32 arrays; f32 scalar results are Python
+the op definitions'. Map results are float32 arrays; f32 scalar results are Python
 floats holding a float32 value. Constant folding, the reference
 interpreter and the compiled backend's extern table all call these, so
 they are the one place where a stage's semantics live.
@@ -152,7 +152,7 @@ def separable_filter_edge(image: np.ndarray, taps: np.ndarray) -> np.ndarray:
 
 @kernel("cortex.saliency_dft")
 def saliency_dft(gray: np.ndarray, *, block: int = D.BLOCK, scale: int = D.SALIENCY_SCALE) -> np.ndarray:
-    """Spectral-residual saliency (Hou & Zhang 2007), step by step as DESIGN.md writes it."""
+    """Spectral-residual saliency (Hou & Zhang 2007), step by step as the op's docstring writes it."""
     if block % scale:
         raise CortexError(f"saliency_dft: block ({block}) must be a multiple of scale ({scale})")
     block_grid(gray.shape, block)

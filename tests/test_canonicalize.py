@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, assert_f32_close
 from xdsl.dialects import arith
 
 import cortex
@@ -40,7 +41,7 @@ def rewrite(text: str, pipeline: str = "canonicalize"):
 
 def assert_same(before, after, entry: str, inputs, rtol: float = 1e-6) -> None:
     for a, b in zip(results(before, entry, inputs), results(after, entry, inputs), strict=True):
-        np.testing.assert_allclose(b, a, rtol=rtol, atol=1e-6)
+        assert_f32_close(b, a, ulps=ACCUMULATED)
 
 
 def fn(body: str, args: str = "%x: tensor<3x4xf32>", result: str = "tensor<3x4xf32>") -> str:
@@ -220,7 +221,7 @@ def test_examples_keep_their_results(name):
     inputs = spec.make_inputs(0)
     assert_same(before, after, spec.entry, inputs, rtol=1e-5)
     for got, want in zip(results(after, spec.entry, inputs), spec.numpy_reference(*inputs)):
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        assert_f32_close(got, want, ulps=ACCUMULATED)
 
 
 def test_unoptimized_model_folds_and_simplifies():

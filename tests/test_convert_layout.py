@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, assert_f32_close
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,8 +46,8 @@ def test_cnn_results_are_unchanged_on_every_backend(cnn_pair):
     compiled = cortex.compile(converted, entry=ENTRY, mode=None)
     for x in INPUTS:
         (want,) = before(x)
-        np.testing.assert_allclose(after(x)[0], want, atol=1e-6)
-        np.testing.assert_allclose(compiled(x)[0], want, atol=1e-6)
+        assert_f32_close(after(x)[0], want, ulps=ACCUMULATED)
+        assert_f32_close(compiled(x)[0], want, ulps=ACCUMULATED)
 
 
 @pytest.mark.skipif(not mlir_opt_available(), reason="mlir-opt (mlir-22-tools) not installed")
@@ -135,8 +136,8 @@ def test_random_chains_keep_their_results(c, hw, steps, seed):
     converted.verify()
     x = np.random.default_rng(seed).standard_normal((1, c, hw, hw)).astype(np.float32)
     (want,) = cortex.reference(module, entry="f", mode=None)(x)
-    np.testing.assert_allclose(cortex.reference(converted, entry="f", mode=None)(x)[0], want, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(cortex.compile(converted, entry="f", mode=None)(x)[0], want, rtol=1e-4, atol=1e-4)
+    assert_f32_close(cortex.reference(converted, entry="f", mode=None)(x)[0], want, ulps=ACCUMULATED)
+    assert_f32_close(cortex.compile(converted, entry="f", mode=None)(x)[0], want, ulps=ACCUMULATED)
     image_ops = sum(s in ("conv", "max", "avg", "bn") for s in steps)
     assert transposes(converted) <= (2 if image_ops else 0)
     assert report.after >= transposes(converted)  # canonicalize may fold weight transposes it leaves

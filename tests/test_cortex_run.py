@@ -15,6 +15,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from helpers.numerics import ALGORITHM, assert_f32_close
 
 import cortex
 from cortex.tools import cortex_run
@@ -109,7 +110,7 @@ def test_jsonl_records_blur_gate_and_scores_and_both_backends_agree(capsys, tmp_
         blurred = [i for i in range(frames) if video.is_blurred(i)]
         assert blurred and all(rows[i]["score"] == rows[i - 1]["score"] for i in blurred)  # prev_score kept
     for a, b in zip(records["numpy"], records["reference"]):
-        np.testing.assert_allclose(a["score"], b["score"], rtol=1e-5, atol=1e-6)
+        assert_f32_close(a["score"], b["score"], ulps=ALGORITHM, scale=1.0)
         assert a["sharpness"] == pytest.approx(b["sharpness"], rel=1e-5)
 
 
@@ -120,7 +121,7 @@ def test_scores_match_the_reference_interpreter_run_directly(capsys, tmp_path):
     assert rc == 0
     runner = cortex.reference(cortex.build_l2_pipeline(96, 128), mode="motion")
     for record, frame in zip(read_jsonl(path), SyntheticVideo(96, 128).frames(3)):
-        np.testing.assert_allclose(record["score"], runner(frame)[1], rtol=1e-5, atol=1e-6)
+        assert_f32_close(record["score"], runner(frame)[1], ulps=ALGORITHM, scale=1.0)
 
 
 # ----------------------------------------------------------------------- videos, overlays, encoded frames

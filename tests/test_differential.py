@@ -2,9 +2,10 @@
 
 For the L2 pipeline in every mode, frame after frame of the synthetic video,
 `cortex.compile` must give what `cortex.reference` gives:
-- score maps within 1e-4 absolute (the backend computes the DFT as f32
-  matrix products and pools in f32 where the reference kernels use
-  `np.fft` and float64 means);
+- score maps equal up to float32 rounding of a different algorithm
+  (`tests/helpers/numerics.py`'s ALGORITHM budget at the maps' scale, 1.0:
+  the backend computes the DFT as f32 matrix products and pools in f32
+  where the reference kernels use `np.fft` and float64 means);
 - the same blur-gate decisions (a gated frame keeps the previous score
   exactly, in both);
 - the same encoder bytes. JPEG input is the frame with its low-score blocks
@@ -12,7 +13,10 @@ For the L2 pipeline in every mode, frame after frame of the synthetic video,
   only differ when the two scores straddle the threshold within float
   rounding. Where bytes differ the decoded images must be close and the
   differing blocks must all be such near-ties;
-- the same state after the last frame.
+- the same state after the last frame, up to float32 rounding at the
+  state's own magnitude (gray is a BLAS product in the backend and an
+  elementwise sum in the kernels, so the sharpness history, values of
+  1000–4000, differs by an ULP or so depending on the CPU's BLAS kernel).
 It must also hold after the optimisation pipeline (mode specialisation and
 DCE run before lowering), and for every tensor graph in `examples/`.
 
@@ -28,6 +32,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, ALGORITHM, EPS32, REORDERED, assert_f32_close
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 
@@ -39,7 +44,8 @@ FRAMES = 60
 FULL = (480, 640)
 SMALL = (96, 128)
 BLOCK = 32
-MAP_ATOL = 1e-4
+MAP_SCALE = 1.0  # score maps live on [0, 1]: their rounding is measured at 1.0 even where a map's values are small
+MAP_ATOL = ALGORITHM * EPS32 * MAP_SCALE  # how far two right score maps may be apart (near-ties at the encoder's threshold)
 OPTIMISE = "canonicalize,cortex-specialize-mode{mode=%s},canonicalize,dce"
 EXAMPLES = sorted(p for p in (Path(cortex.__file__).resolve().parent / "examples").glob("*.mlir") if p.stem != "l2_pipeline")
 
@@ -80,7 +86,7 @@ def run(request) -> Run:
 def test_score_maps_match(run):
     for i, ((_, want), (_, got)) in enumerate(zip(run.reference, run.compiled)):
         assert got.dtype == np.float32 and got.shape == want.shape
-        np.testing.assert_allclose(got, want, rtol=0, atol=MAP_ATOL, err_msg=f"score of frame {i}")
+        assert_f32_close(got, want, ulps=ALGORITHM, scale=MAP_SCALE, err_msg=f"score of frame {i}")
 
 
 def gated(outputs: list[tuple]) -> list[bool]:
@@ -120,8 +126,12 @@ def test_encoded_bytes_match(run):
 
 def test_state_after_the_last_frame_matches(run):
     assert run.compiled_state.keys() == run.reference_state.keys() == {"prev_gray", "prev_score", "sharpness_history"}
+    # Each state at its own scale: prev_gray is gray (a reordered 3-term sum), sharpness_history the
+    # variance of a Laplacian of gray over the whole frame (a long sum), prev_score a score map.
+    budgets = {"prev_gray": (REORDERED, None), "sharpness_history": (ACCUMULATED, None), "prev_score": (ALGORITHM, MAP_SCALE)}
     for name, want in run.reference_state.items():
-        np.testing.assert_allclose(run.compiled_state[name], want, rtol=0, atol=MAP_ATOL, err_msg=name)
+        ulps, scale = budgets[name]
+        assert_f32_close(run.compiled_state[name], want, ulps=ulps, scale=scale, err_msg=name)
 
 
 def test_optimised_pipelines_lose_the_dead_stages(run):
@@ -161,9 +171,9 @@ def test_each_stage_map_matches_at_480x640():
     frames = list(SyntheticVideo(*FULL).frames(8, start=18))  # across a scene cut
     for i, (prev, frame) in enumerate(zip(frames, frames[1:])):
         want, got = reference(frame, prev), compiled(frame, prev)
-        np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-4, err_msg=f"gray, frame {i}")
+        assert_f32_close(got[0], want[0], ulps=REORDERED, err_msg=f"gray, frame {i}")
         for name, w, g in zip(("center_crop", "text_roi", "saliency_dft", "motion_map"), want[1:], got[1:]):
-            np.testing.assert_allclose(g, w, rtol=0, atol=MAP_ATOL, err_msg=f"{name}, frame {i}")
+            assert_f32_close(g, w, ulps=ALGORITHM, scale=MAP_SCALE, err_msg=f"{name}, frame {i}")
 
 
 # ---------------------------------------------------------------- tensor graphs
@@ -196,4 +206,4 @@ def test_tensor_examples_match_the_reference(path, passes):
         assert len(got) == len(want)
         for w, g in zip(want, got):
             assert g.shape == w.shape and g.dtype == w.dtype
-            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+            assert_f32_close(g, w, ulps=ACCUMULATED)

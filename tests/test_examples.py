@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, assert_f32_close
 from xdsl.dialects import func
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -85,7 +86,7 @@ def test_reference_interpreter_matches_numpy(name, seed):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == np.float32
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+        assert_f32_close(g, w, ulps=ACCUMULATED)
 
 
 @pytest.mark.parametrize("name", NAMES)

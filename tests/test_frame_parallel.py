@@ -12,10 +12,11 @@ import threading
 
 import numpy as np
 import pytest
+from helpers.pipelines import L2_TEXT, SMALL, small_l2_text, with_extra_states
+from helpers.scheduling import FRAMES, MODES, assert_same, assert_same_state, compiled, frames_of, sequential
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import cortex
 from cortex.backends.frame_parallel import (
     run_split_sequential,
     split_program_for,
@@ -23,43 +24,6 @@ from cortex.backends.frame_parallel import (
 )
 from cortex.ir import CortexError
 from cortex.video.synthetic import SyntheticVideo
-from tests.frame_split_pipelines import L2_TEXT, SMALL, small_l2_text, with_extra_states
-
-FRAMES = 60
-MODES = ("balanced", "power_save", "motion")
-
-
-def passes(mode):
-    return f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce"
-
-
-def compiled(text, mode="balanced", specialise=True):
-    return cortex.compile(cortex.parse(text), mode=mode, passes=passes(mode) if specialise else None)
-
-
-def frames_of(size, n=FRAMES, start=0):
-    video = SyntheticVideo(*size)
-    return [video.frame(i) for i in range(start, start + n)]
-
-
-def assert_same(got, want):
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert len(g) == len(w)
-        for a, b in zip(g, w):
-            a, b = np.asarray(a), np.asarray(b)
-            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-
-
-def assert_same_state(a, b):
-    assert a.keys() == b.keys()
-    for k in a:
-        x, y = np.asarray(a[k]), np.asarray(b[k])
-        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), k
-
-
-def sequential(pipeline, frames):
-    return [pipeline(f) for f in frames]
 
 
 def frame_threads():
@@ -194,21 +158,27 @@ def test_interrupt_and_early_stop_leave_no_threads():
     assert not frame_threads()
 
 
-def test_memory_is_bounded_by_the_window():
-    """A long synthetic run: frames read ahead of the frames handed back never exceed the window."""
+@pytest.mark.parametrize(("window", "n"), [(4, 200), (1, 30), (3, 30)])
+def test_memory_is_bounded_by_the_window(window, n):
+    """A long synthetic run: at most `window` frames in flight, counted exactly with an instrumented source.
+
+    When the caller gets frame k, frames k..k+window-1 may have been read, so
+    `read - (k + 1)` peaks at exactly window - 1 (the first output waits for a
+    full window). Issue 24: the bound used to be `<= window`, one too loose,
+    and a loop reading one frame more than the window passed it."""
     b = compiled(small_l2_text())
     video = SyntheticVideo(*SMALL)
     read = {"n": 0}
     ahead = []
 
     def source():
-        for i in range(400):
+        for i in range(n):
             read["n"] += 1
             yield video.frame(i % 60)
 
-    for k, _ in enumerate(b.run_video(source(), workers=2, window=4)):
+    for k, _ in enumerate(b.run_video(source(), workers=2, window=window)):
         ahead.append(read["n"] - (k + 1))
-    assert len(ahead) == 400 and max(ahead) <= 4
+    assert len(ahead) == n and max(ahead) == window - 1 and ahead[0] == window - 1
 
 
 def test_thread_budget_sets_and_restores_opencv_threads():

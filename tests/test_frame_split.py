@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.pipelines import (
+    SMALL,
+    small_l2_text,
+    updated_in_a_branch,
+    with_extra_states,
+)
+from helpers.scheduling import entry_of, keys, run_parts_reference_with
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.dialects import func, scf
+from xdsl.dialects import scf
 
 import cortex
-from cortex.interpreter.reference import CortexFunctions, ReferenceRunner
 from cortex.passes.frame_split import (
     ARGS_ATTR,
     PARTS,
@@ -31,20 +37,6 @@ from cortex.passes.schedule import (
     stage_graph,
 )
 from cortex.video.synthetic import SyntheticVideo
-from tests.frame_split_pipelines import (
-    SMALL,
-    small_l2_text,
-    updated_in_a_branch,
-    with_extra_states,
-)
-
-
-def entry_of(module, name="l2_frame") -> func.FuncOp:
-    return next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
-
-
-def keys(fn, attr):
-    return [k.data for k in fn.attributes[attr].data]
 
 
 def test_l2_states_are_classified_from_the_ir():
@@ -124,27 +116,6 @@ def test_parts_equal_the_entry_under_the_reference_interpreter(text):
             assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
     for name, value in reference.state.items():
         assert np.asarray(state[name]).tobytes() == np.asarray(value).tobytes(), name
-
-
-def call_reference(runner: ReferenceRunner, args: list):
-    """The interpreter on a part (its i1/f32 arguments are internal values the runner's checks do not take)."""
-    functions = CortexFunctions(runner.weights, runner._weight_source)
-    return runner._interpreter(functions).call_op(runner.function, tuple(args))
-
-
-def run_parts_reference_with(module, frames, initial, mode="balanced"):
-    runners = {p: ReferenceRunner(module, entry=f"l2_frame__{p}", mode=mode, weights=None if mode else {}) for p in PARTS}
-    fns = {p: entry_of(module, f"l2_frame__{p}") for p in PARTS}
-    state = dict(initial)
-    outputs = []
-    for frame in frames:
-        env = {"input:0": frame, **{f"state:{n}": v for n, v in state.items()}}
-        for part in PARTS:
-            values = call_reference(runners[part], [env[k] for k in keys(fns[part], ARGS_ATTR)])
-            env.update(zip(keys(fns[part], RESULTS_ATTR), values))
-        state.update({k.removeprefix("update:"): v for k, v in env.items() if k.startswith("update:")})
-        outputs.append(tuple(env[f"output:{i}"] for i in range(len(keys(fns["tail"], RESULTS_ATTR)))))
-    return outputs, state
 
 
 def test_schedule_report_reads_profile_times():

@@ -12,15 +12,25 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.pipelines import SMALL, chained_leading, small_l2_text
+from helpers.scheduling import (
+    MODES,
+    assert_same,
+    assert_same_state,
+    entry_of,
+    frames_of,
+    keys,
+    passes,
+    run_parts_reference_with,
+    sequential,
+)
 from xdsl.dialects import scf
 
 import cortex
+from cortex.backends.frame_parallel import run_split_sequential
 from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
 from cortex.passes.frame_split import ARGS_ATTR, RESULTS_ATTR, classify_states, split_entry
 from cortex.passes.schedule import render_schedule
-from tests.frame_split_pipelines import SMALL, small_l2_text
-from tests.test_frame_parallel import MODES, assert_same, assert_same_state, frames_of, passes, sequential
-from tests.test_frame_split import entry_of, keys, run_parts_reference_with
 
 GATES = {"auto": BLUR_AUTO, "fixed": {**INPUT_DEFAULTS, "blur_threshold": 150.0}}
 
@@ -75,20 +85,7 @@ def test_parts_equal_the_entry_under_the_reference_interpreter(gate):
     expected = [reference(f) for f in frames]
     module = cortex.parse(small_l2_text())
     split_entry(module, "l2_frame")
-    from tests import test_frame_split
-
-    runner_weights = GATES[gate]
-    original = test_frame_split.ReferenceRunner
-
-    class WithGate(original):  # the parts read the gate's runtime inputs like the entry does
-        def __init__(self, *args, weights=None, **kw):
-            super().__init__(*args, weights={**(weights or {}), **runner_weights}, **kw)
-
-    test_frame_split.ReferenceRunner = WithGate
-    try:
-        outputs, state = run_parts_reference_with(module, frames, initial)
-    finally:
-        test_frame_split.ReferenceRunner = original
+    outputs, state = run_parts_reference_with(module, frames, initial, weights=GATES[gate])
     for got, want in zip(outputs, expected, strict=True):
         assert [np.asarray(g).tobytes() for g in got] == [np.asarray(w).tobytes() for w in want]
     for name, value in reference.state.items():
@@ -127,4 +124,40 @@ def test_concurrent_stages_equal_sequential_with_the_gate(gate):
     a = compiled("balanced", gate)
     b = cortex.compile(cortex.parse(small_l2_text()), mode="balanced", weights=GATES[gate], workers=2)
     assert_same([b(f) for f in frames], sequential(a, frames))
+    assert_same_state(b.state, a.state)
+
+
+# ---------------------------------------------------------------- two chained leading recurrences (issue 24)
+
+
+def test_a_recurrence_a_leading_one_reads_is_leading_too():
+    """The classification is transitive: the gate reads `sharpness_history`, whose update reads `raw_history`."""
+    classes = classify_states(entry_of(cortex.parse(chained_leading())))
+    assert {n: c.kind for n, c in classes.items()} == {
+        "prev_gray": "delayed", "prev_score": "recurrence", "sharpness_history": "leading", "raw_history": "leading"}
+    assert "a leading recurrence reads it" in classes["raw_history"].reason
+
+
+CHAINED_RUNS = {
+    "parts-in-order": lambda c, frames: list(run_split_sequential(c, frames)),
+    "threads-2": lambda c, frames: list(c.run_video(frames, workers=2, window=4)),
+    "threads-3": lambda c, frames: list(c.run_video(frames, workers=3)),
+    "stages-2": lambda c, frames: [c(f) for f in frames],
+}
+
+
+@pytest.mark.parametrize("engine", sorted(CHAINED_RUNS))
+def test_chained_leading_recurrences_through_every_engine(engine):
+    """Issue 24: made non-transitive (`raw_history` left in the recurrence part), the caller ran
+    `sharpness_history` ahead from a stale `raw_history` and the threaded run differed from the
+    sequential one. The split's parts in order, frame threads and concurrent stages give the
+    sequential call's bits and final state (Ray: tests/test_ray_engine.py)."""
+    frames = frames_of(SMALL, 40)
+    a = compiled("balanced", "auto", chained_leading())
+    want, skipped = gated_frames(a, frames)
+    assert skipped, "the gate skipped no frame: a stale history could not show"
+    workers = 2 if engine == "stages-2" else 1
+    b = cortex.compile(cortex.parse(chained_leading()), mode="balanced", weights=GATES["auto"], passes=passes("balanced"),
+                       workers=workers)
+    assert_same(CHAINED_RUNS[engine](b, frames), want)
     assert_same_state(b.state, a.state)

@@ -9,6 +9,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, assert_f32_close
 
 import cortex
 from cortex.driver import run_pipeline
@@ -41,7 +42,7 @@ def load(name: str):
 def assert_same(actual, expected) -> None:
     assert len(actual) == len(expected)
     for a, e in zip(actual, expected):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=1e-4, atol=1e-5)
+        assert_f32_close(np.asarray(a), np.asarray(e), ulps=ACCUMULATED)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

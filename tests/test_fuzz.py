@@ -4,7 +4,7 @@ Every case must end in success or a clean error: for text, one located
 `file:line:col: error:` line from `cortex.parse` and exit 1 from `cortex-opt`;
 for the Python API, a `CortexError` with a one-line message. Accepted mutants
 are lowered, emitted, and (when installed) checked with upstream `mlir-opt`.
-`tests/fuzz_cases.py --cases N` runs a longer campaign with the same operators.
+`tests/helpers/fuzz_cases.py --cases N` runs a longer campaign with the same operators.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from fuzz_cases import MLIR_OPT, MUTATORS, SEEDS, classify, mutate
+from helpers.fuzz_cases import MLIR_OPT, MUTATORS, SEEDS, classify, mutate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, ALGORITHM, REORDERED, assert_f32_close
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
@@ -527,7 +528,9 @@ VISION_CASES = {
     ),
 }
 
-TOLERANCE = {"saliency_dft": 2e-5, "saliency_dft_scale2": 2e-5, "gelu_erf": 1e-5, "sigmoid": 1e-5}
+# mlir-runner against the reference kernels: saliency is a DFT (f32 products vs np.fft), erf/exp come from
+# MLIR's polynomial expansions vs libm; everything else reorders a few f32 roundings.
+TOLERANCE = {"saliency_dft": ALGORITHM, "saliency_dft_scale2": ALGORITHM, "gelu_erf": ACCUMULATED, "sigmoid": ACCUMULATED}
 
 
 def check_against_reference(name: str, text: str, make_inputs) -> None:
@@ -538,11 +541,11 @@ def check_against_reference(name: str, text: str, make_inputs) -> None:
     assert cortex_ops(lowered) == []
     got = run_with_mlir(lowered, "f", inputs)
     assert len(got) == len(expected)
-    tol = TOLERANCE.get(name, 1e-6)
+    ulps = TOLERANCE.get(name, REORDERED)
     for g, e in zip(got, expected):
         e = np.asarray(e, np.float32)
         assert g.shape == e.shape
-        np.testing.assert_allclose(g, e, rtol=tol, atol=tol * max(1.0, float(np.abs(e).max())))
+        assert_f32_close(g, e, ulps=ulps)
 
 
 @needs_mlir

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, ALGORITHM, assert_f32_close
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, TensorType
 
@@ -81,13 +82,13 @@ def numpy_backend_available() -> bool:
     return importlib.util.find_spec("cortex.backends.runtime") is not None
 
 
-def assert_close(got, expected, tol: float = 1e-5) -> None:
+def assert_close(got, expected, ulps: float = ACCUMULATED) -> None:
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         e = np.asarray(e, np.float32)
         g = np.asarray(g, np.float32)
         assert g.shape == e.shape
-        np.testing.assert_allclose(g, e, rtol=tol, atol=tol * max(1.0, float(np.abs(e).max(initial=0.0))))
+        assert_f32_close(g, e, ulps=ulps)
 
 
 # ---------------------------------------------------------------- parse + verify
@@ -182,7 +183,7 @@ def test_l2_scoring_core_runs_like_the_reference(l2_core_inputs):
     expected = cortex.reference(module, entry=name, mode=None)(*inputs)
     lowered = lower(module, passes=None)
     got = run_with_mlir(lowered, name, inputs)
-    assert_close(got, expected, tol=2e-5)
+    assert_close(got, expected, ulps=ALGORITHM)
     assert float(np.abs(got[0]).max()) > 0.1  # a real score map, not zeros
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
 
 import cortex
 from cortex.backends import numpy_support
@@ -78,7 +79,7 @@ def test_elementwise_generic_with_broadcasting_maps():
     a, r, c, t, z = f32(4, 5), f32(5), f32(4), f32(5, 4), f32()
     source, (out,) = run(ELEMENTWISE, "f", a, r, c, t, z, np.float32(0.75))
     expected = np.tanh(np.maximum(a * r - c[:, None], t.T) * np.float32(0.75) + z)
-    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    assert_f32_close(out, expected, ulps=REORDERED)
     assert out.dtype == np.float32 and out.shape == (4, 5)
     assert no_element_loops(source)
     assert "# blend: linalg.generic" in source  # provenance on every statement
@@ -203,10 +204,10 @@ func.func @reds(%x: tensor<3x4x5xf32>, %acc: tensor<3xf32>) -> (tensor<5x3xf32>,
 def test_reductions_sum_max_and_their_initial_values():
     x, acc = f32(3, 4, 5), f32(3)
     source, (s, m, seeded, accum) = run(REDUCTIONS, "reds", x, acc)
-    np.testing.assert_allclose(s, (x * x).sum(axis=1).T, rtol=1e-5)
+    assert_f32_close(s, (x * x).sum(axis=1).T, ulps=ACCUMULATED)
     np.testing.assert_array_equal(m, x.max(axis=1).T)
-    np.testing.assert_allclose(seeded, x.reshape(3, 20).sum(axis=1) + 1.0, rtol=1e-5)
-    np.testing.assert_allclose(accum, x.reshape(3, 20).sum(axis=1) + acc, rtol=1e-5)
+    assert_f32_close(seeded, x.reshape(3, 20).sum(axis=1) + 1.0, ulps=ACCUMULATED)
+    assert_f32_close(accum, x.reshape(3, 20).sum(axis=1) + acc, ulps=ACCUMULATED)
     assert no_element_loops(source)
     assert "np.full((5, 3)" not in source and "np.zeros((5, 3)" not in source  # identity fills are never built
     assert "np.maximum.reduce(x, axis=1)" in source and "np.einsum('ijk,ijk->ki', x, x)" in source  # no BLAS form: einsum
@@ -238,7 +239,7 @@ func.func @rowsum(%x: tensor<6x8x4xf32>) -> (tensor<6xf32>, tensor<8xf32>) {
 def test_linalg_reduce():
     x = f32(6, 8, 4, lo=-5.0, hi=1.0)
     _, (r, m) = run(LINALG_REDUCE, "rowsum", x)
-    np.testing.assert_allclose(r, x.sum(axis=(1, 2)), rtol=1e-5)
+    assert_f32_close(r, x.sum(axis=(1, 2)), ulps=ACCUMULATED)
     np.testing.assert_array_equal(m, np.maximum(x.max(axis=(0, 2)), -3.0))
 
 
@@ -271,7 +272,7 @@ def test_full_reductions_give_rank_0_arrays():
     x, y = f32(5, lo=-1.0, hi=1.0), f32(5)
     d, m = runner(x, y)
     assert isinstance(d, np.ndarray) and d.shape == () and d.dtype == np.float32
-    np.testing.assert_allclose(d, x @ y + 1.5, rtol=1e-6)
+    assert_f32_close(d, x @ y + 1.5, ulps=ACCUMULATED)
     assert m == max(x.max(), 1.5)
 
 
@@ -316,10 +317,10 @@ def test_matmul_accumulate_transposed_and_batched_contractions():
     a, b, c, ba, bb = f32(3, 4), f32(4, 5), f32(3, 5), f32(2, 3, 4), f32(2, 4, 5)
     at = np.ascontiguousarray(a.T)
     source, (p, acc, t, bm) = run(CONTRACTIONS, "mm", a, b, c, at, ba, bb)
-    np.testing.assert_allclose(p, a @ b, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(acc, c + a @ b, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(t, a @ b, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(bm, ba @ bb, rtol=1e-5, atol=1e-6)
+    assert_f32_close(p, a @ b, ulps=ACCUMULATED)
+    assert_f32_close(acc, c + a @ b, ulps=ACCUMULATED)
+    assert_f32_close(t, a @ b, ulps=ACCUMULATED)
+    assert_f32_close(bm, ba @ bb, ulps=ACCUMULATED)
     assert "a @ b" in source and "at.T @ b" in source and "ba @ bb" in source
     assert no_element_loops(source)
 
@@ -370,8 +371,8 @@ def conv_reference(x, w, stride):
 def test_convolution_and_pooling_windows():
     x, w, img, p = f32(1, 2, 9, 9), f32(3, 2, 3, 3), f32(8, 10), f32(1, 2, 8, 8)
     source, (conv, pool, mx) = run(CONV_POOL, "cp", x, w, img, p)
-    np.testing.assert_allclose(conv, conv_reference(x, w, 2), rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(pool, img.reshape(4, 2, 5, 2).sum(axis=(1, 3)), rtol=1e-5, atol=1e-6)
+    assert_f32_close(conv, conv_reference(x, w, 2), ulps=ACCUMULATED)
+    assert_f32_close(pool, img.reshape(4, 2, 5, 2).sum(axis=(1, 3)), ulps=ACCUMULATED)
     np.testing.assert_array_equal(mx, p.reshape(1, 2, 4, 2, 4, 2).max(axis=(3, 5)))
     assert "_rt.affine_view(" in source and no_element_loops(source)
 
@@ -475,7 +476,7 @@ def test_extern_call_goes_through_the_kernel_table():
     x = f32(2, 3)
     source, (y,) = run(EXTERN, "g", x)
     e = np.exp(x - x.max(axis=1, keepdims=True))
-    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+    assert_f32_close(y, e / e.sum(axis=1, keepdims=True), ulps=ACCUMULATED)
     assert "_extern('cortex.softmax', {'axis': 1})" in source
     assert "# probs: func.call" in source
 
@@ -540,7 +541,7 @@ def test_profiling_sections_only_in_the_profiled_module():
     runner.profiling = True
     x = f32(8)
     for _ in range(3):
-        np.testing.assert_allclose(runner(x)[0], np.exp(x) * x, rtol=1e-6)
+        assert_f32_close(runner(x)[0], np.exp(x) * x, ulps=REORDERED)
     report = runner.profile()
     assert {"first", "second"} <= set(report) and report.frames == 3
     assert all(seconds > 0 for seconds in report.values())

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import onnx
 import pytest
+from helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
@@ -65,8 +66,8 @@ def test_main_takes_the_non_initializer_inputs_in_order_and_returns_the_outputs(
     b = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
     a = np.full((2, 3), -1.5, np.float32)
     r, s = ReferenceRunner(module, entry=ENTRY, mode=None)(b, a)
-    np.testing.assert_allclose(s, b + 0.5)
-    np.testing.assert_allclose(r, np.maximum((b + 0.5) * a, 0))
+    assert_f32_close(s, b + 0.5, ulps=REORDERED)
+    assert_f32_close(r, np.maximum((b + 0.5) * a, 0), ulps=REORDERED)
 
 
 def test_the_imported_text_parses_back():
@@ -81,7 +82,7 @@ def test_sample_models_match_onnx_reference_on_both_backends(build):
     (want,) = onnx_reference(model, {"x": x})
     for backend in (ReferenceBackend, CortexBackend):
         (got,) = backend.run_model(model, [x])
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        assert_f32_close(got, want, ulps=ACCUMULATED)
 
 
 def test_model_from_a_path_and_from_bytes(tmp_path):
@@ -103,7 +104,7 @@ def test_gemm_with_a_computed_b_and_a_matrix_bias():
     feeds = {k: rng.standard_normal(s).astype(np.float32) for k, s in (("a", (4, 3)), ("b", (5, 4)), ("c", (3, 5)))}
     (want,) = onnx_reference(model, feeds)
     (got,) = CortexBackend.run_model(model, feeds)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert_f32_close(got, want, ulps=ACCUMULATED)
 
 
 def test_softmax_before_opset_13_flattens_at_the_axis():
@@ -115,7 +116,7 @@ def test_softmax_before_opset_13_flattens_at_the_axis():
     want = e / e.sum(axis=(1, 2), keepdims=True)
     for backend in (ReferenceBackend, CortexBackend):
         (got,) = backend.run_model(model, [x])
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        assert_f32_close(got, want, ulps=ACCUMULATED)
 
 
 def test_conv_1d_runs_as_a_unit_height_2d_conv():
@@ -125,7 +126,7 @@ def test_conv_1d_runs_as_a_unit_height_2d_conv():
     x = np.random.default_rng(3).standard_normal((1, 2, 9)).astype(np.float32)
     (want,) = onnx_reference(model, {"x": x})
     (got,) = CortexBackend.run_model(model, [x])
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert_f32_close(got, want, ulps=ACCUMULATED)
 
 
 def test_reduce_axes_from_a_graph_input_are_bound_per_value():
@@ -219,7 +220,7 @@ def test_pooling_attributes_match_onnx_reference(case, seed):
         assert "negative padding" in str(e) or "does not fit" in str(e)
         return
     assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert_f32_close(got, want, ulps=ACCUMULATED)
 
 
 @settings(max_examples=40, deadline=None)
@@ -345,7 +346,7 @@ def test_imported_cnn_runs_natively_with_mlir_runner(passes):
     x = sample_input(model)
     (got,) = run_with_mlir(lower(from_onnx(model), post_passes=passes), ENTRY, [x])
     (want,) = onnx_reference(model, {"x": x})
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert_f32_close(got, want, ulps=ACCUMULATED)
 
 
 def test_gemm_bias_must_broadcast_to_the_product_not_widen_it():

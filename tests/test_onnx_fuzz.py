@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnxruntime as ort
+from helpers.numerics import ACCUMULATED, assert_f32_close
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
@@ -89,4 +90,4 @@ def test_random_nodes_import_right_or_fail_cleanly(case, seed):
     for backend in (ReferenceBackend, CompiledBackend):
         (got,) = backend.run_model(model, feeds)
         assert got.shape == want[0].shape
-        np.testing.assert_allclose(got, want[0], rtol=1e-4, atol=1e-5)
+        assert_f32_close(got, want[0], ulps=ACCUMULATED)

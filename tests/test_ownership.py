@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import REORDERED, assert_f32_close
+from helpers.scheduling import snapshot, vandalise
 
 import cortex
 from cortex.video.synthetic import SyntheticVideo
@@ -31,17 +33,12 @@ func.func @main(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tenso
 }
 """
 
-RUNNERS = {"reference": cortex.reference, "compiled": cortex.compile}
-
-
-def snapshot(values):
-    return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in values]
-
-
-def vandalise(array: np.ndarray) -> None:
-    """Overwrite a caller-owned buffer in place with values no frame produces."""
-    assert array.flags.writeable, "a returned array the caller cannot write into"
-    array[...] = np.full_like(array, 77 if array.dtype == np.uint8 else -1234.5)
+RUNNERS = {
+    "reference": cortex.reference,
+    "compiled": cortex.compile,
+    # concurrent stages (workers > 1): the frame split's code path per call (issue 24's sibling)
+    "compiled-stages": lambda module, **kw: cortex.compile(module, workers=2, **kw),
+}
 
 
 def run(make, frames, touch: bool):
@@ -79,7 +76,7 @@ def test_aliasing_graph_owns_its_state(kind):
     assert_same_runs(untouched, touched)
     outs, _ = untouched
     np.testing.assert_array_equal(outs[2][0], frames[1])  # the graph does what it says: prev
-    np.testing.assert_allclose(outs[2][1], frames[0] + frames[1] + frames[2], rtol=1e-6)
+    assert_f32_close(outs[2][1], frames[0] + frames[1] + frames[2], ulps=REORDERED)
     np.testing.assert_array_equal(outs[3][3], np.full((4, 4), 1.5, np.float32))  # the constant survived
 
 
@@ -117,3 +114,55 @@ def test_state_returned_without_update_stays_the_runners(kind):
     np.testing.assert_array_equal(outs[2][0], np.zeros(2, np.float32))
     np.testing.assert_array_equal(state["count"], np.full(2, 3.0, np.float32))
 
+
+
+# ---------------------------------------------------------------- run_video (the frame-split engines)
+#
+# Issue 24: switching off the frame-split engines' own alias check (`SplitProgram.caller_state`) passed
+# every test: the tests above cover the sequential runners only. `run_video` reads frames ahead, so the
+# caller may overwrite a frame only once the run is over; a returned output is the caller's at once.
+
+
+def run_video(make, frames, touch: bool, **options):
+    """`run_video` over copies of `frames`: every output overwritten as it arrives, every frame after the run."""
+    runner = make()
+    buffers = [f.copy() for f in frames]
+    outputs = []
+    for got in runner.run_video(buffers, **options):
+        outputs.append(snapshot(got))
+        if touch:
+            for value in got:
+                if isinstance(value, np.ndarray):
+                    vandalise(value)
+    if touch:
+        for buffer in buffers:
+            vandalise(buffer)
+    return outputs, {k: snapshot([v])[0] for k, v in runner.state.items()}
+
+
+def sequential_run(make, frames):
+    runner = make()
+    outputs = [snapshot(runner(f.copy())) for f in frames]
+    return outputs, {k: snapshot([v])[0] for k, v in runner.state.items()}
+
+
+VIDEO_OPTIONS = {"threads-1": {"workers": 1}, "threads-2": {"workers": 2, "window": 3}}
+
+
+@pytest.mark.parametrize("options", sorted(VIDEO_OPTIONS))
+@pytest.mark.parametrize("text", [ALIASING, UNCHANGED_STATE], ids=["aliasing", "unchanged-state"])
+def test_run_video_owns_its_state(text, options):
+    rng = np.random.default_rng(6)
+    shape = (4, 4) if text is ALIASING else (2,)
+    frames = [rng.uniform(-1, 1, shape).astype(np.float32) for _ in range(6)]
+    make = lambda: cortex.compile(cortex.parse(text), entry="main", mode=None)
+    want = sequential_run(make, frames)
+    assert_same_runs(run_video(make, frames, touch=False, **VIDEO_OPTIONS[options]), want)
+    assert_same_runs(run_video(make, frames, touch=True, **VIDEO_OPTIONS[options]), want)
+
+
+def test_run_video_l2_pipeline_owns_its_state():
+    module = cortex.build_l2_pipeline(96, 128, 32)
+    frames = list(SyntheticVideo(96, 128).frames(6))
+    make = lambda: cortex.compile(module, mode="balanced")
+    assert_same_runs(run_video(make, frames, touch=True, workers=2), sequential_run(make, frames))

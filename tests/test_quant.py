@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, assert_f32_close
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,9 +74,9 @@ def run(module, xs):
 def test_small_cnn_matches_its_numpy_formula(cnn):
     got = run(cnn, CALIBRATION[:8])
     want = np.concatenate([numpy_small_cnn(x) for x in CALIBRATION[:8]])
-    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert_f32_close(got, want, ulps=ACCUMULATED)
     compiled = cortex.compile(cnn, entry=ENTRY, mode=None)
-    np.testing.assert_allclose(np.concatenate([compiled(x)[0] for x in CALIBRATION[:8]]), got, atol=1e-6)
+    assert_f32_close(np.concatenate([compiled(x)[0] for x in CALIBRATION[:8]]), got, ulps=ACCUMULATED)
 
 
 # ---------------------------------------------------------------- calibration
@@ -282,7 +283,7 @@ def test_mlir_runner_runs_the_int8_cnn_like_the_reference(cnn):
     x = HELD_OUT[0]
     (native,) = run_with_mlir(cortex.lower(qmodule), ENTRY, [x])
     (want,) = cortex.reference(qmodule, entry=ENTRY, mode=None)(x)
-    np.testing.assert_allclose(native, want, atol=1e-6)
+    assert_f32_close(native, want, ulps=ACCUMULATED)
 
 
 @settings(max_examples=15, deadline=None)
@@ -402,6 +403,6 @@ def test_residual_add_stays_in_int8():
     compiled = cortex.compile(qmodule, entry="res", mode=None)
     runner = cortex.reference(qmodule, entry="res", mode=None)
     for x in samples[:3]:
-        np.testing.assert_allclose(compiled(x)[0], runner(x)[0], atol=1e-6)
+        assert_f32_close(compiled(x)[0], runner(x)[0], ulps=ACCUMULATED)
     if mlir_opt_available():
         verify_with_mlir_opt(cortex.lower(qmodule))

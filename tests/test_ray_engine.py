@@ -13,18 +13,28 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-import cortex  # noqa: E402
-from cortex.backends.ray_engine import _get, run_video_ray  # noqa: E402
-from cortex.ir import CortexError  # noqa: E402
-from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states  # noqa: E402
-from tests.test_frame_parallel import (  # noqa: E402
+from helpers.pipelines import (  # noqa: E402
+    SMALL,
+    chained_leading,
+    small_l2_text,
+    with_extra_states,
+    without_gate_history,
+)
+from helpers.scheduling import (  # noqa: E402
     MODES,
     assert_same,
     assert_same_state,
     compiled,
     frames_of,
     sequential,
+    snapshot,
+    vandalise,
 )
+
+import cortex  # noqa: E402
+from cortex.backends.ray_engine import _get, run_video_ray  # noqa: E402
+from cortex.ir import CortexError  # noqa: E402
+from cortex.passes.frame_split import classify_states  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +124,60 @@ def test_cortex_run_spreads_several_videos_over_ray(local_ray, capsys, tmp_path,
     rc = main(["v0.avi", "missing.avi", "--engine", "ray", "--workers", "2", "--quiet", "--dce-frames", "0"])
     out, err = capsys.readouterr()
     assert rc == 1 and "missing.avi: no such video file" in out and "1 of 2 videos failed" in err
+
+
+# ---------------------------------------------------------------- issue 24: chunk boundaries, the window, ownership
+
+
+def test_chunks_start_from_the_last_frame_before_them(local_ray):
+    """A pipeline whose only delayed input is `prev_gray` (no gate history, so nothing runs ahead on
+    the caller): each chunk's first frame takes its delayed inputs from the previous chunk's LAST
+    frame. Chunks of 4 put the scene cuts (20, 40) on chunk starts, and motion on every boundary."""
+    from cortex.dialects.modes import INPUT_DEFAULTS
+
+    frames = frames_of(SMALL, 44)
+    make = lambda: cortex.compile(cortex.parse(without_gate_history()), mode="balanced", weights={
+        **INPUT_DEFAULTS, "blur_threshold": 150.0})
+    a, b = make(), make()
+    classes = classify_states(next(iter(cortex.parse(without_gate_history()).ops)))
+    assert {n: c.kind for n, c in classes.items()} == {"prev_gray": "delayed", "prev_score": "recurrence"}
+    want = sequential(a, frames)
+    assert_same(list(b.run_video(frames, workers=2, engine="ray", chunk=4)), want)
+    assert_same_state(b.state, a.state)
+
+
+def test_chained_leading_recurrences_on_ray(local_ray):
+    """Two chained leading recurrences (tests/test_frame_split_leading.py) across chunks of 3."""
+    from cortex.dialects.modes import BLUR_AUTO
+
+    frames = frames_of(SMALL, 40)
+    a, b = (cortex.compile(cortex.parse(chained_leading()), mode="balanced", weights=BLUR_AUTO) for _ in range(2))
+    want = sequential(a, frames)
+    assert_same(list(b.run_video(frames, workers=2, engine="ray", chunk=3)), want)
+    assert_same_state(b.state, a.state)
+
+
+def test_ray_window_counts_chunks_exactly_and_outputs_are_the_callers(local_ray):
+    """At most `window` chunks in flight: when the caller gets frame k, at most window·chunk − 1
+    frames beyond it have been read (exactly that many at each chunk's first frame). Every output
+    is overwritten as it arrives: later outputs and the final state must not notice."""
+    a, b = compiled(small_l2_text()), compiled(small_l2_text())
+    frames = frames_of(SMALL, 24)
+    want = sequential(a, frames)
+    read = {"n": 0}
+
+    def source():
+        for f in frames:
+            read["n"] += 1
+            yield f.copy()
+
+    ahead, got = [], []
+    for k, outputs in enumerate(b.run_video(source(), workers=2, engine="ray", window=2, chunk=3)):
+        ahead.append(read["n"] - (k + 1))
+        got.append(snapshot(outputs))
+        for value in outputs:
+            if isinstance(value, np.ndarray):
+                vandalise(value)
+    assert max(ahead) == 2 * 3 - 1 and ahead[0] == 5
+    assert_same(got, want)
+    assert_same_state(b.state, a.state)

@@ -17,6 +17,7 @@ import json
 
 import numpy as np
 import pytest
+from helpers.numerics import ALGORITHM, REORDERED, assert_f32_close
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -60,14 +61,14 @@ def test_only_exact_zero_weights_drop_a_term(weights):
     assert fused_terms(module) == (kept or None)
     for runner in (cortex.reference(module, entry="main", mode=None), cortex.compile(module, entry="main", mode=None)):
         (got,) = runner(*maps)
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-30)
+        assert_f32_close(got, want, ulps=REORDERED)
 
 
 def test_negative_weight_terms_change_the_score():
     """A kept negative term is not a no-op: dropping it would change the result."""
     maps = [np.full((2, 3), 0.5, np.float32), np.full((2, 3), 0.25, np.float32)]
     (got,) = cortex.compile(cortex.parse(fusion_module([1.0, -0.5])), entry="main", mode=None)(*maps)
-    np.testing.assert_allclose(got, np.full((2, 3), 0.375, np.float32))
+    assert_f32_close(got, np.full((2, 3), 0.375, np.float32), ulps=REORDERED)
 
 
 # ---------------------------------------------------------------- the L2 pipeline from a user mode table
@@ -105,6 +106,6 @@ def test_l2_signed_mode_table(tmp_path, row, kept, removed):
         lowest.append(float(np.min(want)))
         for runner in (after, compiled, compiled_optimised):
             got_bytes, got = runner(frame)
-            np.testing.assert_allclose(got, want, atol=1e-4)
+            assert_f32_close(got, want, ulps=ALGORITHM, scale=1.0)
             np.testing.assert_array_equal(got_bytes, want_bytes)
     assert min(lowest) < 0  # the negative terms reach the score

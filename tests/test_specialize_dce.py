@@ -12,6 +12,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from helpers.numerics import REORDERED, assert_f32_close
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, f32
 from xdsl.utils.exceptions import PassFailedException
@@ -50,7 +51,7 @@ def run_frames(module, mode, frames):
 def assert_same_outputs(want, got):
     assert len(want) == len(got)
     for i, ((bytes_a, score_a), (bytes_b, score_b)) in enumerate(zip(want, got)):
-        np.testing.assert_allclose(score_b, score_a, rtol=1e-6, atol=1e-7, err_msg=f"score of frame {i}")
+        assert_f32_close(score_b, score_a, ulps=REORDERED, err_msg=f"score of frame {i}")
         assert np.array_equal(bytes_a, bytes_b), f"encoded frame {i} differs"
 
 

@@ -10,6 +10,15 @@ import threading
 
 import numpy as np
 import pytest
+from helpers.pipelines import SMALL, small_l2_text, with_extra_states
+from helpers.scheduling import (
+    MODES,
+    assert_same,
+    assert_same_state,
+    frames_of,
+    passes,
+    sequential,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func, scf
@@ -19,15 +28,6 @@ from cortex.backends.stage_parallel import stage_program_for
 from cortex.ir import CortexError
 from cortex.passes.frame_split import split_entry
 from cortex.passes.stage_split import split_stages
-from tests.frame_split_pipelines import SMALL, small_l2_text, with_extra_states
-from tests.test_frame_parallel import (
-    MODES,
-    assert_same,
-    assert_same_state,
-    frames_of,
-    passes,
-    sequential,
-)
 
 
 def staged(text, mode="balanced", workers=2):

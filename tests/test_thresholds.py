@@ -11,12 +11,19 @@ one f32 step either side), on a small graph and inside the L2 pipeline
 whose thresholds are set to the exact value a frame produces. Each case
 also checks that the threshold matters for that input, so it cannot pass by
 never reaching the boundary.
+
+A knife edge is built from the path under test: the reference interpreter and
+the compiled backend compute a frame's scene value in different float32
+orders (gray is a BLAS product in one, an elementwise sum in the other), so
+each may land an ULP from the other, on either side depending on the CPU's
+BLAS kernel. Each run therefore gets its threshold at its *own* value.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.numerics import ALGORITHM, REORDERED, assert_f32_close
 from xdsl.dialects.builtin import FloatAttr, f32
 
 import cortex
@@ -66,7 +73,7 @@ def test_temporal_smooth_at_reset_threshold(threshold, where):
     if mlir_runner_available() and where == "equal":
         results += (run_with_mlir(lower(cortex.parse(SMOOTH.replace("THRESHOLD", repr(t)))), "main", [s, p, scene]),)
     for (got,) in results:
-        np.testing.assert_allclose(got, expected, rtol=1e-6)
+        assert_f32_close(got, expected, ulps=REORDERED)
 
 
 # ---------------------------------------------------------------- in the L2 pipeline
@@ -79,9 +86,11 @@ def frames():
     return frames, grays
 
 
-def run_l2(module, frames):
-    ref = cortex.reference(module, mode="balanced")
-    comp = cortex.compile(module, mode="balanced")
+def run_l2(reference_module, compiled_module, frames):
+    """The reference interpreter on one module and the compiled backend on another (each may carry a
+    threshold built from its own path's value)."""
+    ref = cortex.reference(reference_module, mode="balanced")
+    comp = cortex.compile(compiled_module, mode="balanced")
     want = [ref(f) for f in frames]
     got = [comp(f) for f in frames]
     return want, got
@@ -89,8 +98,32 @@ def run_l2(module, frames):
 
 def assert_runs_equal(want, got):
     for (bytes_a, score_a), (bytes_b, score_b) in zip(want, got):
-        np.testing.assert_allclose(score_b, score_a, atol=1e-4)
+        assert_f32_close(score_b, score_a, ulps=ALGORITHM, scale=1.0)
         np.testing.assert_array_equal(bytes_b, bytes_a)
+
+
+PROBE = f"""
+func.func @probe(%frame: tensor<{H}x{W}x3xui8>, %prev: tensor<{H}x{W}x3xui8>) -> (f32, f32) {{
+  %gray = cortex.gray %frame : tensor<{H}x{W}x3xui8> -> tensor<{H}x{W}xf32>
+  %prev_gray = cortex.gray %prev : tensor<{H}x{W}x3xui8> -> tensor<{H}x{W}xf32>
+  %sharpness = cortex.blur_detector %gray : tensor<{H}x{W}xf32> -> f32
+  %scene = cortex.scene_change %gray, %prev_gray : (tensor<{H}x{W}xf32>, tensor<{H}x{W}xf32>) -> f32
+  func.return %sharpness, %scene : f32, f32
+}}
+"""
+
+
+def probe_values(frames) -> dict[str, tuple[float, float]]:
+    """Frame 1's sharpness and scene value as (reference interpreter, compiled backend), each computed
+    through the same ops as in the L2 pipeline (gray of both frames, blur_detector, scene_change)."""
+    probe = cortex.parse(PROBE)
+    want = cortex.reference(probe, entry="probe", mode=None)(frames[1], frames[0])
+    got = cortex.compile(probe, entry="probe", mode=None)(frames[1], frames[0])
+    values = {name: (float(w), float(g)) for name, w, g in zip(("sharpness", "scene"), want, got)}
+    for pair in values.values():
+        for v in pair:
+            assert v == float(F32(v)) and v > 0
+    return values
 
 
 def with_reset_threshold(module, value: float):
@@ -100,27 +133,37 @@ def with_reset_threshold(module, value: float):
 
 
 def test_l2_scene_equal_to_reset_threshold(frames):
-    frames, grays = frames
-    scene = vision_kernels.scene_change(grays[1], grays[0])  # frame 1's scene, an f32 value
-    assert scene == float(F32(scene)) and scene > 0
-    at = run_l2(with_reset_threshold(cortex.build_l2_pipeline(H, W, BLOCK), scene), frames)
+    frames, _ = frames
+    scene_ref, scene_comp = probe_values(frames)["scene"]
+
+    def l2(threshold: float):
+        return with_reset_threshold(cortex.build_l2_pipeline(H, W, BLOCK), threshold)
+
+    at = run_l2(l2(scene_ref), l2(scene_comp), frames)
     assert_runs_equal(*at)
-    reset = run_l2(with_reset_threshold(cortex.build_l2_pipeline(H, W, BLOCK), below(scene)), frames)
+    reset = run_l2(l2(below(scene_ref)), l2(below(scene_comp)), frames)
     assert_runs_equal(*reset)
-    assert not np.allclose(at[0][1][1], reset[0][1][1])  # at the threshold frame 1 smooths; just below it resets
+    # On each path the edge decides: at its threshold frame 1 smooths; one f32 step below it resets.
+    for path in range(2):
+        assert not np.allclose(at[path][1][1], reset[path][1][1]), ("reference", "compiled")[path]
 
 
 def test_l2_sharpness_equal_to_blur_threshold(frames):
-    frames, grays = frames
-    sharpness = vision_kernels.blur_detector(grays[1])
-    assert sharpness == float(F32(sharpness))
-    at = run_l2(cortex.build_l2_pipeline(H, W, BLOCK, blur_threshold=sharpness), frames)
+    frames, _ = frames
+    sharp_ref, sharp_comp = probe_values(frames)["sharpness"]
+
+    def l2(threshold: float):
+        return cortex.build_l2_pipeline(H, W, BLOCK, blur_threshold=threshold)
+
+    at = run_l2(l2(sharp_ref), l2(sharp_comp), frames)
     assert_runs_equal(*at)
-    gated = run_l2(cortex.build_l2_pipeline(H, W, BLOCK, blur_threshold=above(sharpness)), frames)
+    gated = run_l2(l2(above(sharp_ref)), l2(above(sharp_comp)), frames)
     assert_runs_equal(*gated)
-    # at the threshold frame 1 is scored (sharpness < threshold is false); one step up it keeps frame 0's score
-    np.testing.assert_array_equal(gated[0][1][1], gated[0][0][1])
-    assert not np.array_equal(at[0][1][1], at[0][0][1])
+    # On each path: at its threshold frame 1 is scored (sharpness < threshold is false); one step up it
+    # keeps frame 0's score.
+    for path in range(2):
+        np.testing.assert_array_equal(gated[path][1][1], gated[path][0][1])
+        assert not np.array_equal(at[path][1][1], at[path][0][1])
 
 
 # ---------------------------------------------------------------- the encoder's block test

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.utils.exceptions import MultipleSpansParseError, ParseError
 from xdsl.utils.lexer import Span
@@ -43,7 +44,7 @@ class Diagnostic:
         self.message = " ".join(part.strip() for part in self.message.splitlines() if part.strip())
 
     @classmethod
-    def at(cls, span: Span | None, message: str, severity: str = "error") -> Diagnostic:
+    def at(cls, span: Span[Any] | None, message: str, severity: str = "error") -> Diagnostic:
         """A diagnostic at `span` (None: no location)."""
         if span is None:
             return cls(message, severity)

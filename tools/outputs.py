@@ -80,12 +80,13 @@ class OverlayWriter:
             ok, png = cv2.imencode(".png", image)
             if not ok:
                 raise OutputError(f"cannot write {path}: PNG encoding failed")
-            write_bytes_atomic(path, png)
+            write_bytes_atomic(path, png.tobytes())
         else:
             if self.video is None:
                 h, w = image.shape[:2]
                 self.size = (h, w)
-                fourcc = cv2.VideoWriter_fourcc(*VIDEO_CODECS[self.dest.suffix.lower()])
+                # OpenCV's type stubs omit the module-level VideoWriter_fourcc (the tests replace VideoWriter itself)
+                fourcc = cv2.VideoWriter_fourcc(*VIDEO_CODECS[self.dest.suffix.lower()])  # type: ignore[attr-defined]
                 self.video = cv2.VideoWriter(str(self.temporary), fourcc, self.fps, (w, h))
                 if not self.video.isOpened():
                     self.discard()

@@ -121,8 +121,9 @@ def _videos_on_ray(args: argparse.Namespace, names: list[str | None], run_one) -
         while waiting or running:
             while waiting and len(running) < limit:
                 name = waiting.pop(0)
-                local = name is not None and os.path.exists(name)  # workers may run elsewhere: an absolute path
-                running[task.remote(_one_video(args, os.path.abspath(name) if local else name), run_one)] = name
+                # workers may run elsewhere: a local file goes by its absolute path
+                where = os.path.abspath(name) if name is not None and os.path.exists(name) else name
+                running[task.remote(_one_video(args, where), run_one)] = name
             done, _ = ray.wait(list(running), num_returns=1)
             name = running.pop(done[0])
             rc, text, n = _get(ray, done[0])

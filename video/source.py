@@ -3,8 +3,8 @@
 `open_video(None)` is the embedded synthetic video; a path is read with
 OpenCV. Either way the frames come out uint8 H×W×3 BGR, edge-replicated at
 the bottom and right up to the next multiples of `block`, so one pipeline
-built for `padded_size` serves the whole video (DESIGN.md, "Real videos come
-in any size").
+built for `padded_size` serves the whole video (the score map covers the padded frame, and
+the encoder's `crop` cuts it back to the video's size).
 
 A file is read to its end unless `frames` caps it; `start` skips frames
 first. What happened is kept for the caller to report (`VideoSource.warnings`):

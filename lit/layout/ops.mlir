@@ -17,3 +17,14 @@ func.func @ops(%x: tensor<1x5x5x2xf32>, %w: tensor<3x3x2x4xf32>, %b: tensor<4xf3
   %n = cortex.batch_norm_nhwc %p, %b, %b, %b, %b : (tensor<1x3x3x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x3x3x4xf32>
   func.return %n : tensor<1x3x3x4xf32>
 }
+
+// -----
+
+// ROUND: cortex.max_pool_nhwc %{{.*}} {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x4x4x3xf32> -> tensor<1x2x2x3xf32>
+// LOWER-LABEL: func.func @max_pool
+// LOWER: linalg.generic
+// LOWER: arith.maximumf
+func.func @max_pool(%x: tensor<1x4x4x3xf32>) -> tensor<1x2x2x3xf32> {
+  %m = cortex.max_pool_nhwc %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x4x4x3xf32> -> tensor<1x2x2x3xf32>
+  func.return %m : tensor<1x2x2x3xf32>
+}

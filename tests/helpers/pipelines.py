@@ -56,3 +56,38 @@ def updated_in_a_branch() -> str:
   }
 }
 """
+
+
+def without_gate_history() -> str:
+    """Small L2 whose blur gate compares with the fixed threshold only: no sharpness history, so
+    `prev_gray` is the only delayed input and no leading recurrence runs ahead on the caller
+    (the Ray engine's chunks then start from the frame before them)."""
+    text = small_l2_text()
+    for line in (
+        '    %sharpness_history = cortex.state "sharpness_history" : tensor<25xf32>\n',
+        "    %new_history = cortex.window_push %sharpness_history, %sharpness : tensor<25xf32>\n",
+        '    cortex.update_state "sharpness_history" = %new_history : tensor<25xf32>\n',
+    ):
+        assert line in text
+        text = text.replace(line, "")
+    return text.replace(
+        "%sharpness_median = cortex.window_median %sharpness_history : tensor<25xf32>",
+        "%sharpness_median = arith.constant 0.0 : f32",
+    )
+
+
+def chained_leading() -> str:
+    """Small L2 with two chained leading recurrences: the gate reads the history of medians, whose
+    next value reads a second history (of raw sharpness) that only the first one reads.
+    Both must run ahead on the caller, the second because the first reads it."""
+    text = small_l2_text()
+    old = "    %new_history = cortex.window_push %sharpness_history, %sharpness : tensor<25xf32>\n"
+    assert old in text
+    return text.replace(
+        old,
+        '    %raw_history = cortex.state "raw_history" : tensor<5xf32>\n'
+        "    %new_raw = cortex.window_push %raw_history, %sharpness : tensor<5xf32>\n"
+        '    cortex.update_state "raw_history" = %new_raw : tensor<5xf32>\n'
+        "    %raw_median = cortex.window_median %raw_history : tensor<5xf32>\n"
+        "    %new_history = cortex.window_push %sharpness_history, %raw_median : tensor<25xf32>\n",
+    )

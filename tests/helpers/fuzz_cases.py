@@ -10,7 +10,7 @@ emitter, and says what happened. Anything other than success or a
 `tests/test_fuzz.py` drives these with Hypothesis on a bounded budget in CI;
 this file also runs a longer campaign and prints the counts:
 
-    PYTHONPATH=... python3 tests/fuzz_cases.py --cases 2000 [--seed 1] [--mlir-opt]
+    PYTHONPATH=... python3 tests/helpers/fuzz_cases.py --cases 2000 [--seed 1] [--mlir-opt]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # tests/helpers/ → the repository
 SEEDS: dict[str, str] = {p.stem: p.read_text() for p in sorted((ROOT / "examples").glob("*.mlir"))}
 LOCATED = re.compile(r"^\S+:\d+:\d+: error: \S")
 MLIR_OPT = Path("/usr/lib/llvm-22/bin/mlir-opt")
