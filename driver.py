@@ -30,8 +30,8 @@ from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
 from cortex.passes.calibrate import calibrate as _calibrate
 from cortex.passes.quantize import quantize_with_report
 from cortex.passes.specialize_mode import specialize_weights
-from cortex.passes.translation_validation import SemanticsCallback
 from cortex.passes.specialize_shapes import is_shape_generic
+from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import all_passes
 from cortex.shape_generic import ShapeGenericPipeline
 
@@ -141,9 +141,11 @@ def compile_pipeline(
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
         find_entry(module, entry)
         if is_shape_generic(module, entry):  # compiled per concrete shape, on first use or `specialize`
-            options = dict(mode=mode, weights=weights, passes=passes, post_passes=post_passes, workers=workers,
-                           specialize=specialize, profile=profile)
-            return ShapeGenericPipeline(module, entry, functools.partial(compile_pipeline, entry=entry, **options))
+            per_shape = functools.partial(
+                compile_pipeline, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
+                workers=workers, specialize=specialize, profile=profile,
+            )
+            return ShapeGenericPipeline(module, entry, per_shape)
         if specialize and (mode is not None or weights):
             optimised = specialized(module, table)
         else:

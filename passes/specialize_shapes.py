@@ -163,11 +163,7 @@ def video_block(module: ModuleOp, entry: str) -> int:
     fn = find_function(module, entry)
     if fn is None:
         raise ShapeBindingError(f"the module has no function @{entry}")
-    blocks = {
-        op.properties["block"].value.data
-        for op in fn.walk()
-        if isinstance(op.properties.get("block"), IntegerAttr)
-    }
+    blocks = {attr.value.data for op in fn.walk() if isinstance(attr := op.properties.get("block"), IntegerAttr)}
     return math.lcm(*blocks) if blocks else 1
 
 

@@ -26,7 +26,6 @@ from cortex.dialects.modes import mode_weights
 from cortex.dialects.traits import External
 from cortex.driver import lower
 from cortex.ir import parse
-from cortex.passes.specialize_shapes import is_shape_generic, specialize_shapes
 from cortex.lowering.upstream import (
     MlirToolError,
     mlir_opt_available,
@@ -34,6 +33,7 @@ from cortex.lowering.upstream import (
     run_with_mlir,
     verify_with_mlir_opt,
 )
+from cortex.passes.specialize_shapes import is_shape_generic, specialize_shapes
 from cortex.semantics import vision_kernels
 
 EXAMPLES_DIR = Path(cortex.__file__).resolve().parent / "examples"

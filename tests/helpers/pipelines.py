@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import cortex
 
 L2_TEXT = cortex.to_text(cortex.build_l2_pipeline(480, 640))  # the static form of the bundled (shape-generic) pipeline
