@@ -28,9 +28,11 @@ from cortex.lowering import POST_LOWERING_PASSES
 from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
 from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
 from cortex.passes.calibrate import calibrate as _calibrate
+from cortex.passes.decompose_scene_change import PRECISIONS, decompose_scene_change
 from cortex.passes.quantize import quantize_with_report
 from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.specialize_shapes import is_shape_generic
+from cortex.passes.temporal_reuse import ReuseReport, temporal_reuse
 from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import all_passes
 from cortex.shape_generic import ShapeGenericPipeline
@@ -118,6 +120,10 @@ def compile_pipeline(
     workers: int = 1,
     specialize: bool = True,
     profile: bool = False,
+    frame_work: bool = True,
+    precision: str | None = None,
+    backend: str = "numpy",
+    device: str = "cpu",
 ) -> CompiledPipeline | ShapeGenericPipeline:
     """Lower `entry` of a cortex module (specialised to `mode`, then `passes`), run `post_passes` on the
     lowered module ("default": `POST_LOWERING_PASSES`, elementwise fusion; None or "": none),
@@ -131,7 +137,14 @@ def compile_pipeline(
     blur gate's, `INPUT_DEFAULTS`) always stay inputs. `profile=True` turns
     `compiled.profile()` on. `workers` > 1: each call runs the frame's
     independent stages on that many threads (`cortex.backends.stage_parallel`).
+    `frame_work` (default on): `reduce_frame_work` runs after `passes` — scene change
+    decomposed, temporal reuse — in `precision` ("f64", the default, keeps every result's bits;
+    "f32" only when asked for, or under the fast-math gate: `passes` with `fast-math=true`).
+    `backend="iree"`: the extern-free parts run as code IREE compiled for `device` ("cpu" or "cuda";
+    `cortex.backends.iree_backend`), the rest as on the NumPy backend.
     """
+    if backend not in ("numpy", "iree") or not isinstance(device, str):
+        raise CortexError(f"unknown backend {backend!r} (backends: numpy, iree)")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
     if post_passes == "default":
@@ -143,7 +156,8 @@ def compile_pipeline(
         if is_shape_generic(module, entry):  # compiled per concrete shape, on first use or `specialize`
             per_shape = functools.partial(
                 compile_pipeline, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
-                workers=workers, specialize=specialize, profile=profile,
+                workers=workers, specialize=specialize, profile=profile, frame_work=frame_work, precision=precision,
+                backend=backend, device=device,
             )
             return ShapeGenericPipeline(module, entry, per_shape)
         if specialize and (mode is not None or weights):
@@ -152,16 +166,41 @@ def compile_pipeline(
             optimised = module.clone()  # kept: the frame split (run_video, workers) cuts this module
         if passes:
             run_pipeline(optimised, passes)
+        reuse = reduce_frame_work(optimised, scene_precision(precision, passes)) if frame_work else []
         lowered = lower(optimised, post_passes=post_passes)
     except CortexError:
         raise
     except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
         raise CortexError(str(e).strip()) from None
-    compiled = CompiledPipeline(lowered, entry, table, source, profile=profile)
+    compiled = CompiledPipeline(lowered, entry, table, source, profile=profile, backend=backend, device=device)
     compiled.cortex_module, compiled.post_passes, compiled.workers = optimised, post_passes, workers
     compiled.lower_module = functools.partial(lower, post_passes=post_passes)
     compiled.compile_fn = compile_pipeline
+    compiled.temporal_reuse = reuse
+    if backend == "iree" and compiled.iree is None:  # a pipeline with frame state (see use_split_program)
+        compiled.use_split_program()
     return compiled
+
+
+def scene_precision(precision: str | None, passes: str | None) -> str:
+    """The float type scene change is computed in: `precision` when given, else "f32" only under
+    the fast-math gate (a `fast-math=true` pass option in `passes`), else "f64"."""
+    if precision is None:
+        return "f32" if passes and "fast-math=true" in passes.replace(" ", "") else "f64"
+    if precision not in PRECISIONS:
+        raise CortexError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    return precision
+
+
+def reduce_frame_work(module: ModuleOp, precision: str = "f64") -> list[ReuseReport]:
+    """The passes that reduce a frame's own work, in place (issue 21): each `cortex.scene_change`
+    decomposed into Gaussian blurs and elementwise ops (in `precision`), then temporal reuse
+    carries what a delayed input lets the next frame reuse. Returns temporal reuse's reports.
+    With "f64" every output keeps its bits (tests/test_frame_work.py)."""
+    decompose_scene_change(module, precision)
+    reports = temporal_reuse(module)
+    verify_located(module)
+    return reports
 
 
 def specialized(module: ModuleOp, table: Mapping[str, float]) -> ModuleOp:
@@ -197,8 +236,12 @@ def compile(  # noqa: A001
     workers: int = 1,
     specialize: bool = True,
     profile: bool = False,
+    frame_work: bool = True,
+    precision: str | None = None,
+    backend: str = "numpy",
+    device: str = "cpu",
 ):
-    """Lower and compile `entry` to NumPy; same call shape as `reference`.
+    """Lower and compile `entry` to NumPy (or `backend="iree"`: native code); same call shape as `reference`.
 
     The module is specialised to `mode` first (its weights become constants,
     canonicalize and dce drop the stages a zero weight leaves unused: no
@@ -209,11 +252,17 @@ def compile(  # noqa: A001
     None: none). With `profile=True`, `compiled.profile()` reports ms per
     source op (otherwise it says how to turn it on). `workers` > 1: a frame's
     independent stages run concurrently; `compiled.run_video(frames,
-    workers=N)` runs several frames at once (`cortex.backends.frame_parallel`).
+    workers=N)` runs several frames at once (`cortex.backends.frame_parallel`). `backend="iree"`
+    compiles the extern-free parts with IREE for `device` ("cpu", or "cuda" for an NVIDIA GPU): one IREE
+    module per compiled pipeline, cached on disk; externs stay Python calls (`cortex.backends.iree_backend`).
+    `frame_work=True` (the default) decomposes scene change and applies temporal reuse
+    (`reduce_frame_work`; `compiled.temporal_reuse` says what was carried); `precision="f32"`
+    computes scene change in float32 (also under `fast-math=true` in `passes`).
     """
     return compile_pipeline(
         module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
-        workers=workers, specialize=specialize, profile=profile,
+        workers=workers, specialize=specialize, profile=profile, backend=backend, device=device, frame_work=frame_work,
+        precision=precision,
     )
 
 
@@ -268,6 +317,7 @@ __all__ = [
     "emit_numpy",
     "lower",
     "quantize",
+    "reduce_frame_work",
     "reference",
     "run_passes",
     "run_pipeline",

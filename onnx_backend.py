@@ -4,6 +4,7 @@
     rep = backend.prepare(model)                      # the compiled NumPy backend
     outputs = rep.run([x])                            # or backend.run_model(model, [x])
     rep = backend.ReferenceBackend.prepare(model)     # the reference interpreter
+    rep = backend.prepare(model, backend="iree")      # native code through IREE (device "CPU" or "CUDA")
 
 `prepare`/`run_model`/`run_node`/`supports_device` at module level are the
 compiled backend's, as ONNX's runner conventions expect of a backend module;
@@ -27,6 +28,7 @@ from cortex.driver import compile_pipeline, reference
 from cortex.errors import CortexError
 from cortex.frontends.onnx import ENTRY, from_onnx, load_model
 from cortex.lowering import POST_LOWERING_PASSES
+from cortex.passes.convert_layout import convert_layout
 
 ENGINES = ("compiled", "reference")
 COMPILE_PASSES = f"cortex-conv-im2col,cortex-unroll-pooling,cortex-fold-constant-layouts,{POST_LOWERING_PASSES}"
@@ -35,20 +37,37 @@ small pooling windows unrolled into elementwise maxima (sums), broadcasts and tr
 done at compile time, then the default post-lowering slot (elementwise fusion)."""
 
 
-def _make_runner(module, engine: str):
-    if engine == "compiled":
-        return compile_pipeline(module, entry=ENTRY, mode=None, post_passes=COMPILE_PASSES)
-    return reference(module, entry=ENTRY, mode=None)
+IREE_LAYOUT = "nhwc"
+"""The IREE backend converts an imported graph's convolutions and pooling to NHWC before lowering
+(`cortex-convert-layout`, then canonicalize), the layout IREE's CPU code generation does best (measured:
+benchmarks/onnx_vs_ort.py). The NumPy backend's post-lowering passes (im2col, unrolled pooling) are for
+NumPy; IREE does its own."""
+BACKENDS = ("numpy", "iree")
+DEVICES = {"CPU": "cpu", "CUDA": "cuda"}
+
+
+def _make_runner(module, engine: str, backend: str = "numpy", device: str = "CPU"):
+    if engine == "reference":
+        return reference(module, entry=ENTRY, mode=None)
+    if backend == "iree":
+        module = module.clone()
+        convert_layout(module, IREE_LAYOUT)  # its report (what moved) is not a user's concern here
+        return compile_pipeline(module, entry=ENTRY, mode=None, passes="canonicalize", post_passes=None,
+                                backend="iree", device=DEVICES[device.upper()])
+    return compile_pipeline(module, entry=ENTRY, mode=None, post_passes=COMPILE_PASSES)
 
 
 class CortexRep(BackendRep):
     """A prepared model: `run(inputs)` returns the graph outputs, in order."""
 
-    def __init__(self, model: onnx.ModelProto, engine: str = "compiled"):
+    def __init__(self, model: onnx.ModelProto, engine: str = "compiled", backend: str = "numpy", device: str = "CPU"):
         if engine not in ENGINES:
             raise CortexError(f"unknown engine '{engine}' (engines: {', '.join(ENGINES)})")
+        if backend not in BACKENDS:
+            raise CortexError(f"unknown backend '{backend}' (backends: {', '.join(BACKENDS)})")
         self.model = model
         self.engine = engine
+        self.backend, self.device = backend, device
         initialized = {i.name for i in model.graph.initializer}
         self.input_names = [i.name for i in model.graph.input if i.name not in initialized]
         self.output_names = [o.name for o in model.graph.output]
@@ -67,7 +86,7 @@ class CortexRep(BackendRep):
     def _runner(self, static: Mapping[str, np.ndarray]):
         key = tuple((name, value.dtype.str, value.shape, value.tobytes()) for name, value in sorted(static.items()))
         if key not in self._runners:
-            self._runners[key] = _make_runner(from_onnx(self.model, static), self.engine)
+            self._runners[key] = _make_runner(from_onnx(self.model, static), self.engine, self.backend, self.device)
         return self._runners[key]
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
@@ -90,15 +109,20 @@ class CortexRep(BackendRep):
 
 
 class CortexBackend(Backend):
-    """`engine` chooses the compiled NumPy backend (default) or the reference interpreter."""
+    """`engine` chooses the compiled backend (default) or the reference interpreter; `backend` the compiled
+    backend's code: "numpy" (default) or "iree" (native code; device "CPU", or "CUDA" for an NVIDIA GPU)."""
 
     engine = "compiled"
+    backend = "numpy"
 
     @classmethod
-    def prepare(cls, model: onnx.ModelProto | str | bytes, device: str = "CPU", engine: str | None = None, **kwargs: Any) -> CortexRep:
-        if not cls.supports_device(device):
-            raise CortexError(f"device '{device}' is not supported (Cortex runs on the CPU)")
-        return CortexRep(load_model(model), engine or cls.engine)
+    def prepare(cls, model: onnx.ModelProto | str | bytes, device: str = "CPU", engine: str | None = None,
+                backend: str | None = None, **kwargs: Any) -> CortexRep:
+        backend = backend or cls.backend
+        if not isinstance(device, str) or device.upper() not in (DEVICES if backend == "iree" else ("CPU",)):
+            where = "CPU or CUDA with backend='iree'" if backend == "iree" else "the numpy backend runs on the CPU; backend='iree' also on CUDA"
+            raise CortexError(f"device '{device}' is not supported ({where})")
+        return CortexRep(load_model(model), engine or cls.engine, backend, device)
 
     @classmethod
     def run_model(cls, model, inputs: Any, device: str = "CPU", **kwargs: Any) -> tuple[np.ndarray, ...]:
@@ -132,9 +156,19 @@ class ReferenceBackend(CortexBackend):
     engine = "reference"
 
 
+class IreeBackend(CortexBackend):
+    """The compiled backend on IREE (`backend="iree"`): `IreeBackend.prepare(model, device="CUDA")`."""
+
+    backend = "iree"
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return isinstance(device, str) and device.upper() in DEVICES
+
+
 prepare = CompiledBackend.prepare
 run_model = CompiledBackend.run_model
 run_node = CompiledBackend.run_node
 supports_device = CompiledBackend.supports_device
 
-__all__ = ["CompiledBackend", "CortexBackend", "CortexRep", "ReferenceBackend", "prepare", "run_model", "run_node", "supports_device"]
+__all__ = ["CompiledBackend", "CortexBackend", "CortexRep", "IreeBackend", "ReferenceBackend", "prepare", "run_model", "run_node", "supports_device"]

@@ -28,6 +28,10 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-schedule": ("cortex.passes.schedule", "SchedulePass"),
     "cortex-frame-split": ("cortex.passes.frame_split", "FrameSplitPass"),
     "cortex-stage-split": ("cortex.passes.stage_split", "StageSplitPass"),
+    # the frame's own work (issue 21)
+    "cortex-decompose-scene-change": ("cortex.passes.decompose_scene_change", "DecomposeSceneChangePass"),
+    "cortex-temporal-reuse": ("cortex.passes.temporal_reuse", "TemporalReusePass"),
+    "cortex-stack-stencils": ("cortex.passes.stack_stencils", "StackStencilsPass"),
     # quantisation (issue 11)
     "cortex-calibrate": ("cortex.passes.calibrate", "CalibratePass"),
     "cortex-quantize": ("cortex.passes.quantize", "QuantizePass"),
@@ -40,10 +44,15 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-conv-im2col": ("cortex.lowering.conv_im2col", "ConvIm2colPass"),
     "cortex-unroll-pooling": ("cortex.lowering.unroll_pooling", "UnrollPoolingPass"),
     "cortex-fold-constant-layouts": ("cortex.lowering.fold_constant_layouts", "FoldConstantLayoutsPass"),
+    # the IREE backend (issue 19)
+    "cortex-pad-as-tensor-pad": ("cortex.lowering.pad_as_tensor_pad", "PadAsTensorPadPass"),
+    "cortex-outline-segments": ("cortex.lowering.outline_segments", "OutlineSegmentsPass"),
+    "cortex-crop-generic-inputs": ("cortex.lowering.crop_generic_inputs", "CropGenericInputsPass"),
 }
 
 TARGET_LOCATIONS: dict[str, tuple[str, str]] = {
     "numpy": ("cortex.backends.numpy_emitter", "NumpyTarget"),
+    "iree": ("cortex.backends.iree_backend", "IreeTarget"),
 }
 
 

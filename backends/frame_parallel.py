@@ -42,7 +42,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
 from cortex.backends.runtime import _aliased, _to_caller, _to_internal, load
-from cortex.dialects.abi import Port, entry_ports
+from cortex.dialects.abi import SEGMENT, Port, entry_ports
 from cortex.errors import CortexError
 from cortex.passes.frame_split import (
     ARGS_ATTR,
@@ -176,7 +176,8 @@ class SplitProgram:
 
     def __init__(self, module: ModuleOp, entry: str, weights: Mapping[str, Any], input_ports: list[Port],
                  output_ports: list[Port], state_ports: dict[str, Port], update_ports: dict[str, Port],
-                 lower_module: Callable[[ModuleOp], ModuleOp], profile: bool = False, stages: bool = False):
+                 lower_module: Callable[[ModuleOp], ModuleOp], profile: bool = False, stages: bool = False,
+                 backend: str = "numpy", device: str = "cpu"):
         from cortex.backends.numpy_emitter import emit
 
         split = module.clone()
@@ -191,10 +192,20 @@ class SplitProgram:
             split_stages(split, f"{entry}__parallel")
         self.split_module = split
         lowered = lower_module(split)  # as the pipeline itself was lowered (the driver's lower, same post passes)
+        self.iree = None
+        if backend == "iree":  # every part's segments in one IREE module (cortex.backends.iree_backend)
+            from cortex.backends.iree_backend import IreeProgram
+
+            self.iree = IreeProgram(lowered, device)
+            lowered = self.iree.host
         emitted = emit(lowered, profile=profile)
-        namespace = load(emitted, f"<cortex-numpy @{entry} frame split>")
+        namespace = load(emitted, f"<cortex-{backend} @{entry} frame split>")
+        if self.iree is not None:
+            self.iree.bind(emitted.functions, namespace)
         self.sections = _concurrent_sections(namespace) if profile else {}
-        functions = {op.sym_name.data: op for op in lowered.ops if isinstance(op, func.FuncOp)}
+        functions = {
+            op.sym_name.data: op for op in lowered.ops if isinstance(op, func.FuncOp) and SEGMENT not in op.attributes
+        }
         def part(name: str, symbol: str) -> _PartFunction:
             return _PartFunction(name, functions[symbol], namespace[emitted.functions[symbol]], weights)
 
@@ -263,7 +274,12 @@ class SplitProgram:
 
 
 def split_program_for(compiled, profile: bool = False) -> SplitProgram:
-    """The `SplitProgram` of a `CompiledPipeline` (built on first use, then kept on it); `profile`: timed per stage."""
+    """The `SplitProgram` of a `CompiledPipeline` (built on first use, then kept on it); `profile`: timed per stage.
+
+    On the IREE backend it is the stage-split program, and every engine and the pipeline's own calls run
+    it: IREE compiles each cut of the frame into its own code (fusion, reduction order), so one cut for
+    all keeps every engine bit-identical to the sequential calls, as on the NumPy backend.
+    """
     attr = "_split_program_profiled" if profile else "_split_program"
     program = getattr(compiled, attr, None)
     if program is None:
@@ -273,8 +289,10 @@ def split_program_for(compiled, profile: bool = False) -> SplitProgram:
         outputs = [p for p in compiled.results if p.kind == "output"]
         states = {p.name: p for p in compiled.args if p.kind == "state"}
         updates = {p.name: p for p in compiled.results if p.kind == "state"}
+        backend = getattr(compiled, "backend", "numpy")
         program = SplitProgram(compiled.cortex_module, compiled.entry, weights, compiled.inputs, outputs, states, updates,
-                               compiled.lower_module, profile=profile)
+                               compiled.lower_module, profile=profile, stages=backend == "iree", backend=backend,
+                               device=getattr(compiled, "device", "cpu"))
         setattr(compiled, attr, program)
     return program
 

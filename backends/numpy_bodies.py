@@ -95,7 +95,8 @@ class Body:
     def assign(self, expr: ast.expr, dtype: str, shape) -> Term:
         name = self.fe.temp()
         self.fe.statement(syntax.assign(name, expr))
-        return Term(syntax.name(name), dtype, shape, owned=shape is not None)
+        # NumPy arithmetic on rank-0 arrays returns scalars, which `out=` cannot write into
+        return Term(syntax.name(name), dtype, shape, owned=bool(shape))
 
     def depends(self, value: SSAValue) -> frozenset[BlockArgument | str]:
         """The block arguments (and 'index' for linalg.index) a body value depends on."""

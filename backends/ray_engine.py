@@ -60,10 +60,12 @@ class FrameWorker:
     """One actor's compiled frame-split pipeline (a Ray actor class through `_actor_class`)."""
 
     def __init__(self, compile_fn, module_text: str, entry: str, weights: dict[str, float], threads: int,
-                 post_passes: str | None):
-        """`compile_fn`: the driver's `compile_pipeline` (handed down, so this level never imports the driver)."""
+                 post_passes: str | None, backend: str = "numpy", device: str = "cpu"):
+        """`compile_fn`: the driver's `compile_pipeline` (handed down, so this level never imports the driver).
+        On the IREE backend the actor's compile reads the disk cache the driver's compile filled."""
         limit_library_threads(threads)
-        self.compiled = compile_fn(module_text, entry=entry, mode=None, weights=weights, post_passes=post_passes)
+        self.compiled = compile_fn(module_text, entry=entry, mode=None, weights=weights, post_passes=post_passes,
+                                   backend=backend, device=device)
         self.program = split_program_for(self.compiled)
         parts = self.program.parts
         wanted = dict.fromkeys([*parts["recurrence"].arg_keys, *parts["tail"].arg_keys])
@@ -143,7 +145,8 @@ def _run(compiled, program, frames, workers, window, address, chunk, num_cpus):
         if compiled.compile_fn is None:
             raise CortexError("engine 'ray' needs a pipeline compiled by cortex.compile (its actors compile it again)")
         actors = [
-            worker_class.remote(compiled.compile_fn, text, compiled.entry, weights, threads, compiled.post_passes)
+            worker_class.remote(compiled.compile_fn, text, compiled.entry, weights, threads, compiled.post_passes,
+                                compiled.backend, compiled.device)
             for _ in range(workers)
         ]
         state = program.internal_state(compiled.state)

@@ -201,15 +201,28 @@ class CompiledPipeline:
     """The driver's lowering with those passes (set by `cortex.driver.compile_pipeline`)."""
     compile_fn: Callable[..., Any] | None = None
     """The driver's `compile_pipeline`, for Ray actors that compile the pipeline again."""
+    temporal_reuse: list[Any] = []
+    """What `cortex-temporal-reuse` carried, per function (`ReuseReport`s; set by the driver)."""
     workers: int = 1
     """Threads for one frame's independent stages (`cortex.backends.stage_parallel`); 1: in order."""
 
     def __init__(
-        self, lowered: ModuleOp, entry: str, weights: Mapping[str, float], weight_source: str, profile: bool = False
+        self, lowered: ModuleOp, entry: str, weights: Mapping[str, float], weight_source: str, profile: bool = False,
+        backend: str = "numpy", device: str = "cpu",
     ):
-        from cortex.backends.numpy_emitter import emit
-
         self.lowered = lowered
+        self.backend, self.device = backend, device
+        self.iree: Any = None
+        """The `IreeProgram` (backend "iree"): segments compiled by IREE, called from the generated host code."""
+        self.split_calls = False
+        """IREE with frame state: each call runs the stage-split program's parts in order (`use_split_program`)."""
+        self._split_profiling = False
+        if backend != "numpy" or device != "cpu":
+            from cortex.backends.iree_backend import IreeProgram, check_backend
+
+            check_backend(backend, device)
+            if not any(p.kind == "state" for p in entry_ports(find_entry(lowered, entry))[0]):
+                self.iree = IreeProgram(lowered, device)
         self.entry = entry
         self.function = find_entry(lowered, entry)
         self.args, self.results = entry_ports(self.function)
@@ -218,10 +231,9 @@ class CompiledPipeline:
             if port.kind == "weight" and port.name not in weights:
                 raise CortexError(f"weight '{port.name}' has no value: {weight_source}")
         self._weights = {p.index: _to_internal(p, weights[p.name], f"weight '{p.name}'") for p in self.args if p.kind == "weight"}
-        emitted = emit(lowered)
+        emitted, self._namespace = self._load(profile=False)
         self.source = emitted.source
         self._name = emitted.functions[entry]
-        self._namespace = load(emitted, f"<cortex-numpy @{entry}>")
         self._plain = self._namespace[self._name]
         self._profiled_namespace: dict[str, Any] | None = None
         self._call = self._plain
@@ -232,6 +244,54 @@ class CompiledPipeline:
         if profile:
             self.profiling = True
 
+    def _load(self, profile: bool) -> tuple[Any, dict[str, Any]]:
+        """The generated code (of the host module, on IREE) and its loaded namespace, segments bound."""
+        from cortex.backends.numpy_emitter import emit
+
+        host = self.iree.host if self.iree is not None else self.lowered
+        emitted = emit(host, profile=profile)
+        namespace = load(emitted, f"<cortex-{self.backend} @{self.entry}{' profiled' if profile else ''}>")
+        if self.iree is not None:
+            self.iree.bind(emitted.functions, namespace)
+        return emitted, namespace
+
+    def use_split_program(self) -> None:
+        """IREE, a pipeline with frame state: calls run the stage-split program (the one every engine runs,
+        see `frame_parallel.split_program_for`); if the entry cannot be split, the whole entry goes to IREE."""
+        from cortex.backends.frame_parallel import split_program_for
+        from cortex.passes.frame_split import FrameSplitError
+
+        try:
+            split_program_for(self)
+        except (FrameSplitError, CortexError):
+            from cortex.backends.iree_backend import IreeProgram
+
+            self.iree = IreeProgram(self.lowered, self.device)
+            emitted, self._namespace = self._load(profile=False)
+            self.source, self._plain = emitted.source, self._namespace[self._name]
+            self._call = self._plain
+            return
+        self.split_calls = True
+
+    def _call_split(self, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+        from cortex.backends.frame_parallel import split_program_for
+
+        if len(inputs) != len(self.inputs):
+            raise CortexError(f"@{self.entry} takes {len(self.inputs)} argument(s), got {len(inputs)}")
+        if not isinstance(self.state, dict):
+            raise CortexError(f"runner.state must be a dict of state name to value, got {type(self.state).__name__}")
+        for port in self.args:
+            if port.kind == "state" and port.name not in self.state:
+                raise CortexError(f"state '{port.name}' is missing from runner.state (runner.reset() restores every state)")
+        program = split_program_for(self, self._split_profiling)
+        env = program.inputs(inputs, self.entry)
+        env.update({f"state:{n}": v for n, v in program.internal_state(self.state).items()})
+        program.step(env, self._frames_profiled if self._split_profiling else 0)
+        if self._split_profiling:
+            self._frames_profiled += 1
+        outputs, self.state = program.outputs(env, inputs)
+        return outputs
+
     # ---- state and profiling
 
     def reset(self) -> None:
@@ -240,18 +300,29 @@ class CompiledPipeline:
 
     @property
     def profiling(self) -> bool:
-        return self._call is not self._plain
+        return self._split_profiling if self.split_calls else self._call is not self._plain
 
     @profiling.setter
     def profiling(self, on: bool) -> None:
+        if self.split_calls:
+            self._split_profiling = bool(on)
+            return
         if on and self._profiled_namespace is None:
-            from cortex.backends.numpy_emitter import emit
-
-            self._profiled_namespace = load(emit(self.lowered, profile=True), f"<cortex-numpy @{self.entry} profiled>")
+            self._profiled_namespace = self._load(profile=True)[1]
         self._call = self._profiled_namespace[self._name] if on else self._plain
 
     def profile(self, reset: bool = False) -> Profile:
         """Seconds per source op over the calls made while `profiling` was on (a note saying how, if never)."""
+        if self.split_calls:
+            program = getattr(self, "_split_program_profiled", None)
+            if program is None:
+                return Profile({}, 0, note=PROFILING_OFF)
+            report = Profile(split_fused({k: s.seconds for k, s in program.sections.items() if s.count}), self._frames_profiled)
+            if reset:
+                for s in program.sections.values():
+                    s.seconds, s.cpu_seconds, s.count = 0.0, 0.0, 0
+                self._frames_profiled = 0
+            return report
         if self._profiled_namespace is None:
             return Profile({}, 0, note=PROFILING_OFF)
         profiler: Any = self._profiled_namespace["_prof"]
@@ -264,6 +335,8 @@ class CompiledPipeline:
     # ---- a frame
 
     def __call__(self, *inputs: Any) -> tuple[Any, ...]:
+        if self.split_calls and (self.workers == 1 or self._split_profiling):
+            return self._call_split(inputs)
         if self.workers > 1 and not self.profiling:
             from cortex.backends.stage_parallel import call_with_concurrent_stages
 

@@ -20,6 +20,10 @@ from cortex.backends.frame_parallel import SplitProgram, _PartFunction, thread_b
 
 def stage_program_for(compiled) -> SplitProgram:
     """The stage-split program of a `CompiledPipeline` (built on first use, then kept on it)."""
+    if getattr(compiled, "backend", "numpy") == "iree":  # the one program every engine runs on IREE
+        from cortex.backends.frame_parallel import split_program_for
+
+        return split_program_for(compiled)
     program = getattr(compiled, "_stage_program", None)
     if program is None:
         weights = {p.name: compiled._weights[p.index] for p in compiled.args if p.kind == "weight"}
@@ -27,7 +31,7 @@ def stage_program_for(compiled) -> SplitProgram:
         states = {p.name: p for p in compiled.args if p.kind == "state"}
         updates = {p.name: p for p in compiled.results if p.kind == "state"}
         program = SplitProgram(compiled.cortex_module, compiled.entry, weights, compiled.inputs, outputs, states, updates,
-                               compiled.lower_module, stages=True)
+                               compiled.lower_module, stages=True, backend=compiled.backend, device=compiled.device)
         compiled._stage_program = program
     return program
 

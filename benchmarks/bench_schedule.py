@@ -14,6 +14,13 @@ frames / batch time. The machine load (`os.getloadavg`) is printed with the
 figures: other processes on the machine depress every parallel speed-up.
 Targets (issue 8, 2 cores): throughput ≥ 1.8× the hand-written pipeline,
 latency ≤ 0.8×. No figure is asserted anywhere.
+
+Issue 21 (the frame's own work): every compiled contender runs twice, with
+`cortex.compile`'s default passes (scene change decomposed, temporal reuse)
+and without them ("before": `frame_work=False`), interleaved, so the table
+shows each engine before and after; `--scene` (on by default) times scene
+change alone per frame after each step: the OpenCV-backed op, decomposed,
++ temporal reuse, + operator stacking, and in float32.
 """
 
 from __future__ import annotations
@@ -101,24 +108,31 @@ def measure(contenders: dict[str, Callable], frames: list, repeat: int) -> dict[
     }
 
 
-def compiled_for(size, mode, workers=1):
+def compiled_for(size, mode, workers=1, frame_work=True):
     module = cortex.build_l2_pipeline(*size)
-    return cortex.compile(module, mode=mode, passes=f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce", workers=workers)
+    return cortex.compile(module, mode=mode, passes=f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce", workers=workers,
+                          frame_work=frame_work)
+
+
+BEFORE = " [before]"
+"""Suffix of the contenders compiled without issue 21's passes (`frame_work=False`)."""
 
 
 def bench(size, mode, frames_n, repeat, workers, ray) -> dict[str, tuple[float, float]]:
     h, w = size
     video = SyntheticVideo(h, w)
     frames = [video.frame(i) for i in range(frames_n)]
-    seq, par, stages = compiled_for(size, mode), compiled_for(size, mode), compiled_for(size, mode, workers)
-    split_program_for(par)  # compile the splits before timing
-    stage_program_for(stages)
-    contenders = {
-        "hand-written sequential": sequential(lambda: HandwrittenPipeline(h, w, mode)),
-        "compiled sequential": sequential(lambda: (seq.reset(), seq)[1]),
-        f"compiled concurrent stages ({workers} threads)": sequential(lambda: (stages.reset(), stages)[1]),
-        f"compiled frame-parallel ({workers} threads)": parallel(par, workers),
-    }
+    contenders: dict[str, Callable] = {"hand-written sequential": sequential(lambda: HandwrittenPipeline(h, w, mode))}
+    for suffix, frame_work in (("", True), (BEFORE, False)):
+        seq, par = compiled_for(size, mode, frame_work=frame_work), compiled_for(size, mode, frame_work=frame_work)
+        stages = compiled_for(size, mode, workers, frame_work=frame_work)
+        split_program_for(par)  # compile the splits before timing
+        stage_program_for(stages)
+        contenders |= {
+            f"compiled sequential{suffix}": sequential(lambda seq=seq: (seq.reset(), seq)[1]),
+            f"compiled concurrent stages ({workers} threads){suffix}": sequential(lambda stages=stages: (stages.reset(), stages)[1]),
+            f"compiled frame-parallel ({workers} threads){suffix}": parallel(par, workers),
+        }
     if ray:
         contenders[f"compiled frame-parallel ({workers} Ray actors)"] = parallel(compiled_for(size, mode), workers, "ray")
     return measure(contenders, frames, repeat)
@@ -146,6 +160,7 @@ def main(argv=None) -> int:
     p.add_argument("--scaling", default=None, help="worker counts of the scaling table (default: 1,2,4,... up to 2×cores)")
     p.add_argument("--ray", action="store_true", help="also the Ray engine (starts a local Ray)")
     p.add_argument("--quick", action="store_true", help="smoke run: 96x128, 6 frames, one repeat, balanced")
+    p.add_argument("--no-scene", dest="scene", action="store_false", help="skip the scene-change-per-step table")
     p.add_argument(
         "--blas-threads", type=int, default=1,
         help="BLAS threads for every contender (default 1: OpenBLAS threads spin on a loaded machine; 0: BLAS default)",
@@ -178,6 +193,12 @@ def main(argv=None) -> int:
             ratios.append(f"ratio {text} {mode} throughput concurrent stages/hand-written: {results[con][1] / base_fps:.3g}")
             ratios.append(f"ratio {text} {mode} latency compiled sequential/hand-written: {results['compiled sequential'][0] / base_lat:.3g}")
             ratios.append(f"ratio {text} {mode} latency frame-parallel/hand-written: {results[par][0] / base_lat:.3g}")
+            for name in (par, con, "compiled sequential"):
+                (lat, fps, cpu, _), (lat0, fps0, cpu0, _) = results[name], results[name + BEFORE]
+                ratios.append(f"ratio {text} {mode} {name} after/before issue-21 passes: throughput {fps / fps0:.3g}, "
+                              f"latency {lat / lat0:.3g}, CPU per frame {cpu / cpu0:.3g}")
+        if args.scene:
+            print(scene_report(size, args.repeat))
     size, mode, n = first
     counts = [int(c) for c in args.scaling.split(",")] if args.scaling else _scaling(machine_cores())
     if args.quick:
@@ -198,6 +219,54 @@ def main(argv=None) -> int:
     print("\n".join(ratios))
     print(f"bench_schedule: done; {load()}")
     return 0
+
+
+SCENE_ONLY = """
+func.func @scene(%frame: tensor<{h}x{w}x3xui8>) -> f32 {{
+  %gray = cortex.gray %frame : tensor<{h}x{w}x3xui8> -> tensor<{h}x{w}xf32>
+  %prev_gray = cortex.state "prev_gray" : tensor<{h}x{w}xf32>
+  %scene = cortex.scene_change %gray, %prev_gray : (tensor<{h}x{w}xf32>, tensor<{h}x{w}xf32>) -> f32
+  cortex.update_state "prev_gray" = %gray : tensor<{h}x{w}xf32>
+  func.return %scene : f32
+}}"""
+"""Scene change alone (and the gray it reads) with its delayed input, as the L2 pipeline has it."""
+
+SCENE_STEPS = {
+    "scene_change op (OpenCV-backed extern)": {"frame_work": False},
+    "decomposed (f64)": {"frame_work": False, "passes": "cortex-decompose-scene-change"},
+    "+ temporal reuse (f64, compile's default)": {},
+    "+ operator stacking (f64)": {"frame_work": False, "passes": "cortex-decompose-scene-change,"
+                                  "cortex-temporal-reuse{report=false},cortex-stack-stencils"},
+    "+ float32 (precision=\"f32\")": {"precision": "f32"},
+    "+ float32 + stacking": {"frame_work": False, "passes": "cortex-decompose-scene-change{precision=f32},"
+                             "cortex-temporal-reuse{report=false},cortex-stack-stencils"},
+}
+
+
+def scene_report(size, repeat: int, frames_n: int = 12) -> str:
+    """ms per frame of scene change (+ gray) after each step, interleaved, medians; with the error vs the op."""
+    h, w = size
+    video = SyntheticVideo(h, w)
+    frames = [video.frame(i) for i in range(frames_n)]
+    text = SCENE_ONLY.format(h=h, w=w)
+    pipelines = {name: cortex.compile(cortex.parse(text), entry="scene", mode=None, **kw) for name, kw in SCENE_STEPS.items()}
+    scores = {name: [p(f)[0] for f in frames] for name, p in pipelines.items()}
+    times: dict[str, list[float]] = {n: [] for n in pipelines}
+    for _ in range(max(repeat, 3)):
+        for name, p in pipelines.items():
+            p.reset()
+            start = time.perf_counter()
+            for f in frames:
+                p(f)
+            times[name].append((time.perf_counter() - start) / len(frames))
+    base_name = next(iter(pipelines))
+    base = statistics.median(times[base_name])
+    lines = [f"scene change (+ gray) per frame, {h}x{w}, {frames_n} frames, medians of {max(repeat, 3)} ({load()})"]
+    for name in pipelines:
+        ms = statistics.median(times[name])
+        err = max(abs(a - b) for a, b in zip(scores[name], scores[base_name]))
+        lines.append(f"  {name:<42} {1e3 * ms:8.2f} ms  {ms / base:5.2f}× the op  max |Δscene| {err:.2e}")
+    return "\n".join(lines)
 
 
 def _scaling(cores: int) -> list[int]:

@@ -84,6 +84,8 @@ EXTERN = "cortex.extern"
 """On a private declaration: the cortex op (and kernel) it stands for."""
 PROPS = "cortex.props"
 """On an extern declaration: the op's properties, defaults filled in, as the kernel's keyword arguments."""
+SEGMENT = "cortex.segment"
+"""On a function `cortex-outline-segments` made: a run of extern-free ops a native backend (IREE) compiles."""
 
 
 # ---------------------------------------------------------------- extern properties

@@ -477,6 +477,52 @@ class SoftmaxOp(CortexOp):
         return [t]
 
 
+@irdl_op_definition
+class CastOp(CortexOp):
+    """Each element converted to the result's float type (round to nearest even when narrowing).
+
+    What lets a stage computed in float64 (scene change's SSIM moments) be written with
+    the generic ops, whose kernels keep their operands' float type: cast the f32 image
+    up, compute, cast back. Shape is kept; only the element type changes.
+    """
+
+    name = "cortex.cast"
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, x: SSAValue, element: Attribute):
+        super().__init__(operands=[x], result_types=[tensor(shape_of(x, "the operand"), element)])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        t = float_tensor(self.x, "the operand")
+        out = float_tensor(self.result, "the result")
+        return [tensor(t.get_shape(), out.element_type)]
+
+
+@irdl_op_definition
+class ToScalarOp(CortexOp):
+    """The one element of a rank-0 float tensor as a float scalar of the result type
+    (rounded to nearest even when narrowing): how a full reduction feeds a scalar operand
+    (scene change's mean SSIM → its f32 score)."""
+
+    name = "cortex.to_scalar"
+    x = operand_def(TensorType)
+    result = result_def(AnyFloat)
+    traits = traits_def(Pure(), Compilable(), CortexCanonicalization())
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, x: SSAValue, element: Attribute):
+        super().__init__(operands=[x], result_types=[element])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        t = float_tensor(self.x, "the operand")
+        if t.get_num_dims() != 0:
+            raise VerifyException(f"the operand must be a rank-0 tensor, got {t}")
+        return [None]
+
+
 class ReduceOp(CortexOp):
     """ONNX reduce over `axes` (empty: all axes), keeping them if keepdims = 1."""
 
@@ -545,6 +591,8 @@ TENSOR_OPS: list[type[IRDLOperation]] = [
     ReduceSumOp,
     ReduceMeanOp,
     ReduceMaxOp,
+    CastOp,
+    ToScalarOp,
 ]
 
 UNARY_OPS = [op for op in TENSOR_OPS if issubclass(op, UnaryOp)]

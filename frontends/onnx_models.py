@@ -3,7 +3,9 @@
 They are what the ONNX tests and the ONNX Runtime benchmark import:
 
 - `cnn()`: conv-relu ×2, max-pool, conv-relu, reshape, linear (Gemm), softmax on 1×3×16×16;
-- `mlp()`: three Gemm layers with relu between, softmax, on 1×64.
+- `mlp()`: three Gemm layers with relu between, softmax, on 1×64;
+- `cnn_large()`: six conv3×3-relu to 128 channels with three max-pools, global mean, Gemm, softmax
+  on 1×3×128×128 (~0.28 GFLOP: where per-call overhead no longer hides the kernels' speed).
 
     python -m cortex.frontends.onnx_models cnn cnn.onnx    # writes a model file
 """
@@ -11,6 +13,7 @@ They are what the ONNX tests and the ONNX Runtime benchmark import:
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -87,7 +90,33 @@ def mlp(seed: int = 0, sizes: tuple[int, ...] = (64, 128, 128, 10), batch: int =
     return _model(nodes, [x], [y], init, "mlp")
 
 
-MODELS = {"cnn": cnn, "mlp": mlp}
+def cnn_large(seed: int = 0, classes: int = 10, batch: int = 1) -> onnx.ModelProto:
+    """1×3×128×128 → 1×classes: conv(3→16)@128, pool, conv(16→32)@64, pool, conv(32→64), conv(64→64)@32, pool,
+    conv(64→128), conv(128→128)@16 (each 3×3, pad 1, relu), mean over H and W, Gemm, softmax."""
+    rng = np.random.default_rng(seed)
+    plan = [(3, 16, True), (16, 32, True), (32, 64, False), (64, 64, True), (64, 128, False), (128, 128, False)]
+    same: dict[str, Any] = {"pads": [1, 1, 1, 1], "kernel_shape": [3, 3]}
+    nodes, init, current = [], [], "x"
+    for i, (cin, cout, pool) in enumerate(plan):
+        init += [_weights(rng, f"w{i}", (cout, cin, 3, 3), 9 * cin), _weights(rng, f"b{i}", (cout,), 9 * cin)]
+        nodes.append(helper.make_node("Conv", [current, f"w{i}", f"b{i}"], [f"c{i}"], name=f"conv{i}", **same))
+        nodes.append(helper.make_node("Relu", [f"c{i}"], [f"r{i}"], name=f"relu{i}"))
+        current = f"r{i}"
+        if pool:
+            nodes.append(helper.make_node("MaxPool", [current], [f"p{i}"], name=f"pool{i}", kernel_shape=[2, 2], strides=[2, 2]))
+            current = f"p{i}"
+    init += [_weights(rng, "fc_w", (classes, 128), 128), _weights(rng, "fc_b", (classes,), 128)]
+    nodes += [
+        helper.make_node("ReduceMean", [current], ["mean"], name="mean", axes=[2, 3], keepdims=0),
+        helper.make_node("Gemm", ["mean", "fc_w", "fc_b"], ["logits"], name="fc", transB=1),
+        helper.make_node("Softmax", ["logits"], ["y"], name="softmax", axis=-1),
+    ]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, 128, 128])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, classes])
+    return _model(nodes, [x], [y], init, "cnn_large" if batch == 1 else f"cnn_large_b{batch}")
+
+
+MODELS: dict[str, Callable[..., onnx.ModelProto]] = {"cnn": cnn, "mlp": mlp, "cnn_large": cnn_large}
 
 
 def sample_input(model: onnx.ModelProto, seed: int = 1) -> np.ndarray:

@@ -66,7 +66,11 @@ REDUCTION = IteratorTypeAttr.reduction()
 
 
 def origin_of(op: Operation) -> str:
-    """The `cortex.origin` of what `op` lowers to: its result's name, else its op name."""
+    """The `cortex.origin` of what `op` lowers to: its own `cortex.origin` when a decomposition gave it
+    one (the stage it came from), else its result's name, else its op name."""
+    given = op.attributes.get(abi.ORIGIN)
+    if isinstance(given, StringAttr):
+        return given.data
     for result in op.results:
         if result.name_hint:
             return result.name_hint

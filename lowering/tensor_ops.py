@@ -14,8 +14,8 @@ import math as pymath
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr
 
@@ -105,6 +105,37 @@ class LowerGelu(CortexLowering[ops.GeluOp]):
 class LowerConstant(CortexLowering[ops.ConstantOp]):
     def lower(self, op: ops.ConstantOp, b: LinalgBuilder) -> list[SSAValue]:
         return [b.constant_attr(op.value)]
+
+
+def convert_float(x: SSAValue, element: Attribute) -> tuple[SSAValue, Operation | None]:
+    """`x` (a float scalar) as `element`: arith.extf when wider, arith.truncf when narrower (and that op)."""
+    assert isinstance(x.type, AnyFloat) and isinstance(element, AnyFloat)
+    width, target = x.type.bitwidth, element.bitwidth
+    if width == target:
+        return x, None
+    op = arith.ExtFOp(x, element) if target > width else arith.TruncFOp(x, element)
+    return op.result, op
+
+
+@lowers(ops.CastOp)
+class LowerCast(CortexLowering[ops.CastOp]):
+    """An elementwise `linalg.generic` of `arith.extf` / `arith.truncf` (a copy when the types agree)."""
+
+    def lower(self, op: ops.CastOp, b: LinalgBuilder) -> list[SSAValue]:
+        out = element_of(op.result)
+        return [b.elementwise(lambda v: convert_float(v, out)[0], op.x, element=out)]
+
+
+@lowers(ops.ToScalarOp)
+class LowerToScalar(CortexLowering[ops.ToScalarOp]):
+    """`tensor.extract` of the one element, then `arith.extf` / `arith.truncf` to the result type."""
+
+    def lower(self, op: ops.ToScalarOp, b: LinalgBuilder) -> list[SSAValue]:
+        value = b.add(tensor.ExtractOp(op.x, [], element_of(op.x))).result
+        converted, conversion = convert_float(value, op.result.type)
+        if conversion is not None:
+            b.add(conversion)
+        return [converted]
 
 
 # ---------------------------------------------------------------- contractions

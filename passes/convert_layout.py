@@ -67,6 +67,8 @@ class ToNhwc(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, (ops.Conv2dOp, ops.MaxPoolOp, ops.AvgPoolOp, ops.BatchNormOp)) or not is_4d(op.x):
             return
+        if isinstance(op, (ops.MaxPoolOp, ops.AvgPoolOp)) and any(d != 1 for d in op.dilations.get_values()):
+            return  # the NHWC pooling ops have no dilations: a dilated pool stays NCHW (it used to lose them)
         x = transposed(rewriter, op.x, lay.TO_NHWC)
         if isinstance(op, ops.Conv2dOp):
             weight = transposed(rewriter, op.weight, lay.OIHW_TO_HWIO)

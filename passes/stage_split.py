@@ -11,18 +11,28 @@ copy also yields the original results. Each function carries
 `cortex.split_args`/`cortex.split_results` keys: the original function's
 own argument and result keys, and `stage:<k>` for values passed between
 stages, from which a runner reads the dependency graph.
+
+A stage is one op, or a run of consecutive ops that belong together
+(`stage_groups`): ops carrying one `cortex.origin` (a decomposed stage, such
+as scene change's blurs and elementwise algebra after
+`cortex-decompose-scene-change`, stays one stage), and consecutive scalar ops
+(the blur gate's median, products, maximum and comparison: microseconds each,
+one stage with their consumer chain rather than a thread hand-off apiece).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from cortex.dialects import abi
+from cortex.dialects.traits import External
 from cortex.passes.frame_split import (
     ARGS_ATTR,
     RESULTS_ATTR,
@@ -76,8 +86,8 @@ class _Stage:
 
 
 class _StageSplitter:
-    def __init__(self, fn: func.FuncOp):
-        self.fn = fn
+    def __init__(self, fn: func.FuncOp, prefix: str = ""):
+        self.fn, self.prefix = fn, prefix
         if len(fn.body.blocks) != 1:
             raise FrameSplitError(f"@{fn.sym_name.data} has several blocks; the stage split needs one")
         self.block = fn.body.block
@@ -89,7 +99,7 @@ class _StageSplitter:
         self.stages: list[_Stage] = []
 
     def key(self, v: SSAValue) -> str:
-        return self.keys.setdefault(v, f"stage:{len(self.keys)}")
+        return self.keys.setdefault(v, f"stage:{self.prefix}{len(self.keys)}")
 
     def new_stage(self) -> _Stage:
         stage = _Stage(f"s{len(self.stages)}", self)
@@ -100,47 +110,50 @@ class _StageSplitter:
         ret = self.block.last_op
         if not isinstance(ret, func.ReturnOp):
             raise FrameSplitError(f"@{self.fn.sym_name.data} does not end with func.return")
-        for op in list(self.block.ops)[:-1]:
-            if _rematerialisable(op):
-                continue
-            if isinstance(op, scf.IfOp) and len(_inner(op)) > 1:
+        for group in stage_groups([op for op in list(self.block.ops)[:-1] if not _rematerialisable(op)]):
+            op = group[0]
+            if len(group) == 1 and isinstance(op, scf.IfOp) and len(stage_groups(_inner(op))) > 1:
                 self._split_if(op)
             else:
                 stage = self.new_stage()
-                clone = _clone_into(stage, op)
-                for old, new in zip(op.results, clone.results):
-                    stage.mapping[old] = new
-                    self.home[old] = stage.name
+                for op in group:
+                    clone = _clone_into(stage, op)
+                    for old, new in zip(op.results, clone.results):
+                        stage.mapping[old] = new
+                        self.home[old] = stage.name
         last = self.stages[-1] if self.stages else self.new_stage()
         last.results += [(k, last.get(v)) for k, v in zip(self.result_keys, ret.arguments)]
         return [self._function(s) for s in self.stages]
 
     def _split_if(self, op: scf.IfOp) -> None:
         """One copy of the `scf.if` per op of its branches; the last copy also yields the if's results."""
-        inner = _inner(op)
+        groups = stage_groups(_inner(op))
         yields = [r.block.last_op for r in (op.true_region, op.false_region)]
-        for k, o in enumerate(inner):
+        for k, group in enumerate(groups):
             stage = self.new_stage()
-            owner = k == len(inner) - 1
-            side = 0 if o.parent_region() is op.true_region else 1
-            users = [u for u in inner[k + 1:]] + ([] if owner else yields)
-            crossing = [r for r in o.results if any(v is r for u in users for v in outer_operands(u))]
+            owner = k == len(groups) - 1
+            side = 0 if group[0].parent_region() is op.true_region else 1
+            users = [u for later in groups[k + 1:] for u in later] + ([] if owner else yields)
+            crossing = [r for o in group for r in o.results if any(v is r for u in users for v in outer_operands(u))]
             stage.get(op.cond)
-            for v in outer_operands(o):
-                stage.get(v)
+            for o in group:
+                for v in outer_operands(o):
+                    if not any(_inside(v, g) for g in group):
+                        stage.get(v)
             if owner:
                 for y in yields:
                     for v in y.operands:
-                        if not _inside(v, o):
+                        if not any(_inside(v, g) for g in group):
                             stage.get(v)
             mapping = dict(stage.mapping)
             branches = []
             for b in (0, 1):
                 block = Block()
                 if b == side:
-                    clone = o.clone(value_mapper=mapping)
-                    block.add_op(clone)
-                    mapping.update(zip(o.results, clone.results))
+                    for o in group:
+                        clone = o.clone(value_mapper=mapping)
+                        block.add_op(clone)
+                        mapping.update(zip(o.results, clone.results))
                 out: list[SSAValue] = []
                 if owner:
                     out += [mapping.get(v, v) for v in yields[b].operands]
@@ -172,6 +185,45 @@ class _StageSplitter:
         return piece_function(self.fn, stage, self.exports.get(stage.name, {}))
 
 
+def _group_key(op: Operation) -> tuple[str, ...] | None:
+    """What `op` shares a stage with, if anything: its origin, or being a scalar op."""
+    origin = op.attributes.get(abi.ORIGIN)
+    if isinstance(origin, StringAttr):
+        return ("origin", origin.data)
+    if (op.results and not op.regions and not op.has_trait(External)
+            and not any(isinstance(r.type, TensorType) for r in op.results)
+            and all(_small(v.type) for v in op.operands)):
+        return ("scalar",)
+    return None
+
+
+SMALL_ELEMENTS = 4096
+"""A scalar op reading tensors of at most this many elements (the sharpness window's median) is cheap."""
+
+
+def _small(t: object) -> bool:
+    if not isinstance(t, TensorType):
+        return True
+    shape = t.get_shape()
+    return all(d >= 0 for d in shape) and math.prod(shape) <= SMALL_ELEMENTS
+
+
+def stage_groups(ops: list[Operation]) -> list[list[Operation]]:
+    """`ops` (in program order) cut into stages: runs of consecutive ops with one group key, else one op each.
+
+    A run never mixes the two branches of an `scf.if`."""
+    groups: list[list[Operation]] = []
+    last: tuple[str, ...] | None = None
+    for op in ops:
+        key = _group_key(op)
+        if groups and key is not None and key == last and op.parent_region() is groups[-1][-1].parent_region():
+            groups[-1].append(op)
+        else:
+            groups.append([op])
+        last = key
+    return groups
+
+
 def _inner(op: scf.IfOp) -> list[Operation]:
     """The non-constant ops of both branches (yields excluded), then-branch first."""
     return [o for r in (op.true_region, op.false_region) if r.blocks for o in r.block.ops
@@ -191,10 +243,13 @@ def _keys(fn: func.FuncOp, attr: str, default: list[str]) -> list[str]:
     return [k.data for k in keys.data] if isinstance(keys, ArrayAttr) else default
 
 
-def split_stages(module: ModuleOp, name: str) -> list[func.FuncOp]:
-    """Replace `@name` by its stage functions (see the module docstring); returns them in order."""
+def split_stages(module: ModuleOp, name: str, prefix: str = "") -> list[func.FuncOp]:
+    """Replace `@name` by its stage functions (see the module docstring); returns them in order.
+
+    `prefix` goes into the keys of the values passed between stages (`stage:<prefix><k>`), so the
+    stages of two split functions (the delayed part and the parallel part) can share one graph."""
     fn = defined_function(module, name, "split into stages")
-    return replace_function(module, fn, _StageSplitter(fn).run())
+    return replace_function(module, fn, _StageSplitter(fn, prefix).run())
 
 
 @dataclass(frozen=True)
@@ -209,4 +264,4 @@ class StageSplitPass(ModulePass):
         op.verify()
 
 
-__all__ = ["StageSplitPass", "split_stages"]
+__all__ = ["StageSplitPass", "split_stages", "stage_groups"]

@@ -19,6 +19,10 @@ MSER_MIN_AREA = 60
 MSER_MAX_AREA = 14400
 """text_roi: OpenCV MSER parameters."""
 
+SSIM_KSIZE = 11
+SSIM_SIGMA = 1.5
+"""scene_change: side and sigma of SSIM's Gaussian window (cortex.gaussian_blur's defaults)."""
+
 SALIENCY_SCALE = 8
 """saliency_dft: downscale factor of the spectral residual."""
 

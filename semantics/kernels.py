@@ -27,7 +27,7 @@ from cortex.semantics import (  # noqa: F401 - their @kernel registrations
     window_kernels,
 )
 from cortex.semantics.kernel_table import KERNELS
-from cortex.semantics.values import op_params
+from cortex.semantics.values import numpy_dtype, op_params
 
 NO_KERNEL = frozenset({"cortex.state", "cortex.update_state", "cortex.weight"})
 """Ops whose value is not a function of their operands: the interpreter handles them."""
@@ -39,8 +39,16 @@ def _reshape_shape(op: IRDLOperation) -> dict[str, object]:
     return {"shape": tuple(result.type.get_shape())}
 
 
+def _result_dtype(op: IRDLOperation) -> dict[str, object]:
+    (result,) = op.results
+    element = result.type.element_type if isinstance(result.type, TensorType) else result.type
+    return {"dtype": numpy_dtype(element)}
+
+
 TYPE_PARAMS: dict[str, Callable[[IRDLOperation], dict[str, object]]] = {
     "cortex.reshape": _reshape_shape,
+    "cortex.cast": _result_dtype,
+    "cortex.to_scalar": _result_dtype,
 }
 """Keyword arguments a kernel needs that the op states in its types, not its properties."""
 

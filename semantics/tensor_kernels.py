@@ -3,7 +3,10 @@
 Operands are NumPy arrays in the op's operand order (an absent optional
 bias is `None`); properties are keyword arguments named as the op's
 properties. Elementwise ops broadcast as NumPy does; every result is a
-float32 `ndarray` (rank 0 for a full reduction without keepdims).
+float32 `ndarray` (rank 0 for a full reduction without keepdims), except
+that add, sub, mul, div and reduce_mean keep float64 operands in float64
+(`cortex.cast` makes them: scene change's decomposition computes its SSIM
+moments in float64, as its kernel does).
 Convolution and pooling are vectorised over sliding-window views: no
 per-pixel Python loops.
 """
@@ -31,6 +34,11 @@ def as_f32(x) -> np.ndarray:
     return np.asarray(x, dtype=F32)
 
 
+def float_type(*values) -> type[np.floating]:
+    """float64 when an operand is a float64 array (the op's type says f64), else float32."""
+    return np.float64 if any(getattr(v, "dtype", None) == np.float64 for v in values) else F32
+
+
 # ---------------------------------------------------------------- constants, elementwise
 
 
@@ -44,23 +52,23 @@ def constant(*, value) -> np.ndarray:
 
 @kernel("cortex.add")
 def add(lhs, rhs):
-    return np.add(lhs, rhs, dtype=F32)
+    return np.add(lhs, rhs, dtype=float_type(lhs, rhs))
 
 
 @kernel("cortex.sub")
 def sub(lhs, rhs):
-    return np.subtract(lhs, rhs, dtype=F32)
+    return np.subtract(lhs, rhs, dtype=float_type(lhs, rhs))
 
 
 @kernel("cortex.mul")
 def mul(lhs, rhs):
-    return np.multiply(lhs, rhs, dtype=F32)
+    return np.multiply(lhs, rhs, dtype=float_type(lhs, rhs))
 
 
 @kernel("cortex.div")
 def div(lhs, rhs):
     with np.errstate(divide="ignore", invalid="ignore"):  # IEEE: x/0 = ±inf, 0/0 = nan
-        return np.divide(lhs, rhs, dtype=F32)
+        return np.divide(lhs, rhs, dtype=float_type(lhs, rhs))
 
 
 @kernel("cortex.pow")
@@ -240,7 +248,20 @@ def reduce_sum(x, *, axes=(), keepdims: int = D.KEEPDIMS):
 
 @kernel("cortex.reduce_mean")
 def reduce_mean(x, *, axes=(), keepdims: int = D.KEEPDIMS):
-    return np.asarray(np.mean(as_f32(x), axis=_axes(axes), keepdims=bool(keepdims), dtype=F32))
+    t = float_type(x)
+    return np.asarray(np.mean(np.asarray(x, t), axis=_axes(axes), keepdims=bool(keepdims), dtype=t))
+
+
+@kernel("cortex.cast")
+def cast(x, *, dtype):
+    """`x` converted to `dtype` (the result's float type; round to nearest even when narrowing)."""
+    return np.asarray(x).astype(dtype)
+
+
+@kernel("cortex.to_scalar")
+def to_scalar(x, *, dtype):
+    """The one element of a rank-0 tensor, rounded to `dtype`, as a Python float."""
+    return float(np.asarray(x).astype(dtype).reshape(()))
 
 
 @kernel("cortex.reduce_max")

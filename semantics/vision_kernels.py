@@ -29,8 +29,8 @@ F32 = np.float32
 # ITU-R BT.601 luma weights, in the frame's BGR channel order.
 GRAY_WEIGHTS_BGR = (F32(0.114), F32(0.587), F32(0.299))
 
-SSIM_WINDOW = (11, 11)
-SSIM_SIGMA = 1.5
+SSIM_WINDOW = (D.SSIM_KSIZE, D.SSIM_KSIZE)
+SSIM_SIGMA = D.SSIM_SIGMA
 SSIM_C1 = (0.01 * 255) ** 2
 SSIM_C2 = (0.03 * 255) ** 2
 
@@ -81,6 +81,45 @@ def blur_detector(gray: np.ndarray) -> float:
 
 def _gauss11(image: np.ndarray) -> np.ndarray:
     return cv2.GaussianBlur(image, SSIM_WINDOW, SSIM_SIGMA, sigmaY=SSIM_SIGMA, borderType=cv2.BORDER_REFLECT_101)
+
+
+STACK_CHANNELS = 4
+"""At most this many images go into one multi-channel `cv2.GaussianBlur` call (OpenCV's
+separable filters take up to CV_CN_MAX channels; benchmarks/bench_schedule.py measured where
+stacking pays)."""
+
+
+@kernel("cortex.gaussian_blur")
+def gaussian_blur(*images, ksize: int = D.SSIM_KSIZE, sigma: float = D.SSIM_SIGMA):
+    """Each image blurred by a ksize×ksize Gaussian (σ = sigma both ways, reflect-101), in its own dtype.
+
+    One image: its blur. Several (operator stacking): a tuple of their blurs,
+    computed as multi-channel calls of up to STACK_CHANNELS images. OpenCV filters
+    each channel with the same taps, but its vectorised multi-channel path rounds
+    a few pixels differently (last bit; measured: 39 of ~10⁷ float64 pixels), so
+    stacking is exact only up to rounding: `cortex-stack-stencils` is not in
+    compile's default passes. The reference interpreter passes the variadic
+    operand group as one list, a compiled extern call its operands one by one:
+    both are accepted.
+    """
+    if len(images) == 1 and isinstance(images[0], list):
+        images = tuple(images[0])
+    k, s = (int(ksize), int(ksize)), float(sigma)
+
+    def blur(image: np.ndarray) -> np.ndarray:
+        return cv2.GaussianBlur(image, k, s, sigmaY=s, borderType=cv2.BORDER_REFLECT_101)
+
+    if len(images) == 1:
+        return blur(np.asarray(images[0]))
+    out: list[np.ndarray] = []
+    for start in range(0, len(images), STACK_CHANNELS):
+        group = images[start : start + STACK_CHANNELS]
+        if len(group) == 1:
+            out.append(blur(np.asarray(group[0])))
+            continue
+        stacked = blur(np.dstack(group))
+        out.extend(np.ascontiguousarray(stacked[..., c]) for c in range(len(group)))
+    return tuple(out)
 
 
 @kernel("cortex.scene_change")

@@ -12,7 +12,7 @@ import cortex
 from cortex.dialects import layout as lay
 from cortex.dialects import tensor_ops as ops
 from cortex.examples.small_cnn import ENTRY, build_small_cnn, small_cnn_inputs
-from cortex.ir import parse
+from cortex.ir import parse, parse_module, verify_located
 from cortex.lowering.upstream import mlir_opt_available, verify_with_mlir_opt
 from cortex.passes.convert_layout import convert_layout
 
@@ -141,3 +141,22 @@ def test_random_chains_keep_their_results(c, hw, steps, seed):
     image_ops = sum(s in ("conv", "max", "avg", "bn") for s in steps)
     assert transposes(converted) <= (2 if image_ops else 0)
     assert report.after >= transposes(converted)  # canonicalize may fold weight transposes it leaves
+
+
+def test_dilated_pool_stays_nchw_and_keeps_its_result():
+    """Regression (found running ONNX's test_maxpool_2d_dilations on the IREE backend, which converts
+    layouts): the NHWC pooling ops have no dilations, so converting a dilated pool dropped them and the
+    function no longer verified. It now stays NCHW."""
+    module = parse_module("""
+    func.func @f(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
+      %y = cortex.max_pool %x {kernel_shape = array<i64: 2, 2>, dilations = array<i64: 2, 2>} : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>
+      func.return %y : tensor<1x1x2x2xf32>
+    }""")
+    converted = module.clone()
+    convert_layout(converted, "nhwc")
+    verify_located(converted)
+    assert not any(isinstance(op, lay.MaxPoolNhwcOp) for op in converted.walk())
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    want = cortex.reference(module, entry="f", mode=None)(x)[0]
+    np.testing.assert_array_equal(cortex.reference(converted, entry="f", mode=None)(x)[0], want)
+    np.testing.assert_array_equal(want, np.array([[[[10, 11], [14, 15]]]], np.float32))

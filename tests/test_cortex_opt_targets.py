@@ -20,10 +20,12 @@ def test_help_lists_only_working_targets(capsys):
     rc, out, _ = run(capsys, "--help")
     assert rc == 0
     line = " ".join(out.split("--target TARGET", 1)[1].split("\n  -o", 1)[0].split())
-    assert line == "output: mlir (default) or numpy"
+    assert line == "output: mlir (default) or numpy, iree"
 
 
-@pytest.mark.parametrize("target, expect", [("mlir", "func.func @l2_frame"), ("numpy", "def l2_frame(")])
+@pytest.mark.parametrize(
+    "target, expect", [("mlir", "func.func @l2_frame"), ("numpy", "def l2_frame("), ("iree", "func.func @l2_frame__seg0(")]
+)
 def test_every_listed_target_works_on_lowered_ir(capsys, target, expect):
     rc, out, err = run(capsys, str(cortex.examples.L2_PIPELINE), "-p", LOWER, "-t", target)
     assert rc == 0, err
@@ -35,4 +37,4 @@ def test_other_targets_are_a_one_line_error(capsys, target):
     rc, out, err = run(capsys, str(cortex.examples.L2_PIPELINE), "-t", target)
     assert rc == 2 and out == ""
     assert err.count("\n") == 1
-    assert err.startswith(f"cortex-opt: error: argument -t/--target: invalid choice: '{target}' (choose from mlir, numpy)")
+    assert err.startswith(f"cortex-opt: error: argument -t/--target: invalid choice: '{target}' (choose from mlir, numpy, iree)")

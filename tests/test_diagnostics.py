@@ -341,7 +341,7 @@ def test_missing_target_dependency_is_a_diagnostic(capsys, tmp_path):
     path.write_text("func.func @f() {\n  func.return\n}\n")
     rc, err = opt(capsys, str(path), "-t", "llvm")
     assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err
-    assert "invalid choice: 'llvm' (choose from mlir, numpy)" in err
+    assert "invalid choice: 'llvm' (choose from mlir, numpy, iree)" in err
 
 
 @pytest.mark.parametrize(

@@ -14,11 +14,13 @@ import numpy as np
 import pytest
 from helpers.pipelines import SMALL, chained_leading, small_l2_text
 from helpers.scheduling import (
+    GATES,
     MODES,
     assert_same,
     assert_same_state,
     entry_of,
     frames_of,
+    gated_frames,
     keys,
     passes,
     run_parts_reference_with,
@@ -28,11 +30,9 @@ from xdsl.dialects import scf
 
 import cortex
 from cortex.backends.frame_parallel import run_split_sequential
-from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
+from cortex.dialects.modes import INPUT_DEFAULTS
 from cortex.passes.frame_split import ARGS_ATTR, RESULTS_ATTR, classify_states, split_entry
 from cortex.passes.schedule import render_schedule
-
-GATES = {"auto": BLUR_AUTO, "fixed": {**INPUT_DEFAULTS, "blur_threshold": 150.0}}
 
 
 def compiled(mode, gate, text=None):
@@ -90,12 +90,6 @@ def test_parts_equal_the_entry_under_the_reference_interpreter(gate):
         assert [np.asarray(g).tobytes() for g in got] == [np.asarray(w).tobytes() for w in want]
     for name, value in reference.state.items():
         assert np.asarray(state[name]).tobytes() == np.asarray(value).tobytes(), name
-
-
-def gated_frames(pipeline, frames):
-    """Frames the gate skipped in a sequential run (the score kept: equal to the previous frame's)."""
-    outs = sequential(pipeline, frames)
-    return outs, [i for i in range(1, len(outs)) if np.asarray(outs[i][1]).tobytes() == np.asarray(outs[i - 1][1]).tobytes()]
 
 
 @pytest.mark.parametrize("mode", MODES)

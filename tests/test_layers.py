@@ -11,31 +11,41 @@ registry's tables name their modules that way).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-LAYERS: list[list[str]] = [
-    ["cortex.errors"],  # the leaf: CortexError
-    ["cortex.semantics", "cortex.video"],  # op meaning (kernels, value conversions); video input
-    ["cortex.dialects"],  # IRDL definitions, shape rules, canonicalisation, folding
-    ["cortex.ir"],  # contexts, located parsing and verification
-    ["cortex.examples", "cortex.frontends"],  # pipelines and graphs built with the dialect; ONNX import
-    ["cortex.interpreter"],  # the reference interpreter
-    ["cortex.passes"],  # ModulePasses over cortex IR
-    ["cortex.lowering"],  # cortex -> upstream MLIR, the lowered-module ABI
-    ["cortex.backends"],  # the NumPy emitter and runtime
-    ["cortex.registry"],  # every pass and target by name
-    ["cortex.shape_generic"],  # a shape-generic module compiled per concrete shape (handed the driver's compile)
-    ["cortex.driver"],  # compile driver: pipelines, lower, compile, reference
-    ["cortex"],  # the root API (re-exports the driver)
-    ["cortex.tools", "cortex.universe"],  # cortex-opt, cortex-run, the xdsl-opt entry point
-]
-"""Bottom first. Units in one layer are independent of each other."""
+README = ROOT / "README.md"
+ROW = re.compile(r"^\| (\d+|—) \| ((?:`[^`]+`(?:, )?)+) \|", re.M)
 
-EXCLUDED = ("tests", "benchmarks", "lit")
+
+def unit_name(path: str) -> str:
+    """`errors.py` → cortex.errors, `passes/` → cortex.passes, `__init__.py` → cortex."""
+    stem = path.removesuffix("/").removesuffix(".py")
+    return "cortex" if stem == "__init__" else f"cortex.{stem}"
+
+
+def declared_layers(text: str) -> tuple[list[list[str]], list[str]]:
+    """The README's levels table: (layers bottom first, each a list of units; the paths outside the package)."""
+    layers: dict[int, list[str]] = {}
+    outside: list[str] = []
+    for level, cells in ROW.findall(text):
+        paths = re.findall(r"`([^`]+)`", cells)
+        if level == "—":
+            outside += [p.removesuffix("/") for p in paths]
+        else:
+            layers.setdefault(int(level), []).extend(unit_name(p) for p in paths)
+    assert sorted(layers) == list(range(len(layers))), f"README's levels must be numbered 0..n, got {sorted(layers)}"
+    return [layers[k] for k in sorted(layers)], outside
+
+
+LAYERS, OUTSIDE = declared_layers(README.read_text())
+"""Bottom first, read from README.md's table (the one statement of the levels). Units in one layer are independent."""
+
+EXCLUDED = tuple(OUTSIDE)
 
 
 def unit_of(module: str) -> str:
@@ -115,6 +125,25 @@ def backward_edges(root: Path = ROOT) -> list[str]:
 def test_every_module_has_a_layer():
     for module in package_modules():
         unit_of(module)
+
+
+def test_the_levels_table_names_every_top_level_module_and_folder():
+    """Nothing falls into the root API's level unnoticed: each top-level .py file and package folder has a row."""
+    declared = {u for layer in LAYERS for u in layer}
+    top = {unit_name(p.name + ("/" if p.is_dir() else "")) for p in ROOT.iterdir() if not p.name.startswith((".", "_")) or p.name == "__init__.py"}
+    python = {u for u in top if (ROOT / u.removeprefix("cortex.")).with_suffix(".py").exists() or (ROOT / u.removeprefix("cortex.") / "__init__.py").exists()}
+    assert python - {"cortex"} <= declared, f"add a row to README.md's levels table for: {sorted(python - declared - {'cortex'})}"
+    assert {"cortex", "cortex.errors", "cortex.driver"} <= declared
+
+
+def test_the_levels_table_is_what_the_test_reads():
+    """The parser on a small table: levels group units, '—' rows are outside the package."""
+    layers, outside = declared_layers(
+        "| level | folder | x |\n|---|---|---|\n| 0 | `errors.py` | a |\n| 1 | `semantics/` | b |\n"
+        "| 1 | `video/` | c |\n| 2 | `__init__.py` | d |\n| — | `tests/`, `lit/` | e |\n"
+    )
+    assert layers == [["cortex.errors"], ["cortex.semantics", "cortex.video"], ["cortex"]]
+    assert outside == ["tests", "lit"]
 
 
 def test_imports_run_downward():

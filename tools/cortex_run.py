@@ -44,7 +44,7 @@ from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
 from cortex.tools.report import StageTimes, dce_summary, progress_bar, stage_name
 
 BUNDLED_PIPELINE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
-BACKENDS = ("numpy", "reference")
+BACKENDS = ("numpy", "iree", "reference")
 SYNTHETIC_SIZE = (480, 640)
 """The synthetic video's size when neither --size nor a static pipeline gives one."""
 
@@ -118,7 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--blur-threshold", type=blur_threshold, default="auto", metavar="auto|X",
         help="the blur gate: auto (relative to the video's own recent sharpness) or a fixed sharpness X (default: auto)",
     )
-    p.add_argument("--backend", choices=BACKENDS, default="numpy", help="numpy (compiled) or reference (default: numpy)")
+    p.add_argument("--backend", choices=BACKENDS, default="numpy",
+                   help="numpy (compiled), iree (compiled to native code: pip install 'cortex[iree]') or reference "
+                        "(default: numpy)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where --backend iree runs (default: cpu)")
     p.add_argument(
         "--passes",
         metavar="PIPELINE",
@@ -284,20 +287,21 @@ class ReferenceBackend:
 
 
 class NumpyBackend:
-    """The compiled NumPy backend, profiled per source op (`CompiledPipeline.profile()`)."""
+    """The compiled NumPy backend (or IREE's, `backend="iree"`), profiled per source op (`CompiledPipeline.profile()`)."""
 
     name = "numpy"
 
     def __init__(
         self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
-        post_passes: str | None = "default",
+        post_passes: str | None = "default", backend: str = "numpy", device: str = "cpu",
     ):
+        self.name = backend
         self.labels = stage_table(module)
         self.labels[entry] = ("(glue)", "compilable")  # ops with no cortex origin: the gate, returns
         # cortex-run states its own passes (default_passes), so no implicit specialisation here.
         self.compiled = cortex.compile(
             module, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
-            specialize=False, profile=True,
+            specialize=False, profile=True, backend=backend, device=device,
         )
 
     def __call__(self, frame: np.ndarray) -> tuple:
@@ -314,7 +318,7 @@ class NumpyBackend:
 
 def default_passes(backend: str, mode: str) -> str | None:
     """numpy: specialise the mode and clean up, so zero-weight stages are never computed."""
-    return f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce" if backend == "numpy" else None
+    return f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce" if backend != "reference" else None
 
 
 def check_passes(passes: str) -> None:
@@ -325,15 +329,15 @@ def check_passes(passes: str) -> None:
         raise CortexError(f"--passes: {' '.join(str(e).split())}") from None
 
 
-UNSPECIALISED = {"numpy": "canonicalize,dce", "reference": ""}
+UNSPECIALISED = {"numpy": "canonicalize,dce", "iree": "canonicalize,dce", "reference": ""}
 """Passes that keep every stage: what the mode's DCE is priced against."""
 
 
 def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
-                 post_passes: str | None = "default"):
+                 post_passes: str | None = "default", device: str = "cpu"):
     passes = passes if passes is not None else default_passes(backend, mode)
-    if backend == "numpy":
-        return NumpyBackend(module, entry, mode, passes, weights, post_passes=post_passes)
+    if backend in ("numpy", "iree"):
+        return NumpyBackend(module, entry, mode, passes, weights, post_passes=post_passes, backend=backend, device=device)
     return ReferenceBackend(module, entry, mode, passes, weights)
 
 
@@ -419,7 +423,7 @@ def dce_report(args, module: ModuleOp, measured: StageTimes, frames: int, frame_
         return dce_summary(args.mode, removed, {}, None)
     unspecialised = make_backend(
         args.backend, module, args.entry, args.mode, UNSPECIALISED[args.backend], gate_inputs(args.blur_threshold),
-        args.post_passes,
+        args.post_passes, device=args.device,
     )
     n, seconds, _ = run_frames(unspecialised, itertools.islice(source, args.dce_frames), source.size, None)
     line = dce_summary(args.mode, removed, unspecialised.stage_times().ms_per_frame(n), 1e3 * seconds / max(n, 1))
@@ -464,7 +468,10 @@ def run_one(args: argparse.Namespace) -> int:
     probed = expose_blur_gate(probed_module, args.entry)
     weights = gate_inputs(args.blur_threshold)
     start = time.perf_counter()
-    backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes, weights, args.post_passes)
+    if args.device != "cpu" and args.backend != "iree":
+        raise CortexError(f"--device {args.device} needs --backend iree")
+    backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes, weights, args.post_passes,
+                           device=args.device)
     compile_seconds = time.perf_counter() - start
     runner = parallel_run.ParallelRunner.maybe(args, backend)  # None: frame after frame
 

@@ -45,7 +45,7 @@ from xdsl.irdl import (
 )
 from xdsl.printer import Printer
 
-from cortex.dialects import layout, modes, quant, state, tensor_ops, vision, window
+from cortex.dialects import layout, modes, quant, state, stencil, tensor_ops, vision, window
 from cortex.dialects.cortex import ALL_OPS
 from cortex.dialects.traits import Compilable, External, FrameBoundary
 from cortex.ir import make_context, parse_module
@@ -81,6 +81,7 @@ PAGES = (
             Section("Vision stages", vision, vision.VISION_OPS),
             Section("State and runtime inputs", state, state.STATE_OPS),
             Section("Windows", window, window.WINDOW_OPS),
+            Section("Stencils", stencil, stencil.STENCIL_OPS),
             Section("Tensor ops", tensor_ops, tensor_ops.TENSOR_OPS),
         ),
     ),

@@ -153,9 +153,9 @@ class ParallelRunner:
         workers = machine_cores() if args.workers is None else args.workers
         if workers < 1:
             raise CortexError(f"--workers must be >= 1, got {workers}")
-        if getattr(backend, "name", None) != "numpy":
+        if getattr(backend, "name", None) not in ("numpy", "iree"):
             if args.engine == "ray" or (args.workers or 1) > 1:
-                raise CortexError("--workers/--engine need the numpy backend (the reference interpreter runs frame after frame)")
+                raise CortexError("--workers/--engine need a compiled backend (the reference interpreter runs frame after frame)")
             return None
         if workers == 1 and args.engine == "threads":
             return None

@@ -38,7 +38,7 @@
 // CHECK-NEXT:   worker 1: gray, sharpness_median, text, smoothed, new_history
 // CHECK-NEXT:   worker 2: sharpness, saliency, motion, center, scene, fused, encoded
 // CHECK-NEXT: frame-parallel parts: delayed 5.25 ms, parallel 35.00 ms, recurrence 0.50 ms, tail 5.00 ms
-// CHECK-NEXT: frame-parallel: recurrence 0.50 ms = 1.1 % of the work; throughput bound 43.7 frames/s (limited by 2 workers; sequential 21.9 frames/s, 2.00×)
+// CHECK-NEXT: frame-parallel: recurrence 0.50 ms = 1.1 % of the work; serial on the caller (delayed + recurrence) 5.75 ms = 12.6 %; throughput bound 43.7 frames/s (limited by 2 workers; sequential 21.9 frames/s, 2.00×)
 
 // MEASURED:      [schedule] @l2_frame on 2 workers
 // MEASURED-NEXT: stage graph (← inputs; state values come from the previous frame):
@@ -50,7 +50,7 @@
 // MEASURED-NEXT:   worker 1: {{.+}}
 // MEASURED-NEXT:   worker 2: {{.+}}
 // MEASURED-NEXT: frame-parallel parts: delayed {{.+}} ms, parallel {{.+}} ms, recurrence {{.+}} ms, tail {{.+}} ms
-// MEASURED-NEXT: frame-parallel: recurrence {{.+}} ms = {{.+}} % of the work; throughput bound {{.+}} frames/s ({{.+}})
+// MEASURED-NEXT: frame-parallel: recurrence {{.+}} ms = {{.+}} % of the work; serial on the caller (delayed + recurrence) {{.+}} ms = {{.+}} %; throughput bound {{.+}} frames/s ({{.+}})
 // MEASURED-NOT:  times: not measured
 
 // UNPROFILED: [schedule] @l2_frame on 4 workers

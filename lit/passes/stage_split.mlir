@@ -5,27 +5,36 @@
 // RUN: cortex-opt %l2_static -p cortex-frame-split,cortex-stage-split | filecheck %s
 // RUN: cortex-opt %l2_static -p cortex-frame-split,cortex-stage-split,convert-cortex-to-linalg,convert-cortex-to-extern | %mlir-opt > /dev/null
 // RUN: not cortex-opt %l2_static -p 'cortex-stage-split{function=nope}' 2>&1 | filecheck %s --check-prefix=MISSING
+// RUN: cortex-opt %l2_static -p 'cortex-decompose-scene-change,cortex-temporal-reuse{report=false},cortex-frame-split,cortex-stage-split' | filecheck %s --check-prefix=DECOMPOSED
 // REQUIRES: mlir-opt
 
 // CHECK:      func.func @l2_frame__delayed
-// CHECK:      func.func @l2_frame__parallel__s0(%sharpness_history: tensor<25xf32>) -> f32
-// CHECK-SAME:   cortex.split_args = ["state:sharpness_history"], cortex.split_results = ["stage:0"]
+// The blur gate's scalar ops (median, product, maximum, comparison) are one stage.
+// CHECK:      func.func @l2_frame__parallel__s0(%sharpness_history: tensor<25xf32>, %sharpness: f32) -> i1
+// CHECK-SAME:   cortex.split_args = ["state:sharpness_history", "value:0"], cortex.split_results = ["stage:0"]
 // CHECK-NEXT:   %sharpness_median = cortex.window_median %sharpness_history
-// CHECK:      func.func @l2_frame__parallel__s3(%sharpness: f32, %threshold: f32) -> i1
-// CHECK-SAME:   cortex.split_args = ["value:0", "stage:2"], cortex.split_results = ["stage:3"]
-// CHECK:        %blurred = arith.cmpf olt, %sharpness, %threshold
-// CHECK:      func.func @l2_frame__parallel__s4(%blurred: i1, %gray: tensor<480x640xf32>, %prev_gray: tensor<480x640xf32>) -> f32
+// CHECK:        %relative_threshold = arith.mulf %blur_fraction, %sharpness_median
+// CHECK:        %threshold = arith.maximumf %blur_threshold, %relative_threshold
+// CHECK-NEXT:   %blurred = arith.cmpf olt, %sharpness, %threshold
+// CHECK-NEXT:   func.return %blurred
+// CHECK:      func.func @l2_frame__parallel__s1(%blurred: i1, %gray: tensor<480x640xf32>, %prev_gray: tensor<480x640xf32>) -> f32
 // CHECK-NEXT:   %scene = scf.if %blurred -> (f32) {
 // CHECK-NEXT:     %{{.*}} = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:     scf.yield
 // CHECK-NEXT:   } else {
 // CHECK-NEXT:     %scene_1 = cortex.scene_change %gray, %prev_gray
-// CHECK:      func.func @l2_frame__parallel__s6(%blurred: i1, %gray: tensor<480x640xf32>) -> tensor<15x20xf32>
+// CHECK:      func.func @l2_frame__parallel__s3(%blurred: i1, %gray: tensor<480x640xf32>) -> tensor<15x20xf32>
 // CHECK:          cortex.text_roi %gray
-// CHECK:      func.func @l2_frame__parallel__s9(%blurred: i1, %center: tensor<15x20xf32>, %text: tensor<15x20xf32>, %saliency: tensor<15x20xf32>, %motion: tensor<15x20xf32>, %scene: f32) -> (i1, tensor<15x20xf32>, f32)
+// CHECK:      func.func @l2_frame__parallel__s6(%blurred: i1, %center: tensor<15x20xf32>, %text: tensor<15x20xf32>, %saliency: tensor<15x20xf32>, %motion: tensor<15x20xf32>, %scene: f32) -> (i1, tensor<15x20xf32>, f32)
 // CHECK-SAME:   cortex.split_results = ["value:2", "value:3", "value:4"]
 // CHECK:          cortex.score_fusion
 // CHECK:      func.func @l2_frame__recurrence
 // CHECK:      func.func @l2_frame__tail
+
+// A decomposed scene change (ops with one cortex.origin) stays one stage: G(x·y) to the final score.
+// DECOMPOSED:      func.func @l2_frame__parallel__s1(%blurred: i1
+// DECOMPOSED:          %scene_s_xy = cortex.gaussian_blur %scene_xy
+// DECOMPOSED:          %scene_1 = cortex.to_scalar %scene_value
+// DECOMPOSED:      func.func @l2_frame__parallel__s2(
 
 // MISSING: no function '@nope' to split into stages

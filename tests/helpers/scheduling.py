@@ -7,6 +7,7 @@ import numpy as np
 from xdsl.dialects import func
 
 import cortex
+from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
 from cortex.interpreter.reference import CortexFunctions, ReferenceRunner
 from cortex.passes.frame_split import ARGS_ATTR, PARTS, RESULTS_ATTR
 from cortex.video.synthetic import SyntheticVideo
@@ -91,3 +92,13 @@ def run_parts_reference_with(module, frames, initial, mode="balanced", weights=N
         state.update({k.removeprefix("update:"): v for k, v in env.items() if k.startswith("update:")})
         outputs.append(tuple(env[f"output:{i}"] for i in range(len(keys(fns["tail"], RESULTS_ATTR)))))
     return outputs, state
+
+
+GATES = {"auto": BLUR_AUTO, "fixed": {**INPUT_DEFAULTS, "blur_threshold": 150.0}}
+"""The blur gate's runtime inputs: the relative (auto) gate and a fixed threshold that gates the blurred frames."""
+
+
+def gated_frames(pipeline, frames):
+    """Frames the gate skipped in a sequential run (the score kept: equal to the previous frame's)."""
+    outs = sequential(pipeline, frames)
+    return outs, [i for i in range(1, len(outs)) if np.asarray(outs[i][1]).tobytes() == np.asarray(outs[i - 1][1]).tobytes()]

@@ -1,0 +1,162 @@
+"""The IREE backend: a lowered module's compilable parts as machine code, the rest as the NumPy backend's Python.
+
+    compiled = cortex.compile(module, backend="iree")                 # CPU (llvm-cpu, local-sync)
+    compiled = cortex.compile(module, backend="iree", device="cuda")  # an NVIDIA GPU
+
+`IreeProgram(lowered, device)`: `cortex-outline-segments` cuts the lowered
+module into segment functions (runs of extern-free linalg/tensor/arith/
+math/scf ops) called from the rest; the segments become the functions of
+ONE IREE module (compiled once, cached on disk: `cortex.backends.
+iree_compile`), loaded once (`cortex.backends.iree_runtime`); the rest —
+extern calls (OpenCV), state threading, the small scalar glue — is emitted
+by the NumPy emitter exactly as for the NumPy backend, and `bind` points
+the generated code's segment functions at the compiled ones. So everything
+the NumPy backend does around a call (argument checks, unsigned views,
+state, profiling by source op, the engines) holds unchanged; a tensor graph
+without externs is one segment, one call into IREE per frame.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.utils.target import Target
+
+from cortex.backends.iree_compile import DEVICES, compile_module, legalized, target_named
+from cortex.backends.iree_runtime import LoadedModule
+from cortex.dialects.abi import SEGMENT
+from cortex.errors import CortexError
+from cortex.ir import to_text
+from cortex.lowering.outline_segments import outline_segments
+
+BACKENDS = ("numpy", "iree")
+
+
+def check_backend(backend: str, device: str) -> None:
+    if backend not in BACKENDS:
+        raise CortexError(f"unknown backend '{backend}' (backends: {', '.join(BACKENDS)})")
+    if backend == "numpy" and device != "cpu":
+        raise CortexError(f"the numpy backend runs on the CPU only, not device '{device}' (use backend='iree')")
+    if backend == "iree" and device not in DEVICES:
+        raise CortexError(f"unknown device '{device}' for the IREE backend (devices: {', '.join(DEVICES)})")
+
+
+def segment_module(segments: list[func.FuncOp]) -> ModuleOp:
+    """The module IREE compiles: the segments, public (IREE drops private functions nobody calls)."""
+    copies = []
+    for segment in segments:
+        copy = segment.clone()
+        copy.sym_visibility = None
+        copy.attributes.pop(SEGMENT, None)
+        copies.append(copy)
+    return ModuleOp(copies)
+
+
+class IreeProgram:
+    """A lowered module as host code + one compiled IREE module of its segments."""
+
+    def __init__(self, lowered: ModuleOp, device: str = "cpu", target: str | None = None, load: bool = True):
+        """`target` overrides the device's (e.g. "cpu-portable"); `load=False` compiles only (the device
+        check compiles here for a GPU it does not have)."""
+        check_backend("iree", device)
+        self.target = target_named(target or DEVICES[device])
+        self.host = lowered.clone()
+        self.segments = outline_segments(self.host)
+        self.loaded: LoadedModule | None = None
+        self.vmfb: bytes | None = None
+        if self.segments:
+            self.vmfb = compile_module(segment_module(self.segments), self.target)
+            if not load:
+                return
+            # CORTEX_IREE_DRIVER=local-task: IREE's own threads for one big call (a CPU target's code runs on
+            # either driver); local-sync, the default, is cheaper per call and the engines bring the threads.
+            driver = os.environ.get("CORTEX_IREE_DRIVER", "") if self.target.driver.startswith("local") else ""
+            self.loaded = LoadedModule(self.vmfb, driver if driver in ("local-sync", "local-task") else self.target.driver)
+
+    @property
+    def segment_names(self) -> list[str]:
+        return [s.sym_name.data for s in self.segments]
+
+    def signatures(self) -> dict[str, dict[str, list[str]]]:
+        """Each segment's argument and result types as text (what a saved module needs to be called)."""
+        return {
+            s.sym_name.data: {"args": [str(t) for t in s.function_type.inputs.data],
+                              "results": [str(t) for t in s.function_type.outputs.data]}
+            for s in self.segments
+        }
+
+    def bind(self, functions: dict[str, str], namespace: dict[str, Any]) -> None:
+        """Point the generated code's segment functions (symbol → Python name in `namespace`) at the compiled ones."""
+        if self.loaded is None:
+            return
+        for segment in self.segments:
+            symbol = segment.sym_name.data
+            if symbol not in functions:
+                continue
+            kind = segment.function_type
+            namespace[functions[symbol]] = self.loaded.function(symbol, list(kind.inputs.data), list(kind.outputs.data))
+
+    def whole_entry(self, entry: str) -> str | None:
+        """The segment that is all of `entry` (a tensor graph: the entry only calls it and returns), or None."""
+        fn = next((op for op in self.host.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
+        if fn is None or not fn.body.blocks:
+            return None
+        body = list(fn.body.block.ops)
+        if len(body) != 2 or not isinstance(body[0], func.CallOp) or not isinstance(body[1], func.ReturnOp):
+            return None
+        callee = body[0].callee.root_reference.data
+        whole = list(body[0].arguments) == list(fn.body.block.args) and list(body[1].arguments) == list(body[0].res)
+        return callee if whole and callee in self.segment_names else None
+
+
+@dataclass(frozen=True)
+class IreeTarget(Target):
+    """`cortex-opt -t iree`: the module IREE compiles (a lowered module's segments, legalised), as MLIR;
+    `-t 'iree{vmfb=out.vmfb}'` compiles it and writes the VM module there (`device=cuda`: for NVIDIA GPUs),
+    printing one line that names the file, its size and the segments."""
+
+    name = "iree"
+    device: str = "cpu"
+    vmfb: str = ""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        check_backend("iree", self.device)
+        host = module.clone()
+        done = [op for op in host.ops if isinstance(op, func.FuncOp) and SEGMENT in op.attributes]  # outlined before
+        segments = done + outline_segments(host)
+        if not segments:
+            raise CortexError("no function of the module has a run of linalg ops for IREE to compile")
+        iree_module = segment_module(segments)
+        if not self.vmfb:
+            output.write(to_text(legalized(iree_module)))
+            return
+        target = target_named(DEVICES[self.device])
+        data = compile_module(iree_module, target)
+        path = Path(self.vmfb)
+        tmp = path.with_name(f".{path.name}.partial")
+        try:
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        except OSError as e:
+            raise CortexError(f"cannot write '{path}': {e.strerror or e}") from None
+        names = ", ".join(f"@{s.sym_name.data}" for s in segments)
+        output.write(f"// wrote {path}: {len(data)} bytes, IREE target {target.name} ({target.driver}); functions {names}\n")
+
+
+def origins(program: IreeProgram) -> list[str]:
+    """The source ops each segment call stands for (for reports)."""
+    out = []
+    for op in program.host.walk():
+        if isinstance(op, func.CallOp) and op.callee.root_reference.data in program.segment_names:
+            origin = op.attributes.get("cortex.origin")
+            out.append(origin.data if isinstance(origin, StringAttr) else op.callee.root_reference.data)
+    return out
+
+
+__all__ = ["BACKENDS", "IreeProgram", "IreeTarget", "check_backend", "segment_module"]

@@ -1,0 +1,258 @@
+"""The IREE backend's compile side: targets and their flags, the hand-over legalisation, the disk cache.
+
+A lowered module's compilable functions (`cortex.lowering.outline_segments`)
+are printed in MLIR's generic form and compiled by `iree.compiler` into one
+VM flatbuffer (`.vmfb`); `cortex.backends.iree_runtime` loads and calls it.
+Only this file imports `iree.compiler` (84 MB, not needed to *run* a saved
+module: the device check loads `.vmfb` files with the runtime alone).
+
+Targets (`TARGETS`): `cpu` is IREE's `llvm-cpu` for this machine's CPU
+(`--iree-llvmcpu-target-cpu=host`), run by the `local-sync` driver (measured
+cheaper per call than `local-task`, and the frame-parallel engine's workers
+are already the parallelism: `benchmarks/iree_vs_ort.py --calls`); `cpu-portable`
+the same for any x86-64-v4 CPU (AVX-512: what the device check carries to the
+GPU machine; x86-64-v3 code ran the large CNN 13x slower than v4 or host, 40 vs
+3 ms); `cuda` NVIDIA GPUs through PTX (`--iree-cuda-target=sm_80`: IREE 3.13
+rejects sm_90 with "missing GPU target"; the driver JIT-compiles sm_80 PTX
+for Hopper).
+
+The module is handed over in MLIR's custom printed form: in the generic form
+xDSL prints each named linalg op's region explicitly, and IREE then compiled
+convolutions to scalar loops (a 64-channel 3x3 conv at 32x32: 35-100 ms
+instead of 0.7 ms).
+
+f64 is kept: IREE demotes f64 to f32 by default (and changes the function's
+signature, with a warning); `--iree-input-demote-f64-to-f32=false` keeps the
+types the lowered module says, so results match the NumPy backend.
+
+The cache: `<dir>/<key>.vmfb`, `key` = SHA-256 of the printed IR, the IREE
+compiler version, the target and the flags (and, for `cpu`, this CPU's
+model and feature flags, since `host` means a different CPU elsewhere). An
+entry starts with a header line holding its key fields and the SHA-256 of
+the module bytes; an entry whose header or checksum does not match (a
+truncated write, another version's file, bit rot) is compiled again and
+replaced, never loaded. Writes are atomic (temporary sibling + rename).
+`CORTEX_IREE_CACHE` names the directory (default `~/.cache/cortex/iree`);
+`CORTEX_IREE_CACHE=off` disables it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+
+from cortex.errors import CortexError
+from cortex.ir import to_text
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where compiled code runs: the compiler's flags and the runtime's driver."""
+
+    name: str
+    flags: tuple[str, ...]
+    driver: str
+    host_specific: bool = False  # the code is for this machine's CPU: the cache key says which
+
+
+COMMON_FLAGS = ("--iree-input-demote-f64-to-f32=false",)
+
+TARGETS: dict[str, Target] = {
+    "cpu": Target("cpu", ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+                          "--iree-llvmcpu-target-cpu=host"), "local-sync", host_specific=True),
+    "cpu-portable": Target("cpu-portable", ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+                                            "--iree-llvmcpu-target-cpu=x86-64-v4"), "local-sync"),
+    "cuda": Target("cuda", ("--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"), "cuda"),
+}
+DEVICES = {"cpu": "cpu", "cuda": "cuda"}
+"""`device=` as users write it → target name."""
+
+
+def target_named(name: str) -> Target:
+    if name not in TARGETS:
+        raise CortexError(f"unknown IREE target '{name}' (targets: {', '.join(TARGETS)})")
+    return TARGETS[name]
+
+
+def require_compiler():
+    """`iree.compiler`, or a CortexError saying how to install it."""
+    try:
+        import iree.compiler as compiler
+    except ImportError:
+        raise CortexError(
+            "the IREE backend needs the iree-base-compiler package: pip install 'cortex[iree]' "
+            "(or: pip install 'iree-base-compiler==3.13.*' 'iree-base-runtime==3.13.*')"
+        ) from None
+    return compiler
+
+
+def compiler_version() -> str:
+    from iree.compiler import version
+
+    return str(version.VERSION)
+
+
+@cache
+def cpu_fingerprint() -> str:
+    """This CPU's model and feature flags (what `--iree-llvmcpu-target-cpu=host` compiles for)."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return platform.processor() or platform.machine()
+    wanted = [line for line in lines if line.startswith(("model name", "flags"))][:2]
+    return hashlib.sha256("\n".join(wanted).encode()).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------- legalisation
+
+
+def legalized(module: ModuleOp) -> ModuleOp:
+    """A copy of `module` in the form IREE accepts: constant pads as `tensor.pad` (IREE's CPU codegen fails on
+    fill + insert_slice feeding an NCHW convolution), generic inputs cut to the extent their loops read (MLIR's
+    verifier rejects a ceil-mode pool's longer padded input), then DCE of the fills and empties left unused."""
+    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+    from cortex.lowering.crop_generic_inputs import CropGenericInputsPass
+    from cortex.lowering.pad_as_tensor_pad import PadAsTensorPadPass
+
+    copy = module.clone()
+    ctx = Context(allow_unregistered=True)
+    for p in (PadAsTensorPadPass(), CropGenericInputsPass(), DeadCodeElimination()):
+        p.apply(ctx, copy)
+    return copy
+
+
+# ---------------------------------------------------------------- compiling, cached
+
+
+HEADER = b"cortex-iree-cache 1\n"
+
+
+def cache_dir() -> Path | None:
+    value = os.environ.get("CORTEX_IREE_CACHE")
+    if value == "off":
+        return None
+    return Path(value) if value else Path.home() / ".cache" / "cortex" / "iree"
+
+
+def cache_fields(text: str, target: Target, flags: Sequence[str]) -> dict[str, str]:
+    fields = {
+        "ir": hashlib.sha256(text.encode()).hexdigest(),
+        "iree": compiler_version(),
+        "target": target.name,
+        "flags": " ".join((*target.flags, *COMMON_FLAGS, *flags)),
+    }
+    if target.host_specific:
+        fields["cpu"] = cpu_fingerprint()
+    return fields
+
+
+def cache_key(fields: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def pack_entry(fields: dict[str, str], payload: bytes) -> bytes:
+    header = dict(fields, sha256=hashlib.sha256(payload).hexdigest())
+    return HEADER + json.dumps(header, sort_keys=True).encode() + b"\n" + payload
+
+
+def unpack_entry(data: bytes, fields: dict[str, str]) -> bytes | None:
+    """The module bytes of a cache entry, or None unless its header and checksum match `fields`."""
+    if not data.startswith(HEADER):
+        return None
+    header_line, sep, payload = data[len(HEADER) :].partition(b"\n")
+    if not sep:
+        return None
+    try:
+        header = json.loads(header_line)
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or header.get("sha256") != hashlib.sha256(payload).hexdigest():
+        return None
+    if {k: v for k, v in header.items() if k != "sha256"} != fields or not payload:
+        return None
+    return payload
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    compiles: int = 0
+    rebuilt: int = 0  # entries present but corrupt or stale
+
+
+STATS = CacheStats()
+"""Counts for this process (tests read them: a second compile of the same IR is a hit)."""
+
+
+def compile_text(text: str, target: Target, flags: Sequence[str] = ()) -> bytes:
+    """The `.vmfb` of MLIR `text` for `target` (from the disk cache when a valid entry is there)."""
+    compiler = require_compiler()
+    fields = cache_fields(text, target, flags)
+    directory = cache_dir()
+    path = directory / f"{cache_key(fields)}.vmfb" if directory is not None else None
+    if path is not None and path.exists():
+        try:
+            payload = unpack_entry(path.read_bytes(), fields)
+        except OSError:
+            payload = None
+        if payload is not None:
+            STATS.hits += 1
+            return payload
+        STATS.rebuilt += 1
+    try:
+        payload = compiler.compile_str(text, extra_args=[*target.flags, *COMMON_FLAGS, *flags])
+    except compiler.CompilerToolError as e:
+        raise CortexError(f"IREE could not compile the module for '{target.name}': {_first_error(str(e))}") from None
+    STATS.compiles += 1
+    if path is not None:
+        _write_atomically(path, pack_entry(fields, bytes(payload)))
+    return bytes(payload)
+
+
+def compile_module(module: ModuleOp, target: Target, flags: Sequence[str] = ()) -> bytes:
+    """Legalise `module` for IREE, print it (generic form) and compile it (cached)."""
+    return compile_text(to_text(legalized(module)), target, flags)
+
+
+def _first_error(message: str) -> str:
+    for line in message.splitlines():
+        if "error:" in line:
+            return line.strip()
+    return " ".join(message.split())[:400]
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Best effort: a cache that cannot be written only costs a compile next time."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+__all__ = [
+    "DEVICES",
+    "STATS",
+    "TARGETS",
+    "Target",
+    "cache_dir",
+    "compile_module",
+    "compile_text",
+    "legalized",
+    "target_named",
+]

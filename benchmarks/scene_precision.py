@@ -1,0 +1,107 @@
+"""Float32 scene change: its error against float64, and whether any decision changes (issue 21, item 4).
+
+    python benchmarks/scene_precision.py                     # synthetic 480x640 + OpenCV's sample clips
+    python benchmarks/scene_precision.py --frames 60 --clips ''   # the synthetic video only
+
+`cortex.compile(..., precision="f32")` (or `fast-math=true` in `passes`)
+computes scene change's SSIM in float32; float64 is the default. Scene change
+feeds one decision, the reset of temporal smoothing (scene > 0.5); the blur
+gate reads only the sharpness. Per video this prints, over its frames:
+the largest |scene_f32 − scene_f64| and relative error, the closest any f64
+score came to the reset threshold (the margin an error would have to cross),
+how many reset decisions differ, how many gate decisions differ, and whether
+the whole pipeline's scores and JPEG bytes are identical in f32 and f64 (with
+the auto gate, cortex-run's default). Also the time per frame of both
+(interleaved; the load is printed). No figure is asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import cortex
+from cortex.dialects.modes import BLUR_AUTO
+from cortex.semantics import defaults as D
+from cortex.video.source import open_video
+
+CLIPS = "/usr/share/doc/opencv-doc/examples/data/*.avi"
+SCENE_ONLY = """
+func.func @scene(%frame: tensor<{h}x{w}x3xui8>) -> f32 {{
+  %gray = cortex.gray %frame : tensor<{h}x{w}x3xui8> -> tensor<{h}x{w}xf32>
+  %prev_gray = cortex.state "prev_gray" : tensor<{h}x{w}xf32>
+  %scene = cortex.scene_change %gray, %prev_gray : (tensor<{h}x{w}xf32>, tensor<{h}x{w}xf32>) -> f32
+  cortex.update_state "prev_gray" = %gray : tensor<{h}x{w}xf32>
+  func.return %scene : f32
+}}"""
+
+
+def load() -> str:
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def gated(outputs) -> list[bool]:
+    previous = None
+    out = []
+    for _, score in outputs:
+        out.append(previous is not None and np.asarray(score).tobytes() == previous)
+        previous = np.asarray(score).tobytes()
+    return out
+
+
+def compare(name: str, frames: list[np.ndarray]) -> str:
+    h, w = frames[0].shape[:2]
+    scene = {p: cortex.compile(cortex.parse(SCENE_ONLY.format(h=h, w=w)), entry="scene", mode=None, precision=p) for p in ("f64", "f32")}
+    values = {p: np.array([s(f)[0] for f in frames], np.float64) for p, s in scene.items()}
+    times: dict[str, list[float]] = {p: [] for p in scene}
+    for _ in range(3):
+        for p, s in scene.items():
+            s.reset()
+            start = time.perf_counter()
+            for f in frames[:10]:
+                s(f)
+            times[p].append((time.perf_counter() - start) / min(10, len(frames)))
+    err = np.abs(values["f32"] - values["f64"])
+    rel = err / np.maximum(np.abs(values["f64"]), 1e-12)
+    threshold = D.SMOOTH_RESET_THRESHOLD
+    resets = {p: values[p] > threshold for p in values}
+    margin = float(np.min(np.abs(values["f64"] - threshold)))
+    module = cortex.build_l2_pipeline(h, w)
+    full = {p: cortex.compile(module, mode="balanced", weights=BLUR_AUTO, precision=p) for p in ("f64", "f32")}
+    outs = {p: [c(f) for f in frames] for p, c in full.items()}
+    same = all(
+        np.asarray(a).tobytes() == np.asarray(b).tobytes() for x, y in zip(outs["f64"], outs["f32"]) for a, b in zip(x, y)
+    )
+    gate_diff = sum(a != b for a, b in zip(gated(outs["f64"]), gated(outs["f32"])))
+    ms = {p: 1e3 * statistics.median(t) for p, t in times.items()}
+    return (
+        f"  {name:<22} {len(frames):4d} frames {h}x{w}: max |Δ| {err.max():.2e}  max rel {rel.max():.2e}  "
+        f"resets f64 {int(resets['f64'].sum())}, differing {int((resets['f64'] != resets['f32']).sum())}  "
+        f"closest f64 score to {threshold}: {margin:.3g}  gate decisions differing {gate_diff}  "
+        f"outputs identical {same}  scene+gray ms/frame f64 {ms['f64']:.2f} f32 {ms['f32']:.2f} ({ms['f32'] / ms['f64']:.2f}×)"
+    )
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--frames", type=int, default=120, help="frames per clip (the synthetic video: 60)")
+    p.add_argument("--clips", default=CLIPS, help="glob of clips ('' for none)")
+    args = p.parse_args(argv)
+    print(f"scene_precision: float32 vs float64 scene change ({load()})")
+    videos = [("synthetic", open_video(None, frames=60))]
+    for path in sorted(glob.glob(args.clips)) if args.clips else []:
+        videos.append((os.path.basename(path), open_video(path, frames=args.frames)))
+    for name, source in videos:
+        print(compare(name, list(source)), flush=True)
+    print(f"scene_precision: done ({load()})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

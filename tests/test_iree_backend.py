@@ -1,0 +1,465 @@
+"""The IREE backend (issue 19): legalisation, outlining, the disk cache, and the differential suites on IREE.
+
+IREE compiles take about a second each on CI's 2 cores, so the compiled
+pipelines are session-scoped fixtures, the L2 pipeline runs at 96×128, and
+the disk cache (a per-session directory unless CORTEX_IREE_CACHE is set)
+serves the engines' and Ray actors' second compiles. The passes' own tests
+(`cortex-pad-as-tensor-pad`, `cortex-outline-segments`) run on the NumPy
+backend and need no IREE.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cortex
+from cortex.backends.frame_parallel import split_program_for
+from cortex.backends.numpy_emitter import emit
+from cortex.backends.runtime import load
+from cortex.examples.small_cnn import ENTRY as CNN_ENTRY
+from cortex.examples.small_cnn import build_small_cnn, small_cnn_inputs
+from cortex.examples.tensor_graphs import EXAMPLES
+from cortex.ir import CortexError, parse_module
+from cortex.lowering.outline_segments import outline_segments
+from cortex.lowering.pad_as_tensor_pad import PadAsTensorPadPass
+from cortex.semantics.defaults import ENCODER_THRESHOLD
+from cortex.semantics.vision_kernels import low_score_mask
+from tests.helpers.numerics import ACCUMULATED, assert_f32_close
+from tests.helpers.pipelines import SMALL, small_l2_text
+from tests.helpers.scheduling import MODES, assert_same, assert_same_state, frames_of, passes, sequential
+
+HAVE_IREE = importlib.util.find_spec("iree") is not None and all(
+    importlib.util.find_spec(name) is not None for name in ("iree.compiler", "iree.runtime")
+)
+needs_iree = pytest.mark.skipif(not HAVE_IREE, reason="iree-base-compiler/iree-base-runtime not installed (pip install 'cortex[iree]')")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def iree_cache(tmp_path_factory):
+    """A disk cache for the session (kept if the caller set CORTEX_IREE_CACHE)."""
+    if "CORTEX_IREE_CACHE" in os.environ:
+        yield os.environ["CORTEX_IREE_CACHE"]
+        return
+    path = str(tmp_path_factory.mktemp("iree-cache"))
+    os.environ["CORTEX_IREE_CACHE"] = path
+    yield path
+    del os.environ["CORTEX_IREE_CACHE"]
+
+
+def numpy_function(module, entry):
+    emitted = emit(module)
+    return load(emitted, "<test>")[emitted.functions[entry]]
+
+
+# ---------------------------------------------------------------- cortex-pad-as-tensor-pad (no IREE needed)
+
+PAD_TEMPLATE = """
+func.func @f(%x: tensor<{src}xf32>) -> tensor<{dst}xf32> {{
+  %c = arith.constant {value} : f32
+  %e = tensor.empty() : tensor<{dst}xf32>
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<{dst}xf32>) -> tensor<{dst}xf32>
+  %r = tensor.insert_slice %x into %f[{offsets}] [{sizes}] [{strides}] : tensor<{src}xf32> into tensor<{dst}xf32>
+  func.return %r : tensor<{dst}xf32>
+}}
+"""
+
+
+def pad_module(shape, low, high, value=0.5, strides=None):
+    dst = [s + lo + hi for s, lo, hi in zip(shape, low, high)]
+    return parse_module(PAD_TEMPLATE.format(
+        src="x".join(map(str, shape)), dst="x".join(map(str, dst)), value=value,
+        offsets=", ".join(map(str, low)), sizes=", ".join(map(str, shape)),
+        strides=", ".join(map(str, strides or [1] * len(shape))),
+    ))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=4),
+       st.sampled_from([0.0, -1.5, 0.5]))
+def test_pad_pass_keeps_the_values(dims, value):
+    shape, low, high = (list(t) for t in zip(*dims))
+    module = pad_module(shape, low, high, value)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    before = numpy_function(module, "f")(x)[0]
+    after_module = module.clone()
+    PadAsTensorPadPass().apply(None, after_module)  # type: ignore[arg-type]
+    names = [op.name for op in after_module.walk()]
+    assert "tensor.pad" in names and "tensor.insert_slice" not in names and "linalg.fill" not in names
+    after = numpy_function(after_module, "f")(x)[0]
+    np.testing.assert_array_equal(after, before)
+    np.testing.assert_array_equal(after, np.pad(x, list(zip(low, high)), constant_values=value))
+
+
+def test_pad_pass_leaves_strided_inserts_alone():
+    module = pad_module([2, 2], [0, 0], [0, 2], strides=[1, 2])
+    before = str(module)
+    PadAsTensorPadPass().apply(None, module)  # type: ignore[arg-type]
+    assert str(module) == before
+
+
+def test_pad_pass_small_cnn_same_as_reference():
+    """The CNN whose NCHW pads IREE rejects: legalised, the NumPy backend still matches the reference."""
+    module = build_small_cnn()
+    plain = cortex.compile(module, entry=CNN_ENTRY, mode=None, post_passes=None)
+    padded = cortex.compile(module, entry=CNN_ENTRY, mode=None, post_passes="cortex-pad-as-tensor-pad")
+    assert "np.pad" in padded.source and "np.pad" not in plain.source
+    reference = cortex.reference(module, entry=CNN_ENTRY, mode=None)
+    for x in small_cnn_inputs(3):
+        assert_f32_close(padded(x)[0], reference(x)[0], ulps=ACCUMULATED)
+        np.testing.assert_array_equal(padded(x)[0], plain(x)[0])
+
+
+# ---------------------------------------------------------------- cortex-crop-generic-inputs (no IREE needed)
+
+POOL = """
+func.func @f(%x: tensor<1x2x{h}x{w}xf32>) -> tensor<1x2x{oh}x{ow}xf32> {{
+  %y = cortex.{kind} %x {{kernel_shape = array<i64: {k}, {k}>, strides = array<i64: {s}, {s}>, pads = array<i64: {p}, {p}, {p}, {p}>}} : tensor<1x2x{h}x{w}xf32> -> tensor<1x2x{oh}x{ow}xf32>
+  func.return %y : tensor<1x2x{oh}x{ow}xf32>
+}}
+"""
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from(["max_pool", "avg_pool"]), st.integers(2, 7), st.integers(2, 7), st.integers(1, 3), st.integers(1, 3),
+       st.integers(0, 1))
+def test_crop_pass_keeps_pool_values(kind, h, w, k, s, p):
+    """Pools whose padded input is longer than their windows read (ceil mode): cut, same values."""
+    from cortex.lowering.crop_generic_inputs import CropGenericInputsPass
+
+    oh, ow = -(-(h + 2 * p - k) // s) + 1, -(-(w + 2 * p - k) // s) + 1  # ceil mode
+    if min(oh, ow) < 1 or k > h + 2 * p or k > w + 2 * p or p >= k or (oh - 1) * s >= h + p or (ow - 1) * s >= w + p:
+        return
+    try:
+        module = parse_module(POOL.format(kind=kind, h=h, w=w, k=k, s=s, p=p, oh=oh, ow=ow))
+    except CortexError:
+        return  # a window configuration the dialect rejects
+    lowered = cortex.lower(module)
+    cropped = lowered.clone()
+    CropGenericInputsPass().apply(None, cropped)  # type: ignore[arg-type]
+    x = np.random.default_rng(h * 10 + w).standard_normal((1, 2, h, w)).astype(np.float32)
+    np.testing.assert_array_equal(numpy_function(cropped, "f")(x)[0], numpy_function(lowered, "f")(x)[0])
+
+
+def test_crop_pass_cuts_the_ceil_pool_onnx_writes():
+    """ONNX's test_averagepool_2d_ceil_last_window_starts_on_pad: 2x2 padded to 4x4, one 3x3 window."""
+    from cortex.lowering.crop_generic_inputs import CropGenericInputsPass
+
+    module = parse_module(POOL.format(kind="avg_pool", h=2, w=2, k=3, s=3, p=1, oh=1, ow=1))
+    lowered = cortex.lower(module)
+    cropped = lowered.clone()
+    CropGenericInputsPass().apply(None, cropped)  # type: ignore[arg-type]
+    slices = [op for op in cropped.walk() if op.name == "tensor.extract_slice"]
+    assert [str(op.result.type) for op in slices] == ["tensor<1x2x3x3xf32>"]
+    x = np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2)
+    np.testing.assert_array_equal(numpy_function(cropped, "f")(x)[0], numpy_function(lowered, "f")(x)[0])
+
+
+# ---------------------------------------------------------------- cortex-outline-segments (no IREE needed)
+
+
+def lowered_l2(mode, text=None):
+    module = cortex.parse(text or small_l2_text())
+    return cortex.lower(module, passes=passes(mode), post_passes="cortex-fuse-linalg-elementwise")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_outlined_l2_is_the_same_program(mode):
+    """Segments emitted as Python (the NumPy backend): the outlined pipeline gives exactly the same bytes,
+    scores and states as the plain one over 20 frames (a scene cut and blurred frames among them)."""
+    lowered = lowered_l2(mode)
+    segments = outline_segments(lowered.clone())
+    assert segments, "the L2 pipeline has extern-free linalg runs"
+    for segment in segments:
+        assert not [op for op in segment.walk() if op.name == "func.call"]
+    module = cortex.parse(small_l2_text())
+    plain = cortex.compile(module, mode=mode, passes=passes(mode))
+    outlined = cortex.compile(module, mode=mode, passes=passes(mode),
+                              post_passes="cortex-fuse-linalg-elementwise,cortex-outline-segments")
+    assert "__seg0" in outlined.source and "__seg0" not in plain.source
+    frames = frames_of(SMALL, 30)
+    assert_same([outlined(f) for f in frames], sequential(plain, frames))
+    assert_same_state(outlined.state, plain.state)
+
+
+def test_outlining_leaves_a_function_without_linalg_alone():
+    module = parse_module("""
+    func.func @f(%a: f32) -> f32 {
+      %b = arith.addf %a, %a : f32
+      func.return %b : f32
+    }""")
+    assert outline_segments(module) == []
+
+
+def test_outlining_a_scalar_boundary_wraps_it_in_a_rank0_tensor():
+    module = parse_module("""
+    func.func private @ext(tensor<4xf32>) -> f32
+    func.func @f(%x: tensor<4xf32>, %s: f32) -> (tensor<4xf32>, i1) {
+      %y = func.call @ext(%x) : (tensor<4xf32>) -> f32
+      %e = tensor.empty() : tensor<4xf32>
+      %z = linalg.fill ins(%y : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+      %p = arith.cmpf olt, %y, %s : f32
+      func.return %z, %p : tensor<4xf32>, i1
+    }""")
+    (segment,) = outline_segments(module)
+    kinds = segment.function_type
+    assert [str(t) for t in kinds.inputs.data] == ["tensor<f32>", "tensor<f32>"]
+    assert [str(t) for t in kinds.outputs.data] == ["tensor<4xf32>", "tensor<i8>"]
+
+
+# ---------------------------------------------------------------- the IREE backend
+
+
+@pytest.fixture(scope="session")
+def small_cnn_iree():
+    return cortex.compile(build_small_cnn(), entry=CNN_ENTRY, mode=None, backend="iree")
+
+
+@needs_iree
+def test_small_cnn_on_iree_matches_the_reference(small_cnn_iree):
+    """The 1×3×16×16 NCHW CNN whose fill+insert_slice pads IREE 3.13 rejects ('slice along dimension 3
+    runs out-of-bounds: 16 >= 8'); legalised, it compiles and matches the reference interpreter."""
+    reference = cortex.reference(build_small_cnn(), entry=CNN_ENTRY, mode=None)
+    assert small_cnn_iree.iree.segment_names == [f"{CNN_ENTRY}__seg0"]
+    for x in small_cnn_inputs(4):
+        assert_f32_close(small_cnn_iree(x)[0], reference(x)[0], ulps=ACCUMULATED)
+
+
+@needs_iree
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_tensor_graph_on_iree_matches_the_reference(name):
+    spec = EXAMPLES[name]
+    module = cortex.parse(str(spec.path))
+    compiled = cortex.compile(module, entry=spec.entry, mode=None, backend="iree")
+    reference = cortex.reference(module, entry=spec.entry, mode=None)
+    for seed in (0, 1):
+        inputs = spec.make_inputs(seed)
+        for got, want in zip(compiled(*inputs), reference(*inputs)):
+            assert got.dtype == want.dtype
+            assert_f32_close(got, want, ulps=ACCUMULATED)
+
+
+@needs_iree
+def test_int8_cnn_on_iree_matches_the_reference():
+    qmodule, _ = cortex.quantize(build_small_cnn(), small_cnn_inputs(16))
+    compiled = cortex.compile(qmodule, entry=CNN_ENTRY, mode=None, backend="iree")
+    reference = cortex.reference(qmodule, entry=CNN_ENTRY, mode=None)
+    for x in small_cnn_inputs(3, seed=9):
+        assert_f32_close(compiled(x)[0], reference(x)[0], ulps=ACCUMULATED)
+
+
+@needs_iree
+def test_f64_is_kept_not_demoted():
+    """IREE demotes f64 to f32 by default; the backend passes the flag that keeps it (1e-200² is 1e-400 → 0
+    only in f64 arithmetic past its range, while 1e-150² = 1e-300 must survive: f32 would flush it to 0)."""
+    module = parse_module("""
+    func.func @sq(%x: tensor<3xf64>) -> tensor<3xf64> {
+      %e = tensor.empty() : tensor<3xf64>
+      %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                           iterator_types = ["parallel"]} ins(%x : tensor<3xf64>) outs(%e : tensor<3xf64>) {
+      ^bb0(%a: f64, %b: f64):
+        %m = arith.mulf %a, %a : f64
+        linalg.yield %m : f64
+      } -> tensor<3xf64>
+      func.return %r : tensor<3xf64>
+    }""")
+    compiled = cortex.compile(module, entry="sq", mode=None, backend="iree")
+    x = np.array([1e-150, 3.0, 1.0 + 2.0**-40], np.float64)
+    (got,) = compiled(x)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, x * x)
+
+
+@needs_iree
+@pytest.mark.parametrize(("backend", "device", "message"), [
+    ("tvm", "cpu", "unknown backend 'tvm'"),
+    ("numpy", "cuda", "numpy backend runs on the CPU only"),
+    ("iree", "tpu", "unknown device 'tpu'"),
+])
+def test_bad_backend_or_device_is_one_line(backend, device, message):
+    with pytest.raises(CortexError, match=message):
+        cortex.compile(build_small_cnn(), entry=CNN_ENTRY, mode=None, backend=backend, device=device)
+
+
+def cuda_available() -> bool:
+    if not HAVE_IREE:
+        return False
+    import iree.runtime as rt
+
+    try:
+        rt.get_device("cuda")
+    except Exception:
+        return False
+    return True
+
+
+@needs_iree
+@pytest.mark.skipif(not cuda_available(), reason="no CUDA GPU here (the lead's device check runs this on an H100/H200)")
+def test_small_cnn_on_cuda_matches_the_reference():
+    compiled = cortex.compile(build_small_cnn(), entry=CNN_ENTRY, mode=None, backend="iree", device="cuda")
+    reference = cortex.reference(build_small_cnn(), entry=CNN_ENTRY, mode=None)
+    for x in small_cnn_inputs(3):
+        assert_f32_close(compiled(x)[0], reference(x)[0], ulps=ACCUMULATED)
+
+
+@needs_iree
+@pytest.mark.skipif(cuda_available(), reason="a CUDA GPU is present")
+def test_cuda_without_a_gpu_is_one_line():
+    with pytest.raises(CortexError, match="IREE device 'cuda' is not available here"):
+        cortex.compile(build_small_cnn(), entry=CNN_ENTRY, mode=None, backend="iree", device="cuda")
+
+
+# ---------------------------------------------------------------- the disk cache
+
+TINY = """
+func.func @twice(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = arith.addf %a, %a : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+"""
+
+
+def run_tiny(vmfb: bytes) -> np.ndarray:
+    from xdsl.dialects.builtin import TensorType, f32
+
+    from cortex.backends.iree_runtime import LoadedModule
+
+    t = TensorType(f32, [4])
+    return LoadedModule(vmfb, "local-sync").function("twice", [t], [t])(np.arange(4, dtype=np.float32))[0]
+
+
+@needs_iree
+def test_cache_hit_then_corrupt_and_stale_entries_are_rebuilt(tmp_path, monkeypatch):
+    from cortex.backends import iree_compile as ic
+
+    monkeypatch.setenv("CORTEX_IREE_CACHE", str(tmp_path))
+    target = ic.TARGETS["cpu"]
+    start = (ic.STATS.hits, ic.STATS.compiles, ic.STATS.rebuilt)
+    first = ic.compile_text(TINY, target)
+    (entry,) = tmp_path.glob("*.vmfb")
+    assert (ic.STATS.compiles - start[1], ic.STATS.hits - start[0]) == (1, 0)
+    assert ic.compile_text(TINY, target) == first  # a hit: no compile
+    assert (ic.STATS.compiles - start[1], ic.STATS.hits - start[0]) == (1, 1)
+
+    data = bytearray(entry.read_bytes())
+    data[-100] ^= 0xFF  # bit rot in the module bytes: the checksum catches it
+    entry.write_bytes(bytes(data))
+    assert ic.compile_text(TINY, target) == first
+    assert (ic.STATS.compiles - start[1], ic.STATS.rebuilt - start[2]) == (2, 1)
+    assert entry.read_bytes() != bytes(data)  # replaced
+
+    entry.write_bytes(entry.read_bytes()[: len(data) // 2])  # a truncated write
+    assert ic.compile_text(TINY, target) == first
+    assert ic.STATS.rebuilt - start[2] == 2
+
+    fields = ic.cache_fields(TINY, target, ())
+    stale = ic.pack_entry(dict(fields, iree="0.0.1"), b"not a module")  # another version's entry at this key
+    entry.write_bytes(stale)
+    assert ic.unpack_entry(stale, fields) is None
+    vmfb = ic.compile_text(TINY, target)
+    assert vmfb == first and ic.STATS.rebuilt - start[2] == 3
+    np.testing.assert_array_equal(run_tiny(vmfb), 2 * np.arange(4, dtype=np.float32))
+
+
+@needs_iree
+def test_cache_key_changes_with_target_flags_and_ir():
+    from cortex.backends import iree_compile as ic
+
+    cpu, portable = ic.TARGETS["cpu"], ic.TARGETS["cpu-portable"]
+    keys = {
+        ic.cache_key(ic.cache_fields(TINY, cpu, ())),
+        ic.cache_key(ic.cache_fields(TINY, portable, ())),
+        ic.cache_key(ic.cache_fields(TINY, cpu, ("--iree-opt-level=O1",))),
+        ic.cache_key(ic.cache_fields(TINY.replace("addf", "mulf"), cpu, ())),
+    }
+    assert len(keys) == 4
+
+
+# ---------------------------------------------------------------- the L2 pipeline, every mode and engine
+
+
+@pytest.fixture(scope="session")
+def l2_pairs():
+    """(IREE, NumPy) compiled small L2 pipelines per mode, made once per session."""
+    def pair(mode):
+        module = cortex.parse(small_l2_text())
+        return (cortex.compile(module, mode=mode, passes=passes(mode), backend="iree"),
+                cortex.compile(module, mode=mode, passes=passes(mode)))
+    return {mode: pair(mode) for mode in MODES}
+
+
+@pytest.fixture(scope="session")
+def frames60():
+    return frames_of(SMALL)  # 60 frames: blurred 8, 28, 29, 48; cuts at 20, 40
+
+
+@needs_iree
+@pytest.mark.parametrize("mode", MODES)
+def test_l2_on_iree_matches_numpy_over_60_frames(l2_pairs, frames60, mode):
+    iree, numpy_ = l2_pairs[mode]
+    iree.reset()
+    numpy_.reset()
+    assert iree.split_calls and split_program_for(iree).iree.segment_names, "the frame's linalg runs on IREE"
+    same_decisions = 0
+    for frame in frames60:
+        (e_got, s_got), (e_want, s_want) = iree(frame), numpy_(frame)
+        assert_f32_close(s_got, s_want, ulps=ACCUMULATED)
+        # the encoder's bytes depend on the score only through its low-score mask: same mask, same bytes
+        if np.array_equal(low_score_mask(s_got, ENCODER_THRESHOLD), low_score_mask(s_want, ENCODER_THRESHOLD)):
+            same_decisions += 1
+            assert e_got.tobytes() == e_want.tobytes()
+    assert same_decisions >= 55, f"only {same_decisions} of 60 frames blur the same blocks"
+    for name in numpy_.state:
+        assert_f32_close(iree.state[name], numpy_.state[name], ulps=ACCUMULATED)
+
+
+@needs_iree
+def test_l2_on_iree_every_engine_equals_its_sequential_run(l2_pairs, frames60):
+    """Stage-parallel calls, frame-parallel threads (and Ray below) give what the IREE pipeline gives frame
+    after frame: exact equality, since the same compiled code runs on the same values."""
+    mode = "balanced"
+    module = cortex.parse(small_l2_text())
+    a = cortex.compile(module, mode=mode, passes=passes(mode), backend="iree")
+    want = sequential(a, frames60)
+    b = cortex.compile(module, mode=mode, passes=passes(mode), backend="iree")
+    assert_same(list(b.run_video(frames60, workers=3)), want)
+    assert_same_state(b.state, a.state)
+    c = cortex.compile(module, mode=mode, passes=passes(mode), backend="iree", workers=2)
+    assert_same([c(f) for f in frames60], want)
+
+
+@needs_iree
+def test_l2_on_iree_ray_equals_sequential(frames60):
+    ray = pytest.importorskip("ray")
+    mode = "power_save"
+    module = cortex.parse(small_l2_text())
+    a = cortex.compile(module, mode=mode, passes=passes(mode), backend="iree")
+    b = cortex.compile(module, mode=mode, passes=passes(mode), backend="iree")
+    want = sequential(a, frames60)
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        assert_same(list(b.run_video(frames60, workers=2, engine="ray", chunk=10)), want)
+    finally:
+        if started:
+            ray.shutdown()
+    assert_same_state(b.state, a.state)
+
+
+@needs_iree
+def test_profile_on_iree_shares_a_segment_among_its_source_ops(l2_pairs, frames60):
+    iree, _ = l2_pairs["balanced"]
+    iree.profiling = True
+    try:
+        for frame in frames60[:3]:
+            iree(frame)
+        report = iree.profile(reset=True)
+    finally:
+        iree.profiling = False
+    assert {"gray", "saliency", "encoded"} <= set(report)

@@ -1,0 +1,47 @@
+"""ONNX's node conformance cases through the Backend interface on the IREE backend (issue 19).
+
+The same cases and the same bar as tests/test_onnx_conformance.py (NumPy backend): every applicable
+case matches ONNX's expected outputs within the case's tolerances, or is listed in
+data/onnx_unsupported.txt and fails to import with the listed reason — never a wrong answer.
+Each case is its own IREE compile (~0.5 s, most of it fixed cost: batching 50 functions into one
+module saved little), so CI runs an evenly spaced fifth of them; `CORTEX_IREE_CONFORMANCE=all` runs
+every case (the note of issue 19 gives that run's count).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("iree.compiler")
+pytest.importorskip("iree.runtime")
+
+from cortex.ir import CortexError  # noqa: E402
+from cortex.onnx_backend import IreeBackend  # noqa: E402
+from tests.test_onnx_conformance import CASE_NAMES, applicable_cases, unsupported  # noqa: E402
+
+EVERY = 1 if os.environ.get("CORTEX_IREE_CONFORMANCE") == "all" else 5
+SAMPLE = CASE_NAMES[::EVERY]
+
+
+@pytest.mark.parametrize("name", SAMPLE)
+def test_conformance_case_on_iree(name: str) -> None:
+    case = applicable_cases()[name]
+    reason = unsupported().get(name)
+    if reason is not None:
+        with pytest.raises(CortexError, match=reason.replace("(", r"\(").replace(")", r"\)")):
+            IreeBackend.prepare(case.model)
+        return
+    rep = IreeBackend.prepare(case.model)
+    for inputs, expected in case.data_sets:
+        outputs = rep.run(inputs)
+        assert len(outputs) == len(expected)
+        for got, want in zip(outputs, expected):
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol)
+
+
+def test_sample_spans_the_cases() -> None:
+    assert len(SAMPLE) >= len(CASE_NAMES) // 5 and SAMPLE[0] == CASE_NAMES[0]
