@@ -42,7 +42,31 @@ _SUBMODULES = frozenset({"examples"})
 """Subpackages reachable as attributes (`cortex.examples.L2_PIPELINE`) without importing them first."""
 
 
+def package_version() -> str:
+    """The version pyproject.toml declares: from the installed package's metadata, or read from
+    pyproject.toml itself when this source tree is not what is installed (a checkout on PYTHONPATH)."""
+    from importlib.metadata import PackageNotFoundError, distribution
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    try:
+        dist = distribution("cortex")
+        origin = dist.read_text("direct_url.json") or ""
+        if dist.version and ("file://" not in origin or here.as_uri() in origin or not (here / "pyproject.toml").exists()):
+            return dist.version
+    except PackageNotFoundError:
+        pass
+    try:
+        import tomllib
+
+        return str(tomllib.loads((here / "pyproject.toml").read_text())["project"]["version"])
+    except (ImportError, OSError, KeyError, ValueError):
+        return "unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        return package_version()
     if name in _SUBMODULES:
         return import_module(f"cortex.{name}")
     home = _API_HOMES.get(name)

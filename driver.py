@@ -34,7 +34,7 @@ from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.specialize_shapes import is_shape_generic
 from cortex.passes.temporal_reuse import ReuseReport, temporal_reuse
 from cortex.passes.translation_validation import SemanticsCallback
-from cortex.registry import all_passes
+from cortex.registry import all_passes, unanchored
 from cortex.shape_generic import ShapeGenericPipeline
 
 
@@ -44,7 +44,7 @@ def build_pipeline(pipeline: str) -> PassPipeline:
         raise CortexError(f"a pass pipeline is a string like 'canonicalize,cse', got {type(pipeline).__name__}")
     available = all_passes()
     try:
-        specs = list(parse_pipeline(pipeline))
+        specs = list(parse_pipeline(unanchored(pipeline)))
     except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
         last = [line.strip() for line in str(e).splitlines() if line.strip()]
         raise CortexError(f"invalid pass pipeline '{pipeline}': {last[-1] if last else e}") from None
@@ -120,7 +120,7 @@ def compile_pipeline(
     workers: int = 1,
     specialize: bool = True,
     profile: bool = False,
-    frame_work: bool = True,
+    frame_work: bool = False,
     precision: str | None = None,
     backend: str = "numpy",
     device: str = "cpu",
@@ -137,9 +137,11 @@ def compile_pipeline(
     blur gate's, `INPUT_DEFAULTS`) always stay inputs. `profile=True` turns
     `compiled.profile()` on. `workers` > 1: each call runs the frame's
     independent stages on that many threads (`cortex.backends.stage_parallel`).
-    `frame_work` (default on): `reduce_frame_work` runs after `passes` — scene change
-    decomposed, temporal reuse — in `precision` ("f64", the default, keeps every result's bits;
-    "f32" only when asked for, or under the fast-math gate: `passes` with `fast-math=true`).
+    `frame_work=True`: `reduce_frame_work` runs after `passes` — scene change decomposed, temporal
+    reuse — in `precision` ("f64", the default, keeps every result's bits; "f32" only when asked for,
+    or under the fast-math gate: `passes` with `fast-math=true`). Off by default: the bits are the
+    same, but the decomposed scene change measured more CPU than the kernel even after reuse
+    (/work/notes/21.md), so it is not yet a saving.
     `backend="iree"`: the extern-free parts run as code IREE compiled for `device` ("cpu" or "cuda";
     `cortex.backends.iree_backend`), the rest as on the NumPy backend.
     """
@@ -236,7 +238,7 @@ def compile(  # noqa: A001
     workers: int = 1,
     specialize: bool = True,
     profile: bool = False,
-    frame_work: bool = True,
+    frame_work: bool = False,
     precision: str | None = None,
     backend: str = "numpy",
     device: str = "cpu",
@@ -255,9 +257,9 @@ def compile(  # noqa: A001
     workers=N)` runs several frames at once (`cortex.backends.frame_parallel`). `backend="iree"`
     compiles the extern-free parts with IREE for `device` ("cpu", or "cuda" for an NVIDIA GPU): one IREE
     module per compiled pipeline, cached on disk; externs stay Python calls (`cortex.backends.iree_backend`).
-    `frame_work=True` (the default) decomposes scene change and applies temporal reuse
-    (`reduce_frame_work`; `compiled.temporal_reuse` says what was carried); `precision="f32"`
-    computes scene change in float32 (also under `fast-math=true` in `passes`).
+    `frame_work=True` decomposes scene change and applies temporal reuse (`reduce_frame_work`;
+    `compiled.temporal_reuse` says what was carried; off by default, see compile_pipeline);
+    `precision="f32"` computes scene change in float32 (also under `fast-math=true` in `passes`).
     """
     return compile_pipeline(
         module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,

@@ -7,6 +7,7 @@ imported when a pipeline first names them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from importlib import import_module
 
@@ -54,6 +55,20 @@ TARGET_LOCATIONS: dict[str, tuple[str, str]] = {
     "numpy": ("cortex.backends.numpy_emitter", "NumpyTarget"),
     "iree": ("cortex.backends.iree_backend", "IreeTarget"),
 }
+
+
+_MODULE_ANCHOR = re.compile(r"\s*builtin\.module\s*\((?P<inner>.*)\)\s*", re.S)
+
+
+def unanchored(pipeline: str) -> str:
+    """MLIR's anchored form `builtin.module(canonicalize,cse)` as the plain list `canonicalize,cse`.
+
+    Every pass here runs on the whole module, so the anchor says nothing more; mlir-opt users type
+    it by habit (`--pass-pipeline='builtin.module(...)'`). Nested anchors (`func.func(...)`) are
+    left for the pipeline parser to reject, naming them.
+    """
+    match = _MODULE_ANCHOR.fullmatch(pipeline)
+    return match["inner"].strip() if match else pipeline
 
 
 def _loader(module: str, name: str) -> Callable[[], type]:

@@ -41,7 +41,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
-from cortex.backends.runtime import _aliased, _to_caller, _to_internal, load
+from cortex.backends.runtime import _aliased, _to_caller, _to_internal, call_generated, load
 from cortex.dialects.abi import SEGMENT, Port, entry_ports
 from cortex.errors import CortexError
 from cortex.passes.frame_split import (
@@ -143,7 +143,7 @@ class _PartFunction:
         for i, w in self.weight_slots:
             values[i] = w
         try:
-            results = self.fn(*values)
+            results = call_generated(self.fn, values, f"the {self.name} part")
         except CortexError as e:
             raise CortexError(f"frame {index}: {e}" if index is not None else str(e)) from e
         except Exception as e:  # a NumPy failure inside generated code

@@ -13,7 +13,7 @@ A call goes through IREE's lower-level path (`VmContext.invoke` with a
 measured cheaper per call than the high-level `FunctionInvoker` (which
 inspects every argument's type and builds `DeviceArray`s): 7.7 vs 11.8 µs
 for a 1×10 add on local-sync, and local-task costs ~14 µs more per call than
-local-sync (benchmarks/iree_calls.py prints the table). Reusing input device
+local-sync (`benchmarks/iree_vs_ort.py --calls` prints the table). Reusing input device
 buffers saved another ~1.4 µs but is not thread-safe without a buffer per
 thread and argument; not worth it here. Results are copied to fresh NumPy
 arrays (a mapped result would alias IREE's memory; the copy of a 640×480 f32

@@ -25,9 +25,10 @@ once, and `{cortex.unsigned}` i8 data is exchanged with the caller as uint8
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ from cortex.backends.numpy_codegen import np_dtype
 from cortex.dialects.abi import Port, entry_ports
 from cortex.errors import CortexError
 from cortex.interpreter.calling import check_value, find_entry, initial_zeros
-from cortex.semantics.kernels import KERNELS, NO_KERNEL
+from cortex.semantics.kernels import FLOAT_ERRORS, KERNELS, NO_KERNEL
 
 # ---------------------------------------------------------------- the extern table
 
@@ -66,6 +67,37 @@ def bind_extern(name: str, props: Mapping[str, Any]) -> Callable[..., Any]:
 
     call.__name__ = call.__qualname__ = name.removeprefix("cortex.")
     return call
+
+
+BLAS_THREADS = 1
+"""BLAS threads during a plain `compiled(frame)` call (`CompiledPipeline.blas_threads`). The BLAS calls
+of generated code are small (gray's 3-term product, saliency's matmuls): on a loaded machine OpenBLAS's
+worker threads spin and cost far more than they save (the scheduling note: compiled saliency 491 ms
+instead of 20 ms per 1080p frame). The parallel engines limit BLAS the same way (`thread_budget`)."""
+
+_controller: Any = None
+
+
+def blas_limit(threads: int | None):
+    """A context manager holding BLAS to `threads` threads (threadpoolctl; None: the library's own
+    choice). The controller that finds the BLAS libraries is made once; each use costs microseconds."""
+    global _controller
+    if threads is None:
+        return contextlib.nullcontext()
+    if _controller is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+            return contextlib.nullcontext()
+        _controller = ThreadpoolController()
+    return _controller.limit(limits=threads, user_api="blas")
+
+
+def blas_threads_now() -> list[int]:
+    """The thread counts the loaded BLAS libraries use at this moment (for summaries and tests)."""
+    from threadpoolctl import threadpool_info
+
+    return [info["num_threads"] for info in threadpool_info() if info.get("user_api") == "blas"]
 
 
 def _external_ops() -> list[str]:
@@ -177,9 +209,69 @@ def _to_caller(port: Port, value: Any) -> Any:
 # ---------------------------------------------------------------- loading
 
 
+class GeneratedCodeError(CortexError):
+    """An exception inside generated code, named by the cortex op whose code raised it."""
+
+
+SOURCE_NAME = "__cortex_source__"
+"""The generated source, kept in its own namespace: a traceback frame of generated code finds it there."""
+
+
+def generated_origin(source: str, line: int) -> str:
+    """`%saliency (linalg.generic)`: what the emitter's comment on `line` says the code implements."""
+    lines = source.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    _, hash_, comment = text.rpartition("  # ")
+    if not hash_ or ":" not in comment:
+        return f"line {line} of the generated source"
+    origin, _, note = comment.partition(":")
+    origin, note = origin.strip(), note.strip()
+    named = origin if origin.startswith("cortex.") or "(" in origin else f"%{origin}"
+    return f"{named} ({note})" if note else named
+
+
+def generated_code_error(e: BaseException, what: str) -> GeneratedCodeError | None:
+    """`e`, raised inside generated code, as an error naming the op whose code raised it (None: not from there)."""
+    found = None
+    tb = e.__traceback__
+    while tb is not None:  # the innermost frame of generated code
+        source = tb.tb_frame.f_globals.get(SOURCE_NAME)
+        if isinstance(source, str) and tb.tb_frame.f_code.co_filename.startswith("<cortex-numpy"):
+            found = (source, tb.tb_lineno)
+        tb = tb.tb_next
+    if found is None:
+        return None
+    source, line = found
+    detail = " ".join(str(e).split())
+    return GeneratedCodeError(
+        f"{what}: {type(e).__name__} in the code generated for {generated_origin(source, line)}: {detail} "
+        f"(line {line} of the generated source, compiled.source)"
+    )
+
+
+def call_generated(function: Callable[..., Any], args: Sequence[Any], what: str) -> Any:
+    """`function(*args)` — generated code — under the kernels' floating-point policy (`FLOAT_ERRORS`: IEEE
+    results, no RuntimeWarning, e.g. on an all-black frame); an exception from inside it becomes a
+    `GeneratedCodeError` naming the source op (from the emitter's `# origin: op` comment on its line)."""
+    try:
+        with np.errstate(**FLOAT_ERRORS):  # type: ignore[arg-type]
+            return function(*args)
+    except CortexError:
+        raise
+    except Exception as e:
+        error = generated_code_error(e, what)
+        if error is None:
+            raise
+        raise error from e
+
+
 def load(emitted, filename: str) -> dict[str, Any]:
-    """Compile and run generated module code; returns its namespace."""
+    """Compile and run generated module code; returns its namespace (which keeps the source, `SOURCE_NAME`).
+
+    Call its functions through `call_generated`: the floating-point policy and the errors named by op.
+    """
     namespace = emitted.namespace()
+    namespace[SOURCE_NAME] = emitted.source
     exec(compile(emitted.source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
     return namespace
 
@@ -201,6 +293,8 @@ class CompiledPipeline:
     """The driver's lowering with those passes (set by `cortex.driver.compile_pipeline`)."""
     compile_fn: Callable[..., Any] | None = None
     """The driver's `compile_pipeline`, for Ray actors that compile the pipeline again."""
+    blas_threads: int | None = BLAS_THREADS
+    """BLAS threads while a plain call runs (`blas_limit`); None leaves BLAS to its own default."""
     temporal_reuse: list[Any] = []
     """What `cortex-temporal-reuse` carried, per function (`ReuseReport`s; set by the driver)."""
     workers: int = 1
@@ -221,6 +315,7 @@ class CompiledPipeline:
             from cortex.backends.iree_backend import IreeProgram, check_backend
 
             check_backend(backend, device)
+            self.blas_threads = None  # IREE's code calls no BLAS, and holding BLAS costs ~50 us per call
             if not any(p.kind == "state" for p in entry_ports(find_entry(lowered, entry))[0]):
                 self.iree = IreeProgram(lowered, device)
         self.entry = entry
@@ -271,6 +366,7 @@ class CompiledPipeline:
             self.source, self._plain = emitted.source, self._namespace[self._name]
             self._call = self._plain
             return
+        self._split_profiling = self._call is not self._plain  # profile=True at compile carries over
         self.split_calls = True
 
     def _call_split(self, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -347,7 +443,8 @@ class CompiledPipeline:
                 if type(v) is not np.ndarray or v.dtype != dtype or v.shape != shape:
                     break
             else:  # arrays in, arrays out, no state: nothing to convert (the checks below would pass)
-                results = self._call(*inputs)
+                with blas_limit(self.blas_threads):
+                    results = call_generated(self._call, inputs, f"@{self.entry}")
                 if self._call is not self._plain:
                     self._frames_profiled += 1
                 return tuple(
@@ -369,7 +466,8 @@ class CompiledPipeline:
                 values[port.index] = _to_internal(port, self.state[port.name], f"state '{port.name}'")
             elif port.kind == "weight":
                 values[port.index] = self._weights[port.index]
-        results = self._call(*values)
+        with blas_limit(self.blas_threads):
+            results = call_generated(self._call, values, f"@{self.entry}")
         if self._call is not self._plain:
             self._frames_profiled += 1
         outputs = tuple(_to_caller(p, r) for p, r in zip(self.results, results) if p.kind == "output")
@@ -414,4 +512,4 @@ def _aliased(value: np.ndarray, outputs, inputs) -> bool:
     return any(isinstance(o, np.ndarray) and np.may_share_memory(value, o) for o in (*outputs, *inputs))
 
 
-__all__ = ["EXTERNS", "CompiledPipeline", "Profile", "Profiler", "bind_extern", "load"]
+__all__ = ["BLAS_THREADS", "EXTERNS", "blas_limit", "blas_threads_now", "CompiledPipeline", "Profile", "Profiler", "bind_extern", "load"]

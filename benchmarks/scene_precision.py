@@ -57,7 +57,8 @@ def gated(outputs) -> list[bool]:
 
 def compare(name: str, frames: list[np.ndarray]) -> str:
     h, w = frames[0].shape[:2]
-    scene = {p: cortex.compile(cortex.parse(SCENE_ONLY.format(h=h, w=w)), entry="scene", mode=None, precision=p) for p in ("f64", "f32")}
+    scene = {p: cortex.compile(cortex.parse(SCENE_ONLY.format(h=h, w=w)), entry="scene", mode=None, precision=p, frame_work=True)
+             for p in ("f64", "f32")}
     values = {p: np.array([s(f)[0] for f in frames], np.float64) for p, s in scene.items()}
     times: dict[str, list[float]] = {p: [] for p in scene}
     for _ in range(3):
@@ -73,7 +74,7 @@ def compare(name: str, frames: list[np.ndarray]) -> str:
     resets = {p: values[p] > threshold for p in values}
     margin = float(np.min(np.abs(values["f64"] - threshold)))
     module = cortex.build_l2_pipeline(h, w)
-    full = {p: cortex.compile(module, mode="balanced", weights=BLUR_AUTO, precision=p) for p in ("f64", "f32")}
+    full = {p: cortex.compile(module, mode="balanced", weights=BLUR_AUTO, precision=p, frame_work=True) for p in ("f64", "f32")}
     outs = {p: [c(f) for f in frames] for p, c in full.items()}
     same = all(
         np.asarray(a).tobytes() == np.asarray(b).tobytes() for x, y in zip(outs["f64"], outs["f32"]) for a, b in zip(x, y)

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     f32,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -302,6 +302,24 @@ class ScoreFusionOp(CortexOp):
     def term_names(self) -> tuple[str, ...]:
         return tuple(t.data for t in self.terms.data)
 
+    def verify_(self) -> None:
+        super().verify_()
+        self.verify_terms()
+
+    def verify_terms(self) -> None:
+        """Each term names the stage whose map it weighs: a map made by a scoring stage (`MAP_STAGES`)
+        must be called by that stage's name, so a typo ("text_rio") or a swapped pair fails here,
+        not silently in a report. Maps made otherwise (arguments, arithmetic, a stage folded to a
+        constant by canonicalize) keep whatever name they were given."""
+        for i, (term, m) in enumerate(zip(self.term_names, self.maps)):
+            owner = m.owner
+            made_by = owner.name.removeprefix("cortex.") if isinstance(owner, Operation) else None
+            if made_by in MAP_STAGES and term != made_by:
+                raise VerifyException(
+                    f"term #{i} is '{term}', but its map is made by cortex.{made_by}: the term must be '{made_by}' "
+                    f"(terms name the scoring stages: {', '.join(sorted(MAP_STAGES))})"
+                )
+
     def infer_result_types(self) -> Sequence[Attribute | None]:
         n_terms, n_maps, n_weights = len(self.terms.data), len(self.maps), len(self.weights)
         if n_terms == 0:
@@ -317,6 +335,10 @@ class ScoreFusionOp(CortexOp):
             if not shapes.shapes_agree(shape_of(m, f"map #{i}"), shape_of(first, "map #0")):
                 raise VerifyException(f"all maps must have one shape: map #{i} is {m.type}, map #0 is {first}")
         return [first]
+
+
+MAP_STAGES = frozenset({"center_crop", "text_roi", "saliency_dft", "motion_map"})
+"""The scoring stages: ops that make a score map from a frame (what `score_fusion`'s terms name)."""
 
 
 @irdl_op_definition

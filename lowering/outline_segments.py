@@ -10,7 +10,10 @@ code) is moved into a new function `@<fn>__seg<k>` marked `cortex.segment`
 and replaced by one `func.call` to it; the call's `cortex.origin` joins the
 run's origins with "+", as fused ops do, so profiles share its time among
 them. An op that calls an extern is kept, and the blocks of its regions
-(an `scf.if` around externs) are cut the same way.
+(an `scf.if` around externs) are cut the same way. So is every `scf.if`: a
+branch skipped on the host costs nothing, while IREE may compute both
+branches of an `scf.if` inside a dispatch and select (the blur gate's
+zeros-or-saliency stage cost 2 ms on gated frames that way).
 
 Constants and `tensor.empty` ops are not moved (other code may use them):
 each run clones the ones it reads. Values crossing the boundary travel as
@@ -31,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, tensor
+from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import (
     AnyFloat,
     IntegerType,
@@ -144,7 +147,7 @@ def runs_of(block: Block, min_linalg: int) -> list[Run]:
     for op in list(block.ops):
         if cloneable(op):
             continue  # neither part of a run nor a break in one
-        if compilable(op):
+        if compilable(op) and not isinstance(op, scf.IfOp):
             current.append(op)
             continue
         flush()

@@ -61,7 +61,7 @@ def canonicalize(
 
 @dataclass(frozen=True)
 class CortexCanonicalizePass(ModulePass):
-    """canonicalize; `fast-math=true` adds x·0 → 0, x/x → 1, exp(log(x)) → x."""
+    """canonicalize with cortex's folds and patterns; `fast-math=true` adds x·0 → 0, x/x → 1, exp(log(x)) → x."""
 
     name = "cortex-canonicalize"
 

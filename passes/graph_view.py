@@ -2,7 +2,8 @@
 
 - `render_table(module)`: one row per stage in program order, tagged
   `[compilable]` or `[external_call]`, with the time `cortex-profile`
-  recorded (`cortex.profile_ms`; 0.00 when absent) and a total.
+  recorded (`cortex.profile_ms`; 0.00 for a stage that did not run) and a
+  total; a module never profiled gets no time column and says how to profile.
 - `render_diff(before, after)`: what a pass pipeline removed, and the time
   that saves.
 - `render_dot(module)` / `write_image(dot_text, path)`: the dataflow graph
@@ -119,8 +120,11 @@ def stages(module: ModuleOp) -> list[Stage]:
     return [s for op, piece in program_order(module) if (s := _stage(op, piece)) is not None]
 
 
-def _row(prefix: str, stage: Stage, ms: float, approx: bool = False) -> str:
+def _row(prefix: str, stage: Stage, ms: float | None, approx: bool = False) -> str:
+    """One stage; `ms` None: the module was not profiled, so no time column at all."""
     where = f"  in @{stage.piece}" if stage.piece else ""
+    if ms is None:
+        return f"  {prefix}  {stage.name:<20} {stage.label}{where}".rstrip()
     time = f"(~{ms:.2f}ms)" if approx else f"({ms:.2f}ms)"
     return f"  {prefix}  {stage.name:<20} {stage.label:<14} {time:>11}{where}"
 
@@ -130,6 +134,14 @@ def render_table(module: ModuleOp) -> str:
     rows = stages(module)
     roots = ", ".join(f"@{fn.sym_name.data}" for fn in root_functions(module)) or "(no function)"
     lines = [RULE, f"Cortex Graph IR  {roots}", RULE]
+    if not any(profile_ms(s.op) is not None for s in rows):  # nothing measured: no column of zeros
+        lines += [_row(f"{s.tag:<15}", s, None) for s in rows]
+        lines += [
+            THIN,
+            f"  {len(rows)} stages, not profiled: -p 'cortex-profile{{frames=N}}' measures each stage's time",
+            RULE,
+        ]
+        return "\n".join(lines) + "\n"
     lines += [_row(f"{s.tag:<15}", s, s.ms) for s in rows]
     by_kind: dict[str, float] = defaultdict(float)
     for s in rows:

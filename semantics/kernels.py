@@ -29,6 +29,12 @@ from cortex.semantics import (  # noqa: F401 - their @kernel registrations
 from cortex.semantics.kernel_table import KERNELS
 from cortex.semantics.values import numpy_dtype, op_params
 
+FLOAT_ERRORS: dict[str, str] = {"divide": "ignore", "invalid": "ignore", "over": "ignore"}
+"""The floating-point error policy of every computation Cortex runs: IEEE results (x/0 = ±inf,
+0/0 = nan, overflow to inf), no warnings. The kernels state it op by op (`np.errstate` around what
+can produce them); the NumPy backend runs its generated code under it as a whole
+(`cortex.backends.runtime.load`), so both engines behave alike on, say, an all-black frame."""
+
 NO_KERNEL = frozenset({"cortex.state", "cortex.update_state", "cortex.weight"})
 """Ops whose value is not a function of their operands: the interpreter handles them."""
 
@@ -103,4 +109,4 @@ def run_kernel(op: IRDLOperation, operand_values: Sequence[Any]) -> tuple[Any, .
     return result if isinstance(result, tuple) else (result,)
 
 
-__all__ = ["KERNELS", "NO_KERNEL", "TYPE_PARAMS", "group_operands", "kernel_for", "kernel_params", "run_kernel"]
+__all__ = ["FLOAT_ERRORS", "KERNELS", "NO_KERNEL", "TYPE_PARAMS", "group_operands", "kernel_for", "kernel_params", "run_kernel"]

@@ -496,6 +496,8 @@ def test_list_passes(capsys):
     rc, out, _ = run(capsys, "--list-passes")
     assert rc == 0
     cortex_part, xdsl_part = out.split("xDSL passes:")
-    for name in cortex_passes():
-        assert f"  {name}  (" in cortex_part
-    assert "\n  canonicalize\n" in xdsl_part and "\n  cse\n" in xdsl_part
+    lines = {line.split()[0]: line for line in cortex_part.splitlines()[1:]}
+    for name in cortex_passes():  # a one-line description (the docstring's first sentence), then the options
+        assert re.fullmatch(rf"  {re.escape(name)}  [^ (].+ \((it takes no options|its options are .+)\)", lines[name]), lines[name]
+    assert "  cortex-frame-split  the entry becomes its delayed, parallel, recurrence and tail parts (" in cortex_part
+    assert "\n  canonicalize  Applies all canonicalization patterns\n" in xdsl_part and "\n  cse\n" in xdsl_part

@@ -21,7 +21,7 @@ import cortex
 from cortex.tools import cortex_run
 from cortex.tools.cortex_run import expose_blur_gate, main
 from cortex.tools.report import StageTimes, progress_bar
-from cortex.video.overlay import BAND, heat_overlay
+from cortex.video.overlay import band_height, heat_overlay
 from cortex.video.synthetic import SyntheticVideo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,7 +136,7 @@ def test_odd_sized_video_overlays_and_jpegs(capsys, tmp_path, odd_video):
     assert "100x150 (padded 128x160), 3 frames" in out  # pipeline rebuilt for the padded size
     pngs = sorted(overlay.glob("*.png"))
     assert len(pngs) == 3
-    assert all(cv2.imread(str(p)).shape == (100 + BAND, 150, 3) for p in pngs)  # the frame, then the legend
+    assert all(cv2.imread(str(p)).shape == (100 + band_height(150), 150, 3) for p in pngs)  # the frame, then the legend
     jpegs = sorted(encoded.glob("*.jpg"))
     assert len(jpegs) == 3 and all(cv2.imread(str(p)).shape == (100, 150, 3) for p in jpegs)  # cropped back
 
@@ -149,7 +149,7 @@ def test_overlay_as_a_video(capsys, tmp_path):
     ok, first = capture.read()
     count = 1 + sum(1 for _ in iter(lambda: capture.read()[0], False))
     capture.release()
-    assert ok and first.shape == (96 + BAND, 128, 3) and count == 3
+    assert ok and first.shape == (96 + band_height(128), 128, 3) and count == 3
 
 
 def test_heat_overlay_marks_the_hottest_block_red():

@@ -21,7 +21,7 @@ import pytest
 from cortex.tools import atomic, outputs
 from cortex.tools.cortex_run import main
 from cortex.video import source as video_source
-from cortex.video.overlay import BAND
+from cortex.video.overlay import band_height
 from cortex.video.synthetic import SyntheticVideo
 
 SMALL = ["--size", "96x128", "--quiet", "--dce-frames", "0"]
@@ -208,7 +208,7 @@ def test_overlay_mkv_is_a_readable_video_with_a_legend(capsys, tmp_path):
     assert dest.is_file()  # a video file, not a directory named x.mkv
     frames = read_frames(dest)
     assert len(frames) == 4
-    assert frames[0].shape == (96 + BAND, 3 * 128, 3)  # original | heat | encoded, then the legend band
+    assert frames[0].shape == (96 + band_height(3 * 128), 3 * 128, 3)  # original | heat | encoded, then the legend band
     band = frames[0][96:]
     assert band.std() > 10  # the colour bar and text are drawn
 

@@ -29,7 +29,7 @@ def test_workers_2_writes_the_same_scores_jsonl_and_jpegs_as_workers_1(capsys, t
         if workers == "1":
             assert "frame-parallel" not in out
         else:
-            assert f"frames/s (frame-parallel, {workers} workers, threads)" in out
+            assert f"{45} frames (frame-parallel, {workers} workers, threads)" in out
             assert "wall-clock and CPU time per stage" in out and "cores busy" in out
     assert files["1"] == files["2"] == files["3"]
     assert files["1"][0].count(b"\n") == 45 and b'"blurred": true' in files["1"][0]

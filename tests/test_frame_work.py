@@ -5,7 +5,7 @@ own float64 operations in its order; temporal reuse carries values that are
 the same computation on the same data one frame earlier; a stacked
 multi-channel blur filters each channel with the same taps. The reference
 interpreter before vs after each pass, and every engine with the passes
-(the default) vs without (`frame_work=False`), over 60 frames with blurred
+(`frame_work=True`) vs without (the default), over 60 frames with blurred
 frames (8, 28, 29, 48) and scene cuts (20, 40), in every mode, with the
 auto and a fixed blur gate. No timing is asserted here (benchmarks/).
 """
@@ -80,16 +80,17 @@ def test_decomposed_scene_change_is_the_kernel_under_the_interpreter_and_compile
 def test_float32_scene_change_is_close_and_only_with_a_precision():
     frames = frames_of(SMALL, 22)
     grays = [vk.gray(f) for f in frames]
-    f32 = cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, precision="f32")
+    f32 = cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, precision="f32", frame_work=True)
     assert any(op.name == "cortex.gaussian_blur" and "f32" in str(op.results[0].type) for op in f32.cortex_module.walk())
     for i in range(1, len(grays)):  # frame 20 is a scene cut: the score jumps, the error stays small
         assert abs(f32(grays[i], grays[i - 1])[0] - vk.scene_change(grays[i], grays[i - 1])) < 1e-4
-    default = cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None)
+    default = cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, frame_work=True)
     assert not any("f32" in str(r.type) for op in default.cortex_module.walk() if op.name == "cortex.gaussian_blur" for r in op.results)
-    gated = cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, passes="cortex-canonicalize{fast-math=true}")
+    gated = cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, passes="cortex-canonicalize{fast-math=true}",
+                           frame_work=True)
     assert any("f32" in str(op.results[0].type) for op in gated.cortex_module.walk() if op.name == "cortex.gaussian_blur")
     with pytest.raises(cortex.CortexError, match="precision must be one of f64, f32, got 'f16'"):
-        cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, precision="f16")
+        cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, precision="f16", frame_work=True)
 
 
 def test_a_rank0_chain_compiles():
@@ -143,7 +144,8 @@ def plain(mode: str, gate: str, text: str | None = None, **kw):
 
 
 def reducing(mode: str, gate: str, text: str | None = None, **kw):
-    return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode), **kw)
+    return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode),
+                          frame_work=True, **kw)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -153,7 +155,7 @@ def test_every_engine_gives_the_bytes_it_gave_before_the_passes(mode, gate):
     want, skipped = gated_frames(plain(mode, gate), frames)
     assert skipped and len(frames) == 60
     new = reducing(mode, gate)
-    assert new.temporal_reuse[0].carried, "the default compile carried nothing"
+    assert new.temporal_reuse[0].carried, "frame_work=True carried nothing"
     assert_same(sequential(new, frames), want)
     new.reset()
     assert_same(list(new.run_video(frames, workers=2, window=5)), want)
@@ -280,3 +282,38 @@ def test_a_decomposed_scene_change_and_the_gates_scalars_are_one_stage_each():
     gate = [k for k, names in enumerate(ops) if "arith.cmpf" in names and "scf.if" not in names]
     assert len(gate) == 1 and {"cortex.window_median", "arith.mulf", "arith.maximumf"} <= set(ops[gate[0]])
     assert len(stages) == 7  # gate, scene, center, text, saliency, motion, fusion
+
+
+# ---------------------------------------------------------------- BLAS threads in a plain call
+
+
+def test_a_plain_call_limits_blas_threads_and_restores_them():
+    from cortex.backends.runtime import blas_threads_now
+
+    compiled = reducing("balanced", "auto")
+    before = blas_threads_now()
+    seen: list[list[int]] = []
+    plain = compiled._call
+
+    def spy(*args):
+        seen.append(blas_threads_now())
+        return plain(*args)
+
+    compiled._call = spy
+    compiled(frames_of(SMALL, 1)[0])
+    assert seen and all(n == 1 for n in seen[0])  # one thread while the generated code runs
+    assert blas_threads_now() == before  # the caller's setting afterwards
+    compiled.blas_threads = None
+    seen.clear()
+    compiled(frames_of(SMALL, 1)[0])
+    assert seen[0] == before  # None: the library's own choice
+
+
+def test_the_run_summary_says_how_many_blas_threads():
+    from cortex.tools.cortex_run import blas_line
+
+    class Backend:
+        compiled = reducing("balanced", "auto")
+
+    assert blas_line(None, Backend()) == "BLAS threads: 1 per call (threadpoolctl; compiled.blas_threads)"
+    assert blas_line(None, object()).startswith("BLAS threads: the library's default")

@@ -453,6 +453,18 @@ def test_l2_on_iree_ray_equals_sequential(frames60):
 
 
 @needs_iree
+def test_profile_at_compile_time_carries_over_to_the_split_program(frames60):
+    """Regression: cortex-run compiles with profile=True; on IREE the calls run the split program, whose
+    profile was empty (the flag was set on the whole entry before the split took over)."""
+    mode = "balanced"
+    compiled = cortex.compile(cortex.parse(small_l2_text()), mode=mode, passes=passes(mode), backend="iree", profile=True)
+    assert compiled.split_calls and compiled.profiling
+    for frame in frames60[:2]:
+        compiled(frame)
+    assert {"gray", "encoded"} <= set(compiled.profile())
+
+
+@needs_iree
 def test_profile_on_iree_shares_a_segment_among_its_source_ops(l2_pairs, frames60):
     iree, _ = l2_pairs["balanced"]
     iree.profiling = True

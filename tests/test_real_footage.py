@@ -17,7 +17,7 @@ import cv2
 import pytest
 
 from cortex.tools.cortex_run import main
-from cortex.video.overlay import BAND
+from cortex.video.overlay import band_height
 
 DATA = Path("/usr/share/doc/opencv-doc/examples/data")
 pytestmark = pytest.mark.skipif(not (DATA / "Megamind.avi").exists(), reason="opencv-doc's sample videos are not installed")
@@ -54,7 +54,7 @@ def test_tree_clip_is_truncated_cropped_and_overlaid(capsys, tmp_path):
             break
         shapes.append(frame.shape)
     capture.release()
-    assert shapes == [(240 + BAND, 320, 3)] * 68
+    assert shapes == [(240 + band_height(320), 320, 3)] * 68
 
 
 def test_soft_film_clip_auto_gate_keeps_scoring(capsys, tmp_path):

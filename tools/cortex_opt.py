@@ -26,6 +26,7 @@ import argparse
 import contextlib
 import dataclasses
 import difflib
+import inspect
 import itertools
 import os
 import re
@@ -45,7 +46,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from cortex.dialects import Cortex
 from cortex.errors import CortexError
 from cortex.ir import ONLY_COMMENTS, LocatedVerifyException, LocatingParser, reject_byte_order_mark, verify_located
-from cortex.registry import cortex_passes, cortex_targets
+from cortex.registry import all_passes, cortex_passes, cortex_targets, unanchored
 from cortex.tools.diagnostics import Diagnostic, check_expectations, from_parse_error, parse_expectations
 from cortex.tools.instrumentation import IRPrinter, NullTimer, PassInstrumentation, PassTimer, PassVerificationError
 
@@ -76,7 +77,9 @@ examples:
       check the // expected-error {{...}} comments of every // ----- chunk
 
 Pass options go in braces, separated by spaces: -p 'pass{opt=1 other=x}'.
---list-passes shows every pass with its options.
+As in mlir-opt, --pass-pipeline='builtin.module(canonicalize,cse)' is -p, and
+each pass is also a flag: --canonicalize --cse --cortex-dce='mode=power_save'.
+--list-passes shows every pass with what it does and its options.
 Exit status: 0 success; 1 a diagnostic (bad input, a pass failed, a
 --verify-diagnostics mismatch); 2 a bad command line or an internal error
 (CORTEX_DEBUG=1 shows its traceback)."""
@@ -124,12 +127,57 @@ class ChunkFailure(Exception):
 
 
 def normalise_argv(argv: Sequence[str]) -> list[str]:
-    """Let `--verify-each-pass-semantics` stand alone (it means `=3`).
+    """mlir-opt's spellings as cortex-opt's, and `--verify-each-pass-semantics` standing alone (`=3`).
 
-    argparse would otherwise take the input file that follows the flag as N.
+    - `--pass-pipeline='builtin.module(a,b)'` (or `--pass-pipeline X`) is `-p 'a,b'`;
+    - a pass as a flag, `--canonicalize` or `--cortex-dce=mode=power_save` / `--cortex-dce='mode=power_save'`,
+      joins the pipeline in command-line order, as in mlir-opt; giving both forms is an error there
+      and here.
+    argparse would otherwise take the input file that follows `--verify-each-pass-semantics` as N.
     """
     flag = "--verify-each-pass-semantics"
-    return [f"{flag}={DEFAULT_SEMANTIC_FRAMES}" if a == flag else a for a in argv]
+    out: list[str] = []
+    pipeline: list[str] = []
+    explicit = False
+    names: set[str] | None = None
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == flag:
+            out.append(f"{flag}={DEFAULT_SEMANTIC_FRAMES}")
+        elif arg == "--pass-pipeline" or arg.startswith("--pass-pipeline="):
+            if arg == "--pass-pipeline":
+                if i + 1 >= len(args):
+                    one_line_usage_error("argument --pass-pipeline: expected one argument")
+                i += 1
+                value = args[i]
+            else:
+                value = arg.split("=", 1)[1]
+            out += ["-p", unanchored(value)]
+            explicit = True
+        elif arg == "--":
+            out += args[i:]
+            break
+        elif arg.startswith("--") and len(arg) > 2:
+            name, eq, options = arg[2:].partition("=")
+            names = names if names is not None else set(all_passes())
+            if name in names and name not in OPTION_NAMES:
+                pipeline.append(f"{name}{{{options.strip(chr(39) + chr(34))}}}" if eq and options else name)
+            else:
+                out.append(arg)
+        else:
+            out.append(arg)
+        i += 1
+    if pipeline:
+        if explicit or any(a in ("-p", "--passes") or a.startswith("--passes=") for a in out):
+            one_line_usage_error("give the passes either as -p/--pass-pipeline or as flags (--canonicalize), not both")
+        out += ["-p", ",".join(pipeline)]
+    return out
+
+
+OPTION_NAMES = frozenset({"help", "version", "passes", "target", "output-file", "list-passes"})
+"""cortex-opt options a pass of the same name must never shadow (no pass is named so today)."""
 
 
 def positive_int(text: str) -> int:
@@ -186,6 +234,7 @@ def render_pipeline_error(e: ArgSpecParseError, spec: str) -> Diagnostic:
 
 def build_passes(available: dict[str, Callable[[], type[ModulePass]]], spec: str) -> tuple[ModulePass, ...]:
     """The pipeline `spec` as pass instances; one diagnostic naming the pass that is wrong."""
+    spec = unanchored(spec)
     try:
         specs = list(parse_pipeline(spec))
     except ArgSpecParseError as e:
@@ -222,6 +271,24 @@ def describe_options(cls: type[ModulePass]) -> str:
         + (f" = {info.default_value}" if info.default_value is not None else "")
         for info in infos
     )
+
+
+def pass_summary(cls: type[ModulePass]) -> str:
+    """The first sentence of a pass's docstring, on one line ("" when it has none of its own)."""
+    doc = inspect.getdoc(cls) or ""
+    if not doc or doc.startswith(f"{cls.__name__}(") or cls.__doc__ is None:  # dataclass's generated signature
+        return ""
+    name = str(getattr(cls, "name", ""))
+    paragraphs = [" ".join(p.split()) for p in doc.split("\n\n") if p.strip()]
+    # a first paragraph that only shows the pass's own syntax (`cortex-frame-split{entry=...}`) is no summary
+    # `cortex-frame-split{entry=l2_frame}: the entry becomes ...`: the syntax is no summary, the rest is
+    paragraphs = [re.sub(rf"^{re.escape(name)}(\{{[^}}]*\}})?:\s+", "", p) if name else p for p in paragraphs]
+    prose = [p for p in paragraphs if not (p.split()[0].startswith(name) or len(p.split()) == 1)]
+    if not prose:
+        return ""
+    paragraph = prose[0]
+    first = re.split(r"(?<=[.:;])\s", paragraph, maxsplit=1)[0].rstrip(".:;")
+    return first if len(first) <= 110 else first[:107].rstrip() + "..."
 
 
 class CortexOptMain(xDSLOptMain):
@@ -548,14 +615,21 @@ class CortexOptMain(xDSLOptMain):
             raise ChunkFailure(Diagnostic(f"cannot render graph to '{path}': {e}")) from None
 
     def list_passes(self) -> str:
+        """Every pass with the first line of its docstring; cortex's with their options too."""
         lines = ["cortex passes:"]
         for name, factory in sorted(cortex_passes().items()):
             try:
-                lines.append(f"  {name}  ({describe_options(factory())})")
+                cls = factory()
+                lines.append(f"  {name}  {pass_summary(cls)} ({describe_options(cls)})")
             except Exception as e:  # a pass module that does not import yet
                 lines.append(f"  {name}  (cannot be loaded: {type(e).__name__}: {e})")
         lines.append("xDSL passes:")
-        lines += [f"  {name}" for name in sorted(set(self.available_passes) - set(cortex_passes()))]
+        for name in sorted(set(self.available_passes) - set(cortex_passes())):
+            try:
+                summary = pass_summary(self.available_passes[name]())
+            except Exception:  # noqa: BLE001 - a pass whose module does not import here: list it bare
+                summary = ""
+            lines.append(f"  {name}  {summary}".rstrip())
         return "\n".join(lines) + "\n"
 
 

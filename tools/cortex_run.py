@@ -32,16 +32,24 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 import cortex
-from cortex.dialects import BlurDetectorOp, op_kind
+from cortex.dialects import BlurDetectorOp, EncoderOp, op_kind
 from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
 from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import ENTRY
 from cortex.passes.dce import eliminate_dead_nodes
+from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.specialize_shapes import bind_to_video, is_shape_generic, video_block
 from cortex.registry import all_passes
 from cortex.tools import parallel_run
 from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
+from cortex.tools.pipeline_check import check_signature, check_weights, parse_weights
+from cortex.tools.probes import expose_scene_change
 from cortex.tools.report import StageTimes, dce_summary, progress_bar, stage_name
+from cortex.tools.report_html import ReportRecorder, write_report
+from cortex.tools.run_summary import RunClock, RunSummary, library_threads, process_start
+from cortex.tools.versions import VersionAction
+from cortex.video.overlay import SCALES
+from cortex.video.source import Seconds, parse_position
 
 BUNDLED_PIPELINE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
 BACKENDS = ("numpy", "iree", "reference")
@@ -76,15 +84,6 @@ overlay video when the run ends; a failed write exits 1 naming the file.
 """
 
 
-def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("cortex")
-    except PackageNotFoundError:  # run from a source tree that is not installed
-        return "unknown (not installed)"
-
-
 def blur_threshold(text: str) -> str:
     """`auto` or a number >= 0 (checked when the arguments are parsed)."""
     if text != "auto":
@@ -105,15 +104,23 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("video", nargs="?", help="video file read with OpenCV (default: the built-in synthetic video)")
-    p.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    p.add_argument("--version", action=VersionAction, help="print cortex's version, and xDSL's, NumPy's, OpenCV's and the backend's, then exit")
     p.add_argument("--pipeline", metavar="FILE", help="pipeline .mlir file (default: the bundled l2_pipeline.mlir)")
     p.add_argument("--entry", default=ENTRY, help=f"per-frame function (default: {ENTRY})")
     p.add_argument("--mode", default="balanced", help=f"request type: {' | '.join(MODES)} (default: balanced)")
     p.add_argument(
-        "--frames", type=int, default=None, metavar="N",
-        help="at most N frames (default: a video file to its end; the synthetic video has 60)",
+        "--weight", action="append", metavar="NAME=VALUE",
+        help="set one of the pipeline's weights, over the mode's value (repeatable: --weight wc=0.4 --weight wt=0.3)",
     )
-    p.add_argument("--start", type=int, default=0, metavar="N", help="skip the first N frames (default: 0)")
+    p.add_argument(
+        "--frames", default=None, metavar="N|Ts",
+        help="at most N frames, or T seconds of video (12.5s, 800ms) (default: a video file to its end; "
+        "the synthetic video has 60)",
+    )
+    p.add_argument(
+        "--start", default="0", metavar="N|Ts",
+        help="start at source frame N, or at time T (12.5s: the first frame at or after it) (default: 0)",
+    )
     p.add_argument(
         "--blur-threshold", type=blur_threshold, default="auto", metavar="auto|X",
         help="the blur gate: auto (relative to the video's own recent sharpness) or a fixed sharpness X (default: auto)",
@@ -143,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-frame-log", action="store_true", help="no per-frame table (sharpness, gate, score mean/max, JPEG size)"
     )
-    p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)  # internal errors with a traceback
+    p.add_argument("--debug", action="store_true", help="on an internal error, show the Python traceback")
     p.add_argument("--scores-jsonl", metavar="FILE", help="one JSON object per frame (fields below)")
     p.add_argument(
         "--overlay", metavar="DIR_OR_VIDEO",
@@ -151,6 +158,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--side-by-side", action="store_true", help="overlay pictures show original | heat map | encoded JPEG"
+    )
+    p.add_argument(
+        "--heat-scale", choices=SCALES, default="absolute",
+        help="heat-map colours: absolute (score 0..1, the same for every frame) or frame "
+        "(0..each frame's own max) (default: absolute)",
+    )
+    p.add_argument("--summary-json", metavar="FILE", help="the end-of-run summary as JSON (rates, times, threads)")
+    p.add_argument(
+        "--report", metavar="HTML",
+        help="a self-contained HTML report: stage graph and times, score/sharpness/blur gate over the frames "
+        "(gated frames, scene cuts), overlay thumbnails",
     )
     p.add_argument(
         "--encoded", metavar="DIR", help="write the encoder's JPEG of each frame as DIR/frame_NNNNN.jpg (cropped back to the video's size)"
@@ -196,6 +214,7 @@ def frame_geometry(module: ModuleOp, entry: str) -> tuple[int | None, int | None
 
 def load_pipeline(path: str | None, entry: str) -> tuple[ModuleOp, tuple[int | None, int | None, int]]:
     module = cortex.parse(Path(path or BUNDLED_PIPELINE))
+    check_signature(entry_function(module, entry), path or "the bundled pipeline")  # before any frame
     return module, frame_geometry(module, entry)
 
 
@@ -257,6 +276,22 @@ def stage_table(module: ModuleOp) -> dict[str, tuple[str, str]]:
             if op.results and op.results[0].name_hint:
                 table.setdefault(op.results[0].name_hint, entry)
     return table
+
+
+def blas_line(runner, backend) -> str:
+    """How many BLAS threads the run used and who set them (threadpoolctl), for the summary."""
+    if runner is not None:
+        from cortex.backends.frame_parallel import machine_cores
+
+        per = max(1, machine_cores() // max(runner.workers, 1))
+        return f"BLAS threads: {per} per worker (threadpoolctl; {machine_cores()} cores ÷ {runner.workers} workers, OpenCV likewise)"
+    compiled = getattr(backend, "compiled", None)
+    if compiled is None:
+        return "BLAS threads: the library's default (reference interpreter)"
+    threads = compiled.blas_threads
+    if threads is None:
+        return "BLAS threads: the library's default (compiled.blas_threads = None)"
+    return f"BLAS threads: {threads} per call (threadpoolctl; compiled.blas_threads)"
 
 
 class ReferenceBackend:
@@ -434,12 +469,28 @@ def run(args: argparse.Namespace) -> int:
     return parallel_run.run_each_video(args, run_one)
 
 
+def position_arg(flag: str, text: str | None) -> int | Seconds | None:
+    """--start/--frames: a frame count or a time (`12.5s`), as a one-line error otherwise."""
+    if text is None:
+        return None
+    text = str(text)
+    if text.strip().startswith("-"):
+        raise CortexError(f"{flag} must be >= 0, got {text.strip()}")
+    try:
+        return parse_position(text)
+    except ValueError as e:
+        raise CortexError(f"{flag}: {e}") from None
+
+
 def run_one(args: argparse.Namespace) -> int:
     """One video through the pipeline."""
-    if args.frames is not None and args.frames < 0:
-        raise CortexError(f"--frames must be >= 0, got {args.frames}")
-    if args.start < 0:
-        raise CortexError(f"--start must be >= 0, got {args.start}")
+    # End to end: as a program, the first video's clock starts with the process (imports count);
+    # called from Python (main(argv)), and for the next videos, it starts here.
+    box = getattr(args, "clock_origin", None)  # a list shared by the per-video copies of args: the first takes it
+    origin, since = box.pop() if box else (time.perf_counter(), "this video's start")
+    clock = RunClock(origin=origin, since=since)
+    frames_arg = position_arg("--frames", args.frames)
+    start_arg = position_arg("--start", args.start) or 0
     if args.size and args.video:
         raise CortexError("--size sizes the synthetic video only; a video file is run at its own size")
     if args.side_by_side and not args.overlay:
@@ -453,7 +504,7 @@ def run_one(args: argparse.Namespace) -> int:
 
     module, (h, w, block) = load_pipeline(args.pipeline, args.entry)
     size = parse_size(args.size) if args.size else (h or SYNTHETIC_SIZE[0], w or SYNTHETIC_SIZE[1])
-    source = open_video(args.video, block, args.frames, height=size[0], width=size[1], start=args.start)
+    source = open_video(args.video, block, frames_arg, height=size[0], width=size[1], start=start_arg)
     if h is None:  # shape-generic: bound to this video's size now, so nothing compiles after the first frame
         module = bind_to_video(module, args.entry, source.size, source.padded_size)
     elif source.padded_size != (h, w):
@@ -464,19 +515,33 @@ def run_one(args: argparse.Namespace) -> int:
             "(as examples/l2_pipeline.mlir does) to run it on any size"
         )
 
+    overrides = parse_weights(args.weight)
+    check_weights(module, args.mode, mode_weights(args.mode), overrides)  # before any frame, not after the last
+    if overrides:
+        specialize_weights(module, overrides)  # constants, on every backend and in the DCE report alike
     probed_module = module.clone()
     probed = expose_blur_gate(probed_module, args.entry)
+    scene = expose_scene_change(probed_module, entry_function(probed_module, args.entry)) if args.report else None
     weights = gate_inputs(args.blur_threshold)
-    start = time.perf_counter()
+    clock.compile_start = time.perf_counter()
     if args.device != "cpu" and args.backend != "iree":
         raise CortexError(f"--device {args.device} needs --backend iree")
     backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes, weights, args.post_passes,
                            device=args.device)
-    compile_seconds = time.perf_counter() - start
+    clock.compile_end = time.perf_counter()
+    compile_seconds = clock.compile_end - clock.compile_start
     runner = parallel_run.ParallelRunner.maybe(args, backend)  # None: frame after frame
 
-    outputs = Outputs(args.scores_jsonl, args.overlay, args.encoded, source.fps, block, args.mode, args.side_by_side)
+    outputs = Outputs(args.scores_jsonl, args.overlay, args.encoded, source.fps, block, args.mode, args.side_by_side,
+                      scale=args.heat_scale, keep_ratio=encoder_threshold(module))
+    outputs.frame_number = source.frame_number
+    recorder = ReportRecorder(scene) if args.report else None
+    if recorder is not None:
+        outputs.recorders.append(recorder)
+    threads: dict = {}
+    outputs.on_frame = lambda index: threads or threads.update(library_threads())  # sampled while frames run
     progress = False if args.quiet else (True if args.progress else None)
+    clock.loop_start = time.perf_counter()
     try:
         if runner:
             frames, seconds, skipped = runner.run_frames(
@@ -493,7 +558,10 @@ def run_one(args: argparse.Namespace) -> int:
         except CortexError:
             pass
         raise
+    clock.loop_end = time.perf_counter()
     outputs.close()
+    clock.outputs_closed = time.perf_counter()
+    clock.pipeline_seconds = seconds
     args.frames_done = frames
     for warning in source.warnings():
         print(f"warning: {warning}", file=sys.stderr)
@@ -504,21 +572,53 @@ def run_one(args: argparse.Namespace) -> int:
         f"{source.name}: {source.size[0]}x{source.size[1]}{padded}, {frames} frames, mode {args.mode}, "
         f"backend {backend.name} (compiled in {compile_seconds:.2f} s)"
     )
+    summary = RunSummary(
+        source.name, source.size, source.padded_size, frames, args.mode, backend.name, clock,
+        engine=runner.describe() if runner else "sequential", parallel=runner is not None,
+        workers=runner.workers if runner else 1, skipped=skipped if probed else None,
+        blur_threshold=args.blur_threshold if probed else None, threads=threads,
+        outputs={k: str(v) for k, v in (("scores_jsonl", args.scores_jsonl), ("overlay", args.overlay),
+                                        ("encoded", args.encoded)) if v},
+    )
     if frames:
-        fps = frames / seconds if seconds > 0 else float("inf")
         gate = f"; {skipped} skipped by the blur gate ({args.blur_threshold})" if probed else ""
         how = f" ({runner.describe()})" if runner else ""
-        print(f"{1e3 * seconds / frames:.2f} ms/frame, {fps:.1f} frames/s{how}{gate}")
+        print(f"{summary.text()}\n  {frames} frames{how}{gate}")
+        print(blas_line(runner, backend))
         times = (runner or backend).stage_times()
+        summary.stages = times
         print(times.table(frames, seconds, title="per-stage time, averaged over all frames"))
         if runner:
             print(runner.overlap_table(frames))
         print(dce_report(args, module, times, frames, seconds, source))
+    if args.summary_json:
+        write_summary_json(args.summary_json, summary)
+    if recorder is not None:
+        write_report(args.report, summary, module, recorder, eliminate_dead_nodes(module.clone(), args.mode).names)
     return 0
 
 
+def encoder_threshold(module: ModuleOp) -> float | None:
+    """The pipeline's encoder threshold (blocks scoring >= it x the frame's max stay sharp); None without one."""
+    for op in module.walk():
+        if isinstance(op, EncoderOp):
+            return float(op.threshold.value.data)
+    return None
+
+
+def write_summary_json(path: str, summary: RunSummary) -> None:
+    import json
+
+    from cortex.tools.atomic import write_bytes_atomic
+
+    write_bytes_atomic(path, (json.dumps(summary.to_json(), indent=2) + "\n").encode())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The program (`argv` None: the command line, and the end-to-end clock starts with the process)."""
+    started = (process_start(), "process start") if argv is None else (time.perf_counter(), "cortex-run's start")
     args = build_parser().parse_args(argv)
+    args.clock_origin = [started]
     try:
         return run(args)
     except BrokenPipeError:  # `cortex-run | head`: the reader has gone, nothing to say

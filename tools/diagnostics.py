@@ -84,7 +84,40 @@ def from_parse_error(e: ParseError) -> Diagnostic:
     diag = Diagnostic.at(e.span, e.msg.strip())
     if isinstance(e, MultipleSpansParseError):
         diag.notes = [Diagnostic.at(span, msg or "see here", "note") for span, msg in e.refs]
+    elif (note := type_mismatch_note(e)) is not None:
+        diag.notes = [note]
     return diag
+
+
+_USED_WITH_TYPE = re.compile(r"operand is used with type .*, but has been previously used or defined with type")
+_DEFINED_WITH_TYPE = re.compile(r"Result (?P<name>%[^ ]+) is defined with type (?P<defined>.+), but used with type (?P<used>.+)$")
+
+
+def type_mismatch_note(e: ParseError) -> Diagnostic | None:
+    """MLIR's note for an SSA value whose types disagree: "prior use here" at the value's first
+    appearance (its definition or an earlier use), or "previously used here with type T" at the first
+    use of a value defined later. xDSL's error names only the later position; the first one is found
+    in the text, as the first occurrence of the same `%name` token before it."""
+    span = e.span
+    if span is None:
+        return None
+    content = span.input.content
+    text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
+    message = e.msg.strip()
+    if _USED_WITH_TYPE.match(message):
+        name, before, note = text[span.start : span.end], span.start, "prior use here"
+    elif (match := _DEFINED_WITH_TYPE.match(message)) is not None:
+        name, before, note = match["name"], span.start, f"previously used here with type '{match['used']}'"
+    else:
+        return None
+    if not re.fullmatch(r"%[\w$.#-]+", name):
+        return None
+    for found in re.finditer(re.escape(name) + r"(?![\w$.#-])", text[:before]):
+        line_start = text.rfind("\n", 0, found.start()) + 1
+        if "//" in text[line_start : found.start()]:  # in a comment
+            continue
+        return Diagnostic.at(Span(found.start(), found.end(), span.input), note, "note")
+    return None
 
 
 # --------------------------------------------------------------------------

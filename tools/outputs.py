@@ -11,11 +11,13 @@ frame that was written, that is a failed write too.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from cortex.semantics.vision_kernels import low_score_mask
 from cortex.tools.atomic import (
     AtomicFile,
     OutputError,
@@ -32,6 +34,8 @@ VIDEO_CODECS = {".mp4": "mp4v", ".avi": "MJPG", ".mkv": "mp4v"}
 
 JSONL_FIELDS = {
     "index": "frame number in this run (0 = the first frame processed, after --start)",
+    "frame": "the source frame number (0 = the video's first frame; counts frames skipped by --start)",
+    "time": "the frame's timestamp in seconds from the video's start (frame / the container's frames per second)",
     "blurred": "true when the blur gate skipped scoring (the score is the previous frame's); null without a gate",
     "sharpness": "variance of the Laplacian of the gray frame (higher = sharper); null without a gate",
     "threshold": "the gate's threshold this frame: blurred = sharpness < threshold; null without a gate",
@@ -59,10 +63,10 @@ class OverlayWriter:
     """Overlay pictures into a directory of PNGs, or one video whose container the suffix names."""
 
     def __init__(self, dest: str | Path, fps: float = 25.0, block: int | None = None, mode: str = "",
-                 side_by_side: bool = False):
+                 side_by_side: bool = False, scale: str = "absolute"):
         self.dest = Path(dest)
         self.kind = overlay_kind(self.dest)
-        self.block, self.mode, self.side_by_side = block, mode, side_by_side
+        self.block, self.mode, self.side_by_side, self.scale = block, mode, side_by_side, scale
         self.fps = fps if fps and fps > 0 else 25.0
         self.video: cv2.VideoWriter | None = None
         self.temporary = temporary_path(self.dest)
@@ -73,10 +77,16 @@ class OverlayWriter:
         except OSError as e:
             raise OutputError(f"cannot write {self.dest}: {e.strerror or e}") from None
 
-    def write(self, frame: np.ndarray, score: np.ndarray, info: FrameInfo, encoded: np.ndarray | None = None) -> None:
-        image = overlay_picture(frame, score, info, self.block, encoded, self.side_by_side)
+    def write(self, frame: np.ndarray, score: np.ndarray, info: FrameInfo, encoded: np.ndarray | None = None,
+              kept: np.ndarray | None = None) -> None:
+        """One picture; PNGs are named by the source frame number (`info.index`)."""
+        self.write_picture(
+            overlay_picture(frame, score, info, self.block, encoded, self.side_by_side, self.scale, kept), info
+        )
+
+    def write_picture(self, image: np.ndarray, info: FrameInfo) -> None:
         if self.kind == "directory":
-            path = self.dest / f"frame_{self.count:05d}.png"
+            path = self.dest / f"frame_{info.index:05d}.png"
             ok, png = cv2.imencode(".png", image)
             if not ok:
                 raise OutputError(f"cannot write {path}: PNG encoding failed")
@@ -142,12 +152,25 @@ class Outputs:
     """
 
     def __init__(self, scores_jsonl: str | None = None, overlay: str | None = None, encoded: str | None = None,
-                 fps: float = 25.0, block: int | None = None, mode: str = "", side_by_side: bool = False):
+                 fps: float = 25.0, block: int | None = None, mode: str = "", side_by_side: bool = False,
+                 scale: str = "absolute", keep_ratio: float | None = None):
+        """`keep_ratio`: the pipeline's encoder threshold (blocks scoring >= it x the frame's max stay sharp);
+        the overlay outlines those blocks and marks the cut on the colour bar. None: no encoder, no outline."""
         self.jsonl = AtomicFile(scores_jsonl) if scores_jsonl else None
         self.overlay = None
         self.encoded = Path(encoded) if encoded else None
+        self.keep_ratio = keep_ratio
+        self.block, self.mode, self.side_by_side, self.scale = block, mode, side_by_side, scale
+        self.recorders: list[Callable[..., object]] = []
+        """Called per frame with (index, info, score, results, render): `render()` gives the overlay picture
+        (drawn once per frame, shared with --overlay), e.g. `cortex.tools.report_html.ReportRecorder`."""
+        self.frame_number: Callable[[int], int] | None = None
+        """The source's frame number of the run's frame `index` (`VideoSource.frame_number`); None: the index."""
+        self.on_frame: Callable[[int], object] | None = None
+        """Called with the run's index of each frame written (e.g. to sample the threads while frames run)."""
+        self.fps = fps if fps and fps > 0 else 25.0
         try:
-            self.overlay = OverlayWriter(overlay, fps, block, mode, side_by_side) if overlay else None
+            self.overlay = OverlayWriter(overlay, fps, block, mode, side_by_side, scale) if overlay else None
             if self.encoded:
                 try:
                     self.encoded.mkdir(parents=True, exist_ok=True)
@@ -158,18 +181,32 @@ class Outputs:
             raise
         self.mode = mode
 
-    def write(self, index: int, frame: np.ndarray, results: tuple, probed: bool) -> None:
-        encoded, score = results[0], results[1]
+    def write(self, index: int, frame: np.ndarray, results: tuple, probed: bool, number: int | None = None) -> None:
+        """Frame `index` of this run, source frame `number` (default: `index`)."""
+        encoded, score = results[0], np.asarray(results[1])
+        if number is None:
+            number = self.frame_number(index) if self.frame_number is not None else index
+        if self.on_frame is not None:
+            self.on_frame(index)
+        kept, keep = None, None
+        if self.keep_ratio is not None and score.size:
+            kept = ~low_score_mask(score, self.keep_ratio)  # the encoder's own rule
+            keep = self.keep_ratio * float(np.max(score))
         info = FrameInfo(
-            index,
+            number,
             self.mode,
             blurred=bool(results[3]) if probed else None,
             sharpness=float(results[2]) if probed else None,
             threshold=float(results[4]) if probed else None,
+            time=number / self.fps,
+            keep=keep,
+            keep_ratio=self.keep_ratio,
         )
         if self.jsonl:
             record = {
                 "index": index,
+                "frame": number,
+                "time": round(number / self.fps, 6),
                 "blurred": info.blurred,
                 "sharpness": info.sharpness,
                 "threshold": info.threshold,
@@ -177,10 +214,19 @@ class Outputs:
                 "score": np.asarray(score, np.float32).tolist(),
             }
             self.jsonl.write(json.dumps(record) + "\n")
+        picture: list[np.ndarray] = []
+
+        def render() -> np.ndarray:
+            if not picture:
+                picture.append(overlay_picture(frame, score, info, self.block, encoded, self.side_by_side, self.scale, kept))
+            return picture[0]
+
         if self.overlay:
-            self.overlay.write(frame, np.asarray(score), info, encoded)
+            self.overlay.write_picture(render(), info)
+        for recorder in self.recorders:
+            recorder(index, info, score, results, render)
         if self.encoded:
-            write_bytes_atomic(self.encoded / f"frame_{index:05d}.jpg", np.asarray(encoded, np.uint8).tobytes())
+            write_bytes_atomic(self.encoded / f"frame_{number:05d}.jpg", np.asarray(encoded, np.uint8).tobytes())
 
     def close(self) -> None:
         try:

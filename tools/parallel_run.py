@@ -60,7 +60,7 @@ def run_each_video(args: argparse.Namespace, run_one: Callable[[argparse.Namespa
 def _each_video(args: argparse.Namespace, names: list[str | None], run_one: Callable[[argparse.Namespace], int]) -> int:
     if len(names) == 1:
         return run_one(args)
-    for flag in ("scores_jsonl", "overlay", "encoded"):
+    for flag in ("scores_jsonl", "overlay", "encoded", "summary_json", "report"):
         if getattr(args, flag):
             raise CortexError(f"--{flag.replace('_', '-')} writes one video's outputs; give one video, not {len(names)}")
     frames, start = 0, time.perf_counter()
@@ -96,6 +96,7 @@ def run_video_task(args: argparse.Namespace, run_one: Callable[[argparse.Namespa
     out = io.StringIO()
     args = copy.copy(args)
     args.engine, args.workers, args.quiet = "threads", 1, True
+    args.clock_origin = None  # another process: its clock starts with this task
     with contextlib.redirect_stdout(out):
         try:
             rc = run_one(args)

@@ -99,8 +99,10 @@ def dce_summary(mode: str, removed: Iterable[str], ms_per_frame: dict[str, float
 def progress_bar(total: int | None, enabled: bool | None = None, stream: TextIO | None = None) -> tqdm:
     """A tqdm bar over frames on stderr: `enabled` None draws it only when stderr is a terminal.
 
-    Print per-frame lines with `bar.write(...)` so they do not tear the bar.
+    Print per-frame lines with `bar.write(...)` so they do not tear the bar. The rate shown is the
+    average since the first frame (`smoothing=0`), the summary's "frame loop" rate, not a recent burst.
     """
     stream = stream or sys.stderr
     disable = (not stream.isatty()) if enabled is None else not enabled
-    return tqdm(total=total, unit="frame", file=stream, disable=disable, dynamic_ncols=True, mininterval=0.1)
+    return tqdm(total=total, unit="frame", file=stream, disable=disable, dynamic_ncols=True, mininterval=0.1,
+                smoothing=0)

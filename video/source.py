@@ -15,8 +15,11 @@ fails, a later one succeeds: the failed ones are skipped and counted).
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -26,6 +29,50 @@ from cortex.video.synthetic import FPS as SYNTHETIC_FPS
 from cortex.video.synthetic import SCENE_LENGTH, SyntheticVideo
 
 DEFAULT_SYNTHETIC_FRAMES = 3 * SCENE_LENGTH  # three scenes: two cuts, blurred and static frames
+
+
+@dataclass(frozen=True)
+class Seconds:
+    """A position or a length in the video given as time (`--start 12.5s`), turned into frames by its fps."""
+
+    value: float
+
+    def first_frame(self, fps: float) -> int:
+        """The first frame whose timestamp (frame / fps) is at or after this time."""
+        return max(0, math.ceil(self.value * fps - 1e-6))
+
+    def frame_count(self, fps: float) -> int:
+        """Frames that fit in this much time (rounded to the nearest frame)."""
+        return max(0, round(self.value * fps))
+
+    def __str__(self) -> str:
+        return f"{self.value:g}s"
+
+
+_POSITION = re.compile(r"(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(?P<unit>s|ms)?")
+
+
+def parse_position(text: str) -> int | Seconds:
+    """`120` (frames) or `12.5s` / `800ms` (time): what --start and --frames accept; ValueError otherwise."""
+    match = _POSITION.fullmatch(text.strip().lower())
+    if not match:
+        raise ValueError(f"expected a frame count (120) or a time (12.5s, 800ms), got '{text}'")
+    number, unit = match["number"], match["unit"]
+    if unit is None:
+        if "." in number:
+            raise ValueError(f"a frame count is a whole number; for a time write '{text}s'")
+        return int(number)
+    seconds = float(number) / (1000.0 if unit == "ms" else 1.0)
+    if not math.isfinite(seconds):
+        raise ValueError(f"'{text}' is not a finite time")
+    return Seconds(seconds)
+
+
+def in_frames(value: int | Seconds | None, fps: float, first: bool) -> int | None:
+    """Frames for a --start (`first`) or --frames value at `fps`."""
+    if value is None or isinstance(value, int):
+        return value
+    return value.first_frame(fps) if first else value.frame_count(fps)
 
 
 def padded_size(height: int, width: int, block: int) -> tuple[int, int]:
@@ -44,10 +91,13 @@ def pad_frame(frame: np.ndarray, padded: tuple[int, int]) -> np.ndarray:
 class VideoSource:
     """An iterable of padded uint8 BGR frames; each iteration starts from the first frame."""
 
+    start = 0  # the source frame number of the first frame delivered (after --start)
+
     def __init__(self, size: tuple[int, int], block: int, fps: float, frame_count: int | None, name: str):
         if block <= 0:
             raise CortexError(f"block must be positive, got {block}")
         self.delivered = 0  # frames the last iteration yielded
+        self.numbers: list[int] = []  # the source frame number of each frame the last iteration yielded
         self.decode_failures = 0  # frames skipped because they did not decode (files only)
         self.size = size
         self.block = block
@@ -56,14 +106,25 @@ class VideoSource:
         self.frame_count = frame_count
         self.name = name
 
-    def raw_frames(self) -> Iterator[np.ndarray]:
+    def raw_frames(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(source frame number, frame) from the start position on."""
         raise NotImplementedError
 
     def __iter__(self) -> Iterator[np.ndarray]:
         self.delivered = 0
-        for frame in self.raw_frames():
+        self.numbers = []
+        for number, frame in self.raw_frames():
             self.delivered += 1
+            self.numbers.append(number)
             yield pad_frame(frame, self.padded_size)
+
+    def frame_number(self, index: int) -> int:
+        """The source frame number (0 = the file's first frame) of the run's `index`-th frame."""
+        return self.numbers[index] if index < len(self.numbers) else self.start + index
+
+    def timestamp(self, number: int) -> float:
+        """Seconds from the video's start to source frame `number`, by the container's frame rate."""
+        return number / self.fps if self.fps > 0 else 0.0
 
     def warnings(self) -> list[str]:
         """What the last full iteration should tell the user (nothing for the synthetic video)."""
@@ -76,18 +137,19 @@ class VideoSource:
 
 
 class SyntheticSource(VideoSource):
-    def __init__(self, block: int, frames: int | None, height: int, width: int, seed: int = 0, start: int = 0):
+    def __init__(self, block: int, frames: int | Seconds | None, height: int, width: int, seed: int = 0,
+                 start: int | Seconds = 0):
         try:
             self.video = SyntheticVideo(height, width, seed)
         except ValueError as e:
             raise CortexError(str(e)) from None
-        count = DEFAULT_SYNTHETIC_FRAMES if frames is None else frames
-        self.start = start
+        count = DEFAULT_SYNTHETIC_FRAMES if frames is None else in_frames(frames, SYNTHETIC_FPS, first=False)
+        self.start = in_frames(start, SYNTHETIC_FPS, first=True) or 0
         super().__init__((height, width), block, SYNTHETIC_FPS, count, "synthetic")
 
-    def raw_frames(self) -> Iterator[np.ndarray]:
+    def raw_frames(self) -> Iterator[tuple[int, np.ndarray]]:
         assert self.frame_count is not None  # a synthetic source always knows its length
-        return self.video.frames(self.frame_count, start=self.start)
+        return enumerate(self.video.frames(self.frame_count, start=self.start), start=self.start)
 
 
 RETRIES_AFTER_A_FAILED_READ = 5
@@ -97,9 +159,8 @@ RETRIES_AFTER_A_FAILED_READ = 5
 class FileSource(VideoSource):
     """A video file (or anything cv2.VideoCapture opens), read afresh per iteration."""
 
-    def __init__(self, path: str, block: int, frames: int | None, start: int = 0):
+    def __init__(self, path: str, block: int, frames: int | Seconds | None, start: int | Seconds = 0):
         self.path = path
-        self.start = start
         capture = self.open()
         try:
             ok, first = capture.read()
@@ -110,6 +171,8 @@ class FileSource(VideoSource):
         finally:
             capture.release()
         self.declared = known if known > 0 else None  # the container's frame count, when it has one
+        self.start = start = in_frames(start, fps, first=True) or 0
+        frames = in_frames(frames, fps, first=False)
         count = None if self.declared is None else max(self.declared - start, 0)
         if frames is not None:
             count = frames if count is None else min(count, frames)
@@ -144,7 +207,7 @@ class FileSource(VideoSource):
                 return frame, failed
         return None, 0
 
-    def raw_frames(self) -> Iterator[np.ndarray]:
+    def raw_frames(self) -> Iterator[tuple[int, np.ndarray]]:
         capture = self.open()
         self.decode_failures = 0
         try:
@@ -162,6 +225,7 @@ class FileSource(VideoSource):
                 frame, failed = self.read(capture, position)
                 if frame is None:
                     return
+                number = position + failed  # the failed reads before it were frames of the file too
                 position += 1 + failed
                 self.decode_failures += failed
                 if frame.ndim == 2:
@@ -171,7 +235,7 @@ class FileSource(VideoSource):
                         f"{self.path}: frame {index} is {frame.shape[0]}x{frame.shape[1]}, "
                         f"the video started at {self.size[0]}x{self.size[1]}"
                     )
-                yield frame
+                yield number, frame
                 index += 1
         finally:
             capture.release()
@@ -200,25 +264,29 @@ class FileSource(VideoSource):
 def open_video(
     path: str | os.PathLike | None,
     block: int = 32,
-    frames: int | None = None,
+    frames: int | Seconds | None = None,
     height: int = 480,
     width: int = 640,
-    start: int = 0,
+    start: int | Seconds = 0,
 ) -> VideoSource:
     """Frames of `path` (or of the synthetic video when None), padded to multiples of `block`.
 
     `frames` caps the number of frames (a file runs to its end by default,
     the synthetic video has `DEFAULT_SYNTHETIC_FRAMES`); `start` skips that
-    many first; `height`/`width` size the synthetic video only. Raises
+    many first; either may be `Seconds` (converted with the video's frame
+    rate); `height`/`width` size the synthetic video only. Raises
     CortexError for a file OpenCV cannot read.
     """
-    if frames is not None and frames < 0:
+    if isinstance(frames, int) and frames < 0:
         raise CortexError(f"frames must be >= 0, got {frames}")
-    if start < 0:
+    if isinstance(start, int) and start < 0:
         raise CortexError(f"start must be >= 0, got {start}")
     if path is None:
         return SyntheticSource(block, frames, height, width, start=start)
     return FileSource(os.fspath(path), block, frames, start=start)
 
 
-__all__ = ["DEFAULT_SYNTHETIC_FRAMES", "FileSource", "SyntheticSource", "VideoSource", "open_video", "pad_frame"]
+__all__ = [
+    "DEFAULT_SYNTHETIC_FRAMES", "FileSource", "Seconds", "SyntheticSource", "VideoSource", "open_video", "pad_frame",
+    "parse_position",
+]

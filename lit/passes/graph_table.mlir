@@ -30,5 +30,7 @@
 // PIECES-NEXT: [compilable]     window_push {{.*}}  in @l2_frame_compiled_3
 // PIECES-NEXT: [external_call]  encoder {{.*}}ms){{$}}
 
-// UNPROFILED: [compilable]     saliency_dft         %saliency         (0.00ms)
-// UNPROFILED: Total: 0.00ms
+// UNPROFILED-NOT: ms)
+// UNPROFILED:     [compilable]     saliency_dft         %saliency{{$}}
+// UNPROFILED-NOT: ms)
+// UNPROFILED:     12 stages, not profiled: -p 'cortex-profile{frames=N}' measures each stage's time

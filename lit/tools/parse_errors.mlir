@@ -33,6 +33,8 @@ func.func @type_disagrees_with_definition(%a: tensor<4xf32>) {
   func.return
 }
 // CHECK: parse_errors.mlir:[[# @LINE - 3]]:19: error: operand is used with type tensor<5xf32>, but has been previously used or defined with type tensor<4xf32>
+// CHECK: parse_errors.mlir:[[# @LINE - 5]]:43: note: prior use here
+// CHECK-NEXT: func.func @type_disagrees_with_definition(%a: tensor<4xf32>) {
 
 // -----
 

@@ -1,0 +1,49 @@
+"""`--version`: what a bug report needs — cortex's version and those of the libraries and backend it runs on.
+
+    cortex-run 0.1.0 (xDSL 0.74.0, NumPy 2.1.3, OpenCV 4.10.0; backend numpy)
+"""
+
+from __future__ import annotations
+
+import argparse
+from importlib.metadata import PackageNotFoundError, version
+
+import cortex
+
+
+def library_version(distribution: str, module: str | None = None) -> str:
+    """The installed distribution's version, else the module's `__version__`, else "not installed"."""
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        pass
+    if module is not None:
+        try:
+            return str(__import__(module).__version__)
+        except (ImportError, AttributeError):
+            pass
+    return "not installed"
+
+
+def version_line(program: str, backend: str | None = None) -> str:
+    import cv2
+    import numpy
+
+    libraries = f"xDSL {library_version('xdsl')}, NumPy {numpy.__version__}, OpenCV {cv2.__version__}"
+    used = f"; backend {backend}" if backend else ""
+    return f"{program} {cortex.__version__} ({libraries}{used})"
+
+
+class VersionAction(argparse.Action):
+    """`--version`: prints `version_line` with the backend chosen so far on the command line (or the default)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        backend = getattr(namespace, "backend", None) or parser.get_default("backend")
+        print(version_line(parser.prog, backend))
+        parser.exit()
+
+
+__all__ = ["VersionAction", "library_version", "version_line"]
