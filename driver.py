@@ -15,7 +15,7 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 from xdsl.utils.arg_spec import parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
 
 from cortex.backends.numpy_emitter import emit_numpy
 from cortex.backends.runtime import CompiledPipeline
@@ -63,7 +63,8 @@ def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
     """Apply `pipeline` (e.g. "canonicalize,cortex-specialize-mode{mode=power_save},dce") in place.
 
     The passes run on a clone, which replaces the module's body only when
-    every pass succeeded: a failed pipeline leaves `module` as it was.
+    every pass succeeded and its result verified (as cortex-opt verifies after
+    each pass): a failed pipeline leaves `module` as it was.
     """
     if not isinstance(module, ModuleOp):
         raise CortexError(f"run_passes takes a builtin.module, got {type(module).__name__}")
@@ -81,6 +82,11 @@ def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
         except Exception as e:  # a bug in the pass (or an xDSL pass meeting IR it does not handle)
             detail = " ".join(str(e).split())
             raise CortexError(f"internal error: pass '{p.name}' crashed: {type(e).__name__}: {detail}") from e
+        try:
+            verify_located(work)
+        except (VerifyException, CortexError, ValueError) as e:
+            detail = " ".join(str(e).split())
+            raise CortexError(f"pass '{p.name}' produced IR that does not verify: {detail}") from None
     for block in list(module.body.blocks):
         module.body.detach_block(block).erase(safe_erase=False)
     work.body.move_blocks(module.body)

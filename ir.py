@@ -15,9 +15,9 @@ from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, linalg, math, scf, tensor
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
-from xdsl.parser import Parser
+from xdsl.parser import AttrParser, Parser
 from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
@@ -96,6 +96,37 @@ class LocatedVerifyException(VerifyException, CortexError):
 NESTING_TOO_DEEP = "the input nests regions or types too deeply for the parser (at most about 100 levels)"
 
 
+class BitPatternElement(AttrParser._TensorLiteralElement):
+    """A hexadecimal element of a dense literal: for a float element type, the float's bits.
+
+    MLIR prints a non-finite float (NaN, ±inf) as its bit pattern -- `0x7FC00000`
+    for an f32 NaN -- and reads it back as that float; xDSL's printer does the
+    same, but its parser reads a hexadecimal element of a `dense<...>` as the
+    integer 2143289344. This element reads it as MLIR does, so NaN and inf
+    survive a print/parse round trip (issue 23, item 2).
+    """
+
+    def to_type(self, parser, type):
+        if not isinstance(type, AnyFloat):
+            return super().to_type(parser, type)
+        size = type.compile_time_size
+        if self.is_negative or not isinstance(self.value, int) or self.value >= 1 << (8 * size):
+            parser.raise_error(
+                f"hexadecimal float literal does not fit in {type}", at_position=self.span
+            )
+        return type.unpack(self.value.to_bytes(size, "little"), 1)[0]
+
+
+def _is_splat_by_bits(self: DenseIntOrFPElementsAttr) -> bool:
+    """Every element has the same bits (xDSL compares with ==, so [-0.0, 0.0] printed as dense<-0.0>)."""
+    data = self.data.data
+    size = len(data) // max(len(self), 1)
+    return size == 0 or data == data[:size] * (len(data) // size)
+
+
+DenseIntOrFPElementsAttr.is_splat = _is_splat_by_bits  # type: ignore[method-assign]
+
+
 class LocatingParser(Parser):
     """A Parser that remembers where each op is, for diagnostics with locations.
 
@@ -118,6 +149,13 @@ class LocatingParser(Parser):
         results = super()._parse_op_result_list()
         self._name_spans.append(self._current_token.span)
         return results
+
+    def _parse_tensor_literal_element(self):
+        hexadecimal = self._current_token.text[:2].lower() == "0x"
+        element = super()._parse_tensor_literal_element()
+        if hexadecimal and isinstance(element.value, int) and not isinstance(element.value, bool):
+            return BitPatternElement(element.is_negative, element.value, element.span)
+        return element
 
     def parse_optional_operation(self):
         start = self._current_token.span

@@ -48,14 +48,52 @@ class Body:
             if thunk is None:
                 raise op_error(self.op, "body reads a value the vectorised form cannot provide")
             term = thunk()
-        elif isinstance(value.owner, Operation) and value.owner.parent_block() is self.block:
-            term = self.evaluate(value.owner)
+        elif self.in_body(value):
+            owner = value.owner
+            assert isinstance(owner, Operation)
+            self.evaluate_upstream(owner)
+            term = self.evaluate(owner)
         else:  # defined outside the body: a scalar the whole loop shares
             term = self.fe.term(value)
             if term.is_array:
                 raise op_error(self.op, "body captures a tensor from outside")
         self.values[value] = term
         return term
+
+    def in_body(self, value: SSAValue) -> bool:
+        return isinstance(value.owner, Operation) and value.owner.parent_block() is self.block
+
+    def check_evaluable(self, op: Operation) -> None:
+        if not (isinstance(op, IndexOp) or isinstance(op, arith.ConstantOp) or is_elementwise(op)):
+            raise op_error(self.op, f"body op '{op.name}' has no whole-array NumPy form")
+
+    def evaluate_upstream(self, root: Operation) -> None:
+        """Evaluate every body op `root` depends on, operands first, with an explicit stack.
+
+        The order is the recursive one (operand by operand, depth first), so the
+        emitted code is the same; only Python's recursion limit is gone (a fused
+        chain of thousands of ops, issue 23 item 5).
+        """
+        self.check_evaluable(root)
+        stack: list[tuple[Operation, int]] = [(root, 0)]
+        while stack:
+            op, i = stack[-1]
+            if i < len(op.operands):
+                stack[-1] = (op, i + 1)
+                value = op.operands[i]
+                if value in self.values:
+                    continue
+                if self.in_body(value):
+                    owner = value.owner
+                    assert isinstance(owner, Operation)
+                    self.check_evaluable(owner)
+                    stack.append((owner, 0))
+                else:
+                    self.term(value)  # a block argument or a value from outside: no deeper
+                continue
+            stack.pop()
+            if op is not root:
+                self.values[op.results[0]] = self.evaluate(op)
 
     def dies_at(self, value: SSAValue, op: Operation) -> bool:
         uses = list(value.uses)
@@ -101,19 +139,29 @@ class Body:
     def depends(self, value: SSAValue) -> frozenset[BlockArgument | str]:
         """The block arguments (and 'index' for linalg.index) a body value depends on."""
         memo = self._depends
-        if value in memo:
-            return memo[value]
-        if isinstance(value, BlockArgument) and value.owner is self.block:
-            deps: frozenset[BlockArgument | str] = frozenset([value])
-        elif isinstance(value.owner, Operation) and value.owner.parent_block() is self.block:
-            op = value.owner
-            deps = frozenset(["index"]) if isinstance(op, IndexOp) else frozenset()
-            for v in op.operands:
-                deps |= self.depends(v)
-        else:
-            deps = frozenset()
-        memo[value] = deps
-        return deps
+        stack = [value]  # post-order with an explicit stack: bodies may be thousands of ops deep
+        while stack:
+            top = stack[-1]
+            if top in memo:
+                stack.pop()
+                continue
+            if isinstance(top, BlockArgument) and top.owner is self.block:
+                memo[top] = frozenset([top])
+            elif self.in_body(top):
+                op = top.owner
+                assert isinstance(op, Operation)
+                pending = [v for v in op.operands if v not in memo]
+                if pending:
+                    stack.extend(reversed(pending))
+                    continue
+                deps: frozenset[BlockArgument | str] = frozenset(["index"]) if isinstance(op, IndexOp) else frozenset()
+                for v in op.operands:
+                    deps |= memo[v]
+                memo[top] = deps
+            else:
+                memo[top] = frozenset()
+            stack.pop()
+        return memo[value]
 
 
 def finish(fe: FunctionEmitter, value: SSAValue, term: Term, *, owned: bool) -> Term:

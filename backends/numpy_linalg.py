@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from math import prod
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
@@ -247,7 +248,10 @@ def reduce_expr(fe: FunctionEmitter, kind: str, expr: ast.expr, shape: tuple[int
     """
     axes = sorted(axes)
     last = len(shape) - 1
-    int_arg = {"dtype": dt(dtype)} if kind in ("sum", "prod") and dtype.startswith(("int", "uint")) else {}
+    int_arg: dict[str, Any] = {"dtype": dt(dtype)} if kind in ("sum", "prod") and dtype.startswith(("int", "uint")) else {}
+    if kind not in ("sum", "prod") and any(shape[a] == 0 for a in axes):
+        # max/min over nothing: NumPy has no identity to give, linalg gives the init (combined after)
+        int_arg["initial"] = literal_expr(identity_of(kind, dtype), dtype)
 
     def reduce(x: ast.expr, a: list[int]) -> ast.expr:
         return syntax.call(REDUCE[kind], x, axis=a[0] if len(a) == 1 else tuple(a), **int_arg)

@@ -1,5 +1,6 @@
 """IRDL definitions of the cortex dialect: the reference in docs/dialects/ is generated from them."""
 
+from cortex.dialects import builder_threads  # noqa: F401 - first: ImplicitBuilder safe across threads
 from cortex.dialects.cortex import ALL_OPS, Cortex
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.dialects.traits import Compilable, External, FrameBoundary, is_compilable, op_kind

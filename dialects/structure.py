@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from xdsl.dialects import func, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import TensorType
 from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.dialects.linalg.ops import YieldOp as LinalgYieldOp
-from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.irdl.dominance import DominanceInfo
 
 from cortex.dialects.base import compatible
@@ -34,8 +34,29 @@ def structural_problems(module: Operation) -> Iterator[Problem]:
     yield from dominance_problems(module)
     for op in walk_iterative(module):
         yield from terminator_problems(op)
+        yield from predicate_problems(op)
         if isinstance(op, func.FuncOp):
             yield from state_problems(op)
+
+
+CMP_PREDICATES = {
+    arith.CmpfOp: ("false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+                   "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"),
+    arith.CmpiOp: ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"),
+}
+"""MLIR's arith::CmpFPredicate and CmpIPredicate, in enum order (xDSL keeps the number unchecked)."""
+
+
+def predicate_problems(op: Operation) -> Iterator[Problem]:
+    """A comparison's predicate must be one of arith's enum (mlir-opt rejects -1 or 2^63-1)."""
+    names = CMP_PREDICATES.get(type(op))
+    if names is None:
+        return
+    predicate = op.properties.get("predicate")
+    value = getattr(predicate, "value", None)
+    number = getattr(value, "data", None)
+    if not isinstance(number, int) or not 0 <= number < len(names):
+        yield op, f"predicate {number} is not one of arith's {len(names)} predicates (0 = {names[0]} .. {len(names) - 1} = {names[-1]})"
 
 
 def walk_iterative(root: Operation) -> Iterator[Operation]:
@@ -71,9 +92,14 @@ def dominance_problems(root: Operation) -> Iterator[Problem]:
         for region in reversed(op.regions):
             blocks = list(region.blocks)
             dominance = DominanceInfo(region) if len(blocks) > 1 else None
+            reachable = reachable_blocks(blocks) if dominance is not None else set(blocks)
             for block in reversed(blocks):
                 added: list[SSAValue] = list(block.args)
-                if dominance is not None:
+                if block not in reachable:
+                    # MLIR checks no dominance in a block the entry cannot reach: every value
+                    # of the region may be used there (mlir-opt accepts it; so do we).
+                    added += [v for other in blocks for v in (*other.args, *(r for o in other.ops for r in o.results))]
+                elif dominance is not None:
                     for other in blocks:
                         if other is not block and dominance.strictly_dominates(other, block):
                             added += [*other.args, *(r for o in other.ops for r in o.results)]
@@ -107,14 +133,37 @@ def dominance_problems(root: Operation) -> Iterator[Problem]:
             visible.update(op.results)
 
 
+def reachable_blocks(blocks: list[Block]) -> set[Block]:
+    """The blocks of a region the entry block reaches through terminators' successors."""
+    seen = {blocks[0]}
+    todo = [blocks[0]]
+    while todo:
+        last = todo.pop().last_op
+        for successor in last.successors if last is not None else ():
+            if successor not in seen:
+                seen.add(successor)
+                todo.append(successor)
+    return seen
+
+
 def _undominated(index: int, operand: SSAValue, user: Operation) -> str:
     if isinstance(operand, OpResult) and operand.op is user:
         return f"operand #{index} ({_name(operand)}) is a result of this same op"
     if isinstance(operand, OpResult | BlockArgument) and _in_scope_later(operand, user):
         return f"operand #{index} ({_name(operand)}) is used before it is defined"
+    if isinstance(operand, OpResult | BlockArgument) and _in_enclosing_region(operand, user):
+        return f"operand #{index} ({_name(operand)}) does not dominate this use (its block does not dominate this one)"
     if not isinstance(operand, OpResult | BlockArgument):  # the parser's placeholder for a later definition
         return f"operand #{index} ({_name(operand)}) is defined later, in a region that does not enclose this use"
     return f"operand #{index} ({_name(operand)}) is defined in a region that does not enclose this use"
+
+
+def _in_enclosing_region(value: SSAValue, user: Operation) -> bool:
+    """`value` is defined in another block of a region that encloses `user` (a CFG, not nesting, problem)."""
+    block = value.op.parent_block() if isinstance(value, OpResult) else value.block if isinstance(value, BlockArgument) else None
+    region = block.parent if block is not None else None
+    using = user.parent_block()
+    return region is not None and using is not None and region.find_ancestor_block_in_region(using) is not None
 
 
 def _in_scope_later(value: SSAValue, user: Operation) -> bool:

@@ -25,7 +25,6 @@ from typing import Any, overload
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -41,29 +40,21 @@ from xdsl.utils.exceptions import VerifyException
 from cortex.dialects import shapes
 from cortex.dialects import tensor_ops as ops
 from cortex.dialects.base import shape_of
-from cortex.errors import CortexError
+from cortex.frontends.onnx_checks import (
+    MAX_ELEMENTS,
+    OnnxImportError,
+    attribute_value,
+    check_dims,
+    load_model,
+    node_problem,
+    tensor_array,
+)
 
 ENTRY = "main"
 FLOAT = onnx.TensorProto.FLOAT
 DYNAMIC = shapes.DYNAMIC
 
 
-class OnnxImportError(CortexError):
-    """One node (or the graph) that the cortex dialect cannot express."""
-
-
-def load_model(model_or_path: onnx.ModelProto | str | Path | bytes) -> onnx.ModelProto:
-    """A ModelProto from a ModelProto, a path to a .onnx file, or serialized bytes."""
-    if isinstance(model_or_path, onnx.ModelProto):
-        return model_or_path
-    try:
-        if isinstance(model_or_path, (bytes, bytearray)):
-            return onnx.load_from_string(bytes(model_or_path))
-        return onnx.load(str(model_or_path))
-    except OSError as e:
-        raise OnnxImportError(f"cannot read {model_or_path!s}: {e.strerror or e}") from None
-    except Exception as e:  # protobuf's DecodeError and friends
-        raise OnnxImportError(f"{model_or_path!s}: not an ONNX model ({type(e).__name__}: {e})") from None
 
 
 def f32_constant(array: np.ndarray | np.generic) -> ops.ConstantOp:
@@ -110,22 +101,25 @@ class NodeContext:
 
     def __init__(self, node: onnx.NodeProto, index: int):
         self.node = node
-        self.label = f"node '{node.name}'" if node.name else f"node #{index}"
-        self.attrs: dict[str, Any] = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        name = node.name if len(node.name) <= 80 else node.name[:77] + "..."
+        self.label = f"node {name!r}" if node.name else f"node #{index}"
+        self.attrs: dict[str, Any] = {a.name: attribute_value(a) for a in node.attribute}
         self.used: set[str] = set()
 
     def error(self, message: str, attribute: str | None = None) -> OnnxImportError:
         where = f"onnx {self.label} ({self.node.op_type})"
         if attribute is not None:
             value = self.attrs.get(attribute)
-            shown = value.decode() if isinstance(value, bytes) else value
-            where += f", attribute '{attribute}'" + (f" = {shown!r}" if attribute in self.attrs else "")
+            shown = value.decode(errors="replace") if isinstance(value, bytes) else value
+            text = repr(shown)
+            text = text if len(text) <= 60 else text[:57] + "..."  # the message must stay one short line
+            where += f", attribute '{attribute}'" + (f" = {text}" if attribute in self.attrs else "")
         return OnnxImportError(f"{where}: {message}")
 
     def get(self, name: str, default: Any = None) -> Any:
         self.used.add(name)
         value = self.attrs.get(name, default)
-        return value.decode() if isinstance(value, bytes) else value
+        return value.decode(errors="replace") if isinstance(value, bytes) else value
 
     @overload
     def ints(self, name: str, default: Sequence[int]) -> list[int]: ...
@@ -177,7 +171,7 @@ class Importer:
         self.block: Block | None = None
         self.constant_inputs = {k: np.asarray(v) for k, v in (constant_inputs or {}).items()}
         for init in self.graph.initializer:
-            self.known[init.name] = numpy_helper.to_array(init)
+            self.known[init.name] = tensor_array(init, f"onnx initializer '{init.name}'")
         for name, value in self.constant_inputs.items():
             self.known[name] = value
 
@@ -212,9 +206,12 @@ class Importer:
         return self.value(inputs[i], ctx, what) if len(inputs) > i and inputs[i] else None
 
     def static(self, name: str, ctx: NodeContext, what: str) -> np.ndarray:
-        """A value that must be known at import time (a shape, axes)."""
+        """A value that must be known at import time (a shape, axes): an integer tensor, never truncated."""
         if name in self.known:
-            return self.known[name]
+            array = self.known[name]
+            if array.dtype.kind not in "iu":
+                raise ctx.error(f"{what} '{name}' must be an integer tensor, got {array.dtype} (ONNX Runtime rejects it too)")
+            return array
         kind = "a graph input" if any(i.name == name for i in self.graph.input) else "computed in the graph"
         raise ctx.error(
             f"{what} '{name}' is {kind}, not a constant; cortex shapes are static "
@@ -235,6 +232,10 @@ class Importer:
 
     def run(self) -> ModuleOp:
         initialized = {i.name for i in self.graph.initializer}
+        names = [i.name for i in self.graph.input]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise OnnxImportError(f"onnx graph input '{twice[0]}' is declared twice")
         args = [i for i in self.graph.input if i.name not in initialized and i.name not in self.constant_inputs]
         # An integer input can only be a shape or axes, which must be known now: the node reading it says so.
         unbound = {i.name: i for i in args if is_integer_tensor(i)}
@@ -278,7 +279,9 @@ class Importer:
                 "-1 or None for a dimension known only when the model runs)"
             )
         # a symbolic dimension ('N') or an unknown one imports as `?`: bound when the model runs
-        return TensorType(f32, [d.dim_value if d.HasField("dim_value") else DYNAMIC for d in tt.shape.dim])
+        dims = [d.dim_value if d.HasField("dim_value") else DYNAMIC for d in tt.shape.dim]
+        check_dims([d for d in dims if d != DYNAMIC], f"onnx graph input '{info.name}'")
+        return TensorType(f32, dims)
 
     def explicit_shape(self, info: onnx.ValueInfoProto) -> list[int]:
         """The shape `input_shapes` gives `info` (-1 or None: `?`), checked against the model's own dims."""
@@ -295,6 +298,7 @@ class Importer:
                 raise OnnxImportError(
                     f"input_shapes['{info.name}'] = {self.input_shapes[info.name]} does not fit the model's shape {shown}"
                 )
+        check_dims([d for d in given if d != DYNAMIC], f"input_shapes['{info.name}']")
         return given
 
     def import_node(self, node: onnx.NodeProto, index: int) -> None:
@@ -304,7 +308,18 @@ class Importer:
         handler = HANDLERS.get(node.op_type)
         if handler is None:
             raise ctx.error(f"operator {node.op_type} is not supported (supported: {', '.join(sorted(HANDLERS))})")
+        problem = node_problem(node, self.opset)
+        if problem is not None:
+            raise ctx.error(*problem)
+        for name in node.output:
+            if name and (name in self.values or name in self.known):
+                raise ctx.error(f"output '{name}' is already defined (ONNX names each tensor once)")
         outputs = handler(self, ctx, list(node.input))
+        for value in outputs:
+            if value is not None and isinstance(value.type, TensorType):
+                dims = list(value.type.get_shape())
+                if math.prod(dims) > MAX_ELEMENTS:
+                    raise ctx.error(f"its result has shape {dims}: more than {MAX_ELEMENTS} elements")
         unknown = sorted(set(ctx.attrs) - ctx.used)
         if unknown:
             raise ctx.error("attribute not supported", unknown[0])
@@ -395,7 +410,7 @@ def propagate_known(im: Importer, ctx: NodeContext, name: str) -> None:
 @handles("Constant")
 def constant(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue | None]:
     if "value" in ctx.attrs:
-        array = numpy_helper.to_array(ctx.get("value"))
+        array = tensor_array(ctx.get("value"), f"onnx {ctx.label} (Constant), attribute 'value'")
     elif "value_float" in ctx.attrs:
         array = np.array(ctx.get("value_float"), np.float32)
     elif "value_floats" in ctx.attrs:
@@ -540,6 +555,9 @@ class Window:
                 "auto_pad" if auto_pad != "NOTSET" else "pads",
             )
         self.begin, self.end = pads[:rank], pads[rank:]
+        padded = [n + b + e for n, b, e in zip(spatial, self.begin, self.end)]
+        if math.prod(padded) > MAX_ELEMENTS:
+            raise ctx.error(f"pads the input to {padded}: more than {MAX_ELEMENTS} elements", "pads")
 
     def as_2d(self, rank: int) -> tuple[list[int], list[int], list[int], list[int]]:
         """kernel, strides, dilations, pads (top, left, bottom, right) of the 2-D op; 1-D gets a unit height."""
@@ -604,6 +622,9 @@ def pool(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     if kernel is None or len(kernel) != rank:
         raise ctx.error(f"must give {rank} sizes", "kernel_shape")
     window = Window(ctx, spatial, kernel)
+    if any(p >= k for p, k in zip([*window.begin, *window.end], [*kernel, *kernel])):
+        # a window wholly in the padding: -inf for a max, 0/0 for an average (ONNX Runtime rejects it)
+        raise ctx.error(f"must be smaller than the kernel {list(kernel)}", "pads")
     if is_max:
         ctx.require("storage_order", (0,), 0, "only row-major storage order is supported")
     ceil_mode = ctx.require("ceil_mode", (0, 1), 0, "must be 0 or 1")

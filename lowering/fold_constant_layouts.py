@@ -22,6 +22,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from cortex.dialects.abi import ORIGIN
+from cortex.errors import whole_number
 from cortex.lowering.builders import dense_attr, element_of, shape_of
 from cortex.semantics.values import dense_to_numpy
 
@@ -67,6 +68,7 @@ class FoldConstantLayoutsPass(ModulePass):
     max_elements: int = 65536
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        whole_number("max_elements", self.max_elements, 0, 2**31 - 1)
         walker = PatternRewriteWalker(GreedyRewritePatternApplier([FoldConstantLayout(self.max_elements)]), apply_recursively=True)
         walker.rewrite_module(op)
 

@@ -34,6 +34,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from cortex.dialects.abi import ORIGIN
+from cortex.errors import whole_number
 from cortex.lowering.builders import PARALLEL, REDUCE_COMBINERS, LinalgBuilder, addf, affine_map, maxf, shape_of
 
 COMBINERS: dict[type[Operation], tuple[str, Callable[[SSAValue, SSAValue], SSAValue]]] = {arith.MaximumfOp: ("max", maxf), arith.AddfOp: ("add", addf)}
@@ -139,6 +140,7 @@ class UnrollPoolingPass(ModulePass):
     max_window: int = 16
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        whole_number("max_window", self.max_window, 0, 4096)  # each cell becomes an op: thousands is already absurd
         PatternRewriteWalker(GreedyRewritePatternApplier([UnrollPooling(self.max_window)]), apply_recursively=False).rewrite_module(op)
 
 

@@ -64,7 +64,10 @@ class Range:
         if flat.size == 0:
             return Range(0.0, 0.0, (0,) * BINS)
         lo, hi = float(flat.min()), float(flat.max())
-        counts, _ = np.histogram(flat, bins=BINS, range=(lo, hi if hi > lo else lo + 1.0))
+        if hi <= lo:  # one value (a constant tensor, any magnitude): every count in the first bin
+            return Range(lo, hi, (int(flat.size),) + (0,) * (BINS - 1))
+        # in float64: float32 cannot split [1e6, 1e6 + 1] into BINS bins ("Too many bins")
+        counts, _ = np.histogram(flat.astype(np.float64), bins=BINS, range=(lo, hi))
         return Range(float(np.float32(lo)), float(np.float32(hi)), tuple(int(c) for c in counts))
 
     def percentile(self, p: float) -> tuple[float, float]:
@@ -122,8 +125,33 @@ def as_tuple(sample) -> tuple:
     return tuple(sample) if isinstance(sample, (tuple, list)) else (sample,)
 
 
+def check_calibration_set(samples: object) -> None:
+    """A calibration set is an iterable of samples (arrays, or tuples of arrays): not None, a number or text."""
+    if samples is None or isinstance(samples, (str, bytes, int, float, dict)) or not hasattr(samples, "__iter__"):
+        raise CortexError(
+            "the calibration set must be a list (or other iterable) of input samples, each an array or a tuple "
+            f"of arrays, got {type(samples).__name__}"
+        )
+
+
+def check_sample(index: int, inputs: tuple, function: func.FuncOp) -> None:
+    """Sample `index` has one finite numeric array per argument (a NaN or inf would make every range meaningless)."""
+    if len(inputs) != len(function.args):
+        raise CortexError(f"calibration sample #{index} has {len(inputs)} input(s); @{function.sym_name.data} takes {len(function.args)}")
+    for i, value in enumerate(inputs):
+        try:
+            array = np.asarray(value)
+        except Exception as e:  # noqa: BLE001 - an object NumPy cannot make an array of
+            raise CortexError(f"calibration sample #{index}, argument #{i}: not an array ({type(e).__name__})") from None
+        if array.dtype.kind not in "biuf":
+            raise CortexError(f"calibration sample #{index}, argument #{i}: not numeric ({array.dtype})")
+        if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+            raise CortexError(f"calibration sample #{index}, argument #{i} holds NaN or infinity")
+
+
 def collect_ranges(module: ModuleOp, samples: Iterable, entry: str | None = None) -> tuple[dict[Operation, Range], list[Range | None]]:
     """Run `entry` on every sample; the range of each op's (first, f32 tensor) result and of each argument."""
+    check_calibration_set(samples)
     function = entry_function(module, entry)
     runner = TracingRunner(module, entry=function.sym_name.data, mode=None, weights={})
     seen: dict[Operation, list[np.ndarray]] = {}
@@ -131,7 +159,11 @@ def collect_ranges(module: ModuleOp, samples: Iterable, entry: str | None = None
     count = 0
     for sample in samples:
         inputs = as_tuple(sample)
-        runner(*inputs)
+        check_sample(count, inputs, function)
+        try:
+            runner(*inputs)
+        except CortexError as e:
+            raise CortexError(f"calibration sample #{count}: {e}") from None
         count += 1
         for i, value in enumerate(inputs):
             if i < len(args):
@@ -153,6 +185,8 @@ def attach_ranges(function: func.FuncOp, ranges: dict[Operation, Range], arg_ran
 
 def calibrate(module: ModuleOp, inputs: Iterable, entry: str | None = None) -> ModuleOp:
     """Attach the observed range of every f32 tensor of `entry` to its producer (in place); returns `module`."""
+    if not isinstance(module, ModuleOp):
+        raise CortexError(f"calibrate takes a builtin.module, got {type(module).__name__}")
     function = entry_function(module, entry)
     ranges, arg_ranges = collect_ranges(module, inputs, function.sym_name.data)
     attach_ranges(function, ranges, arg_ranges)
@@ -179,8 +213,11 @@ def load_samples(path: str, function: func.FuncOp) -> list[tuple[np.ndarray, ...
     try:
         with np.load(path) as data:
             arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as e:
-        raise CortexError(f"cannot read calibration inputs '{path}': {e}") from None
+    except OSError as e:
+        raise CortexError(f"cannot read calibration inputs '{path}': {e.strerror or e}") from None
+    except Exception as e:  # noqa: BLE001 - a truncated or foreign file: BadZipFile, EOFError, ValueError, ...
+        detail = " ".join(str(e).split())[:200]
+        raise CortexError(f"cannot read calibration inputs '{path}': not a readable .npz ({type(e).__name__}: {detail})") from None
     n_args = len(function.args)
     if n_args == 1 and len(arrays) == 1:
         columns = list(arrays.values())

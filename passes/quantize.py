@@ -286,9 +286,34 @@ class QuantizeThrough(RewritePattern):
         finish(rewriter, op, qop, params, self.labels)
 
 
+def check_finite_weights(module: ModuleOp, labels: dict[Operation, str]) -> None:
+    """Refuse a NaN or infinite weight or bias of an op to be quantised, naming it.
+
+    int8 cannot hold it: a NaN became 0 and the report said "max abs err 0"
+    while the float graph gave NaN; an inf gave an infinite scale and a raw
+    VerifyException (issue 23, item 7).
+    """
+    for op in module.walk():
+        if not isinstance(op, (ops.Conv2dOp, ops.LinearOp, ops.MatmulOp)):
+            continue
+        for index, operand in enumerate(op.operands):
+            found = constant_value(operand)
+            if found is None:
+                continue
+            array = np.asarray(found)
+            if array.dtype.kind != "f" or np.all(np.isfinite(array)):
+                continue
+            what = "NaN" if np.isnan(array).any() else "infinity"
+            name = f"%{operand.name_hint}" if operand.name_hint else f"operand #{index}"
+            raise CortexError(
+                f"cannot quantise {labels.get(op, op.name)} ({op.name}): its constant {name} holds {what}"
+            )
+
+
 def quantize_module(module: ModuleOp, scheme: Scheme) -> None:
     """Rewrite `module` in place (see the module doc)."""
     labels = op_labels(module)
+    check_finite_weights(module, labels)
     patterns: list[RewritePattern] = [QuantizeCompute(scheme, labels), QuantizeAdd(scheme, labels), QuantizeThrough(labels)]
     patterns += [p for group in QUANT_CANONICAL.values() for p in group]
     PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(module)
@@ -298,9 +323,14 @@ def quantize_module(module: ModuleOp, scheme: Scheme) -> None:
 
 def quantize_with_report(module, calibration, precision, schema, granularity, clip, held_out, entry):
     """`cortex.quantize`: calibrate a copy, quantise it, and report against the float graph."""
-    from cortex.passes.calibrate import calibrate
+    from cortex.passes.calibrate import calibrate, check_calibration_set
     from cortex.passes.quant_report import quant_report
 
+    if not isinstance(module, ModuleOp):
+        raise CortexError(f"quantize takes a builtin.module, got {type(module).__name__}")
+    check_calibration_set(calibration)
+    if held_out is not None:
+        check_calibration_set(held_out)
     samples = list(calibration)
     held = list(held_out) if held_out is not None else None
     qmodule = module.clone()

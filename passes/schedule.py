@@ -34,7 +34,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
-from cortex.errors import CortexError
+from cortex.errors import CortexError, whole_number
 from cortex.passes.frame_split import FrameSplitError, classify_states, partition
 from cortex.passes.profile import profile_ms
 
@@ -226,6 +226,10 @@ class ScheduleError(PassFailedException):
     pass
 
 
+MAX_WORKERS = 4096
+"""More workers than a frame has stages gains nothing; the bound keeps `workers=2**63-1` from eating memory."""
+
+
 @dataclass(frozen=True)
 class SchedulePass(ModulePass):
     """Print the stage graph, state classes, critical path and N-worker schedule of the entry (IR unchanged)."""
@@ -235,8 +239,10 @@ class SchedulePass(ModulePass):
     entry: str = "l2_frame"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.workers < 1:
-            raise ScheduleError(f"workers must be >= 1, got {self.workers}")
+        try:
+            whole_number("workers", self.workers, 1, MAX_WORKERS)
+        except CortexError as e:
+            raise ScheduleError(str(e)) from None
         try:
             print(render_schedule(op, self.entry, self.workers), file=sys.stderr)
         except CortexError as e:

@@ -232,6 +232,8 @@ def reshape(x, *, shape):
 @kernel("cortex.softmax")
 def softmax(x, *, axis: int = D.SOFTMAX_AXIS):
     x = as_f32(x)
+    if x.size == 0:  # nothing to normalise (a zero-size axis has no max): the empty result, as ONNX Runtime gives
+        return x.copy()
     shifted = x - x.max(axis=axis, keepdims=True)
     e = np.exp(shifted)
     return e / e.sum(axis=axis, keepdims=True)

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from helpers.fuzz_cases import MLIR_OPT, MUTATORS, SEEDS, classify, mutate
+from helpers.fuzz_cases import MLIR_OPT, MUTATORS, SEEDS, classify, layout_case, mutate, output_case, quant_case
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -188,3 +188,27 @@ def test_run_passes_misuse_leaves_failed_modules_untouched(pipeline):
         assert cortex.to_text(module) == before
     else:
         cortex.ir.verify_located(module)
+
+
+# ---------------------------------------------------------------- beyond IR text (issue 23)
+
+
+@pytest.mark.timeout(240 * SCALE)
+@settings(FUZZ, max_examples=examples(12))
+@given(st.integers(0, 2**32 - 1))
+def test_quantisation_inputs_are_accepted_or_cleanly_rejected(seed):
+    quant_case(random.Random(seed))  # raises InternalError on anything but success or one CortexError line
+
+
+@pytest.mark.timeout(240 * SCALE)
+@settings(FUZZ, max_examples=examples(20))
+@given(st.integers(0, 2**32 - 1))
+def test_layout_conversion_keeps_results_or_rejects_cleanly(seed):
+    layout_case(random.Random(seed))
+
+
+@pytest.mark.timeout(120 * SCALE)
+@settings(FUZZ, max_examples=examples(40))
+@given(st.integers(0, 2**32 - 1))
+def test_output_paths_keep_their_kind_or_reject_cleanly(seed):
+    output_case(random.Random(seed))

@@ -15,6 +15,9 @@ import os
 
 import numpy as np
 import pytest
+from helpers.numerics import ACCUMULATED, assert_f32_close
+from helpers.pipelines import SMALL, small_l2_text
+from helpers.scheduling import MODES, assert_same, assert_same_state, frames_of, passes, sequential
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,9 +33,6 @@ from cortex.lowering.outline_segments import outline_segments
 from cortex.lowering.pad_as_tensor_pad import PadAsTensorPadPass
 from cortex.semantics.defaults import ENCODER_THRESHOLD
 from cortex.semantics.vision_kernels import low_score_mask
-from tests.helpers.numerics import ACCUMULATED, assert_f32_close
-from tests.helpers.pipelines import SMALL, small_l2_text
-from tests.helpers.scheduling import MODES, assert_same, assert_same_state, frames_of, passes, sequential
 
 HAVE_IREE = importlib.util.find_spec("iree") is not None and all(
     importlib.util.find_spec(name) is not None for name in ("iree.compiler", "iree.runtime")

@@ -18,9 +18,10 @@ import pytest
 pytest.importorskip("iree.compiler")
 pytest.importorskip("iree.runtime")
 
+from helpers.onnx_cases import CASE_NAMES, applicable_cases, unsupported  # noqa: E402
+
 from cortex.ir import CortexError  # noqa: E402
 from cortex.onnx_backend import IreeBackend  # noqa: E402
-from tests.test_onnx_conformance import CASE_NAMES, applicable_cases, unsupported  # noqa: E402
 
 EVERY = 1 if os.environ.get("CORTEX_IREE_CONFORMANCE") == "all" else 5
 SAMPLE = CASE_NAMES[::EVERY]

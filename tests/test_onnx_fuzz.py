@@ -5,6 +5,8 @@ CortexError; never another exception, never a different answer."""
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -91,3 +93,13 @@ def test_random_nodes_import_right_or_fail_cleanly(case, seed):
         (got,) = backend.run_model(model, feeds)
         assert got.shape == want[0].shape
         assert_f32_close(got, want[0], ulps=ACCUMULATED)
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_damaged_protobufs_and_mistyped_attributes_fail_cleanly(seed):
+    """Random nodes with attributes of any type, odd dimensions, short initializers, missing or
+    extra inputs and outputs, and damaged serialisations (issue 23): imported and run, or one CortexError."""
+    from tests.helpers.fuzz_cases import onnx_case
+
+    onnx_case(random.Random(seed))  # raises InternalError on anything else

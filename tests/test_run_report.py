@@ -7,6 +7,7 @@ colours appear. It is skipped, saying why, where Chromium is absent.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -32,7 +33,8 @@ def report(tmp_path_factory) -> tuple[Path, dict, str]:
     """A 45-frame synthetic run (two scene cuts, gated frames) with --report and --summary-json."""
     folder = tmp_path_factory.mktemp("report")
     page, summary = folder / "report.html", folder / "summary.json"
-    rc = main([*SMALL, "--frames", "45", "--workers", "1", "--report", str(page), "--summary-json", str(summary)])
+    rc = main([*SMALL, "--frames", "45", "--workers", "1", "--report", str(page), "--summary-json", str(summary),
+               "--side-by-side"])
     assert rc == 0
     return page, json.loads(summary.read_text()), page.read_text()
 
@@ -44,7 +46,10 @@ def test_the_report_is_one_self_contained_page(report):
     urls = set(re.findall(r"""(?:src|href)\s*=\s*["']?([a-z]+:)""", text)) | set(re.findall(r"url\((?!#)", text))  # url(#id): in-page
     assert urls <= {"data:"} and "<script" not in text and "@import" not in text
     assert set(re.findall(r"https?://[^\s\"')]+", text)) == {"http://www.w3.org/2000/svg"}
-    assert len(re.findall(r'src="data:image/png;base64,', text)) == 6  # thumbnails spread over the run
+    thumbs = re.findall(r'src="data:image/png;base64,([^"]+)"', text)
+    assert len(thumbs) == 6  # thumbnails spread over the run
+    image = cv2.imdecode(np.frombuffer(base64.b64decode(thumbs[0]), np.uint8), cv2.IMREAD_COLOR)
+    assert image.shape[1] == 360 and image.shape[1] > 1.5 * image.shape[0]  # --side-by-side: three 128-px panels
 
 
 def test_the_report_marks_what_the_run_saw(report):

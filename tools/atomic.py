@@ -1,16 +1,36 @@
-"""Outputs that are whole or absent: write to a temporary file beside the target, then rename.
+"""Outputs that are whole or absent, and that never destroy what the path names.
 
-A failed write (a full disk, a vanished directory) raises `OutputError`,
-one line naming the file the user asked for, and leaves neither a
-half-written target nor the temporary file behind. `os.replace` is atomic
-within one filesystem, which the temporary file shares with its target.
-No fsync: this guards against a failed process or a full disk, not against
-power loss.
+A regular file is written to a temporary sibling and renamed onto its
+target: a failed write (a full disk, a vanished directory) raises
+`OutputError`, one line naming the file the user asked for, and leaves
+neither a half-written target nor the temporary file behind. `os.replace`
+is atomic within one filesystem, which the temporary file shares with its
+target. No fsync: this guards against a failed process or a full disk, not
+against power loss.
+
+What the rename must not do (issue 23, item 1): replace something that is
+not a regular file. So the target is looked at first (`Destination`):
+
+- a symlink is followed: its target is replaced, the link stays a link;
+- an existing device, FIFO or socket (`/dev/null`, `/dev/stdout`, a named
+  pipe) is written into directly, as a shell's `>` would: no temporary file,
+  no rename, and no atomicity to promise (a stream has no "whole or absent");
+- a directory is refused.
+
+`check_distinct` refuses an output that is one of the run's inputs or
+another output -- the same file by device and inode, not by spelling -- since
+the rename would otherwise replace the user's video with our output.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from cortex.errors import CortexError
@@ -18,11 +38,6 @@ from cortex.errors import CortexError
 
 class OutputError(CortexError):
     """An output file could not be written (cortex-run exits non-zero with this line)."""
-
-
-def temporary_path(target: Path) -> Path:
-    """A hidden sibling of `target` with its suffix kept (OpenCV picks a container by suffix)."""
-    return target.with_name(f".{target.stem}.partial-{os.getpid()}{target.suffix}")
 
 
 def describe(error: OSError) -> str:
@@ -43,18 +58,75 @@ def remove_quietly(path: Path) -> None:
         pass
 
 
-class AtomicFile:
-    """A file written piecewise into a temporary sibling and renamed onto `target` by `commit()`.
+class Destination:
+    """Where the bytes for `target` go: `path` (symlinks followed) and whether it is a stream.
 
-        out = AtomicFile(path); out.write(b"..."); out.commit()   # or out.discard()
+    `stream` is True for an existing file that is not a regular file (a
+    device, a FIFO, a socket): it is opened and written, never renamed onto.
     """
 
     def __init__(self, target: str | os.PathLike):
         self.target = Path(target)
-        self.temporary = temporary_path(self.target)
         try:
-            self.fd: int | None = os.open(self.temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            info = os.stat(self.target)  # follows symlinks
+        except FileNotFoundError:
+            info = None
         except OSError as e:
+            raise OutputError(f"cannot write {self.target}: {describe(e)}") from None
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            raise OutputError(f"cannot write {self.target}: it is a directory")
+        self.stream = info is not None and not stat.S_ISREG(info.st_mode)
+        # A stream is opened by the name given (/dev/stdout is a link the kernel resolves per process);
+        # a regular file by its real path, so the rename replaces the link's target, not the link.
+        self.path = self.target if self.stream else Path(os.path.realpath(self.target))
+
+    def temporary(self, create: bool = True) -> Path:
+        """A new hidden file beside the real target (or in the temp folder for a stream), suffix kept.
+
+        OpenCV picks a video container by suffix, so the suffix is the target's.
+        """
+        directory = Path(tempfile.gettempdir()) if self.stream else self.path.parent
+        try:
+            fd, name = tempfile.mkstemp(
+                prefix=f".{self.path.stem}.partial-{os.getpid()}-", suffix=self.path.suffix, dir=directory
+            )
+        except OSError as e:
+            raise OutputError(f"cannot write {self.target}: {describe(e)}") from None
+        os.close(fd)
+        return Path(name)
+
+    def open_stream(self) -> int:
+        try:
+            return os.open(self.path, os.O_WRONLY | os.O_NOCTTY)
+        except OSError as e:
+            raise OutputError(f"cannot write {self.target}: {describe(e)}") from None
+
+
+def temporary_path(target: str | os.PathLike) -> Path:
+    """A new temporary file for whoever writes `target` by name (cv2.VideoWriter); see `commit_file`."""
+    return Destination(target).temporary()
+
+
+class AtomicFile:
+    """A file written piecewise into a temporary sibling and renamed onto `target` by `commit()`.
+
+        out = AtomicFile(path); out.write(b"..."); out.commit()   # or out.discard()
+
+    Into a device or FIFO the writes go straight through (see the module's docstring).
+    """
+
+    def __init__(self, target: str | os.PathLike):
+        self.destination = Destination(target)
+        self.target = self.destination.target
+        self.temporary: Path | None = None
+        if self.destination.stream:
+            self.fd: int | None = self.destination.open_stream()
+            return
+        self.temporary = self.destination.temporary()
+        try:
+            self.fd = os.open(self.temporary, os.O_WRONLY | os.O_TRUNC)
+        except OSError as e:
+            remove_quietly(self.temporary)
             raise OutputError(f"cannot write {self.target}: {describe(e)}") from None
 
     def write(self, data: bytes | str) -> None:
@@ -73,9 +145,11 @@ class AtomicFile:
         fd, self.fd = self.fd, None
         try:
             os.close(fd)
-            os.replace(self.temporary, self.target)
+            if self.temporary is not None:
+                os.replace(self.temporary, self.destination.path)
         except OSError as e:
-            remove_quietly(self.temporary)
+            if self.temporary is not None:
+                remove_quietly(self.temporary)
             raise OutputError(f"cannot write {self.target}: {describe(e)}") from None
 
     def discard(self) -> None:
@@ -86,7 +160,8 @@ class AtomicFile:
                 os.close(fd)
             except OSError:
                 pass
-        remove_quietly(self.temporary)
+        if self.temporary is not None:
+            remove_quietly(self.temporary)
 
 
 def write_bytes_atomic(target: str | os.PathLike, data: bytes | memoryview) -> None:
@@ -96,13 +171,103 @@ def write_bytes_atomic(target: str | os.PathLike, data: bytes | memoryview) -> N
     out.commit()
 
 
-def commit_file(temporary: Path, target: Path) -> None:
-    """Rename a finished temporary file (written by someone else, e.g. cv2.VideoWriter) onto `target`."""
+def commit_file(temporary: Path, target: str | os.PathLike) -> None:
+    """Put a finished temporary file (written by someone else, e.g. cv2.VideoWriter) in `target`'s place.
+
+    Renamed onto a regular target (through symlinks); copied into a device or FIFO.
+    """
+    destination = Destination(target)
     try:
-        os.replace(temporary, target)
+        if destination.stream:
+            fd = destination.open_stream()
+            try:
+                with open(temporary, "rb") as source:
+                    while chunk := source.read(1 << 20):
+                        write_all(fd, chunk)
+            finally:
+                os.close(fd)
+            remove_quietly(temporary)
+        else:
+            os.replace(temporary, destination.path)
     except OSError as e:
         remove_quietly(temporary)
-        raise OutputError(f"cannot write {target}: {describe(e)}") from None
+        raise OutputError(f"cannot write {destination.target}: {describe(e)}") from None
 
 
-__all__ = ["AtomicFile", "OutputError", "commit_file", "remove_quietly", "temporary_path", "write_bytes_atomic"]
+WRITE_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+"""errno values that mean "the bytes did not get written" (a full disk, /dev/full, a quota)."""
+
+
+def is_write_failure(error: BaseException) -> bool:
+    return isinstance(error, OSError) and error.errno in WRITE_FAILURES
+
+
+def detach_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush cannot fail again (or print a traceback).
+
+    Called once standard output has failed (a full disk, a reader gone) and the
+    tool is about to exit with its own one-line error.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def identity(path: str | os.PathLike) -> tuple:
+    """What makes two spellings one file: (device, inode), or for a file not there yet its folder's and its name."""
+    real = os.path.realpath(path)
+    try:
+        info = os.stat(real)
+        return (info.st_dev, info.st_ino)
+    except OSError:
+        pass
+    try:
+        folder = os.stat(os.path.dirname(real) or ".")
+        return (folder.st_dev, folder.st_ino, os.path.basename(real))
+    except OSError:
+        return (real,)
+
+
+def is_character_device(path: str | os.PathLike) -> bool:
+    try:
+        return stat.S_ISCHR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike | None]],
+                   inputs: Iterable[tuple[str, str | os.PathLike | None]] = ()) -> None:
+    """Refuse an output that is an input, or the same file as another output (by inode, not spelling).
+
+    Each entry is (what to call it in the message, e.g. "--overlay", path or None when not given).
+    A character device (/dev/null) may take several outputs: nothing there is destroyed.
+    """
+    given_inputs = [(name, path) for name, path in inputs if path]
+    seen: dict[tuple, tuple[str, str | os.PathLike]] = {}
+    for name, path in outputs:
+        if not path:
+            continue
+        key = identity(path)
+        for input_name, input_path in given_inputs:
+            if identity(input_path) == key:
+                raise OutputError(
+                    f"{name} {path} is the same file as {input_name} {input_path}: refusing to overwrite an input"
+                )
+        if key in seen and not is_character_device(path):
+            other_name, other_path = seen[key]
+            raise OutputError(f"{name} {path} and {other_name} {other_path} are the same file: give each output its own")
+        seen[key] = (name, path)
+
+
+__all__ = [
+    "AtomicFile",
+    "Destination",
+    "OutputError",
+    "WRITE_FAILURES",
+    "check_distinct",
+    "detach_stdout",
+    "is_write_failure",
+    "commit_file",
+    "remove_quietly",
+    "temporary_path",
+    "write_bytes_atomic",
+]

@@ -23,7 +23,6 @@ lazy, inside the flags that need them, to keep start-up short.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import difflib
 import inspect
@@ -47,6 +46,7 @@ from cortex.dialects import Cortex
 from cortex.errors import CortexError
 from cortex.ir import ONLY_COMMENTS, LocatedVerifyException, LocatingParser, reject_byte_order_mark, verify_located
 from cortex.registry import all_passes, cortex_passes, cortex_targets, unanchored
+from cortex.tools.atomic import OutputError, detach_stdout, is_write_failure, write_bytes_atomic
 from cortex.tools.diagnostics import Diagnostic, check_expectations, from_parse_error, parse_expectations
 from cortex.tools.instrumentation import IRPrinter, NullTimer, PassInstrumentation, PassTimer, PassVerificationError
 
@@ -442,11 +442,10 @@ class CortexOptMain(xDSLOptMain):
             print("Success, can shrink")
             return 0
         if to_file and not failed:
-            try:
-                with open(self.args.output_file, "w") as f:
-                    f.write(out.getvalue())
-            except OSError as e:
-                raise UsageError(f"cannot write output file '{self.args.output_file}': {e.strerror}") from None
+            try:  # whole or absent; a device or FIFO is written into, a symlink's target replaced
+                write_bytes_atomic(self.args.output_file, out.getvalue().encode())
+            except OutputError as e:
+                raise UsageError(str(e)) from None
         if self.args.mlir_timing:
             sys.stderr.write(self.timer.report())
         if self.args.shrink:
@@ -607,10 +606,11 @@ class CortexOptMain(xDSLOptMain):
             if image_path(path):
                 self.graph_view["write_image"](dot, path)
             else:
-                with open(path, "w") as f:
-                    f.write(ensure_newline(dot))
+                write_bytes_atomic(path, ensure_newline(dot).encode())
         except OSError as e:
             raise ChunkFailure(Diagnostic(f"cannot write graph to '{path}': {e.strerror or e}")) from None
+        except OutputError as e:
+            raise ChunkFailure(Diagnostic(str(e))) from None
         except (DiagnosticException, CortexError) as e:
             raise ChunkFailure(Diagnostic(f"cannot render graph to '{path}': {e}")) from None
 
@@ -672,8 +672,13 @@ def main(argv: Sequence[str] | None = None, driver: type[CortexOptMain] = Cortex
         return 130
     except BrokenPipeError:
         # The reader went away (`cortex-opt ... | head`): not an error of ours.
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        detach_stdout()
+        return 1
+    except OSError as e:
+        if not is_write_failure(e):
+            return internal_error(e)
+        detach_stdout()  # standard output is full (> /dev/full, a full disk): one line, exit 1
+        sys.stderr.write(f"error: cannot write standard output: {e.strerror or e}\n")
         return 1
     except BaseException as e:  # noqa: BLE001 - the last resort: no traceback for users
         return internal_error(e)

@@ -41,6 +41,7 @@ from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.specialize_shapes import bind_to_video, is_shape_generic, video_block
 from cortex.registry import all_passes
 from cortex.tools import parallel_run
+from cortex.tools.atomic import detach_stdout, is_write_failure
 from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
 from cortex.tools.pipeline_check import check_signature, check_weights, parse_weights
 from cortex.tools.probes import expose_scene_change
@@ -493,8 +494,8 @@ def run_one(args: argparse.Namespace) -> int:
     start_arg = position_arg("--start", args.start) or 0
     if args.size and args.video:
         raise CortexError("--size sizes the synthetic video only; a video file is run at its own size")
-    if args.side_by_side and not args.overlay:
-        raise CortexError("--side-by-side needs --overlay")
+    if args.side_by_side and not (args.overlay or args.report):
+        raise CortexError("--side-by-side needs --overlay or --report (their pictures)")
     mode_weights(args.mode)  # an unknown mode fails before any work
     if args.passes:
         check_passes(args.passes)
@@ -533,7 +534,9 @@ def run_one(args: argparse.Namespace) -> int:
     runner = parallel_run.ParallelRunner.maybe(args, backend)  # None: frame after frame
 
     outputs = Outputs(args.scores_jsonl, args.overlay, args.encoded, source.fps, block, args.mode, args.side_by_side,
-                      scale=args.heat_scale, keep_ratio=encoder_threshold(module))
+                      scale=args.heat_scale, keep_ratio=encoder_threshold(module),
+                      inputs=(("the input video", args.video), ("--pipeline", args.pipeline)),
+                      others=(("--summary-json", args.summary_json), ("--report", args.report)))
     outputs.frame_number = source.frame_number
     recorder = ReportRecorder(scene) if args.report else None
     if recorder is not None:
@@ -624,7 +627,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `cortex-run | head`: the reader has gone, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (CortexError, UnknownModeError, ParseError, DiagnosticException, ArgSpecParseError, OSError) as e:
+    except OSError as e:
+        if is_write_failure(e):  # standard output itself is full (> /dev/full, a full disk)
+            detach_stdout()
+            print(f"error: cannot write standard output: {e.strerror or e}", file=sys.stderr)
+        else:
+            print(f"error: {e}", file=sys.stderr)
+        return 1
+    except (CortexError, UnknownModeError, ParseError, DiagnosticException, ArgSpecParseError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

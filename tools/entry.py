@@ -1,6 +1,6 @@
 """The console scripts' entry points: a Ctrl-C while Cortex and xDSL load exits 130, quietly.
 
-`cortex-opt` and `cortex-run` handle KeyboardInterrupt once running, but
+`cortex-opt`, `cortex-run` and `cortex-import-onnx` handle KeyboardInterrupt once running, but
 importing them takes a while (xDSL, NumPy, OpenCV) and an interrupt there
 would print a traceback. This module imports nothing heavy itself (`cortex`
 loads its API lazily), so the window before the `try` is tiny.
@@ -28,3 +28,7 @@ def cortex_opt() -> None:
 
 def cortex_run() -> None:
     run("cortex.tools.cortex_run")
+
+
+def cortex_import_onnx() -> None:
+    run("cortex.tools.import_onnx")

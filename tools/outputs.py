@@ -21,7 +21,9 @@ from cortex.semantics.vision_kernels import low_score_mask
 from cortex.tools.atomic import (
     AtomicFile,
     OutputError,
+    check_distinct,
     commit_file,
+    identity,
     remove_quietly,
     temporary_path,
     write_bytes_atomic,
@@ -69,13 +71,11 @@ class OverlayWriter:
         self.block, self.mode, self.side_by_side, self.scale = block, mode, side_by_side, scale
         self.fps = fps if fps and fps > 0 else 25.0
         self.video: cv2.VideoWriter | None = None
-        self.temporary = temporary_path(self.dest)
+        self.temporary: Path | None = None  # created with the video writer, in the real target's folder
+        self.protected: set[tuple] = set()  # the inputs' identities: a frame file never replaces one
         self.size: tuple[int, int] | None = None
         self.count = 0
-        try:
-            (self.dest.parent if self.kind == "video" else self.dest).mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise OutputError(f"cannot write {self.dest}: {e.strerror or e}") from None
+        make_directory(self.dest.parent if self.kind == "video" else self.dest)
 
     def write(self, frame: np.ndarray, score: np.ndarray, info: FrameInfo, encoded: np.ndarray | None = None,
               kept: np.ndarray | None = None) -> None:
@@ -90,13 +90,14 @@ class OverlayWriter:
             ok, png = cv2.imencode(".png", image)
             if not ok:
                 raise OutputError(f"cannot write {path}: PNG encoding failed")
-            write_bytes_atomic(path, png.tobytes())
+            write_frame_file(path, png, self.protected)
         else:
             if self.video is None:
                 h, w = image.shape[:2]
                 self.size = (h, w)
                 # OpenCV's type stubs omit the module-level VideoWriter_fourcc (the tests replace VideoWriter itself)
                 fourcc = cv2.VideoWriter_fourcc(*VIDEO_CODECS[self.dest.suffix.lower()])  # type: ignore[attr-defined]
+                self.temporary = temporary_path(self.dest)
                 self.video = cv2.VideoWriter(str(self.temporary), fourcc, self.fps, (w, h))
                 if not self.video.isOpened():
                     self.discard()
@@ -106,7 +107,7 @@ class OverlayWriter:
 
     def close(self) -> None:
         """Finish the video, check it reads back whole, and rename it into place."""
-        if self.video is None:
+        if self.video is None or self.temporary is None:
             return
         self.video.release()
         self.video = None
@@ -123,7 +124,25 @@ class OverlayWriter:
         if self.video is not None:
             self.video.release()
             self.video = None
-        remove_quietly(self.temporary)
+        if self.temporary is not None:
+            remove_quietly(self.temporary)
+
+
+def make_directory(path: Path) -> None:
+    """`path` is a directory afterwards (made with its parents), or an OutputError says why not."""
+    if path.exists() and not path.is_dir():
+        raise OutputError(f"cannot write {path}: it exists and is not a directory (PNGs and JPEGs go into a directory)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def write_frame_file(path: Path, data: bytes | np.ndarray, protected: set[tuple]) -> None:
+    """One frame's PNG or JPEG, atomically, unless that file is one of the run's inputs."""
+    if protected and identity(path) in protected:
+        raise OutputError(f"cannot write {path}: it is an input of this run; refusing to overwrite it")
+    write_bytes_atomic(path, data if isinstance(data, bytes) else np.asarray(data, np.uint8).tobytes())
 
 
 def count_readable_frames(path: Path, size: tuple[int, int] | None) -> int:
@@ -149,13 +168,22 @@ class Outputs:
 
     `close()` commits what was written; `discard()` (after a failure or an
     interrupt) removes the temporary files, so no partial output appears.
+    `inputs` are (name, path) pairs of the files the run reads (the video, the
+    pipeline): no output may be one of them, nor the same file as another output.
     """
 
     def __init__(self, scores_jsonl: str | None = None, overlay: str | None = None, encoded: str | None = None,
                  fps: float = 25.0, block: int | None = None, mode: str = "", side_by_side: bool = False,
-                 scale: str = "absolute", keep_ratio: float | None = None):
+                 scale: str = "absolute", keep_ratio: float | None = None,
+                 inputs: tuple[tuple[str, str | None], ...] = (), others: tuple[tuple[str, str | None], ...] = ()):
         """`keep_ratio`: the pipeline's encoder threshold (blocks scoring >= it x the frame's max stay sharp);
-        the overlay outlines those blocks and marks the cut on the colour bar. None: no encoder, no outline."""
+        the overlay outlines those blocks and marks the cut on the colour bar. None: no encoder, no outline.
+        `inputs`: (name, path) of the files the run reads; no output may be one of them (see the class doc);
+        `others`: the run's other outputs (--summary-json, --report), checked against all of these too."""
+        check_distinct(
+            [("--scores-jsonl", scores_jsonl), ("--overlay", overlay), ("--encoded", encoded), *others], inputs
+        )
+        self.protected = {identity(path) for _, path in inputs if path}
         self.jsonl = AtomicFile(scores_jsonl) if scores_jsonl else None
         self.overlay = None
         self.encoded = Path(encoded) if encoded else None
@@ -171,11 +199,10 @@ class Outputs:
         self.fps = fps if fps and fps > 0 else 25.0
         try:
             self.overlay = OverlayWriter(overlay, fps, block, mode, side_by_side, scale) if overlay else None
+            if self.overlay:
+                self.overlay.protected = self.protected
             if self.encoded:
-                try:
-                    self.encoded.mkdir(parents=True, exist_ok=True)
-                except OSError as e:
-                    raise OutputError(f"cannot write {self.encoded}: {e.strerror or e}") from None
+                make_directory(self.encoded)
         except BaseException:
             self.discard()
             raise
@@ -226,7 +253,7 @@ class Outputs:
         for recorder in self.recorders:
             recorder(index, info, score, results, render)
         if self.encoded:
-            write_bytes_atomic(self.encoded / f"frame_{number:05d}.jpg", np.asarray(encoded, np.uint8).tobytes())
+            write_frame_file(self.encoded / f"frame_{number:05d}.jpg", encoded, self.protected)
 
     def close(self) -> None:
         try:

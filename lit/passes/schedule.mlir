@@ -11,6 +11,7 @@
 // RUN: cortex-opt %l2_static -p 'cortex-schedule{workers=4}' 2>&1 >/dev/null | filecheck %s --check-prefix=UNPROFILED
 // RUN: cortex-opt %l2_static -p 'cortex-schedule{workers=2}' 2>/dev/null | filecheck %s --check-prefix=UNCHANGED
 // RUN: not cortex-opt %l2_static -p 'cortex-schedule{workers=0}' 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: not cortex-opt %l2_static -p 'cortex-schedule{workers=9223372036854775807}' 2>&1 | filecheck %s --check-prefix=HUGE
 
 // CHECK:      [schedule] @l2_frame on 2 workers
 // CHECK-NEXT: stage graph (← inputs; state values come from the previous frame):
@@ -60,4 +61,5 @@
 // UNCHANGED: func.func @l2_frame(%frame: tensor<480x640x3xui8>)
 // UNCHANGED: cortex.update_state "prev_score"
 
-// BAD: workers must be >= 1, got 0
+// BAD: workers must be a whole number from 1 to 4096, got 0
+// HUGE: workers must be a whole number from 1 to 4096, got 9223372036854775807
