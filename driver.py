@@ -8,6 +8,7 @@ module imports it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from cortex.passes.frame_split import split_entry
 from cortex.passes.outlining import FrameSplitError, defined_function, split_keys
 from cortex.passes.quant_report import quantize_with_report
 from cortex.passes.specialize_mode import specialize_weights
+from cortex.passes.specialize_shapes import is_shape_generic
 from cortex.passes.stage_split import split_stages
 from cortex.passes.state_analysis import classify_states
 from cortex.passes.temporal_reuse import ReuseReport, temporal_reuse
@@ -41,6 +43,7 @@ from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import PipelineError, parse_pipeline
 from cortex.runtime.pipeline import CompiledPipeline
 from cortex.runtime.program import Executable, FrameSplit, Part, Program, StateInfo
+from cortex.shape_generic import ShapeGenericPipeline
 
 
 def build_pipeline(pipeline: str) -> PassPipeline:
@@ -180,7 +183,7 @@ def compile_pipeline(
     precision: str | None = None,
     backend: str = "numpy",
     device: str = "cpu",
-) -> CompiledPipeline:
+) -> CompiledPipeline | ShapeGenericPipeline:
     """`compile_program`, loaded by the runtime: the object `cortex.compile` returns.
 
     With a mode (or weights), the module is specialised first: the weights
@@ -192,12 +195,28 @@ def compile_pipeline(
     independent stages on that many threads (`cortex.runtime.threads`).
     `split=False` leaves out the frame and stage splits (a faster compile;
     `run_video` and `workers` > 1 then say so). `frame_work`, `precision`, `backend`, `device`: see
-    `compile_program`; `compiled.temporal_reuse` says what temporal reuse carried.
+    `compile_program`; `compiled.temporal_reuse` says what temporal reuse carried. An entry with `?`
+    input dimensions gives a `ShapeGenericPipeline`: the same compilation, run per concrete input shape
+    (`cortex.shape_generic`).
     """
     check_backend_choice(backend, device)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
-    compilation = compile_program(module_or_path, entry, mode, weights, passes, post_passes, specialize, split,
+    try:
+        module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
+        find_entry(module, entry)
+    except CortexError:
+        raise
+    except (DiagnosticException, ParseError, ValueError) as e:
+        raise CortexError(str(e).strip()) from None
+    if is_shape_generic(module, entry):  # compiled per concrete shape, on first use or `specialize`
+        per_shape = functools.partial(
+            compile_pipeline, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
+            workers=workers, specialize=specialize, profile=profile, split=split, frame_work=frame_work,
+            precision=precision, backend=backend, device=device,
+        )
+        return ShapeGenericPipeline(module, entry, per_shape)
+    compilation = compile_program(module, entry, mode, weights, passes, post_passes, specialize, split,
                                   frame_work, precision, backend, device)
     compiled = CompiledPipeline(compilation.program, workers=workers, profile=profile)
     compiled.temporal_reuse = list(compilation.temporal_reuse)
@@ -347,11 +366,19 @@ def specialized(module: ModuleOp, table: Mapping[str, float]) -> ModuleOp:
     return run_pipeline(copy, "canonicalize,dce")
 
 
-def reference(module, entry: str = DEFAULT_ENTRY, mode: str | None = DEFAULT_MODE, weights=None, op_timer=None) -> ReferenceRunner:
+def reference(
+    module, entry: str = DEFAULT_ENTRY, mode: str | None = DEFAULT_MODE, weights=None, op_timer=None
+) -> ReferenceRunner | ShapeGenericPipeline:
     """The eager reference interpreter over `module`'s `entry` function.
 
-    `op_timer(op, seconds)`, when given, is called after each cortex op runs.
+    `op_timer(op, seconds)`, when given, is called after each cortex op runs. An entry with `?` input
+    dimensions gives a `ShapeGenericPipeline` of interpreters, one per concrete input shape.
     """
+    if isinstance(module, (str, Path)):
+        module = parse(module)
+    if isinstance(module, ModuleOp) and is_shape_generic(module, entry):
+        make = functools.partial(ReferenceRunner, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
+        return ShapeGenericPipeline(module, entry, make)
     return ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
 
 

@@ -30,6 +30,7 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-specialize-mode": ("cortex.passes.specialize_mode", "SpecializeModePass"),
     "cortex-dce": ("cortex.passes.dce", "CortexDCEPass"),
     "cortex-shape-inference": ("cortex.passes.shape_inference", "ShapeInferencePass"),
+    "cortex-specialize-shapes": ("cortex.passes.specialize_shapes", "SpecializeShapesPass"),
     "cortex-partition": ("cortex.passes.partition", "PartitionPass"),
     "cortex-profile": ("cortex.passes.profile", "ProfilePass"),
     "cortex-fuse-batch-norm": ("cortex.passes.fuse_batch_norm", "FuseBatchNormPass"),

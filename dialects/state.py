@@ -18,7 +18,7 @@ from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, 
 from xdsl.traits import MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from cortex.dialects.base import CortexOp
+from cortex.dialects.base import CortexOp, compatible
 from cortex.dialects.traits import FrameBoundary
 
 StateValue = TensorType | Float32Type
@@ -87,7 +87,7 @@ class UpdateStateOp(NamedOp):
             fn = fn.parent_op()
         if fn is not None:
             for read in fn.walk():
-                if isinstance(read, StateOp) and read.state_name == name and read.result.type != self.value.type:
+                if isinstance(read, StateOp) and read.state_name == name and not compatible(read.result.type, self.value.type):
                     raise VerifyException(
                         f"state '{name}' is read as {read.result.type} but updated with {self.value.type}"
                     )

@@ -20,9 +20,10 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import TensorType
 from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.dialects.linalg.ops import YieldOp as LinalgYieldOp
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.irdl.dominance import DominanceInfo
 
+from cortex.dialects.base import compatible
 from cortex.dialects.state import StateOp, UpdateStateOp
 
 Problem = tuple[Operation, str]
@@ -209,8 +210,9 @@ def _types(types: list) -> str:
 
 
 def state_problems(function: func.FuncOp) -> Iterator[Problem]:
-    """Within one function, every read and update of a state name agrees on its type."""
-    seen: dict[str, tuple[Operation, object]] = {}
+    """Within one function, every read and update of a state name agrees on its type (a `?` dimension
+    agrees with any size: a shape-generic pipeline's state takes its size when the shape is bound)."""
+    seen: dict[str, tuple[Operation, Attribute]] = {}
     for op in walk_iterative(function):
         if isinstance(op, StateOp):
             type_ = op.result.type
@@ -219,7 +221,7 @@ def state_problems(function: func.FuncOp) -> Iterator[Problem]:
         else:
             continue
         first = seen.setdefault(op.state_name, (op, type_))
-        if first[1] != type_:
+        if not compatible(first[1], type_):
             verb = "read" if isinstance(first[0], StateOp) else "updated"
             yield op, f"state '{op.state_name}' has type {type_} here but is {verb} as {first[1]} earlier in @{function.sym_name.data}"
 

@@ -444,6 +444,15 @@ class ReshapeOp(CortexOp):
                 f"reshape from {shapes.fmt(t.get_shape())} ({n_in} elements) "
                 f"to {shapes.fmt(out.get_shape())} ({n_out} elements) changes the element count"
             )
+        dims = out.get_shape()
+        if n_in is not None and dims.count(shapes.DYNAMIC) == 1:  # one `?`: what the element count leaves
+            known = shapes.num_elements([d for d in dims if d != shapes.DYNAMIC]) or 0
+            if known == 0 or n_in % known:
+                raise VerifyException(
+                    f"reshape from {shapes.fmt(t.get_shape())} ({n_in} elements) to {shapes.fmt(dims)}: "
+                    f"no size of the '?' dimension holds them"
+                )
+            return [tensor([n_in // known if d == shapes.DYNAMIC else d for d in dims], t.element_type)]
         return [None]
 
 

@@ -1,10 +1,14 @@
-"""The L2 ROI-scoring pipeline, built for any frame size and block.
+"""The L2 ROI-scoring pipeline, built for any frame size and block — or for every size.
 
-`examples/l2_pipeline.mlir` is exactly `build_l2_pipeline()` printed (a test
-keeps them equal; `L2_PIPELINE` is its path, so the bundled pipeline is
-reachable from any directory). Real videos get a pipeline built for their
-padded resolution (`cortex.video.source.padded_size`), compiled once per
-resolution.
+This builder is the one home of the pipeline's structure. `examples/l2_pipeline.mlir`
+is exactly `build_l2_pipeline(None, None)` printed, the shape-generic form
+(`tensor<?x?x3xui8>`; a test keeps them equal; `L2_PIPELINE` is its path, so
+the bundled pipeline is reachable from any directory): it runs on any frame
+whose sides are multiples of the block, compiled once per frame size
+(`cortex.shape_generic`; `cortex-run` binds it to a video's padded size,
+`cortex.video.source.padded_size`, before the first frame). Given a height
+and width, the builder gives the static pipeline for that size: the same
+module the generic one becomes once bound to it.
 
 The blur gate skips scoring when
 
@@ -65,7 +69,7 @@ def _checked_grid(height: int, width: int, block: int) -> tuple[int, ...]:
     """The score-map shape, or a CortexError naming the argument that is wrong."""
     for name, value in (("height", height), ("width", width), ("block", block)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise CortexError(f"build_l2_pipeline: {name} must be an int, got {value!r}")
+            raise CortexError(f"build_l2_pipeline: {name} must be an int{'' if name == 'block' else ' or None'}, got {value!r}")
     try:
         return shapes.block_grid(height, width, block)
     except VerifyException as e:
@@ -73,13 +77,15 @@ def _checked_grid(height: int, width: int, block: int) -> tuple[int, ...]:
 
 
 def build_l2_pipeline(
-    height: int = 480,
-    width: int = 640,
+    height: int | None = 480,
+    width: int | None = 640,
     block: int = D.BLOCK,
     blur_threshold: float | None = None,
     crop: tuple[int, int] | None = None,
 ) -> ModuleOp:
     """`@l2_frame(tensor<HxWx3xui8>) -> (tensor<?xui8>, tensor<H/b x W/b x f32>)`.
+
+    `height` or `width` None leaves that side `?` (the bundled shape-generic form).
 
     For a video whose frames are padded up to `height`×`width`, `crop` is their
     own size: the encoder crops back to it (see `cortex.video.source.padded_size`).
@@ -87,6 +93,8 @@ def build_l2_pipeline(
     the runtime input `blur_threshold`; a number bakes it in as a constant.
     Arguments no pipeline can have are a CortexError naming them.
     """
+    height = shapes.DYNAMIC if height is None else height
+    width = shapes.DYNAMIC if width is None else width
     try:
         return _build_l2_pipeline(height, width, block, blur_threshold, crop)
     except VerifyException as e:  # an op builder's typing rule (e.g. a block the saliency scale does not divide)

@@ -11,7 +11,7 @@ axes: they must be constants (an initializer, a Constant node, or a value
 given in `constant_inputs`).
 
 Anything the dialect cannot express — an operator, an attribute value, a
-non-float32 tensor, a symbolic dimension — is one CortexError naming the
+non-float32 tensor — is one CortexError naming the
 node, its operator and the attribute, never a silently different graph.
 """
 
@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from cortex.dialects import shapes
 from cortex.dialects import tensor_ops as ops
 from cortex.dialects.base import shape_of
 from cortex.frontends.onnx_checks import (
@@ -50,6 +51,7 @@ from cortex.semantics.values import numpy_to_dense
 
 ENTRY = "main"
 FLOAT = onnx.TensorProto.FLOAT
+DYNAMIC = shapes.DYNAMIC
 
 
 
@@ -155,8 +157,14 @@ SUPPORTED_OPS = HANDLERS  # filled below; its keys are the ONNX operators the im
 class Importer:
     """Walks one ONNX graph in order, building the body of @main."""
 
-    def __init__(self, model: onnx.ModelProto, constant_inputs: Mapping[str, np.ndarray] | None = None):
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        constant_inputs: Mapping[str, np.ndarray] | None = None,
+        input_shapes: Mapping[str, Sequence[int | None]] | None = None,
+    ):
         self.model = model
+        self.input_shapes = dict(input_shapes or {})
         self.graph = model.graph
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
         self.values: dict[str, SSAValue] = {}
@@ -264,17 +272,35 @@ class Importer:
                 f"onnx graph input '{info.name}' is {type_name(tt.elem_type)}; cortex tensors are float32 "
                 "(an integer input used as a shape or axes can be given in constant_inputs)"
             )
+        if info.name in self.input_shapes:
+            return TensorType(f32, self.explicit_shape(info))
         if not tt.HasField("shape"):
-            raise OnnxImportError(f"onnx graph input '{info.name}' has no shape; cortex shapes are static")
-        dims = []
-        for d in tt.shape.dim:
-            if not d.HasField("dim_value"):
-                raise OnnxImportError(
-                    f"onnx graph input '{info.name}' has a symbolic dimension '{d.dim_param or '?'}'; cortex shapes are static"
-                )
-            dims.append(d.dim_value)
-        check_dims(dims, f"onnx graph input '{info.name}'")
+            raise OnnxImportError(
+                f"onnx graph input '{info.name}' has no shape: give it in input_shapes (e.g. {{'{info.name}': [1, 3, 32, 32]}}, "
+                "-1 or None for a dimension known only when the model runs)"
+            )
+        # a symbolic dimension ('N') or an unknown one imports as `?`: bound when the model runs
+        dims = [d.dim_value if d.HasField("dim_value") else DYNAMIC for d in tt.shape.dim]
+        check_dims([d for d in dims if d != DYNAMIC], f"onnx graph input '{info.name}'")
         return TensorType(f32, dims)
+
+    def explicit_shape(self, info: onnx.ValueInfoProto) -> list[int]:
+        """The shape `input_shapes` gives `info` (-1 or None: `?`), checked against the model's own dims."""
+        given = [DYNAMIC if d is None or d == -1 else d for d in self.input_shapes[info.name]]
+        if any(not isinstance(d, int) or isinstance(d, bool) or (d < 0 and d != DYNAMIC) for d in given):
+            raise OnnxImportError(
+                f"input_shapes['{info.name}'] must be non-negative integers (-1 or None for '?'), got {self.input_shapes[info.name]}"
+            )
+        tt = info.type.tensor_type
+        if tt.HasField("shape"):
+            own = [d.dim_value if d.HasField("dim_value") else DYNAMIC for d in tt.shape.dim]
+            if len(own) != len(given) or any(a != DYNAMIC and b != DYNAMIC and a != b for a, b in zip(own, given)):
+                shown = "x".join("?" if d == DYNAMIC else str(d) for d in own)
+                raise OnnxImportError(
+                    f"input_shapes['{info.name}'] = {self.input_shapes[info.name]} does not fit the model's shape {shown}"
+                )
+        check_dims([d for d in given if d != DYNAMIC], f"input_shapes['{info.name}']")
+        return given
 
     def import_node(self, node: onnx.NodeProto, index: int) -> None:
         ctx = NodeContext(node, index)
@@ -647,8 +673,16 @@ def resolve_reshape(ctx: NodeContext, source: Sequence[int], target: Sequence[in
                 if i >= len(source):
                     raise ctx.error(f"shape {list(target)}: 0 at position {i} has no input dimension to copy")
                 out[i] = source[i]
-    if out.count(-1) > 1 or any(d < -1 for d in out):
+    if out.count(-1) > 1 or any(d < -1 and d != DYNAMIC for d in out):
         raise ctx.error(f"shape {list(target)}: at most one −1, and no other negative size")
+    if DYNAMIC in source:  # a `?` (batch) dimension, carried by a 0 (the −1 is then the rest) or not
+        carried = sum(1 for i, d in enumerate(target) if d == 0 and not allowzero and source[i] == DYNAMIC)
+        if -1 in out and carried == source.count(DYNAMIC):
+            total, known = math.prod(d for d in source if d != DYNAMIC), math.prod(d for d in out if d not in (-1, DYNAMIC))
+            if known == 0 or total % known:
+                raise ctx.error(f"shape {list(target)} cannot hold the elements of {shapes.fmt(source)}")
+            out[out.index(-1)] = total // known
+        return [DYNAMIC if d == -1 else d for d in out]
     total = math.prod(source)
     if -1 in out:
         known = math.prod(d for d in out if d != -1)
@@ -683,7 +717,12 @@ def flatten(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]
         raise ctx.error(f"out of range for rank {len(s)}", "axis")
     if axis < 0:
         axis += len(s)
-    return [im.reshape(ctx, x, (math.prod(s[:axis]), math.prod(s[axis:])))]
+    return [im.reshape(ctx, x, (product(s[:axis]), product(s[axis:])))]
+
+
+def product(dims: Sequence[int]) -> int:
+    """The element count of `dims`, `?` if any of them is."""
+    return DYNAMIC if DYNAMIC in dims else math.prod(dims)
 
 
 @handles("Softmax")
@@ -726,15 +765,23 @@ def reduce(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
 
 
 def from_onnx(
-    model_or_path: onnx.ModelProto | str | Path | bytes, constant_inputs: Mapping[str, np.ndarray] | None = None
+    model_or_path: onnx.ModelProto | str | Path | bytes,
+    constant_inputs: Mapping[str, np.ndarray] | None = None,
+    input_shapes: Mapping[str, Sequence[int | None]] | None = None,
 ) -> ModuleOp:
     """The cortex module of an ONNX model: `func.func @main(inputs) -> outputs`.
 
     `constant_inputs` gives values for graph inputs that are read as shapes or
-    axes (they are then not arguments of @main).
+    axes (they are then not arguments of @main). A symbolic dimension ('N')
+    imports as `?` (the module is shape-generic: `cortex.compile` binds it per
+    call shape); `input_shapes` gives an input's shape explicitly (for a model
+    that has none, or to fix a symbolic one; -1 or None keeps a dimension `?`).
     """
     model = load_model(model_or_path)
-    module = Importer(model, constant_inputs).run()
+    unknown = sorted(set(input_shapes or {}) - {i.name for i in model.graph.input})
+    if unknown:
+        raise OnnxImportError(f"input_shapes names {unknown[0]!r}, which is not a graph input")
+    module = Importer(model, constant_inputs, input_shapes).run()
     try:
         module.verify()
     except VerifyException as e:

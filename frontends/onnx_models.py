@@ -36,8 +36,11 @@ def _model(nodes, inputs, outputs, initializers, name: str) -> onnx.ModelProto:
     return model
 
 
-def cnn(seed: int = 0, channels: tuple[int, int, int] = (8, 8, 16), classes: int = 10) -> onnx.ModelProto:
-    """conv3×3-relu, conv3×3-relu, maxpool 2×2, conv3×3-relu, reshape, Gemm, softmax; 1×3×16×16 → 1×classes."""
+def cnn(
+    seed: int = 0, channels: tuple[int, int, int] = (8, 8, 16), classes: int = 10, batch: int | str = 1
+) -> onnx.ModelProto:
+    """conv3×3-relu, conv3×3-relu, maxpool 2×2, conv3×3-relu, reshape, Gemm, softmax; B×3×16×16 → B×classes
+    (`batch` a number, or a symbolic dimension's name such as "N")."""
     rng = np.random.default_rng(seed)
     c1, c2, c3 = channels
     init = [
@@ -49,7 +52,7 @@ def cnn(seed: int = 0, channels: tuple[int, int, int] = (8, 8, 16), classes: int
         _weights(rng, "b3", (c3,), 9 * c2),
         _weights(rng, "fc_w", (classes, c3 * 8 * 8), c3 * 64),
         _weights(rng, "fc_b", (classes,), c3 * 64),
-        numpy_helper.from_array(np.array([1, -1], np.int64), "flat_shape"),
+        numpy_helper.from_array(np.array([-1, c3 * 8 * 8] if isinstance(batch, str) else [batch, -1], np.int64), "flat_shape"),
     ]
     same: dict[str, Any] = {"pads": [1, 1, 1, 1], "kernel_shape": [3, 3]}
     nodes = [
@@ -64,8 +67,8 @@ def cnn(seed: int = 0, channels: tuple[int, int, int] = (8, 8, 16), classes: int
         helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["logits"], name="fc", transB=1),
         helper.make_node("Softmax", ["logits"], ["y"], name="softmax", axis=-1),
     ]
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, classes])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, 16, 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, classes])
     return _model(nodes, [x], [y], init, "cnn")
 
 

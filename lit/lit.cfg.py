@@ -28,3 +28,17 @@ if os.path.exists(os.path.join(MLIR_BIN, "mlir-opt")):
     config.substitutions.append(("%mlir-opt", os.path.join(MLIR_BIN, "mlir-opt")))
 if shutil.which("dot"):
     config.available_features.add("dot")
+
+# The bundled pipeline is shape-generic (tensor<?x?x3xui8>); the tests that read its lowered or
+# analysed form use the static 480x640 form, `build_l2_pipeline(480, 640)`, written once per run
+# (same file name, same lines as the bundled file, so located diagnostics read alike).
+_static_dir = os.path.join(config.test_exec_root, "static")
+os.makedirs(_static_dir, exist_ok=True)
+_static_l2 = os.path.join(_static_dir, "l2_pipeline.mlir")
+import subprocess  # noqa: E402
+
+subprocess.run(
+    [sys.executable, "-c", "import cortex,sys; sys.stdout.write(cortex.to_text(cortex.build_l2_pipeline(480, 640)))"],
+    stdout=open(_static_l2, "w"), check=True, env={**os.environ},
+)
+config.substitutions.insert(0, ("%l2_static", _static_l2))

@@ -39,7 +39,8 @@ def require_static(op: Operation, pass_name: str) -> None:
         if has_dynamic_shape(value):
             raise LoweringError(
                 f"{pass_name}: {describe(op)} has the dynamic type {value.type}; "
-                "run cortex-shape-inference first (lowering needs static shapes)"
+                "run cortex-shape-inference first (lowering needs static shapes; a shape-generic entry is "
+                "bound to one input shape by cortex-specialize-shapes{shapes=...})"
             )
 
 

@@ -10,6 +10,10 @@ Patterns, run by xDSL's PatternRewriteWalker to a fixed point (each sweep
 visits a region's ops before the op owning it):
 - `RefineCortexResults`: one pattern for every cortex op;
 - `RefineIfResults`: an `scf.if` result takes the dimensions its branches agree on;
+- `RefineStateTypes`: a `cortex.state` declared with `?` dimensions takes the
+  dimensions of what the `cortex.update_state`s of the same name store (the
+  state holds nothing else), so a shape-generic pipeline's `prev_gray` follows
+  its frame;
 - `RefineFunctionResults`: a function's declared results are refined from
   its `func.return`s, and the `func.call`s to it get the new types.
 
@@ -24,6 +28,15 @@ the one its parent settled on (the other branch is unknown), a
 
 The first op whose operand shapes cannot agree stops the pass with one
 line naming the op, where it is, and the broken rule.
+
+`optimistic=True` (what binding a shape-generic entry to one concrete shape
+uses, `cortex.passes.specialize_shapes`) lets an `scf.if` result take a
+dimension that one branch knows while the other still has `?`. That is what a
+state read back in one branch needs (the blur gate yields `prev_score`, whose
+shape is only learnt from the `update_state` of that very `scf.if`'s
+result): an optimistic fixed point, checked afterwards — a `tensor.cast` from
+a `?` to a static dimension that survives the fixed point means the guess
+was never confirmed, and the caller reports it.
 """
 
 from __future__ import annotations
@@ -48,6 +61,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp, compatible
+from cortex.dialects.state import StateOp, UpdateStateOp
 from cortex.errors import CortexError
 from cortex.ir import describe
 
@@ -75,16 +89,21 @@ def refined(declared: Attribute, inferred: Attribute | None) -> Attribute:
     return TensorType(declared.element_type, shape)
 
 
-def join(types: Sequence[Attribute]) -> Attribute | None:
-    """The most static type all of `types` agree with: a dimension is static where all are equal."""
+def join(types: Sequence[Attribute], optimistic: bool = False) -> Attribute | None:
+    """The most static type all of `types` agree with: a dimension is static where all are equal
+    (`optimistic`: where all the static ones are equal, a `?` agreeing with anything)."""
     first = types[0]
     tensors = [t for t in types if isinstance(t, TensorType)]
     if len(tensors) != len(types):
         return first if all(t == first for t in types) else None
     if len({(t.element_type, t.get_num_dims()) for t in tensors}) != 1:
         return None
-    dims = zip(*(t.get_shape() for t in tensors))
-    return TensorType(tensors[0].element_type, [d[0] if len(set(d)) == 1 else DYNAMIC for d in dims])
+    return TensorType(tensors[0].element_type, [agreed_dim(d, optimistic) for d in zip(*(t.get_shape() for t in tensors))])
+
+
+def agreed_dim(dims: Sequence[int], optimistic: bool) -> int:
+    known = {d for d in dims if d != DYNAMIC} if optimistic else set(dims)
+    return known.pop() if len(known) == 1 else DYNAMIC
 
 
 def set_type(rewriter: PatternRewriter, value: SSAValue, new_type: Attribute) -> None:
@@ -104,12 +123,14 @@ def cast_operands_to(rewriter: PatternRewriter, terminator: Operation, types: Se
         rewriter.notify_op_modified(terminator)
 
 
-def refine_from_terminators(results: Sequence[Attribute], terminators: Sequence[Operation]) -> list[Attribute]:
+def refine_from_terminators(
+    results: Sequence[Attribute], terminators: Sequence[Operation], optimistic: bool = False
+) -> list[Attribute]:
     """The refined types of a region-holding op's results, from what its terminators pass."""
     new_types = []
     for index, declared in enumerate(results):
         passed = [t.operands[index].type for t in terminators if len(t.operands) > index]
-        agreed = join(passed) if passed and len(passed) == len(terminators) else None
+        agreed = join(passed, optimistic) if passed and len(passed) == len(terminators) else None
         new_types.append(refined(declared, agreed) if agreed is not None and compatible(declared, agreed) else declared)
     return new_types
 
@@ -121,8 +142,8 @@ class RefineCortexResults(RewritePattern):
     """A cortex op's result types become what `infer_result_types()` says."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if not isinstance(op, CortexOp):
-            return
+        if not isinstance(op, CortexOp) or isinstance(op, UpdateStateOp):
+            return  # a state's reads and writes agree through `RefineStateTypes`
         try:
             inferred = op.infer_result_types()
         except VerifyException as e:
@@ -136,14 +157,17 @@ class RefineCortexResults(RewritePattern):
 
 
 class RefineIfResults(RewritePattern):
-    """scf.if results take the dimensions both branches agree on."""
+    """scf.if results take the dimensions both branches agree on (`optimistic`: that either knows)."""
+
+    def __init__(self, optimistic: bool = False):
+        self.optimistic = optimistic
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter, /) -> None:
         yields = [y for region in op.regions if region.blocks for y in [region.block.last_op] if isinstance(y, scf.YieldOp)]
         if len(yields) != 2:
             return  # an `if` without `else` has no results to refine
-        new_types = refine_from_terminators(op.result_types, yields)
+        new_types = refine_from_terminators(op.result_types, yields, self.optimistic)
         for result, t in zip(op.results, new_types):
             set_type(rewriter, result, t)
         for y in yields:
@@ -180,10 +204,59 @@ class RefineFunctionResults(RewritePattern):
         return [c for c in top.walk() if isinstance(c, func.CallOp) and c.callee.root_reference.data == name]
 
 
-def infer_shapes(module: ModuleOp) -> None:
-    """Refine every dynamic result type in `module` that its operands determine (in place)."""
+class RefineStateTypes(RewritePattern):
+    """A state's `?` dimensions become those of the values stored in it, where they all agree.
+
+    The reads and writes of one state name in one function must have one type
+    (the `cortex.update_state` verifier): every read takes the refined type,
+    and a stored value that is still less static is cast to it (only an
+    optimistic refinement leaves one; the caller checks it is confirmed).
+    """
+
+    def __init__(self, optimistic: bool = False):
+        self.optimistic = optimistic
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: StateOp, rewriter: PatternRewriter, /) -> None:
+        fn = enclosing_function(op)
+        if fn is None:
+            return
+        declared, name = op.result.type, op.state_name
+        updates = [u for u in fn.walk() if isinstance(u, UpdateStateOp) and u.state_name == name]
+        for update in updates:
+            if not compatible(declared, update.value.type):
+                raise fail(update, f"state '{name}' is read as {declared} but updated with {update.value.type}")
+        if not (updates and isinstance(declared, TensorType) and DYNAMIC in declared.get_shape()):
+            return
+        agreed = join([u.value.type for u in updates], self.optimistic)
+        new_type = refined(declared, agreed) if agreed is not None and compatible(declared, agreed) else declared
+        if new_type == declared:
+            return
+        for read in fn.walk():
+            if isinstance(read, StateOp) and read.state_name == name:
+                set_type(rewriter, read.result, new_type)
+        for update in updates:
+            cast_operands_to(rewriter, update, [new_type])
+
+
+def enclosing_function(op: Operation) -> func.FuncOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def infer_shapes(module: ModuleOp, optimistic: bool = False) -> None:
+    """Refine every dynamic result type in `module` that its operands determine (in place);
+    `optimistic`: see the module doc."""
     applier = GreedyRewritePatternApplier(
-        [RefineCortexResults(), RefineIfResults(), RefineFunctionResults()], dce_enabled=False
+        [
+            RefineCortexResults(),
+            RefineIfResults(optimistic),
+            RefineStateTypes(optimistic),
+            RefineFunctionResults(),
+        ],
+        dce_enabled=False,
     )
     PatternRewriteWalker(applier, walk_regions_first=True).rewrite_module(module)
 

@@ -32,9 +32,9 @@ def test_the_readme_python_block_runs_from_any_directory(tmp_path):
 
 def test_compile_specialises_to_the_mode_by_default():
     module = cortex.parse(cortex.examples.L2_PIPELINE)
-    power = cortex.compile(module, mode="power_save")
+    power = cortex.compile(module, mode="power_save").specialize((480, 640, 3))
     assert "saliency" not in power.source and "motion" not in power.source
-    agnostic = cortex.compile(module, mode="power_save", specialize=False)
+    agnostic = cortex.compile(module, mode="power_save", specialize=False).specialize((480, 640, 3))
     assert "saliency" in agnostic.source and "def l2_frame(" in agnostic.source
     assert "wc" in agnostic.source.split("def l2_frame(", 1)[1].split(")")[0]  # a weight argument
 

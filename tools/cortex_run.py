@@ -5,10 +5,12 @@
     cortex-run --backend reference --scores-jsonl scores.jsonl
 
 The pipeline is `examples/l2_pipeline.mlir` unless `--pipeline` names
-another file. A video whose size differs from the bundled pipeline's gets
-the pipeline rebuilt for its padded size (`build_l2_pipeline`), compiled
-once; frames are padded by the video source. At the end it prints the
-per-stage table and what the mode's dead-node elimination saves.
+another file. A shape-generic pipeline (`tensor<?x?x3xui8>` frames, as the
+bundled one) is bound to the video's padded size before the first frame
+(`cortex.passes.specialize_shapes.bind_to_video`) and compiled once; frames
+are padded by the video source and the encoder crops back. A pipeline built
+for one size runs videos of that size. At the end it prints the per-stage
+table and what the mode's dead-node elimination saves.
 """
 
 from __future__ import annotations
@@ -32,11 +34,12 @@ from cortex.dialects import EncoderOp, op_kind
 from cortex.dialects.modes import BLUR_AUTO, DEFAULT_MODE, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
 from cortex.driver import build_pipeline
 from cortex.errors import CortexError
-from cortex.examples.l2_pipeline import ENTRY, build_l2_pipeline
+from cortex.examples.l2_pipeline import ENTRY
 from cortex.ir import function_named
 from cortex.passes.dce import eliminate_dead_nodes
 from cortex.passes.expose_gate import expose_blur_gate
 from cortex.passes.specialize_mode import specialize_weights
+from cortex.passes.specialize_shapes import bind_to_video, is_shape_generic, video_block
 from cortex.tools import parallel_run
 from cortex.tools.atomic import detach_stdout, is_write_failure
 from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
@@ -51,6 +54,8 @@ from cortex.video.source import Seconds, parse_position
 
 BUNDLED_PIPELINE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
 BACKENDS = ("numpy", "iree", "reference")
+SYNTHETIC_SIZE = (480, 640)
+"""The synthetic video's size when neither --size nor a static pipeline gives one."""
 
 
 HELP_EPILOG = """\
@@ -190,14 +195,17 @@ def entry_function(module: ModuleOp, entry: str) -> func.FuncOp:
     return fn
 
 
-def frame_geometry(module: ModuleOp, entry: str) -> tuple[int, int, int]:
-    """(H, W, block) of the pipeline: its frame argument and its score-map result."""
+def frame_geometry(module: ModuleOp, entry: str) -> tuple[int | None, int | None, int]:
+    """(H, W, block) of the pipeline: its frame argument and its score-map result
+    (H and W None for a shape-generic pipeline, block from its ops)."""
     fn = entry_function(module, entry)
     inputs, outputs = fn.function_type.inputs.data, fn.function_type.outputs.data
     frame_t = inputs[0] if inputs else None
     maps = [t for t in outputs if isinstance(t, TensorType) and t.get_num_dims() == 2]
     if not isinstance(frame_t, TensorType) or frame_t.get_num_dims() != 3 or not maps:
         raise CortexError(f"@{entry} must take a tensor<HxWx3xui8> frame and return a score map")
+    if is_shape_generic(module, entry):
+        return None, None, video_block(module, entry)
     h, w, _ = frame_t.get_shape()
     gh, gw = maps[-1].get_shape()
     if min(h, w, gh, gw) <= 0 or h % gh or w % gw or h // gh != w // gw:
@@ -205,7 +213,7 @@ def frame_geometry(module: ModuleOp, entry: str) -> tuple[int, int, int]:
     return h, w, h // gh
 
 
-def load_pipeline(path: str | None, entry: str) -> tuple[ModuleOp, tuple[int, int, int]]:
+def load_pipeline(path: str | None, entry: str) -> tuple[ModuleOp, tuple[int | None, int | None, int]]:
     module = cortex.parse(Path(path or BUNDLED_PIPELINE))
     check_signature(entry_function(module, entry), path or "the bundled pipeline")  # before any frame
     return module, frame_geometry(module, entry)
@@ -464,18 +472,17 @@ def run_one(args: argparse.Namespace) -> int:
     from cortex.video.source import open_video
 
     module, (h, w, block) = load_pipeline(args.pipeline, args.entry)
-    size = parse_size(args.size) if args.size else (h, w)
+    size = parse_size(args.size) if args.size else (h or SYNTHETIC_SIZE[0], w or SYNTHETIC_SIZE[1])
     source = open_video(args.video, block, frames_arg, height=size[0], width=size[1], start=start_arg)
-    if source.padded_size != (h, w) or (source.size != source.padded_size and not args.pipeline):
-        if args.pipeline:
-            ph, pw = source.padded_size
-            raise CortexError(
-                f"{args.pipeline} is built for {h}x{w} frames, but the video's frames are "
-                f"{source.size[0]}x{source.size[1]} (padded {ph}x{pw}): build one with "
-                f"cortex.build_l2_pipeline({ph}, {pw}, {block})"
-            )
-        crop = source.size if source.size != source.padded_size else None
-        module = build_l2_pipeline(*source.padded_size, block, crop=crop)
+    if h is None:  # shape-generic: bound to this video's size now, so nothing compiles after the first frame
+        module = bind_to_video(module, args.entry, source.size, source.padded_size)
+    elif source.padded_size != (h, w):
+        ph, pw = source.padded_size
+        raise CortexError(
+            f"{args.pipeline} is built for {h}x{w} frames, but the video's frames are "
+            f"{source.size[0]}x{source.size[1]} (padded {ph}x{pw}): write its frame as tensor<?x?x3xui8> "
+            "(as examples/l2_pipeline.mlir does) to run it on any size"
+        )
 
     overrides = parse_weights(args.weight)
     check_weights(module, args.mode, mode_weights(args.mode), overrides)  # before any frame, not after the last

@@ -2,7 +2,7 @@
 // statements name the cortex op they came from; constants hoisted to module
 // level (built once), externs bound at load; the blur gate is a Python `if`;
 // no per-element loop anywhere.
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p convert-cortex-to-linalg,convert-cortex-to-extern -t numpy | filecheck %s
+// RUN: cortex-opt %l2_static -p convert-cortex-to-linalg,convert-cortex-to-extern -t numpy | filecheck %s
 
 // CHECK:      from cortex.runtime import numpy_support as _rt
 // CHECK:      _BLOBS = {

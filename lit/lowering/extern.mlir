@@ -2,8 +2,8 @@
 // calls to private declarations carrying cortex.extern/cortex.props; state
 // reads and weights become arguments, state updates extra results; the ui8
 // frame and bytes travel as i8 {cortex.unsigned}. Compilable stages stay.
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p convert-cortex-to-extern | filecheck %s
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p convert-cortex-to-extern --print-op-generic | filecheck %s --check-prefix=GENERIC
+// RUN: cortex-opt %l2_static -p convert-cortex-to-extern | filecheck %s
+// RUN: cortex-opt %l2_static -p convert-cortex-to-extern --print-op-generic | filecheck %s --check-prefix=GENERIC
 
 // CHECK:      func.func private @cortex_blur_detector(tensor<480x640xf32>) -> f32 attributes {cortex.extern = "cortex.blur_detector", cortex.props = {}}
 // CHECK-NEXT: func.func private @cortex_scene_change(tensor<480x640xf32>, tensor<480x640xf32>) -> f32 attributes {cortex.extern = "cortex.scene_change", cortex.props = {}}

@@ -2,7 +2,7 @@
 // consumer generic, both all-parallel, is inlined into the consumer; its
 // result and tensor.empty disappear and the origins are joined with "+".
 // RUN: cortex-opt %s -p cortex-fuse-linalg-elementwise | filecheck %s
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p convert-cortex-to-linalg,convert-cortex-to-extern,cortex-fuse-linalg-elementwise | filecheck %s --check-prefix=L2
+// RUN: cortex-opt %l2_static -p convert-cortex-to-linalg,convert-cortex-to-extern,cortex-fuse-linalg-elementwise | filecheck %s --check-prefix=L2
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #scalar = affine_map<(d0, d1) -> ()>

@@ -1,9 +1,9 @@
 // The whole L2 pipeline lowered (convert-cortex-to-linalg, then
 // convert-cortex-to-extern): no cortex op is left, the frame boundary and
 // externs follow the contract, and upstream mlir-opt accepts both printed forms.
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p convert-cortex-to-linalg,convert-cortex-to-extern | filecheck %s
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p convert-cortex-to-extern,convert-cortex-to-linalg | filecheck %s
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-specialize-mode{mode=power_save},cortex-canonicalize,cortex-dce,convert-cortex-to-linalg,convert-cortex-to-extern' | filecheck %s --check-prefix=POWER
+// RUN: cortex-opt %l2_static -p convert-cortex-to-linalg,convert-cortex-to-extern | filecheck %s
+// RUN: cortex-opt %l2_static -p convert-cortex-to-extern,convert-cortex-to-linalg | filecheck %s
+// RUN: cortex-opt %l2_static -p 'cortex-specialize-mode{mode=power_save},cortex-canonicalize,cortex-dce,convert-cortex-to-linalg,convert-cortex-to-extern' | filecheck %s --check-prefix=POWER
 
 // CHECK-COUNT-4: func.func private @cortex_{{[a-z_]+}}({{.*}}) -> {{.*}} attributes {cortex.extern = "cortex.{{[a-z_]+}}"
 // CHECK:         func.func @l2_frame(%frame: tensor<480x640x3xi8> {cortex.unsigned}, %prev_gray: tensor<480x640xf32> {cortex.state = "prev_gray"}, %prev_score: tensor<15x20xf32> {cortex.state = "prev_score"}, %sharpness_history: tensor<25xf32> {cortex.state = "sharpness_history"}, %blur_threshold: f32 {cortex.weight = "blur_threshold"}, %blur_fraction: f32 {cortex.weight = "blur_fraction"}, %wc: f32 {cortex.weight = "wc"}, %wt: f32 {cortex.weight = "wt"}, %ws: f32 {cortex.weight = "ws"}, %wm: f32 {cortex.weight = "wm"})

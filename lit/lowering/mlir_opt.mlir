@@ -1,8 +1,8 @@
 // Upstream mlir-opt 22 parses and verifies the lowered L2 pipeline and the
 // lowered tensor-graph examples, printed in the custom and the generic form.
 // REQUIRES: mlir-opt
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p convert-cortex-to-linalg,convert-cortex-to-extern | %mlir-opt | filecheck %s
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p convert-cortex-to-linalg,convert-cortex-to-extern --print-op-generic | %mlir-opt | filecheck %s --check-prefixes=CHECK,GENERIC
+// RUN: cortex-opt %l2_static -p convert-cortex-to-linalg,convert-cortex-to-extern | %mlir-opt | filecheck %s
+// RUN: cortex-opt %l2_static -p convert-cortex-to-linalg,convert-cortex-to-extern --print-op-generic | %mlir-opt | filecheck %s --check-prefixes=CHECK,GENERIC
 // RUN: cortex-opt %examples/conv_bn.mlir -p convert-cortex-to-linalg,convert-cortex-to-extern --print-op-generic | %mlir-opt | filecheck %s --check-prefix=CONV
 
 // xDSL prints a declaration's argument attributes only in the generic form.

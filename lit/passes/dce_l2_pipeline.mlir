@@ -1,10 +1,10 @@
 // The seed's dead-node elimination as three ordinary rewrites: in power_save
 // (ws = wm = 0) saliency_dft and motion_map go, and nothing else does
 // (center_crop is folded to a constant, the zero-weight constants are dead).
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'canonicalize,cortex-specialize-mode{mode=power_save},canonicalize,dce' | filecheck %s
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-dce{mode=power_save}' 2>/dev/null | filecheck %s
+// RUN: cortex-opt %l2_static -p 'canonicalize,cortex-specialize-mode{mode=power_save},canonicalize,dce' | filecheck %s
+// RUN: cortex-opt %l2_static -p 'cortex-dce{mode=power_save}' 2>/dev/null | filecheck %s
 // In balanced mode every weight is non-zero: every stage stays.
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'canonicalize,cortex-specialize-mode{mode=balanced},canonicalize,dce' | filecheck %s --check-prefix=BALANCED
+// RUN: cortex-opt %l2_static -p 'canonicalize,cortex-specialize-mode{mode=balanced},canonicalize,dce' | filecheck %s --check-prefix=BALANCED
 
 // CHECK-NOT:     saliency_dft
 // CHECK-NOT:     motion_map

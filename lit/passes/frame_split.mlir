@@ -1,8 +1,8 @@
 // cortex-frame-split cuts the entry into four pure functions: the delayed
 // inputs' and leading recurrences' slice (gray, the sharpness history), the
 // frame-parallel heavy stages (with the blur gate), the recurrence (the gate again, temporal_smooth) and the tail (the encoder).
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p cortex-frame-split | filecheck %s
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p cortex-frame-split,convert-cortex-to-linalg,convert-cortex-to-extern | %mlir-opt > /dev/null
+// RUN: cortex-opt %l2_static -p cortex-frame-split | filecheck %s
+// RUN: cortex-opt %l2_static -p cortex-frame-split,convert-cortex-to-linalg,convert-cortex-to-extern | %mlir-opt > /dev/null
 // RUN: cortex-opt %s -p cortex-frame-split | filecheck %s --check-prefix=COUNTER
 // RUN: cortex-opt %s -p 'cortex-schedule{workers=2}' 2>&1 >/dev/null | filecheck %s --check-prefix=CLASSES
 // RUN: not cortex-opt %s -p 'cortex-frame-split{entry=in_branch}' 2>&1 | filecheck %s --check-prefix=REFUSED

@@ -1,7 +1,7 @@
 // --graph-diff: what the power_save pipeline removes from a profiled
 // pipeline, and the time that saves (the removed stages' profile).
 // center_crop depends only on the frame size: canonicalize folds it.
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-profile{frames=1}' \
+// RUN: cortex-opt %l2_static -p 'cortex-profile{frames=1}' \
 // RUN:   | cortex-opt -p 'canonicalize,cortex-specialize-mode{mode=power_save},canonicalize,dce' --graph-diff \
 // RUN:   | filecheck %s
 
@@ -22,7 +22,7 @@
 
 // The same in one command: leading cortex-profile passes only annotate, so
 // the diff's "before" is the profiled graph and the removed stages are priced.
-// RUN: cortex-opt %examples/l2_pipeline.mlir --graph-diff \
+// RUN: cortex-opt %l2_static --graph-diff \
 // RUN:   -p 'cortex-profile{frames=1},canonicalize,cortex-specialize-mode{mode=power_save},canonicalize,dce' \
 // RUN:   | filecheck %s --check-prefix=ONE
 

@@ -2,7 +2,7 @@
 // per function (compiled pieces marked), externals in their own cluster per
 // block, state and weights in their own shapes, a dotted edge from each call
 // to the piece it runs.
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p cortex-partition --graph-dot=%t.dot > /dev/null
+// RUN: cortex-opt %l2_static -p cortex-partition --graph-dot=%t.dot > /dev/null
 // RUN: filecheck %s --input-file %t.dot
 
 // CHECK:      digraph cortex {

@@ -1,9 +1,9 @@
 // --view-graph prints the seed's table: one row per stage in program order,
 // [compilable] / [external_call], the profiled time, and the total. After
 // cortex-partition the same stages are listed, with the piece holding each.
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-profile{frames=1}' --view-graph | filecheck %s
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-profile{frames=1},cortex-partition' --view-graph | filecheck %s --check-prefix=PIECES
-// RUN: cortex-opt %examples/l2_pipeline.mlir --view-graph | filecheck %s --check-prefix=UNPROFILED
+// RUN: cortex-opt %l2_static -p 'cortex-profile{frames=1}' --view-graph | filecheck %s
+// RUN: cortex-opt %l2_static -p 'cortex-profile{frames=1},cortex-partition' --view-graph | filecheck %s --check-prefix=PIECES
+// RUN: cortex-opt %l2_static --view-graph | filecheck %s --check-prefix=UNPROFILED
 
 // CHECK:      Cortex Graph IR  @l2_frame
 // CHECK:      [compilable]     gray                 %gray            ({{ *[0-9]+\.[0-9][0-9]}}ms)

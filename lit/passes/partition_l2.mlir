@@ -1,8 +1,8 @@
 // cortex-partition on the L2 pipeline: the compiled pieces, between the
 // OpenCV stages and the state, which stay in @l2_frame; inside the scf.if
 // each branch block is partitioned on its own. Running it again changes nothing.
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p cortex-partition | filecheck %s
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p cortex-partition,cortex-partition | filecheck %s
+// RUN: cortex-opt %l2_static -p cortex-partition | filecheck %s
+// RUN: cortex-opt %l2_static -p cortex-partition,cortex-partition | filecheck %s
 
 // CHECK-LABEL: func.func @l2_frame(%frame: tensor<480x640x3xui8>)
 // CHECK-NEXT:    %gray = func.call @l2_frame_compiled_0(%frame) : (tensor<480x640x3xui8>) -> tensor<480x640xf32>

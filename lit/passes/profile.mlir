@@ -2,11 +2,11 @@
 // records each cortex op's median time as cortex.profile_ms (f64, ms);
 // non-cortex ops get nothing. The values vary from run to run: only their
 // presence and type are checked.
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-profile{frames=2}' | filecheck %s
+// RUN: cortex-opt %l2_static -p 'cortex-profile{frames=2}' | filecheck %s
 // RUN: cortex-opt %s -p 'cortex-profile{frames=2}' | filecheck %s --check-prefix=GRAPH
 // RUN: cortex-opt %s -p 'cortex-profile{frames=1 entry=graph seed=7}' | filecheck %s --check-prefix=GRAPH
-// RUN: not cortex-opt %examples/l2_pipeline.mlir -p 'cortex-profile{entry=nope}' 2>&1 | filecheck %s --check-prefix=ENTRY
-// RUN: not cortex-opt %examples/l2_pipeline.mlir -p 'cortex-profile{mode=turbo}' 2>&1 | filecheck %s --check-prefix=MODE
+// RUN: not cortex-opt %l2_static -p 'cortex-profile{entry=nope}' 2>&1 | filecheck %s --check-prefix=ENTRY
+// RUN: not cortex-opt %l2_static -p 'cortex-profile{mode=turbo}' 2>&1 | filecheck %s --check-prefix=MODE
 
 // CHECK:      %gray = cortex.gray %frame {cortex.profile_ms = {{[0-9.e+-]+}} : f64}
 // CHECK:      %prev_gray = cortex.state "prev_gray" {cortex.profile_ms = {{[0-9.e+-]+}} : f64}

@@ -7,11 +7,11 @@
 // measured ones: a check of a measured critical path failed under load (issue 24).
 // The measured run (cortex-profile, then cortex-schedule) checks the structure only.
 // RUN: cortex-opt %S/Inputs/l2_profiled.mlir -p 'cortex-schedule{workers=2}' 2>&1 >/dev/null | filecheck %s
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-profile{frames=1},cortex-schedule{workers=2}' 2>&1 >/dev/null | filecheck %s --check-prefix=MEASURED
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-schedule{workers=4}' 2>&1 >/dev/null | filecheck %s --check-prefix=UNPROFILED
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-schedule{workers=2}' 2>/dev/null | filecheck %s --check-prefix=UNCHANGED
-// RUN: not cortex-opt %examples/l2_pipeline.mlir -p 'cortex-schedule{workers=0}' 2>&1 | filecheck %s --check-prefix=BAD
-// RUN: not cortex-opt %examples/l2_pipeline.mlir -p 'cortex-schedule{workers=9223372036854775807}' 2>&1 | filecheck %s --check-prefix=HUGE
+// RUN: cortex-opt %l2_static -p 'cortex-profile{frames=1},cortex-schedule{workers=2}' 2>&1 >/dev/null | filecheck %s --check-prefix=MEASURED
+// RUN: cortex-opt %l2_static -p 'cortex-schedule{workers=4}' 2>&1 >/dev/null | filecheck %s --check-prefix=UNPROFILED
+// RUN: cortex-opt %l2_static -p 'cortex-schedule{workers=2}' 2>/dev/null | filecheck %s --check-prefix=UNCHANGED
+// RUN: not cortex-opt %l2_static -p 'cortex-schedule{workers=0}' 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: not cortex-opt %l2_static -p 'cortex-schedule{workers=9223372036854775807}' 2>&1 | filecheck %s --check-prefix=HUGE
 
 // CHECK:      [schedule] @l2_frame on 2 workers
 // CHECK-NEXT: stage graph (← inputs; state values come from the previous frame):

@@ -3,7 +3,7 @@
 // result, or whose group's result is read before it, starts a new group. Not a default
 // pass (slower here once packing is counted, and not bit-exact: see the pass docstring).
 // RUN: cortex-opt %s -p cortex-stack-stencils | filecheck %s
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-decompose-scene-change,cortex-stack-stencils' | filecheck %s --check-prefix=L2
+// RUN: cortex-opt %l2_static -p 'cortex-decompose-scene-change,cortex-stack-stencils' | filecheck %s --check-prefix=L2
 
 // CHECK-LABEL: func.func @blurs
 // CHECK-NEXT:    %c = cortex.gaussian_blur %z {ksize = 5 : i64}

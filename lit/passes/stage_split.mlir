@@ -2,10 +2,10 @@
 // per stage, so one frame's independent stages can run at once: each stage
 // under the blur gate gets its own copy of the gate, and the last copy
 // yields what the recurrence reads.
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p cortex-frame-split,cortex-stage-split | filecheck %s
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p cortex-frame-split,cortex-stage-split,convert-cortex-to-linalg,convert-cortex-to-extern | %mlir-opt > /dev/null
-// RUN: not cortex-opt %examples/l2_pipeline.mlir -p 'cortex-stage-split{function=nope}' 2>&1 | filecheck %s --check-prefix=MISSING
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-decompose-scene-change,cortex-temporal-reuse{report=false},cortex-frame-split,cortex-stage-split' | filecheck %s --check-prefix=DECOMPOSED
+// RUN: cortex-opt %l2_static -p cortex-frame-split,cortex-stage-split | filecheck %s
+// RUN: cortex-opt %l2_static -p cortex-frame-split,cortex-stage-split,convert-cortex-to-linalg,convert-cortex-to-extern | %mlir-opt > /dev/null
+// RUN: not cortex-opt %l2_static -p 'cortex-stage-split{function=nope}' 2>&1 | filecheck %s --check-prefix=MISSING
+// RUN: cortex-opt %l2_static -p 'cortex-decompose-scene-change,cortex-temporal-reuse{report=false},cortex-frame-split,cortex-stage-split' | filecheck %s --check-prefix=DECOMPOSED
 // REQUIRES: mlir-opt
 
 // CHECK:      func.func @l2_frame__delayed

@@ -7,9 +7,9 @@
 // RUN: cortex-opt %s -p 'cortex-temporal-reuse{entry=gated}' 2>&1 | filecheck %s --check-prefix=GATED
 // RUN: cortex-opt %s -p 'cortex-temporal-reuse{entry=nonzero_start}' 2>&1 | filecheck %s --check-prefix=REFUSED
 // RUN: cortex-opt %s -p 'cortex-temporal-reuse{entry=reads_the_frame}' 2>&1 | filecheck %s --check-prefix=FRAME
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-decompose-scene-change,cortex-temporal-reuse' 2>&1 | filecheck %s --check-prefix=L2
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-decompose-scene-change,cortex-temporal-reuse{report=false},cortex-frame-split' | filecheck %s --check-prefix=SPLIT
-// RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-decompose-scene-change,cortex-temporal-reuse{report=false},cortex-temporal-reuse' 2>&1 >/dev/null | filecheck %s --check-prefix=AGAIN
+// RUN: cortex-opt %l2_static -p 'cortex-decompose-scene-change,cortex-temporal-reuse' 2>&1 | filecheck %s --check-prefix=L2
+// RUN: cortex-opt %l2_static -p 'cortex-decompose-scene-change,cortex-temporal-reuse{report=false},cortex-frame-split' | filecheck %s --check-prefix=SPLIT
+// RUN: cortex-opt %l2_static -p 'cortex-decompose-scene-change,cortex-temporal-reuse{report=false},cortex-temporal-reuse' 2>&1 >/dev/null | filecheck %s --check-prefix=AGAIN
 
 // SQUARE:      [temporal-reuse] @square
 // SQUARE-NEXT:   'prev': delayed input, next value %g

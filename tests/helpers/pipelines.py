@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import cortex
 
-L2_TEXT = (Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir").read_text()
+L2_TEXT = cortex.to_text(cortex.build_l2_pipeline(480, 640))  # the static form of the bundled (shape-generic) pipeline
 SMALL = (96, 128)
 
 
