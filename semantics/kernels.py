@@ -33,7 +33,7 @@ FLOAT_ERRORS: dict[str, str] = {"divide": "ignore", "invalid": "ignore", "over":
 """The floating-point error policy of every computation Cortex runs: IEEE results (x/0 = ±inf,
 0/0 = nan, overflow to inf), no warnings. The kernels state it op by op (`np.errstate` around what
 can produce them); the NumPy backend runs its generated code under it as a whole
-(`cortex.backends.runtime.load`), so both engines behave alike on, say, an all-black frame."""
+(`cortex.runtime.generated.call_generated`), so both engines behave alike on, say, an all-black frame."""
 
 NO_KERNEL = frozenset({"cortex.state", "cortex.update_state", "cortex.weight"})
 """Ops whose value is not a function of their operands: the interpreter handles them."""
