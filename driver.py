@@ -331,7 +331,8 @@ def split_parts(lowered: ModuleOp, entry: str) -> FrameSplit:
         return Part(name, "split", symbol, tuple(keys), tuple(split_keys(fn, SPLIT_RESULTS) or []))
 
     prefix = f"{entry}__parallel__s"
-    stages = sorted((s for s in functions if s.startswith(prefix)), key=lambda s: int(s[len(prefix):]))
+    # stage functions only: `@entry__parallel__seg0` (an IREE segment outlined from a stage) is not one
+    stages = sorted((s for s in functions if s.startswith(prefix) and s[len(prefix):].isdigit()), key=lambda s: int(s[len(prefix):]))
     return FrameSplit(
         {name: part(name, f"{entry}__{name}") for name in FRAME_PARTS},
         tuple(part(f"parallel stage {s[len(prefix):]}", s) for s in stages),
