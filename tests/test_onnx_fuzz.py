@@ -100,6 +100,6 @@ def test_random_nodes_import_right_or_fail_cleanly(case, seed):
 def test_damaged_protobufs_and_mistyped_attributes_fail_cleanly(seed):
     """Random nodes with attributes of any type, odd dimensions, short initializers, missing or
     extra inputs and outputs, and damaged serialisations (issue 23): imported and run, or one CortexError."""
-    from tests.helpers.fuzz_cases import onnx_case
+    from helpers.fuzz_cases import onnx_case
 
     onnx_case(random.Random(seed))  # raises InternalError on anything else

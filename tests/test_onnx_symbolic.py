@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from helpers.numerics import ACCUMULATED, assert_f32_close
 from onnx import TensorProto, helper
 
 import cortex
@@ -19,7 +20,6 @@ from cortex.frontends.onnx import OnnxImportError, from_onnx
 from cortex.frontends.onnx_models import cnn
 from cortex.ir import to_text
 from cortex.shape_generic import ShapeGenericPipeline
-from tests.helpers.numerics import ACCUMULATED, assert_f32_close
 
 ort = pytest.importorskip("onnxruntime")
 
