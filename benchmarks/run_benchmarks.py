@@ -82,12 +82,12 @@ MODES = ("balanced", "power_save", "motion")
 
 
 def bench_pipeline(frame_count: int, warmup: int, modes: Sequence[str], size: tuple[int, int] | None) -> tuple[str, list[str]]:
-    """Both backends exactly as cortex-run builds them; the bundled 480x640 pipeline, or one built for `size`."""
+    """Both backends exactly as cortex-run builds them: the bundled (shape-generic) pipeline bound to 480x640, or to `size`."""
     from cortex.tools.cortex_run import make_backend
     from cortex.video.source import open_video
 
-    module = cortex.parse(L2_FILE) if size is None else cortex.build_l2_pipeline(*size)
     h, w = size or (480, 640)
+    module = cortex.build_l2_pipeline(h, w)
     frames = list(open_video(None, 32, warmup + frame_count, height=h, width=w))  # decoded up front: untimed
     rows, per_stage, ratios = [], {}, []
     for mode in modes:
