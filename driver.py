@@ -23,7 +23,7 @@ from cortex.backends.numpy_emitter import emit_numpy, numpy_executable
 from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
 from cortex.dialects.modes import DEFAULT_ENTRY, DEFAULT_MODE, INPUT_DEFAULTS
 from cortex.errors import CortexError, whole_number
-from cortex.interpreter.calling import find_entry, resolve_weights
+from cortex.interpreter.calling import find_entry, weights_for_call
 from cortex.interpreter.reference import ReferenceRunner
 from cortex.ir import make_context, parse, verify_located
 from cortex.lowering import POST_LOWERING_PASSES
@@ -149,7 +149,7 @@ def compile_program(
     check_backend_choice(backend, device)
     if post_passes == "default":
         post_passes = POST_LOWERING_PASSES
-    table, source = resolve_weights(mode, weights)
+    table, source = weights_for_call(mode, weights)
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
         find_entry(module, entry)
@@ -239,7 +239,7 @@ def compile_lowered(lowered: ModuleOp, entry: str = DEFAULT_ENTRY, mode: str | N
 
     There is no cortex module to cut, so the program has no frame split."""
     find_entry(lowered, entry)
-    table, source = resolve_weights(mode, weights)
+    table, source = weights_for_call(mode, weights)
     return CompiledPipeline(build_program(None, lowered, entry, table, source, None, split=False))
 
 
