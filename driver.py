@@ -232,8 +232,7 @@ def check_compile_flags(precision: Any = None, **flags: Any) -> None:
     for name, value in flags.items():
         if not isinstance(value, (bool, np.bool_)):
             raise CortexError(f"{name} must be True or False, got {value!r:.60}")
-    if precision is not None and (not isinstance(precision, str) or precision not in PRECISIONS):
-        raise CortexError(f"unknown precision {precision!r:.60} (known: {', '.join(PRECISIONS)})")
+    scene_precision(precision, None)
 
 
 def check_backend_choice(backend: str, device: str) -> None:
@@ -357,8 +356,8 @@ def scene_precision(precision: str | None, passes: str | None) -> str:
     the fast-math gate (a `fast-math=true` pass option in `passes`), else "f64"."""
     if precision is None:
         return "f32" if passes and "fast-math=true" in passes.replace(" ", "") else "f64"
-    if precision not in PRECISIONS:
-        raise CortexError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if not isinstance(precision, str) or precision not in PRECISIONS:
+        raise CortexError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r:.60}")
     return precision
 
 

@@ -131,8 +131,8 @@ def test_load_of_what_is_not_a_path_is_one_line(path):
 @pytest.mark.parametrize("shape_generic", [False, True], ids=["static", "shape-generic"])
 @pytest.mark.parametrize(
     ("option", "value", "words"),
-    [("precision", 5, "unknown precision 5"), ("precision", "f16", "unknown precision 'f16'"),
-     ("precision", ["f32"], "unknown precision"), ("frame_work", "yes", "frame_work must be True or False"),
+    [("precision", 5, "precision must be one of f64, f32, got 5"), ("precision", "f16", "precision must be one of f64, f32, got 'f16'"),
+     ("precision", ["f32"], r"precision must be one of f64, f32, got \['f32'\]"), ("frame_work", "yes", "frame_work must be True or False"),
      ("frame_work", 2, "frame_work must be True or False"), ("split", "no", "split must be True or False"),
      ("profile", "no", "profile must be True or False"), ("specialize", "no", "specialize must be True or False")],
 )
