@@ -74,6 +74,27 @@ def test_ray_equals_sequential_with_the_auto_gate(local_ray, mode):
     assert_same_state(b.state, a.state)
 
 
+def test_the_caller_runs_no_delayed_part_on_ray(local_ray):
+    """Issue 21 item 6: with a leading recurrence (the auto gate's history) the caller used to run the
+    delayed part of every frame before handing out its chunk; now each chunk's start values come from
+    the previous chunk's, chained on the actors, and the caller runs none of it (and stays exact)."""
+    from cortex.dialects.modes import BLUR_AUTO
+
+    frames = frames_of(SMALL, 30)
+    a, b = (cortex.compile(cortex.parse(small_l2_text()), mode="balanced", weights=BLUR_AUTO) for _ in range(2))
+    split = b.loaded_split()
+    assert split.leading == ["sharpness_history"]
+    delayed, calls = split.parts["delayed"], []
+    split.parts["delayed"] = lambda env, index: (calls.append(index), delayed(env, index))
+    try:
+        got = list(b.run_video(frames, workers=2, engine="ray", chunk=4))
+    finally:
+        split.parts["delayed"] = delayed
+    assert calls == []
+    assert_same(got, sequential(a, frames))
+    assert_same_state(b.state, a.state)
+
+
 def test_actors_run_the_program_they_were_sent_without_the_compiler(local_ray):
     """Each actor gets the compiled program (no module text, no compile function) and runs it with every
     compiler module unimportable in its process: the runtime alone suffices."""
