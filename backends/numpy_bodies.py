@@ -132,6 +132,7 @@ class Body:
 
     def assign(self, expr: ast.expr, dtype: str, shape) -> Term:
         name = self.fe.temp()
+        self.fe.sized(name, dtype, shape)
         self.fe.statement(syntax.assign(name, expr))
         # NumPy arithmetic on rank-0 arrays returns scalars, which `out=` cannot write into
         return Term(syntax.name(name), dtype, shape, owned=bool(shape))

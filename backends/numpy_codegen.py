@@ -24,8 +24,10 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from math import prod
 from typing import TypeVar, cast
 
+import numpy as np
 from xdsl.dialects.builtin import (
     AnyFloat,
     IndexType,
@@ -48,6 +50,11 @@ class EmitError(CortexError, DiagnosticException):
 
     A DiagnosticException too, so `cortex-opt -t numpy` reports it as a one-line error.
     """
+
+
+RELEASE_BYTES = 128 * 1024
+"""Arrays from this size up are released (`del`) when they die (`numpy_release`): glibc's default mmap
+threshold, from which an allocation may come as fresh, zero-filled pages; smaller ones come from its bins."""
 
 
 def op_error(op: Operation, message: str) -> EmitError:
@@ -186,10 +193,17 @@ class Chunk:
     note: str
     pure: bool = True
     blocks: list[tuple[str, list[Chunk]]] = field(default_factory=list)
+    tail: list[ast.stmt] = field(default_factory=list)  # after the nested blocks: `del`s (numpy_release)
 
     @property
     def lines(self) -> list[str]:
-        return [ast.unparse(statement) for statement in self.statements]
+        """The statements before the nested blocks (all of them, in a chunk without blocks)."""
+        return [ast.unparse(statement) for statement in self.statements + ([] if self.blocks else self.tail)]
+
+    @property
+    def tail_lines(self) -> list[str]:
+        """The statements after the nested blocks (none in a chunk without blocks: `lines` has them)."""
+        return [ast.unparse(statement) for statement in self.tail] if self.blocks else []
 
     def walk(self) -> Iterator[Chunk]:
         yield self
@@ -288,6 +302,7 @@ class FunctionEmitter:
         self.values: dict[SSAValue, Term] = {}
         self.locals: set[str] = set()
         self.temps = 0
+        self.sizes: dict[str, int | None] = {}  # bytes of the array a name holds (0: a scalar; None: dynamic)
         self._blocks: list[list[Chunk]] = [[]]
         self._chunk: Chunk | None = None
 
@@ -335,7 +350,22 @@ class FunctionEmitter:
         """Bind `value` to local `name`, which the current chunk assigns."""
         self.defines(name)
         term = Term(syntax.name(name), dtype or np_dtype(value.type), static_shape(value.type), owned and isinstance(value.type, TensorType))
+        self.sized(name, term.dtype, term.shape)
         return self.bind(value, term)
+
+    def sized(self, name: str, dtype: str, shape: tuple[int, ...] | None) -> None:
+        """Record how large the array `name` holds is (`numpy_release` frees large ones where they die)."""
+        if shape is None:
+            self.sizes[name] = 0
+        elif any(n < 0 for n in shape):
+            self.sizes[name] = None
+        else:
+            self.sizes[name] = int(np.dtype(dtype).itemsize * prod(shape))
+
+    def large(self, name: str) -> bool:
+        """Whether `name` may hold an array worth releasing early (unknown: yes)."""
+        size = self.sizes.get(name)
+        return size is None or size >= RELEASE_BYTES
 
     def dies_here(self, value: SSAValue, op: Operation) -> bool:
         """True when `op` is the only reader of `value` (and reads it once)."""

@@ -49,6 +49,7 @@ from cortex.backends.numpy_codegen import (
     static_shape,
     value_expr,
 )
+from cortex.backends.numpy_release import release_dead
 from cortex.dialects import abi
 from cortex.errors import CortexError
 from cortex.runtime import numpy_support
@@ -217,6 +218,7 @@ class ModuleEmitter:
             fe.bind(arg, Term(syntax.name(name), np_dtype(arg.type), static_shape(arg.type)))
         fe.translate_ops(f.body.block.ops)
         prune(fe.chunks)
+        release_dead(fe.chunks, params, fe.large)
         inputs = ", ".join(str(t) for t in f.function_type.inputs.data)
         outputs = ", ".join(str(t) for t in f.function_type.outputs.data)
         lines = [
@@ -236,6 +238,7 @@ class ModuleEmitter:
                 for header, inner in chunk.blocks:
                     out.append(f"{ind}{header}  # {chunk.origin}: {chunk.note}")
                     out += self.render(inner, depth + 1) or [f"{ind}    pass"]
+                out += [f"{ind}{line}  # {chunk.origin}: {chunk.note}" for line in chunk.tail_lines]
                 i += 1
                 continue
             j = i

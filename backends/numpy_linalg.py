@@ -177,6 +177,7 @@ class Structured:
             self.fe.statement(syntax.evaluate(syntax.call(ufunc, red.expr, other, out=red.expr)))
             return red
         name = self.fe.temp()
+        self.fe.sized(name, dtype, red.shape)
         self.fe.statement(syntax.assign(name, syntax.call(ufunc, red.expr, other)))
         return Term(syntax.name(name), dtype, red.shape, owned=True)
 
@@ -193,6 +194,7 @@ class Structured:
         if not set(out_dims) <= {d for _, dims in operands for d in dims}:
             raise op_error(self.op, "contracts to an output dimension no operand has")
         name = self.fe.temp()
+        self.fe.sized(name, dtype, tuple(self.ranges[d] for d in out_dims))
         self.fe.statement(syntax.assign(name, contraction(operands, out_dims, self.ranges)))
         # a full contraction gives a NumPy scalar, which cannot be written in place
         return Term(syntax.name(name), dtype, tuple(self.ranges[d] for d in out_dims), owned=bool(out_dims))
@@ -207,6 +209,7 @@ class Structured:
                 self.fe.statement(syntax.evaluate(syntax.call("np.multiply", e.expr, t.expr, out=e.expr)))
             else:
                 name = self.fe.temp()
+                self.fe.sized(name, e.dtype, shape)
                 self.fe.statement(syntax.assign(name, syntax.binop(e.expr, "*", t.expr)))
                 e = Term(syntax.name(name), e.dtype, shape, owned=True)
         shape = self.ranges if e.shape is None else e.shape
@@ -230,6 +233,7 @@ class Structured:
         perm = [self.parallel.index(d) for d in out_dims]
         if perm != sorted(perm):
             self.fe.statement(syntax.assign(name, permutation_expr(syntax.name(name), perm)))
+        self.fe.sized(name, dtype, full)  # at most this large: a broadcast, or the reduced array
         return Term(syntax.name(name), dtype, tuple(self.ranges[d] for d in out_dims), owned)
 
 
@@ -353,6 +357,7 @@ def translate_reduce(fe: FunctionEmitter, op: ReduceOp) -> None:
     axes = list(op.dimensions.get_values())
     shape = static_shape(result.type)
     name = fe.temp()
+    fe.sized(name, dtype, shape)
     red = Term(syntax.name(name), dtype, shape, owned=bool(shape))
     fe.statement(syntax.assign(name, reduce_expr(fe, kind, fe.expr(op.input), tensor_shape(op.input.type), axes, dtype)))
     init = initial_value(op.init)

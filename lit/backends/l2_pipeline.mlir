@@ -1,7 +1,7 @@
 // The L2 pipeline through the NumPy backend: one Python function whose
 // statements name the cortex op they came from; constants hoisted to module
 // level (built once), externs bound at load; the blur gate is a Python `if`;
-// no per-element loop anywhere.
+// no per-element loop anywhere; a large temporary is released (`del`) where it dies.
 // RUN: cortex-opt %l2_static -p convert-cortex-to-linalg,convert-cortex-to-extern -t numpy | filecheck %s
 
 // CHECK:      from cortex.runtime import numpy_support as _rt
@@ -20,6 +20,7 @@
 // CHECK-NOT:   for
 // CHECK:         _t1 = frame.view(np.uint8).astype(np.float32)  # gray: linalg.generic
 // CHECK-NEXT:    gray = _t1 @ _k_gray  # gray: linalg.generic
+// CHECK-NEXT:    del _t1  # gray: linalg.generic
 // CHECK-NEXT:    sharpness = _x_cortex_blur_detector(gray)  # sharpness: func.call
 // CHECK-NEXT:    sharpness = np.float32(sharpness)  # sharpness: func.call
 // CHECK:         sharpness_median = v_{{[0-9]+}}[()]  # sharpness_median: tensor.extract
@@ -34,6 +35,7 @@
 // CHECK:             = _k_saliency @ {{.*}}  # saliency: linalg.matmul
 // CHECK:             saliency = np.multiply({{.*}}, 0.0625, out={{.*}})  # saliency: linalg.generic
 // CHECK:             _t{{[0-9]+}} = gray - prev_gray  # motion: linalg.generic
+// CHECK:             del _t{{[0-9]+}}  # motion: linalg.generic
 // CHECK:             motion = np.multiply(
 // CHECK:             _t{{[0-9]+}} = _k_center * wc  # fused: linalg.generic
 // CHECK:             smoothed = np.where(
