@@ -101,9 +101,9 @@ class ThreadFrames:
         self.state = split.internal_state(pipeline.state)
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cortex-frame")
         self.index = 0
-        self.ahead: Future = Future()  # the delayed part's updates as of the next frame read
+        self.ahead: Future[dict[str, Any]] = Future()  # the delayed part's updates as of the next frame read
         self.ahead.set_result({n: self.state.get(n) for n in split.ahead})  # a state only written is not read
-        self.chain: list[Future] = [self.ahead]  # the `ahead` futures not yet settled (cancelled on close)
+        self.chain: list[Future[dict[str, Any]]] = [self.ahead]  # the `ahead` futures not yet settled (cancelled on close)
 
     def start(self, item: Any):
         split, index = self.split, self.index
@@ -111,7 +111,7 @@ class ThreadFrames:
         env = split.inputs(args)  # a bad frame fails here, on the caller, as it is read
         ahead = set(split.ahead)
         env.update({f"state:{n}": self.state[n] for n in split.state_ports if n not in ahead})
-        before, mine = self.ahead, Future()
+        before, mine = self.ahead, Future[dict[str, Any]]()
         self.ahead = mine
         self.chain.append(mine)
         self.index += 1
