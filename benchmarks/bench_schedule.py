@@ -26,7 +26,6 @@ change alone per frame after each step: the OpenCV-backed op, decomposed,
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -37,17 +36,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from handwritten_pipeline import HandwrittenPipeline  # noqa: E402
+from scene_precision import SCENE_ONLY  # noqa: E402
+from timing import interleaved, load  # noqa: E402
 
 import cortex  # noqa: E402
 from cortex.runtime.threads import machine_cores  # noqa: E402
 from cortex.video.synthetic import SyntheticVideo  # noqa: E402
 
 MODES = ("balanced", "power_save", "motion")
-
-
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {machine_cores()} cores"
 
 
 def sequential(make: Callable[[], Callable]) -> Callable[[list], tuple[list[float], float]]:
@@ -225,16 +221,6 @@ def main(argv=None) -> int:
     return 0
 
 
-SCENE_ONLY = """
-func.func @scene(%frame: tensor<{h}x{w}x3xui8>) -> f32 {{
-  %gray = cortex.gray %frame : tensor<{h}x{w}x3xui8> -> tensor<{h}x{w}xf32>
-  %prev_gray = cortex.state "prev_gray" : tensor<{h}x{w}xf32>
-  %scene = cortex.scene_change %gray, %prev_gray : (tensor<{h}x{w}xf32>, tensor<{h}x{w}xf32>) -> f32
-  cortex.update_state "prev_gray" = %gray : tensor<{h}x{w}xf32>
-  func.return %scene : f32
-}}"""
-"""Scene change alone (and the gray it reads) with its delayed input, as the L2 pipeline has it."""
-
 SCENE_STEPS = {
     "scene_change op (OpenCV-backed extern)": {"frame_work": False},
     "decomposed (f64)": {"frame_work": False, "passes": "cortex-decompose-scene-change"},
@@ -255,16 +241,10 @@ def scene_report(size, repeat: int, frames_n: int = 12) -> str:
     text = SCENE_ONLY.format(h=h, w=w)
     pipelines = {name: cortex.compile(cortex.parse(text), entry="scene", mode=None, **kw) for name, kw in SCENE_STEPS.items()}
     scores = {name: [p(f)[0] for f in frames] for name, p in pipelines.items()}
-    times: dict[str, list[float]] = {n: [] for n in pipelines}
-    cpu: dict[str, list[float]] = {n: [] for n in pipelines}
-    for _ in range(max(repeat, 3)):
-        for name, p in pipelines.items():
-            p.reset()
-            start, start_cpu = time.perf_counter(), time.process_time()
-            for f in frames:
-                p(f)
-            times[name].append((time.perf_counter() - start) / len(frames))
-            cpu[name].append((time.process_time() - start_cpu) / len(frames))
+    samples = interleaved({name: (lambda p=p: [p(f) for f in frames]) for name, p in pipelines.items()}, max(repeat, 3),
+                          prepare={name: p.reset for name, p in pipelines.items()})
+    times = {n: [t / len(frames) for t in s.wall] for n, s in samples.items()}
+    cpu = {n: [t / len(frames) for t in s.cpu] for n, s in samples.items()}
     base_name = next(iter(pipelines))
     base, base_cpu = statistics.median(times[base_name]), statistics.median(cpu[base_name])
     lines = [f"scene change (+ gray) per frame, {h}x{w}, {frames_n} frames, medians of {max(repeat, 3)} ({load()})"]

@@ -36,23 +36,14 @@ import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
+from timing import interleaved  # noqa: E402
 
 EXTERN_LABELS = {"sharpness", "scene", "text", "encoded"}
 
 
 def timings(contenders: dict[str, Callable[[], object]], rounds: int, block: int) -> dict[str, tuple[float, float]]:
-    """(median, min) microseconds per call; rounds alternate the order."""
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    clock = time.perf_counter
-    for r in range(rounds):
-        order = list(contenders.items()) if r % 2 == 0 else list(contenders.items())[::-1]
-        for name, fn in order:
-            times = samples[name]
-            for _ in range(block):
-                start = clock()
-                fn()
-                times.append(clock() - start)
-    return {name: (1e6 * statistics.median(s), 1e6 * min(s)) for name, s in samples.items()}
+    """(median, min) microseconds per call, interleaved (benchmarks/timing.py)."""
+    return {name: (s.median_us(), s.min_us()) for name, s in interleaved(contenders, rounds, block).items()}
 
 
 def ort_session(model, threads: int):

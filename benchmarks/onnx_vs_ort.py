@@ -25,11 +25,11 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import platform  # noqa: E402
-import statistics  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
+from timing import interleaved  # noqa: E402
 
 
 def ort_session(model):
@@ -44,23 +44,8 @@ def ort_session(model):
 
 
 def per_call_us(contenders: dict[str, Callable[[], object]], rounds: int, block: int) -> dict[str, float]:
-    """Median microseconds per call; each round runs `block` calls of every contender in turn.
-
-    Every call is timed on its own: on a shared machine a preempted call is an
-    outlier the median drops, whatever the contender's speed (timing whole
-    blocks would charge the slower contender more preemptions).
-    """
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    clock = time.perf_counter
-    for r in range(rounds):
-        order = list(contenders.items()) if r % 2 == 0 else list(contenders.items())[::-1]
-        for name, fn in order:
-            times = samples[name]
-            for _ in range(block):
-                start = clock()
-                fn()
-                times.append(clock() - start)
-    return {name: 1e6 * statistics.median(s) for name, s in samples.items()}
+    """Median microseconds per call, interleaved, every call timed on its own (benchmarks/timing.py)."""
+    return {name: s.median_us() for name, s in interleaved(contenders, rounds, block).items()}
 
 
 def bench_model(name: str, model, rounds: int, block: int, with_reference: bool, baseline: bool) -> list[str]:

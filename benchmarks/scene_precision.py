@@ -20,9 +20,8 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-import statistics
 import sys
-import time
+from pathlib import Path
 
 import numpy as np
 
@@ -30,6 +29,9 @@ import cortex
 from cortex.dialects.modes import BLUR_AUTO
 from cortex.semantics import defaults as D
 from cortex.video.source import open_video
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import interleaved, load  # noqa: E402
 
 CLIPS = "/usr/share/doc/opencv-doc/examples/data/*.avi"
 SCENE_ONLY = """
@@ -40,10 +42,7 @@ func.func @scene(%frame: tensor<{h}x{w}x3xui8>) -> f32 {{
   cortex.update_state "prev_gray" = %gray : tensor<{h}x{w}xf32>
   func.return %scene : f32
 }}"""
-
-
-def load() -> str:
-    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+"""Scene change alone (and the gray it reads) with its delayed input, as the L2 pipeline has it (also bench_schedule's)."""
 
 
 def gated(outputs) -> list[bool]:
@@ -60,14 +59,9 @@ def compare(name: str, frames: list[np.ndarray]) -> str:
     scene = {p: cortex.compile(cortex.parse(SCENE_ONLY.format(h=h, w=w)), entry="scene", mode=None, precision=p, frame_work=True)
              for p in ("f64", "f32")}
     values = {p: np.array([s(f)[0] for f in frames], np.float64) for p, s in scene.items()}
-    times: dict[str, list[float]] = {p: [] for p in scene}
-    for _ in range(3):
-        for p, s in scene.items():
-            s.reset()
-            start = time.perf_counter()
-            for f in frames[:10]:
-                s(f)
-            times[p].append((time.perf_counter() - start) / min(10, len(frames)))
+    first = frames[:10]
+    times = interleaved({p: (lambda s=s: [s(f) for f in first]) for p, s in scene.items()}, 3,
+                        prepare={p: s.reset for p, s in scene.items()})
     err = np.abs(values["f32"] - values["f64"])
     rel = err / np.maximum(np.abs(values["f64"]), 1e-12)
     threshold = D.SMOOTH_RESET_THRESHOLD
@@ -80,7 +74,7 @@ def compare(name: str, frames: list[np.ndarray]) -> str:
         np.asarray(a).tobytes() == np.asarray(b).tobytes() for x, y in zip(outs["f64"], outs["f32"]) for a, b in zip(x, y)
     )
     gate_diff = sum(a != b for a, b in zip(gated(outs["f64"]), gated(outs["f32"])))
-    ms = {p: 1e3 * statistics.median(t) for p, t in times.items()}
+    ms = {p: 1e-3 * t.median_us() / len(first) for p, t in times.items()}
     return (
         f"  {name:<22} {len(frames):4d} frames {h}x{w}: max |Δ| {err.max():.2e}  max rel {rel.max():.2e}  "
         f"resets f64 {int(resets['f64'].sum())}, differing {int((resets['f64'] != resets['f32']).sum())}  "

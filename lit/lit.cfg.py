@@ -19,7 +19,25 @@ for var in ("HOME", "PYTHONPATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 
-config.substitutions.append(("%python", sys.executable))
+# lit 23's internal shell runs its `diff` and `cat` builtins as Python scripts and, to do so, sets PYTHONPATH to
+# lit's own folder on the environment that every later command of the same test shares (TestRunner.py:
+# `cmd_shenv.env["PYTHONPATH"] = ...`). A `cortex-opt` after a `diff` then imported whatever `cortex` the
+# interpreter found without PYTHONPATH: the editable install (another checkout) or none at all. So the tools
+# and `%python` run through wrappers that restore the PYTHONPATH lit was started with (the tree under test).
+_python = sys.executable
+if "PYTHONPATH" in os.environ:
+    _wrappers = os.path.join(config.test_exec_root, "bin")
+    os.makedirs(_wrappers, exist_ok=True)
+    _pinned = os.environ["PYTHONPATH"].replace("'", "'\\''")
+    for _tool, _target in [("cortex-opt", os.path.join(bindir, "cortex-opt")), ("cortex-run", os.path.join(bindir, "cortex-run")),
+                           ("cortex-import-onnx", os.path.join(bindir, "cortex-import-onnx")), ("python", sys.executable)]:
+        _path = os.path.join(_wrappers, _tool)
+        with open(_path, "w") as _f:
+            _f.write(f"#!/bin/sh\nPYTHONPATH='{_pinned}' exec '{_target}' \"$@\"\n")
+        os.chmod(_path, 0o755)
+    config.environment["PATH"] = os.pathsep.join([_wrappers, config.environment["PATH"]])
+    _python = os.path.join(_wrappers, "python")
+config.substitutions.append(("%python", _python))
 config.substitutions.append(("%examples", os.path.join(os.path.dirname(config.test_source_root), "examples")))
 
 MLIR_BIN = "/usr/lib/llvm-22/bin"

@@ -6,32 +6,120 @@ cost far more than they save (the scheduling note: compiled saliency 491 ms
 instead of 20 ms per 1080p frame). `CompiledPipeline.blas_threads` (default
 `BLAS_THREADS`) holds them around each plain call; the parallel engines
 limit BLAS the same way (`cortex.runtime.threads.thread_budget`).
+
+The hold must be cheap: a small ONNX CNN runs in ~55 µs, and threadpoolctl's
+`limit` context (it re-reads and re-sets every library through its generic
+machinery) cost 15–50 µs per call. `BlasHold` reads each library's thread
+count (OpenBLAS: its C function, 0.2 µs) and sets and restores it only where
+it differs, so a process already running BLAS on that many threads pays a
+read per call, and one that does not a set and a restore (~1–2 µs). A
+program whose generated code reaches no BLAS at all (`calls_blas`) is not held.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
+import threading
 from typing import Any
 
 BLAS_THREADS = 1
 """BLAS threads during a plain `compiled(frame)` call (`CompiledPipeline.blas_threads`)."""
 
-_controller: Any = None
+
+class Library:
+    """One loaded BLAS library: read and set its thread count.
+
+    OpenBLAS with its own threads (not OpenMP) is called straight through its
+    C functions (0.2 µs a read, 0.6 µs a set; threadpoolctl's wrappers add
+    1–4 µs each and its per-thread ownership count another 4 µs). Its limit is
+    process-wide, and threadpoolctl lets one thread at a time own it: while a
+    `threadpool_limits` of another live thread owns it, a hold leaves it alone,
+    as threadpoolctl would. Any other library goes through its controller.
+    """
+
+    __slots__ = ("get", "set", "_shared")
+
+    def __init__(self, controller: Any):
+        get = set_ = None
+        if controller.internal_api == "openblas" and getattr(controller, "threading_layer", None) != "openmp":
+            symbol = getattr(controller, "_get_symbol", None)
+            if symbol is not None:
+                get, set_ = symbol("openblas_get_num_threads"), symbol("openblas_set_num_threads")
+        if get is None or set_ is None:
+            get, set_ = controller.get_num_threads, controller.set_num_threads
+        self.get, self.set = get, set_
+        self._shared = getattr(type(controller), "_SHARED_STATE", None)
+
+    def owned_elsewhere(self) -> bool:
+        """Whether another live thread holds threadpoolctl's control of this library's limit."""
+        owner = getattr(self._shared, "controlling_thread", None)
+        return owner is not None and owner is not threading.current_thread() and owner.is_alive()
+
+
+_libraries: list[Library] | None = None
+_found = threading.Lock()
+
+
+def blas_libraries() -> list[Library]:
+    """The loaded BLAS libraries, found once by threadpoolctl (finding them costs ms)."""
+    global _libraries
+    if _libraries is None:
+        with _found:
+            if _libraries is None:
+                try:
+                    from threadpoolctl import ThreadpoolController
+                except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+                    _libraries = []
+                else:
+                    found = ThreadpoolController().lib_controllers
+                    _libraries = [Library(lib) for lib in found if lib.user_api == "blas"]
+    return _libraries
+
+
+class BlasHold:
+    """Context manager: every BLAS library at `threads` threads inside, as it was outside."""
+
+    __slots__ = ("threads", "_restore")
+
+    def __init__(self, threads: int):
+        self.threads = threads
+        self._restore: list[tuple[Library, int]] = []
+
+    def __enter__(self) -> BlasHold:
+        restore = []
+        for lib in blas_libraries():
+            now = lib.get()
+            if now is not None and now != self.threads and not lib.owned_elsewhere():
+                lib.set(self.threads)
+                restore.append((lib, now))
+        self._restore = restore
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for lib, n in self._restore:
+            lib.set(n)
+        self._restore = []
 
 
 def blas_limit(threads: int | None):
-    """A context manager holding BLAS to `threads` threads (threadpoolctl; None: the library's own
-    choice). The controller that finds the BLAS libraries is made once; each use costs microseconds."""
-    global _controller
-    if threads is None:
+    """A context manager holding BLAS to `threads` threads (None: the library's own choice).
+
+    Not re-entrant across threads: BLAS thread counts are process-wide, so
+    two plain calls running at once in two threads restore in either order
+    (the parallel engines set one budget for all their workers instead)."""
+    if threads is None or not blas_libraries():
         return contextlib.nullcontext()
-    if _controller is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:  # pragma: no cover - threadpoolctl is a dependency
-            return contextlib.nullcontext()
-        _controller = ThreadpoolController()
-    return _controller.limit(limits=threads, user_api="blas")
+    return BlasHold(threads)
+
+
+_BLAS_CALL = re.compile(r" @ |\bnp\.(?:dot|vdot|inner|tensordot|einsum|matmul|linalg)\b|\b_x_\w+\(")
+
+
+def calls_blas(source: str) -> bool:
+    """Whether generated code may reach BLAS: a matrix product (`@`, dot, tensordot, einsum,
+    matmul, np.linalg) or an extern call (a kernel may use NumPy's BLAS)."""
+    return _BLAS_CALL.search(source) is not None
 
 
 def blas_threads_now() -> list[int]:
@@ -41,4 +129,4 @@ def blas_threads_now() -> list[int]:
     return [info["num_threads"] for info in threadpool_info() if info.get("user_api") == "blas"]
 
 
-__all__ = ["BLAS_THREADS", "blas_limit", "blas_threads_now"]
+__all__ = ["BLAS_THREADS", "BlasHold", "Library", "blas_libraries", "blas_limit", "blas_threads_now", "calls_blas"]

@@ -24,7 +24,7 @@ import numpy as np
 
 from cortex.dialects.abi import Port
 from cortex.errors import CortexError
-from cortex.runtime.blas import BLAS_THREADS, blas_limit
+from cortex.runtime.blas import BLAS_THREADS, blas_limit, calls_blas
 from cortex.runtime.executables import load_executable
 from cortex.runtime.generated import call_generated
 from cortex.runtime.parts import LoadedSplit, weight_values
@@ -53,7 +53,7 @@ class CompiledPipeline:
     """
 
     blas_threads: int | None = BLAS_THREADS
-    """BLAS threads while a plain call runs (`blas_limit`); None leaves BLAS to its own default."""
+    """BLAS threads while a plain call runs (`blas_limit`; held only if `calls_blas`); None leaves BLAS to its own default."""
     temporal_reuse: list[Any] = []
     """What `cortex-temporal-reuse` carried, per function (`ReuseReport`s; compiler data the driver sets)."""
 
@@ -74,6 +74,8 @@ class CompiledPipeline:
         self._weights = {p.index: weights[p.name] for p in self.args if p.kind == "weight"}
         part = program.entry_part
         self._executable = program.executables[part.executable]
+        self.calls_blas = program.meta.get("backend", "numpy") == "numpy" and calls_blas(self.source)
+        """Whether the generated code may reach BLAS (a matrix product or an extern call): if not, a call holds nothing."""
         self._plain = load_executable(self._executable).function(part.symbol)
         self._profiled: Any = None
         self._call = self._plain
@@ -158,7 +160,7 @@ class CompiledPipeline:
                 if type(v) is not np.ndarray or v.dtype != dtype or v.shape != shape:
                     break
             else:  # arrays in, arrays out, no state: nothing to convert (the checks below would pass)
-                with blas_limit(self.blas_threads):
+                with blas_limit(self.blas_threads if self.calls_blas else None):
                     results = call_generated(self._call, inputs, f"@{self.entry}")
                 if self._call is not self._plain:
                     self._frames_profiled += 1
@@ -181,7 +183,7 @@ class CompiledPipeline:
                 values[port.index] = to_internal(port, self.state[port.name], f"state '{port.name}'")
             elif port.kind == "weight":
                 values[port.index] = self._weights[port.index]
-        with blas_limit(self.blas_threads):
+        with blas_limit(self.blas_threads if self.calls_blas else None):
             results = call_generated(self._call, values, f"@{self.entry}")
         if self._call is not self._plain:
             self._frames_profiled += 1

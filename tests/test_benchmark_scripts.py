@@ -1,4 +1,5 @@
-"""The issue-11 benchmark script runs (a smoke run: tiny sizes; no timing is asserted)."""
+"""The benchmark scripts: the issue-11 script runs (a smoke run: tiny sizes; no timing is asserted), and the
+one interleaved timer they share (benchmarks/timing.py) times what it should, checked on a fake clock."""
 
 from __future__ import annotations
 
@@ -19,3 +20,85 @@ def test_quick_run_prints_every_section(capsys):
     for heading in ("(q) int8 vs f32", "(l) NCHW vs NHWC", "(f) fused vs unfused", "peak memory"):
         assert heading in out
     assert "ratio to f32" in out and "ratio to NCHW" in out and "ratio to unfused" in out
+
+
+# ------------------------------------------------------------- benchmarks/timing.py: the one interleaved timer
+
+
+def _timing():
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import timing
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return timing
+
+
+def test_interleaved_alternates_the_order_and_times_each_call_without_prepare(monkeypatch):
+    """A fake clock that only the contenders (1 s) and `prepare` (100 s) advance: every sample is exactly its call."""
+    timing = _timing()
+    now = [0.0]
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(timing.time, "process_time", lambda: now[0])
+    calls: list[str] = []
+
+    def contender(name: str, seconds: float):
+        def run():
+            calls.append(name)
+            now[0] += seconds
+        return run
+
+    prepared: list[str] = []
+
+    def reset():
+        prepared.append("reset")
+        now[0] += 100.0
+
+    samples = timing.interleaved({"a": contender("a", 1.0), "b": contender("b", 2.0)}, rounds=3, block=2,
+                                 prepare={"b": reset})
+    assert calls == ["a", "a", "b", "b", "b", "b", "a", "a", "a", "a", "b", "b"]
+    assert prepared == ["reset"] * 6  # before every call of b, none of a
+    assert samples["a"].wall == [1.0] * 6 and samples["a"].cpu == [1.0] * 6
+    assert samples["b"].wall == [2.0] * 6 and samples["b"].cpu == [2.0] * 6
+    assert samples["b"].median_us() == 2e6 and samples["a"].min_us() == 1e6
+
+
+def test_interleaved_refuses_an_empty_run():
+    timing = _timing()
+    for rounds, block in ((0, 1), (1, 0)):
+        try:
+            timing.interleaved({"a": lambda: None}, rounds, block)
+        except ValueError as e:
+            assert "at least 1" in str(e)
+        else:
+            raise AssertionError("no error")
+
+
+def test_load_line_names_the_cores():
+    import re
+
+    assert re.fullmatch(r"load average \d+\.\d\d \d+\.\d\d \d+\.\d\d on \d+ cores", _timing().load())
+
+
+def test_the_benchmarks_time_with_the_one_timer():
+    """The scripts that had their own copy of the interleaved loop now call benchmarks/timing.py."""
+    timing = _timing()
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import bench_schedule
+        import iree_vs_ort
+        import onnx_vs_ort
+        import scene_precision
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    for module in (bench_schedule, iree_vs_ort, onnx_vs_ort, scene_precision):
+        assert module.interleaved is timing.interleaved, module.__name__
+    assert bench_schedule.load is timing.load and scene_precision.load is timing.load
+    assert bench_schedule.SCENE_ONLY is scene_precision.SCENE_ONLY
+    calls = {"x": 0}
+
+    def bump():
+        calls["x"] += 1
+
+    assert set(iree_vs_ort.timings({"x": bump}, 2, 3)) == {"x"} and calls["x"] == 6
+    assert onnx_vs_ort.per_call_us({"x": bump}, 1, 2)["x"] >= 0 and calls["x"] == 8

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.onnx_cases import CASE_NAMES, applicable_cases, unsupported
+from helpers.onnx_cases import CASE_NAMES, applicable_cases, check_case, unsupported
 
-from cortex.ir import CortexError
 from cortex.onnx_backend import CortexBackend
 
 MIN_PASS_RATE = 0.85
@@ -26,19 +25,32 @@ RUNNERS = ("reference", "compiled")
 @pytest.mark.parametrize("runner", RUNNERS)
 @pytest.mark.parametrize("name", CASE_NAMES)
 def test_conformance_case(name: str, runner: str) -> None:
+    check_case(name, lambda model: CortexBackend.prepare(model, runner=runner))
+
+
+class _Answers:
+    """A prepared backend that answers every input with `values`."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def run(self, inputs):
+        return self.values
+
+
+def test_check_case_fails_on_a_wrong_answer_and_on_a_listed_case_that_imports() -> None:
+    """The shared check can fail: a wrong value, a wrong shape, and a listed case that does not raise."""
+    name = next(n for n in CASE_NAMES if n not in unsupported())
     case = applicable_cases()[name]
-    reason = unsupported().get(name)
-    if reason is not None:
-        with pytest.raises(CortexError, match=reason.replace("(", r"\(").replace(")", r"\)")):
-            CortexBackend.prepare(case.model, runner=runner)
-        return
-    rep = CortexBackend.prepare(case.model, runner=runner)
-    for inputs, expected in case.data_sets:
-        outputs = rep.run(inputs)
-        assert len(outputs) == len(expected)
-        for got, want in zip(outputs, expected):
-            assert got.shape == want.shape
-            np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol)
+    (_, expected), = case.data_sets[:1]
+    check_case(name, lambda model: _Answers(list(expected)))  # the expected outputs pass
+    with pytest.raises(AssertionError):
+        check_case(name, lambda model: _Answers([w + 1.0 for w in expected]))
+    with pytest.raises(AssertionError):
+        check_case(name, lambda model: _Answers([np.zeros((*w.shape, 1), w.dtype) for w in expected]))
+    listed = next(iter(unsupported()))
+    with pytest.raises(pytest.fail.Exception):
+        check_case(listed, lambda model: _Answers([]))
 
 
 def test_unsupported_list_names_applicable_cases() -> None:

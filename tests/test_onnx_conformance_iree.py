@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import pytest
 
 pytest.importorskip("iree.compiler")
 pytest.importorskip("iree.runtime")
 
-from helpers.onnx_cases import CASE_NAMES, applicable_cases, unsupported  # noqa: E402
+from helpers.onnx_cases import CASE_NAMES, check_case  # noqa: E402
 
-from cortex.ir import CortexError  # noqa: E402
 from cortex.onnx_backend import IreeBackend  # noqa: E402
 
 EVERY = 1 if os.environ.get("CORTEX_IREE_CONFORMANCE") == "all" else 5
@@ -29,19 +27,7 @@ SAMPLE = CASE_NAMES[::EVERY]
 
 @pytest.mark.parametrize("name", SAMPLE)
 def test_conformance_case_on_iree(name: str) -> None:
-    case = applicable_cases()[name]
-    reason = unsupported().get(name)
-    if reason is not None:
-        with pytest.raises(CortexError, match=reason.replace("(", r"\(").replace(")", r"\)")):
-            IreeBackend.prepare(case.model)
-        return
-    rep = IreeBackend.prepare(case.model)
-    for inputs, expected in case.data_sets:
-        outputs = rep.run(inputs)
-        assert len(outputs) == len(expected)
-        for got, want in zip(outputs, expected):
-            assert got.shape == want.shape
-            np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol)
+    check_case(name, IreeBackend.prepare)
 
 
 def test_sample_spans_the_cases() -> None:

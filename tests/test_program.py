@@ -1,13 +1,16 @@
 """The compiled program: `cortex.compile` builds it whole, `save`/`cortex.load` round-trip it, the runtime runs it.
 
 Round-trips are checked on outputs and final state (bit for bit), for the
-sequential call, concurrent stages and frames in flight; a file of another
+sequential call, concurrent stages and frames in flight, on the NumPy and the
+IREE executable kinds, also in a fresh process where the compiler (and
+IREE's compiler) cannot be imported; a file of another
 format or version, a damaged one, or an executable kind this runtime does
 not know is a one-line CortexError.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -174,30 +177,95 @@ def test_executables_hold_text_or_bytes():
         exe.text("constants/_k")
 
 
+COMPILER = ("cortex.driver", "cortex.passes", "cortex.lowering", "cortex.linalg_opt", "cortex.backends", "cortex.registry",
+            "xdsl.passes")
 RUN_WITHOUT_COMPILER = """
 import sys
-for name in ("cortex.driver", "cortex.passes", "cortex.lowering", "cortex.linalg_opt", "cortex.backends", "cortex.registry",
-             "xdsl.passes"):
+program, frame_file, out_file, *poisoned = sys.argv[1:]
+for name in poisoned:
     sys.modules[name] = None  # importing any of them now raises ImportError
 import numpy as np
 import cortex
-compiled = cortex.load(sys.argv[1])
-frame = np.load(sys.argv[2])
-encoded, score = compiled(frame)
-(again, score2), = list(compiled.run_video([frame], workers=2))
-print(len(encoded), float(np.asarray(score).sum()))
-loaded = sorted(m for m in sys.modules if m.startswith("cortex.") and sys.modules[m] is not None)
-assert not [m for m in loaded if m.split(".")[1] in ("driver", "passes", "lowering", "linalg_opt", "backends", "registry")], loaded
+compiled = cortex.load(program)
+frames = np.load(frame_file)
+called = [compiled(f) for f in frames]
+state = compiled.state
+compiled.reset()
+in_flight = list(compiled.run_video(list(frames), workers=2))
+arrays = {f"called/{k}/{i}": np.asarray(v) for k, out in enumerate(called) for i, v in enumerate(out)}
+arrays |= {f"in_flight/{k}/{i}": np.asarray(v) for k, out in enumerate(in_flight) for i, v in enumerate(out)}
+arrays |= {f"state/{name}": np.asarray(v) for name, v in state.items()}
+np.savez(out_file, **arrays)
+loaded = sorted(m for m in sys.modules if m.startswith(("cortex.", "iree.")) and sys.modules[m] is not None)
+unwanted = [m for m in loaded if any(m == p or m.startswith(p + ".") for p in poisoned)]
+assert not unwanted, unwanted
 """
+
+
+def run_without_compiler(compiled, tmp_path, video, poisoned=COMPILER):
+    """Save `compiled`, load and run it in a fresh process where `poisoned` cannot be imported; its outputs and state."""
+    path = compiled.save(tmp_path / "program.cortex")
+    np.save(tmp_path / "frames.npy", np.stack(video))
+    done = subprocess.run([sys.executable, "-c", RUN_WITHOUT_COMPILER, str(path), str(tmp_path / "frames.npy"),
+                           str(tmp_path / "out.npz"), *poisoned], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    with np.load(tmp_path / "out.npz") as got:
+        arrays = dict(got)
+    n = len(compiled(video[0]))
+
+    def outputs(kind):
+        return [tuple(arrays[f"{kind}/{k}/{i}"] for i in range(n)) for k in range(len(video))]
+
+    return outputs("called"), outputs("in_flight"), {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("state/")}
 
 
 def test_a_saved_program_runs_in_a_process_without_the_compiler(tmp_path):
     compiled = cortex.compile(cortex.parse(small_l2_text()))
-    path = compiled.save(tmp_path / "l2.cortex")
-    frame = frames(1)[0]
-    np.save(tmp_path / "frame.npy", frame)
-    encoded, score = compiled(frame)
-    done = subprocess.run([sys.executable, "-c", RUN_WITHOUT_COMPILER, str(path), str(tmp_path / "frame.npy")],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [str(len(encoded)), str(float(np.asarray(score).sum()))]
+    video = frames(4)
+    called, in_flight, state = run_without_compiler(compiled, tmp_path, video)
+    compiled.reset()
+    want = [compiled(f) for f in video]
+    same(called, want)
+    same(in_flight, want)
+    same_state(state, compiled.state)
+
+
+HAVE_IREE = all(importlib.util.find_spec(name) is not None for name in ("iree", "iree.compiler", "iree.runtime"))
+needs_iree = pytest.mark.skipif(not HAVE_IREE, reason="iree-base-compiler/iree-base-runtime not installed (pip install 'cortex[iree]')")
+
+
+@pytest.fixture(scope="module")
+def compiled_iree():
+    return cortex.compile(cortex.parse(with_extra_states()), mode="motion", specialize=False, backend="iree")
+
+
+@needs_iree
+def test_an_iree_program_round_trips_with_its_compiled_module(compiled_iree, tmp_path):
+    """The "iree" kind saves its VM module as bytes; loaded, it gives the same outputs and state, bit for bit."""
+    program = compiled_iree.program
+    # with state, every call runs the split (driver.build_program): its executable is the IREE-compiled one
+    assert program.meta["calls_split"] and program.executables["split"].kind == "iree"
+    assert isinstance(program.executables["split"].members.get("module.vmfb"), bytes)
+    path = compiled_iree.save(tmp_path / "l2.cortex")
+    assert Program.load(path) == program
+    loaded = cortex.load(path)
+    video = frames(12)
+    compiled_iree.reset()
+    want = [compiled_iree(f) for f in video]
+    same([loaded(f) for f in video], want)
+    same_state(loaded.state, compiled_iree.state)
+    loaded.reset()
+    same(list(loaded.run_video(video, workers=2)), want)
+    same_state(loaded.state, compiled_iree.state)
+
+
+@needs_iree
+def test_a_saved_iree_program_runs_without_the_compiler_or_iree_compiler(compiled_iree, tmp_path):
+    """Compile once, run where only the runtime and `iree.runtime` are installed: the IREE compiler is poisoned too."""
+    video = frames(6)
+    called, in_flight, state = run_without_compiler(compiled_iree, tmp_path, video, (*COMPILER, "iree.compiler"))
+    compiled_iree.reset()
+    want = [compiled_iree(f) for f in video]
+    same(called, want)
+    same(in_flight, want)
+    same_state(state, compiled_iree.state)

@@ -260,6 +260,8 @@ def blas_line(runner, backend) -> str:
     threads = compiled.blas_threads
     if threads is None:
         return "BLAS threads: the library's default (compiled.blas_threads = None)"
+    if not getattr(compiled, "calls_blas", True):
+        return f"BLAS threads: not held (the generated code calls no BLAS; compiled.blas_threads = {threads})"
     return f"BLAS threads: {threads} per call (threadpoolctl; compiled.blas_threads)"
 
 

@@ -1,18 +1,25 @@
-"""ONNX's node conformance cases that apply to Cortex, and the list of those it does not support yet.
+"""ONNX's node conformance cases that apply to Cortex, the list of those it does not support yet, and the check.
 
 Shared by tests/test_onnx_conformance.py (reference and NumPy backends) and
-tests/test_onnx_conformance_iree.py (IREE).
+tests/test_onnx_conformance_iree.py (IREE): both run `check_case` with their
+backend's `prepare`, so the bar is written once.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import onnx
+import pytest
 
 from cortex.frontends.onnx import SUPPORTED_OPS
+from cortex.ir import CortexError
 
 UNSUPPORTED_FILE = Path(__file__).resolve().parents[1] / "data" / "onnx_unsupported.txt"
 SHAPE_OPERANDS = {"Reshape": {1}, "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}}
@@ -53,3 +60,25 @@ def applicable_cases() -> dict[str, object]:
 
 
 CASE_NAMES = sorted(applicable_cases())
+
+
+def check_case(name: str, prepare: Callable[[Any], Any]) -> None:
+    """One conformance case on one backend (`prepare(model)` -> something with `run(inputs)`).
+
+    A listed case must fail to import with its listed reason (a CortexError, never a
+    wrong answer or a crash); any other must match ONNX's expected outputs, shape
+    and values, within the case's own tolerances on every data set.
+    """
+    case: Any = applicable_cases()[name]
+    reason = unsupported().get(name)
+    if reason is not None:
+        with pytest.raises(CortexError, match=re.escape(reason)):
+            prepare(case.model)
+        return
+    rep = prepare(case.model)
+    for inputs, expected in case.data_sets:
+        outputs = rep.run(inputs)
+        assert len(outputs) == len(expected)
+        for got, want in zip(outputs, expected):
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol)

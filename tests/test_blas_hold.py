@@ -1,0 +1,124 @@
+"""Holding BLAS threads around a plain call, cheaply (issue 21 item 5; runtime/blas.py).
+
+threadpoolctl's `limit` context cost 20–50 µs per call; the hold now reads each
+BLAS library's thread count and sets and restores only what differs, and a
+program whose generated code reaches no BLAS is not held at all. Timing is in
+benchmarks/ (onnx_vs_ort.py); here: what is set, when, and what the caller sees after.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from helpers.graphs import one_function
+from threadpoolctl import threadpool_limits
+
+import cortex
+from cortex.dialects import tensor_ops as ops
+from cortex.runtime import blas
+from cortex.tools.cortex_run import blas_line
+
+
+class FakeController:
+    """A threadpoolctl controller of a BLAS library that is not OpenBLAS: counts the calls that set it."""
+
+    user_api, internal_api = "blas", "fake"
+
+    def __init__(self, threads):
+        self.threads, self.sets = threads, []
+
+    def get_num_threads(self):
+        return self.threads
+
+    def set_num_threads(self, n):
+        self.sets.append(n)
+        self.threads = n
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    controllers = [FakeController(4), FakeController(1)]
+    monkeypatch.setattr(blas, "_libraries", [blas.Library(c) for c in controllers])
+    return controllers
+
+
+def test_the_hold_sets_only_what_differs_and_restores_it(fake):
+    wide, narrow = fake
+    with blas.blas_limit(1):
+        assert (wide.threads, narrow.threads) == (1, 1)
+    assert (wide.threads, narrow.threads) == (4, 1)  # as the caller had them
+    assert wide.sets == [1, 4] and narrow.sets == []  # the library already at 1 is only read
+    with blas.blas_limit(None):
+        assert wide.threads == 4
+    with pytest.raises(RuntimeError), blas.blas_limit(2):
+        raise RuntimeError  # restored on the way out of an exception too
+    assert (wide.threads, narrow.threads) == (4, 1) and narrow.sets == [2, 1]
+
+
+def test_no_blas_library_holds_nothing(monkeypatch):
+    monkeypatch.setattr(blas, "_libraries", [])
+    with blas.blas_limit(1) as held:
+        assert held is None  # a nullcontext
+
+
+def test_a_limit_another_thread_holds_is_left_alone():
+    """threadpoolctl lets one thread own OpenBLAS's process-wide limit; a hold does not fight it."""
+    if not blas.blas_libraries():
+        pytest.skip("no BLAS library loaded")
+    held, done, seen = threading.Event(), threading.Event(), []
+
+    def other():
+        with threadpool_limits(limits=2, user_api="blas"):
+            held.set()
+            done.wait(10)
+
+    t = threading.Thread(target=other)
+    t.start()
+    try:
+        assert held.wait(10)
+        with blas.blas_limit(1):
+            seen = blas.blas_threads_now()
+    finally:
+        done.set()
+        t.join()
+    assert seen and all(n == 2 for n in seen)
+
+
+def test_which_generated_code_calls_blas():
+    assert blas.calls_blas("    gray = _t1 @ _k_gray  # gray: linalg.generic\n")
+    assert blas.calls_blas("    y = np.tensordot(a, b, axes=1)\n") and blas.calls_blas("    y = np.einsum('ij,jk->ik', a, b)\n")
+    assert blas.calls_blas("    text = _x_cortex_text_roi(gray)  # text: func.call\n")  # a kernel may use NumPy's BLAS
+    assert not blas.calls_blas('def main(x):\n    """@main(tensor<4x4xf32>)"""\n    y = x + x\n    return (y,)\n')
+
+
+def threads_seen_during_a_call(compiled, *inputs):
+    seen = []
+    plain = compiled._call
+
+    def spy(*args):
+        seen.append(blas.blas_threads_now())
+        return plain(*args)
+
+    compiled._call = spy
+    compiled(*inputs)
+    compiled._call = plain
+    return seen[0]
+
+
+def test_a_program_without_blas_is_not_held_and_one_with_it_is():
+    x = np.ones((4, 4), np.float32)
+    elementwise = cortex.compile(one_function([(4, 4)], lambda v: ops.ExpOp(ops.AddOp(v, v).result).result), entry="main", mode=None)
+    product = cortex.compile(one_function([(4, 4)], lambda v: ops.MatmulOp(v, v).result), entry="main", mode=None)
+    assert not elementwise.calls_blas and product.calls_blas
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas.blas_threads_now()
+        assert threads_seen_during_a_call(elementwise, x) == before  # not held: nothing to hold
+        assert all(n == 1 for n in threads_seen_during_a_call(product, x))
+        assert blas.blas_threads_now() == before
+
+    class Backend:
+        compiled = elementwise
+
+    assert blas_line(None, Backend()).startswith("BLAS threads: not held (the generated code calls no BLAS")
