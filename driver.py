@@ -22,8 +22,8 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from cortex.backends.numpy_emitter import emit_numpy, numpy_executable
 from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
 from cortex.dialects.modes import DEFAULT_ENTRY, DEFAULT_MODE, INPUT_DEFAULTS
-from cortex.errors import CortexError
-from cortex.interpreter.calling import find_entry, resolve_weights
+from cortex.errors import CortexError, whole_number
+from cortex.interpreter.calling import find_entry, weights_for_call
 from cortex.interpreter.reference import ReferenceRunner
 from cortex.ir import make_context, parse, verify_located
 from cortex.lowering import POST_LOWERING_PASSES
@@ -43,6 +43,7 @@ from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import PipelineError, parse_pipeline
 from cortex.runtime.pipeline import CompiledPipeline
 from cortex.runtime.program import Executable, FrameSplit, Part, Program, StateInfo
+from cortex.runtime.threads import MAX_WORKERS
 from cortex.shape_generic import ShapeGenericPipeline
 
 
@@ -149,7 +150,7 @@ def compile_program(
     check_backend_choice(backend, device)
     if post_passes == "default":
         post_passes = POST_LOWERING_PASSES
-    table, source = resolve_weights(mode, weights)
+    table, source = weights_for_call(mode, weights)
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
         find_entry(module, entry)
@@ -201,8 +202,7 @@ def compile_pipeline(
     (`cortex.shape_generic`).
     """
     check_backend_choice(backend, device)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
+    whole_number("workers", workers, 1, MAX_WORKERS)
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
         find_entry(module, entry)
@@ -240,7 +240,7 @@ def compile_lowered(lowered: ModuleOp, entry: str = DEFAULT_ENTRY, mode: str | N
 
     There is no cortex module to cut, so the program has no frame split."""
     find_entry(lowered, entry)
-    table, source = resolve_weights(mode, weights)
+    table, source = weights_for_call(mode, weights)
     return CompiledPipeline(build_program(None, lowered, entry, table, source, None, split=False))
 
 

@@ -60,6 +60,7 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-pad-as-tensor-pad": ("cortex.lowering.pad_as_tensor_pad", "PadAsTensorPadPass"),
     "cortex-outline-segments": ("cortex.lowering.outline_segments", "OutlineSegmentsPass"),
     "cortex-crop-generic-inputs": ("cortex.lowering.crop_generic_inputs", "CropGenericInputsPass"),
+    "cortex-raise-pooling": ("cortex.lowering.raise_pooling", "RaisePoolingPass"),
 }
 
 TARGET_LOCATIONS: dict[str, tuple[str, str]] = {

@@ -33,9 +33,11 @@ def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
     raise CortexError(f"no function '@{entry}' in the module (functions: {names})")
 
 
-def resolve_weights(mode: str | None, weights: Mapping[str, float] | None) -> tuple[dict[str, float], str]:
-    """The weight table (the mode's row, overridden by explicit `weights`) and,
-    for the diagnostic of a missing weight, where weights were looked for."""
+def weights_for_call(mode: str | None, weights: Mapping[str, float] | None) -> tuple[dict[str, float], str]:
+    """The weights a call binds to `cortex.weight` reads: the runtime inputs' defaults, then `mode`'s row
+    (the built-in table), then the explicit `weights` (checked: finite numbers); and, for the diagnostic of a
+    missing weight, where weights were looked for. Used by both runners (the reference interpreter and
+    `cortex.compile`); compare `passes.specialize_mode.specialization_weights`, which is a pass's job."""
     table: dict[str, float] = dict(INPUT_DEFAULTS)
     if mode is not None:
         try:

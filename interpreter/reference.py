@@ -32,7 +32,7 @@ from cortex.dialects import ALL_OPS
 from cortex.dialects.modes import DEFAULT_ENTRY, DEFAULT_MODE
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.errors import CortexError
-from cortex.interpreter.calling import check_value, find_entry, initial_zeros, resolve_weights
+from cortex.interpreter.calling import check_value, find_entry, initial_zeros, weights_for_call
 from cortex.ir import parse, verify_located
 from cortex.semantics.kernels import KERNELS, run_kernel
 
@@ -153,7 +153,7 @@ class ReferenceRunner:
         self.entry = entry
         self.mode = mode
         self.function = find_entry(module, entry)
-        self.weights, self._weight_source = resolve_weights(mode, weights)
+        self.weights, self._weight_source = weights_for_call(mode, weights)
         self.op_timer = op_timer
         self.state: dict[str, Any] = {}
         self.reset()

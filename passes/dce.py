@@ -36,7 +36,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from cortex.passes.canonicalize import canonicalize
 from cortex.passes.profile import profile_ms
-from cortex.passes.specialize_mode import resolve_weights, specialize_mode
+from cortex.passes.specialize_mode import specialization_weights, specialize_mode
 
 REPORT_PREFIX = "[dead_node_elimination]"
 
@@ -89,7 +89,7 @@ def eliminate_dead_nodes(
     Returns the cortex ops removed as dead, in program order.
     """
     if mode is not None:
-        resolve_weights(mode, table)  # fail before touching the module
+        specialization_weights(mode, table)  # fail before touching the module
     before: Sequence[Operation] = list(module.walk())
     replaced: set[Operation] = set()
 

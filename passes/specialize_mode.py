@@ -48,8 +48,10 @@ class WeightToConstant(RewritePattern):
             rewriter.replace(op, arith.ConstantOp(FloatAttr(self.weights[op.state_name], f32)))
 
 
-def resolve_weights(mode: str | None, table: str | None = None) -> dict[str, float]:
-    """The weight row of `mode`, or a SpecializeModeError naming what is wrong."""
+def specialization_weights(mode: str | None, table: str | None = None) -> dict[str, float]:
+    """The constants `cortex-specialize-mode` bakes in: `mode`'s row of the mode table (`table`, a JSON file, or
+    the built-in one), or a SpecializeModeError naming what is wrong. No runtime-input defaults and no
+    overrides: those are a call's (`interpreter.calling.weights_for_call`)."""
     if not mode:
         raise SpecializeModeError("no mode given (use mode=<name>)")
     try:
@@ -62,7 +64,7 @@ def specialize_mode(
     module: ModuleOp, mode: str | None, table: str | None = None, listener: PatternRewriterListener | None = None
 ) -> None:
     """Replace every `cortex.weight` in `module` by the constant of `mode` (in place)."""
-    weights = resolve_weights(mode, table)
+    weights = specialization_weights(mode, table)
     names = sorted({op.state_name for op in module.walk() if isinstance(op, WeightOp)})
     missing = [n for n in names if n not in weights and n not in INPUT_DEFAULTS]
     if missing:

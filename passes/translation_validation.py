@@ -153,12 +153,12 @@ def specialised_weights(p: ModulePass) -> tuple[str, dict[str, float]] | None:
     """The mode and weights a `cortex-specialize-mode` pass bakes in; None for any other pass."""
     if p.name != "cortex-specialize-mode":
         return None
-    from cortex.passes.specialize_mode import resolve_weights
+    from cortex.passes.specialize_mode import specialization_weights
 
     mode = getattr(p, "mode", None)
     if not isinstance(mode, str):
         return None
-    return mode, resolve_weights(mode, getattr(p, "table", None))
+    return mode, specialization_weights(mode, getattr(p, "table", None))
 
 
 class SemanticsCallback:

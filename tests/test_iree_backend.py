@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 import pytest
-from helpers.numerics import ACCUMULATED, assert_f32_close
+from helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
 from helpers.pipelines import SMALL, small_l2_text
 from helpers.scheduling import MODES, assert_same, assert_same_state, frames_of, passes, sequential
 from hypothesis import given, settings
@@ -158,6 +158,65 @@ def test_crop_pass_cuts_the_ceil_pool_onnx_writes():
     np.testing.assert_array_equal(numpy_function(cropped, "f")(x)[0], numpy_function(lowered, "f")(x)[0])
 
 
+# ---------------------------------------------------------------- cortex-raise-pooling (no IREE needed here)
+
+POOL_NHWC = """
+func.func @f(%x: tensor<1x{h}x{w}x3xf32>) -> tensor<1x{oh}x{ow}x3xf32> {{
+  %y = cortex.{kind}_nhwc %x {{kernel_shape = array<i64: {k}, {k}>, strides = array<i64: {s}, {s}>, pads = array<i64: {p}, {p}, {p}, {p}>}} : tensor<1x{h}x{w}x3xf32> -> tensor<1x{oh}x{ow}x3xf32>
+  func.return %y : tensor<1x{oh}x{ow}x3xf32>
+}}
+"""
+
+
+def pool_nhwc_module(kind, h, w, k, s, p):
+    oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    return parse_module(POOL_NHWC.format(kind=kind, h=h, w=w, k=k, s=s, p=p, oh=oh, ow=ow))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["max_pool", "avg_pool"]), st.integers(2, 9), st.integers(2, 9), st.integers(1, 3),
+       st.integers(1, 3), st.integers(0, 1))
+def test_raise_pooling_keeps_maps_and_combiner(kind, h, w, k, s, p):
+    """Each NHWC pool's generic becomes one named op whose maps (as affine functions) and combiner are the
+    generic's: the named op computes what the generic did (run on IREE in test_pools_on_iree_match_numpy)."""
+    from xdsl.dialects.linalg import GenericOp
+
+    from cortex.lowering.raise_pooling import PoolingNhwcMaxOp, PoolingNhwcSumOp, RaisePoolingPass, pooling_of
+    from cortex.lowering.raise_pooling import coefficients as coef
+
+    if k > h + 2 * p or k > w + 2 * p or p >= k:
+        return
+    try:
+        lowered = cortex.lower(pool_nhwc_module(kind, h, w, k, s, p))
+    except CortexError:
+        return  # a window configuration the dialect rejects
+    (generic,) = [op for op in lowered.walk() if isinstance(op, GenericOp) and pooling_of(op) is not None]
+    maps = [coef(m.data) for m in generic.indexing_maps.data]
+    combiner = type(next(iter(generic.body.block.ops)))
+    RaisePoolingPass().apply(None, lowered)  # type: ignore[arg-type]
+    lowered.verify()
+    (named,) = [op for op in lowered.walk() if isinstance(op, PoolingNhwcMaxOp | PoolingNhwcSumOp)]
+    assert isinstance(named, PoolingNhwcMaxOp if kind == "max_pool" else PoolingNhwcSumOp)
+    assert [coef(m) for m in named.get_default_indexing_maps()] == maps
+    assert list(named.strides.get_values()) == [s, s] and list(named.dilations.get_values()) == [1, 1]
+    assert type(next(iter(named.body.block.ops))) is combiner
+    assert not [op for op in lowered.walk() if isinstance(op, GenericOp) and pooling_of(op) is not None]
+
+
+def test_raise_pooling_leaves_nchw_pools_alone():
+    """An NCHW pool (no NHWC named form applies) stays the generic it was, unchanged."""
+    from cortex.lowering.raise_pooling import RaisePoolingPass
+
+    module = cortex.lower(parse_module("""
+    func.func @f(%x: tensor<1x4x9x9xf32>) -> tensor<1x4x4x4xf32> {
+      %y = cortex.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x4x9x9xf32> -> tensor<1x4x4x4xf32>
+      func.return %y : tensor<1x4x4x4xf32>
+    }"""))
+    before = str(module)
+    RaisePoolingPass().apply(None, module)  # type: ignore[arg-type]
+    assert str(module) == before
+
+
 # ---------------------------------------------------------------- cortex-outline-segments (no IREE needed)
 
 
@@ -240,6 +299,59 @@ def test_tensor_graph_on_iree_matches_the_reference(name):
         for got, want in zip(compiled(*inputs), reference(*inputs)):
             assert got.dtype == want.dtype
             assert_f32_close(got, want, ulps=ACCUMULATED)
+
+
+POOLS_NHWC = """
+func.func @f(%x: tensor<1x13x11x5xf32>) -> (tensor<1x6x5x5xf32>, tensor<1x7x6x5xf32>, tensor<1x13x11x5xf32>, tensor<1x6x5x5xf32>) {
+  %a = cortex.max_pool_nhwc %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x13x11x5xf32> -> tensor<1x6x5x5xf32>
+  %b = cortex.max_pool_nhwc %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x13x11x5xf32> -> tensor<1x7x6x5xf32>
+  %c = cortex.avg_pool_nhwc %x {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x13x11x5xf32> -> tensor<1x13x11x5xf32>
+  %d = cortex.avg_pool_nhwc %x {kernel_shape = array<i64: 2, 3>, strides = array<i64: 2, 2>} : tensor<1x13x11x5xf32> -> tensor<1x6x5x5xf32>
+  func.return %a, %b, %c, %d : tensor<1x6x5x5xf32>, tensor<1x7x6x5xf32>, tensor<1x13x11x5xf32>, tensor<1x6x5x5xf32>
+}
+"""
+
+
+@needs_iree
+def test_pools_on_iree_match_numpy():
+    """NHWC max and average pools (strided, padded, non-square windows) handed to IREE as the named pooling ops
+    (cortex-raise-pooling, in the legalisation): max pools equal the NumPy backend's exactly, averages within
+    reordered-sum ULPs."""
+    from cortex.backends.iree_compile import legalized
+
+    module = parse_module(POOLS_NHWC)
+    handed_over = str(legalized(cortex.lower(module)))
+    assert handed_over.count("linalg.pooling_nhwc_max") == 2 and handed_over.count("linalg.pooling_nhwc_sum") == 2
+    on_iree = cortex.compile(module, entry="f", mode=None, backend="iree")
+    on_numpy = cortex.compile(module, entry="f", mode=None)
+    for seed in (0, 1):
+        x = np.random.default_rng(seed).standard_normal((1, 13, 11, 5)).astype(np.float32)
+        got, want = on_iree(x), on_numpy(x)
+        for i in (0, 1):
+            np.testing.assert_array_equal(got[i], want[i])
+        for i in (2, 3):
+            assert_f32_close(got[i], want[i], ulps=REORDERED)
+
+
+@needs_iree
+def test_a_tensor_graph_calls_the_compiled_function_directly(small_cnn_iree):
+    """The small CNN's entry only calls its one segment: the loaded program calls IREE's function itself (no
+    generated Python, no NumPy error policy: ~3 of its ~24 us), with the same results as the profiled host code
+    that still wraps the call."""
+    from cortex.runtime.iree_runtime import SegmentCall
+
+    assert isinstance(small_cnn_iree._plain, SegmentCall)
+    plain = [small_cnn_iree(x)[0] for x in small_cnn_inputs(3)]
+    small_cnn_iree.profiling = True
+    try:
+        assert not isinstance(small_cnn_iree._call, SegmentCall)
+        profiled = [small_cnn_iree(x)[0] for x in small_cnn_inputs(3)]
+    finally:
+        small_cnn_iree.profiling = False
+    for a, b in zip(plain, profiled):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(CortexError, match="argument"):
+        small_cnn_iree(np.zeros((1, 3, 8, 8), np.float32))
 
 
 @needs_iree

@@ -296,3 +296,22 @@ def test_the_state_does_not_alias_inputs_or_outputs(small_pipeline):
     kept = runner.state["prev_score"].copy()
     score *= 0  # writing into an output must not change the state
     np.testing.assert_array_equal(runner.state["prev_score"], kept)
+
+
+# ---------------------------------------------------------------- the weights a call binds
+
+
+def test_weights_for_call_layers_defaults_mode_and_overrides():
+    """Runtime-input defaults, then the mode's row, then explicit weights; the diagnostic says where it looked."""
+    from cortex.interpreter.calling import weights_for_call
+
+    table, where = weights_for_call("balanced", {"wc": 2, "extra": 1.5})
+    assert table == {**INPUT_DEFAULTS, **MODES["balanced"], "wc": 2.0, "extra": 1.5}
+    assert where.startswith("known weights (mode 'balanced' and weights=)")
+    table, where = weights_for_call(None, None)
+    assert table == dict(INPUT_DEFAULTS) and "give a mode or weights=" in where
+    for bad, message in (({"wc": True}, "must be a number"), ({"wc": float("nan")}, "finite"), ([1], "mapping")):
+        with pytest.raises(CortexError, match=message):
+            weights_for_call(None, bad)
+    with pytest.raises(CortexError, match="unknown mode 'fast'"):
+        weights_for_call("fast", None)

@@ -227,3 +227,22 @@ def test_power_save_pipeline_equals_unoptimised_over_60_frames():
         run_frames(cortex.build_l2_pipeline(480, 640), "power_save", frames),
         run_frames(optimised, "power_save", frames),
     )
+
+
+# ---------------------------------------------------------------- the weights the pass bakes in
+
+
+def test_specialization_weights_are_the_mode_row_alone(tmp_path):
+    """What cortex-specialize-mode bakes in: the mode's row (built-in or from a table file), no runtime-input
+    defaults (those stay inputs), and a one-line SpecializeModeError for no mode or an unknown one."""
+    from cortex.passes.specialize_mode import specialization_weights
+
+    assert specialization_weights("balanced") == MODES["balanced"]
+    assert not set(specialization_weights("balanced")) & set(INPUT_DEFAULTS)
+    table = tmp_path / "modes.json"
+    table.write_text(json.dumps({"mine": {"wc": 0.5}}))
+    assert specialization_weights("mine", str(table)) == {"wc": 0.5}
+    with pytest.raises(SpecializeModeError, match="no mode given"):
+        specialization_weights(None)
+    with pytest.raises(SpecializeModeError, match="unknown mode 'balanced' \\(known: mine\\)"):
+        specialization_weights("balanced", str(table))
