@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from cortex.errors import CortexError
+from cortex.frame_runners import StageTimes
 from cortex.runtime.pipeline import ENGINES
 from cortex.runtime.threads import machine_cores
-from cortex.tools.report import StageTimes, progress_bar
+from cortex.tools.report import progress_bar
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
