@@ -22,7 +22,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from cortex.backends.numpy_emitter import emit_numpy, numpy_executable
 from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
 from cortex.dialects.modes import DEFAULT_ENTRY, DEFAULT_MODE, INPUT_DEFAULTS
-from cortex.errors import CortexError
+from cortex.errors import CortexError, whole_number
 from cortex.interpreter.calling import find_entry, weights_for_call
 from cortex.interpreter.reference import ReferenceRunner
 from cortex.ir import make_context, parse, verify_located
@@ -43,6 +43,7 @@ from cortex.registry import PipelineError, parse_pipeline
 from cortex.reports.quant_report import quantize_with_report
 from cortex.runtime.pipeline import CompiledPipeline
 from cortex.runtime.program import Executable, FrameSplit, Part, Program, StateInfo
+from cortex.runtime.threads import MAX_WORKERS
 from cortex.shape_generic import ShapeGenericPipeline
 
 
@@ -200,8 +201,7 @@ def compile_pipeline(
     (`cortex.shape_generic`).
     """
     check_backend_choice(backend, device)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
+    whole_number("workers", workers, 1, MAX_WORKERS)
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
         find_entry(module, entry)

@@ -106,6 +106,11 @@ class IreeProgram:
             kind = segment.function_type
             namespace[functions[symbol]] = self.loaded.function(symbol, list(kind.inputs.data), list(kind.outputs.data))
 
+    def whole_functions(self) -> dict[str, str]:
+        """Host function → the segment that is all of it (what the loader may call directly)."""
+        names = [op.sym_name.data for op in self.host.ops if isinstance(op, func.FuncOp)]
+        return {name: segment for name in names if (segment := self.whole_entry(name)) is not None}
+
     def whole_entry(self, entry: str) -> str | None:
         """The segment that is all of `entry` (a tensor graph: the entry only calls it and returns), or None."""
         fn = next((op for op in self.host.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry), None)
@@ -127,7 +132,8 @@ def iree_executable(lowered: ModuleOp, label: str, device: str = "cpu") -> Execu
     members = dict(host.members)
     if program.vmfb is not None:
         members[VMFB] = program.vmfb
-    meta = {**host.meta, "device": device, "driver": program.target.driver, "segments": program.signatures()}
+    meta = {**host.meta, "device": device, "driver": program.target.driver, "segments": program.signatures(),
+            "whole": program.whole_functions()}
     return Executable("iree", members, dict(host.symbols), meta)
 
 

@@ -119,7 +119,7 @@ def legalized(module: ModuleOp) -> ModuleOp:
     """A copy of `module` in the form IREE accepts and compiles well: constant pads as `tensor.pad` (IREE's CPU
     codegen fails on fill + insert_slice feeding an NCHW convolution), generic inputs cut to the extent their
     loops read (MLIR's verifier rejects a ceil-mode pool's longer padded input), NHWC pooling generics as the
-    named `linalg.pooling_nhwc_max`/`_sum` (IREE tiles the named ops 4-12x faster), then DCE of the fills and
+    named `linalg.pooling_nhwc_max`/`_sum` (IREE runs the named ops 4-6x faster), then DCE of the fills and
     empties left unused."""
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 

@@ -9,7 +9,8 @@ but IREE (3.13) recognises the named op only: the generic goes down its
 generic tiling path (one output pixel, 8 channels per step) and the large
 CNN's three 2×2 max pools took 198 + 97 + 51 µs a call, 12 % of the
 model; as `linalg.pooling_nhwc_max` they take 50 + 16 + 12 µs
-(`iree-benchmark-module --print_device_statistics`, notes/19-s2.md).
+(`iree-benchmark-module --print_device_statistics` on the handed-over
+module; benchmarks/README.md has the per-layer reading).
 So the IREE backend runs this pass before handing a module over
 (`backends/iree_compile.legalized`); the NumPy backend keeps the generic.
 

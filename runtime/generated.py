@@ -68,6 +68,8 @@ def call_generated(function: Callable[..., Any], args: Sequence[Any], what: str)
     results, no RuntimeWarning, e.g. on an all-black frame); an exception from inside it becomes a
     `GeneratedCodeError` naming the source op (from the emitter's `# origin: op` comment on its line)."""
     try:
+        if getattr(function, "native", False):  # compiled code (an IREE segment): no NumPy ufunc to govern
+            return function(*args)
         with np.errstate(**FLOAT_ERRORS):  # type: ignore[arg-type]
             return function(*args)
     except CortexError:

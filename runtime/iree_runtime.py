@@ -113,6 +113,9 @@ class LoadedModule:
 class SegmentCall:
     """One compiled function, called like the Python function the NumPy emitter writes: `f(*arrays) -> tuple`."""
 
+    native = True
+    """No NumPy arithmetic runs in a call (IREE's code): `call_generated` needs no NumPy error policy around it."""
+
     def __init__(self, loaded: LoadedModule, name: str, vm_function: Any, args: list[Spec], results: list[Spec]):
         self.loaded, self.name, self.vm_function = loaded, name, vm_function
         self.args, self.results = args, results

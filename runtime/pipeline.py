@@ -23,13 +23,14 @@ from typing import Any
 import numpy as np
 
 from cortex.dialects.abi import Port
-from cortex.errors import CortexError
+from cortex.errors import CortexError, whole_number
 from cortex.runtime.blas import BLAS_THREADS, blas_limit, calls_blas
 from cortex.runtime.executables import load_executable
 from cortex.runtime.generated import call_generated
 from cortex.runtime.parts import LoadedSplit, weight_values
 from cortex.runtime.profiling import PROFILING_OFF, Profile, split_fused
 from cortex.runtime.program import Program
+from cortex.runtime.threads import MAX_WINDOW, MAX_WORKERS, as_args, machine_cores
 from cortex.runtime.values import aliased, initial_zeros, to_caller, to_internal
 
 ENGINES = ("threads", "ray")
@@ -58,8 +59,7 @@ class CompiledPipeline:
     """What `cortex-temporal-reuse` carried, per function (`ReuseReport`s; compiler data the driver sets)."""
 
     def __init__(self, program: Program, workers: int = 1, profile: bool = False):
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise CortexError(f"workers must be an integer >= 1, got {workers!r}")
+        whole_number("workers", workers, 1, MAX_WORKERS)
         self.program = program
         self.entry = program.entry
         self.args: list[Port] = list(program.args)
@@ -232,29 +232,63 @@ class CompiledPipeline:
         returns a new array each time). `engine`: "threads" (`cortex.runtime.threads`;
         `profile`: per-stage wall-clock and CPU time in `loaded_split(profile=True).sections`)
         or "ray" (`cortex.runtime.ray_executor`; options address, chunk, num_cpus, worker_setup).
+        A bad frame (wrong shape or dtype, None, ...) stops the run as the loop above would:
+        the frames before it are delivered, then "frame k: ..." is raised; a failure while
+        frame k runs names frame k too, in every engine.
         """
-        from cortex.runtime.threads import machine_cores
-
-        workers = machine_cores() if workers is None else workers
-        if workers < 1:
-            raise CortexError(f"workers must be >= 1, got {workers}")
-        window = max(window or 2 * workers, 1)
+        workers = machine_cores() if workers is None else whole_number("workers", workers, 1, MAX_WORKERS)
+        window = min(2 * workers, MAX_WINDOW) if window is None else whole_number("window", window, 1, MAX_WINDOW)
         if engine == "threads":
             if engine_options:
                 raise CortexError(f"engine 'threads' takes no options {sorted(engine_options)}")
-            return self._run_threads(frames, workers, window, profile)
+            split = self.loaded_split(profile=profile)
+            source = NumberedFrames(frames, split.inputs)
+            return source.then_its_error(self._run_threads(split, source, workers, window))
         if engine == "ray":
-            from cortex.runtime.ray_executor import check_chunk, run_ray
+            from cortex.runtime.ray_executor import check_ray_options, run_ray
 
-            check_chunk(engine_options.get("chunk", 8))
+            check_ray_options(engine_options)
             split = self.loaded_split()  # a pipeline that cannot be split fails here, before Ray starts
-            return run_ray(self, self.program, split, frames, workers, window, **engine_options)
-        raise CortexError(f"unknown engine '{engine}' (engines: {', '.join(ENGINES)})")
+            source = NumberedFrames(frames, split.inputs)
+            return source.then_its_error(run_ray(self, self.program, split, source, workers, window, **engine_options))
+        raise CortexError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
 
-    def _run_threads(self, frames, workers, window, profile):
+    def _run_threads(self, split, frames, workers, window):
         from cortex.runtime.threads import run_threads
 
-        yield from run_threads(self, self.loaded_split(profile=profile), frames, workers, window)
+        yield from run_threads(self, split, frames, workers, window)
+
+
+class NumberedFrames:
+    """A run's frame source, numbered once for every engine: frame k is checked as it is read.
+
+    The engines number frames themselves (an item on Ray is a chunk), but only
+    the source sees each frame whole and in order. A bad frame ends the source
+    there, so the engines finish and deliver every frame before it, exactly as
+    `for f in frames: compiled(f)` would; `then_its_error` then raises
+    "frame k: ..." (`CompiledPipeline.run_video`). What the caller's own
+    iterator raises (Ctrl-C, a read error) goes through unchanged, at once.
+    """
+
+    def __init__(self, frames: Iterable[Any], check: Any):
+        """`check(args)`: a CortexError for arguments the entry does not take (`LoadedSplit.inputs`)."""
+        self.frames, self.check = frames, check
+        self.error: CortexError | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        for index, item in enumerate(self.frames):
+            try:
+                self.check(as_args(item))
+            except CortexError as e:
+                self.error = CortexError(f"frame {index}: {e}")
+                return
+            yield item
+
+    def then_its_error(self, outputs: Iterator[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+        """`outputs`, then the bad frame's error if the source stopped at one."""
+        yield from outputs
+        if self.error is not None:
+            raise self.error
 
 
 def _plain_signature(args: list[Port], results: list[Port]) -> list[tuple[np.dtype, tuple[int, ...]]] | None:
@@ -276,7 +310,8 @@ def _plain_signature(args: list[Port], results: list[Port]) -> list[tuple[np.dty
 
 def load(path: str | Path, workers: int = 1, profile: bool = False) -> CompiledPipeline:
     """A saved program (`compiled.save(path)`), ready to run: `cortex.load(path)`."""
+    whole_number("workers", workers, 1, MAX_WORKERS)  # before reading the file
     return CompiledPipeline(Program.load(path), workers=workers, profile=profile)
 
 
-__all__ = ["ENGINES", "CompiledPipeline", "load"]
+__all__ = ["ENGINES", "CompiledPipeline", "NumberedFrames", "load"]

@@ -27,15 +27,21 @@ Ray the engine started itself is shut down. Ray is an optional extra
 
 from __future__ import annotations
 
+import ipaddress
 import itertools
+import os
+import re
+import socket
+import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from cortex.errors import CortexError
+from cortex.errors import CortexError, whole_number
 from cortex.runtime.frames import frames_in_flight
 from cortex.runtime.parts import LoadedSplit
 from cortex.runtime.program import Program
-from cortex.runtime.threads import machine_cores
+from cortex.runtime.threads import MAX_WORKERS, machine_cores
 
 
 def _ray():
@@ -114,13 +120,115 @@ def _chunks(frames: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield chunk
 
 
+CONNECT_TIMEOUT = 5.0
+"""Seconds to wait for a TCP connection to a Ray address before `ray.init` (which can wait minutes)."""
+
+CLIENT_PORT = 10001
+"""The port of `ray://host` without one (Ray Client's default)."""
+
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,253})")
+
+
+@dataclass(frozen=True)
+class RayAddress:
+    """A Ray address read before `ray.init`: `host:port` (the cluster's GCS), `ray://host[:port]` (Ray Client),
+    or one of Ray's words `auto` (the running local cluster) and `local` (start one); host may be `[IPv6]`."""
+
+    text: str
+    host: str | None = None
+    port: int | None = None
+    client: bool = False
+
+    @classmethod
+    def parse(cls, text: object) -> RayAddress:
+        if not isinstance(text, str):
+            raise CortexError(f"Ray address must be text (host:port, ray://host:port, auto or local), got {type(text).__name__}")
+        shown = repr(text[:60] + ("..." if len(text) > 60 else ""))
+        expected = f"Ray address {shown} is not host:port, ray://host[:port], auto or local"
+        if text in ("auto", "local"):
+            return cls(text)
+        client = text.startswith("ray://")
+        rest = text.removeprefix("ray://")
+        if len(rest) > 300 or "://" in rest:
+            raise CortexError(expected)
+        if rest.startswith("["):  # [IPv6]:port
+            host, bracket, port_text = rest[1:].partition("]")
+            if not bracket or (port_text and not port_text.startswith(":")):
+                raise CortexError(expected)
+            port_text = port_text[1:]
+            try:
+                ipaddress.IPv6Address(host)
+            except ValueError:
+                raise CortexError(expected) from None
+        else:
+            host, colon, port_text = rest.partition(":")
+            if not colon and not client:
+                raise CortexError(expected)
+            if not _HOST.fullmatch(host):
+                raise CortexError(expected)
+        if not port_text and client:
+            return cls(text, host, CLIENT_PORT, client)
+        if not port_text.isascii() or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            raise CortexError(f"{expected} (the port must be a number from 1 to 65535)")
+        return cls(text, host, int(port_text), client)
+
+    def probe(self, timeout: float) -> None:
+        """A CortexError unless host:port accepts a TCP connection and answers as a gRPC server (Ray's
+        GCS and Ray Client both are) within `timeout` seconds; `ray.init` on anything else waits minutes.
+
+        The check is HTTP/2's own opening: the client preface and an empty SETTINGS frame, to which
+        a gRPC server answers with its SETTINGS frame. Skipped under TLS (`RAY_USE_TLS`)."""
+        if self.host is None or self.port is None:
+            return
+        where = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        deadline = time.monotonic() + timeout
+        try:
+            with socket.create_connection((self.host, self.port), timeout=timeout) as conn:
+                if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+                    return
+                conn.sendall(HTTP2_PREFACE + EMPTY_SETTINGS)
+                answer = b""
+                while len(answer) < 9:
+                    conn.settimeout(max(deadline - time.monotonic(), 0.001))
+                    more = conn.recv(9 - len(answer))
+                    if not more:
+                        break
+                    answer += more
+        except TimeoutError:
+            raise CortexError(f"cannot reach the Ray cluster at {where} (no answer within {timeout:g} s)") from None
+        except OSError as e:
+            raise CortexError(f"cannot reach the Ray cluster at {where}: {e.strerror or e}") from None
+        if len(answer) < 9 or answer[3] != SETTINGS_FRAME:
+            raise CortexError(f"cannot reach the Ray cluster at {where}: what listens there does not answer as Ray (gRPC)")
+
+
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+EMPTY_SETTINGS = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # length 0, type SETTINGS, no flags, stream 0
+SETTINGS_FRAME = 4
+
+
 def start_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
-    """Join `address` or start a local Ray (unless one is running); True when this call started it."""
+    """Join `address` or start a local Ray (unless one is running); True when this call started it.
+
+    An address is read and tried (a TCP connection, `CONNECT_TIMEOUT`) first, so
+    a malformed or unreachable one is one line at once instead of `ray.init`'s
+    traceback or minutes of retries; whatever `ray.init` still raises is one line too.
+    """
     ray = _ray()
+    if address is not None:
+        RayAddress.parse(address).probe(CONNECT_TIMEOUT)
+    if num_cpus is not None:
+        whole_number("num_cpus", num_cpus, 1, MAX_WORKERS)
     if ray.is_initialized():
         return False
-    ray.init(address=address, num_cpus=num_cpus if address is None else None, include_dashboard=False,
-             log_to_driver=False, configure_logging=False)
+    try:
+        ray.init(address=address, num_cpus=num_cpus if address is None else None, include_dashboard=False,
+                 log_to_driver=False, configure_logging=False)
+    except Exception as e:
+        if ray.is_initialized():
+            ray.shutdown()
+        where = f" at {address}" if address is not None else ""
+        raise CortexError(f"cannot start Ray{where}: {type(e).__name__}: {' '.join(str(e).split())[:300]}") from None
     return True
 
 
@@ -155,34 +263,66 @@ class RayFrames:
     def settle(self, flight):
         at, frames_chunk, ref, actor, future = flight
         split, state = self.split, self.state
-        values = _get(self.ray, future)
+        values = self._get(future, at, len(frames_chunk))
         for k, env in enumerate(values):
             env.update({f"state:{n}": state[n] for n in split.recurrent})
             split.parts["recurrence"](env, at + k)
             state.update({n: env[f"update:{n}"] for n in split.recurrent})
         state.update(values[-1].pop("delayed"))
         tail_args = [{key: env[key] for key in split.parts["tail"].arg_keys if key in env} for env in values]
-        return frames_chunk, dict(state), actor.tail.remote(ref, at, tail_args)
+        return at, frames_chunk, dict(state), actor.tail.remote(ref, at, tail_args)
 
     def done(self, flight) -> bool:
         ready, _ = self.ray.wait([flight[-1]], timeout=0)
         return bool(ready)
 
     def finish(self, flight) -> Iterator[tuple[Any, ...]]:
-        frames_chunk, state_after, future = flight
-        outputs = [self.split.caller_outputs(out) for out in _get(self.ray, future)]
+        at, frames_chunk, state_after, future = flight
+        outputs = [self.split.caller_outputs(out) for out in self._get(future, at, len(frames_chunk))]
         for k, (frame, result) in enumerate(zip(frames_chunk, outputs)):
             if k == len(outputs) - 1:
                 self.pipeline.state = self.split.caller_state(state_after, result, (frame,))
             yield result
 
+    def _get(self, future, first: int, count: int) -> Any:
+        """`_get`; an error that names no frame (an actor died) names the chunk's frames."""
+        try:
+            return _get(self.ray, future)
+        except CortexError as e:
+            text = str(e)
+            if text.startswith("frame ") or isinstance(e, WorkerStartError):
+                raise
+            frames = f"frame {first}" if count == 1 else f"frames {first} to {first + count - 1}"
+            raise CortexError(f"{frames}: {text}") from None
+
     def close(self, flights) -> None:
         pass  # the actors are killed by run_ray, whatever is still running on them goes with them
 
 
+RAY_OPTIONS = ("address", "chunk", "num_cpus", "worker_setup")
+
+
+def check_ray_options(options: dict[str, Any]) -> None:
+    """A CortexError for an option `run_video(engine="ray")` does not take or a bad value (before Ray starts)."""
+    unknown = sorted(set(options) - set(RAY_OPTIONS))
+    if unknown:
+        raise CortexError(f"engine 'ray' takes the options {', '.join(RAY_OPTIONS)}; got {', '.join(map(str, unknown))}")
+    check_chunk(options.get("chunk", 8))
+    if options.get("num_cpus") is not None:
+        whole_number("num_cpus", options["num_cpus"], 1, MAX_WORKERS)
+    if options.get("address") is not None:
+        RayAddress.parse(options["address"])
+    setup = options.get("worker_setup")
+    if setup is not None and not callable(setup):
+        raise CortexError(f"worker_setup must be a function, got {type(setup).__name__}")
+
+
 def check_chunk(chunk: int) -> None:
-    if chunk < 1:
-        raise CortexError(f"chunk must be >= 1, got {chunk}")
+    whole_number("chunk", chunk, 1, MAX_CHUNK)
+
+
+MAX_CHUNK = 4096
+"""The most frames in one chunk (one item of the loop on Ray: sent to an actor at once)."""
 
 
 def run_ray(pipeline: Any, program: Program, split: LoadedSplit, frames: Iterable[Any], workers: int, window: int,
@@ -194,6 +334,11 @@ def run_ray(pipeline: Any, program: Program, split: LoadedSplit, frames: Iterabl
     actors: list = []
     try:
         cores = int(ray.cluster_resources().get("CPU", machine_cores()))
+        if address is None and workers > cores:  # the missing actors would wait for CPUs forever
+            raise CortexError(
+                f"workers={workers} needs {workers} CPUs on Ray (one actor each), the local Ray has {cores}"
+                + ("" if not started else f" (give workers <= {cores}, or num_cpus={workers})")
+            )
         worker_class = _actor_class(ray)
         threads = max(1, cores // workers)
         program_ref = ray.put(program)
@@ -204,6 +349,10 @@ def run_ray(pipeline: Any, program: Program, split: LoadedSplit, frames: Iterabl
             ray.kill(actor)
         if started:
             ray.shutdown()
+
+
+class WorkerStartError(CortexError):
+    """An actor failed before running any frame (its setup, loading the program)."""
 
 
 def _get(ray, ref):
@@ -221,8 +370,10 @@ def _get(ray, ref):
             last = text.strip().splitlines()[-1] if text.strip() else text
             name, _, message = last.partition(": ")
             said = message if name.rpartition(".")[2] == "CortexError" else last
-            raise CortexError(f"a Ray worker could not start: {' '.join(said.split())[:300]}") from None
+            raise WorkerStartError(f"a Ray worker could not start: {' '.join(said.split())[:300]}") from None
         raise CortexError(f"a Ray worker died: {' '.join(text.split())[:300]}") from None
 
 
-__all__ = ["FrameWorker", "RayFrames", "check_chunk", "limit_library_threads", "run_ray", "start_ray"]
+__all__ = [
+    "FrameWorker", "RayAddress", "RayFrames", "check_chunk", "check_ray_options", "limit_library_threads", "run_ray", "start_ray",
+]

@@ -38,6 +38,14 @@ import cv2
 from cortex.runtime.frames import frames_in_flight
 from cortex.runtime.parts import LoadedSplit, PartFunction
 
+MAX_WORKERS = 4096
+"""The most workers (threads, or Ray actors) one run or one call may ask for: far beyond any machine's
+cores, and small enough that a typo (`workers=2**63-1`) is refused instead of exhausting memory."""
+
+MAX_WINDOW = 4096
+"""The most items (frames, or chunks on Ray) `run_video` keeps in flight: each holds a frame and its
+intermediate values, so the window bounds the run's memory."""
+
 
 def machine_cores() -> int:
     """Cores this process may use (the affinity mask where the OS has one)."""
@@ -185,6 +193,8 @@ def call_with_concurrent_stages(split: LoadedSplit, state: dict[str, Any], input
 
 
 __all__ = [
+    "MAX_WINDOW",
+    "MAX_WORKERS",
     "ThreadFrames",
     "as_args",
     "call_with_concurrent_stages",

@@ -136,7 +136,7 @@ def test_unknown_engine_and_bad_workers():
     b = compiled(small_l2_text())
     with pytest.raises(CortexError, match="unknown engine 'mpi'"):
         b.run_video([], engine="mpi")
-    with pytest.raises(CortexError, match="workers must be >= 1"):
+    with pytest.raises(CortexError, match="workers must be a whole number from 1 to 4096, got 0"):
         b.run_video([], workers=0)
 
 

@@ -105,15 +105,101 @@ def test_actors_run_the_program_they_were_sent_without_the_compiler(local_ray):
 
 
 def test_ray_bad_frame_stops_the_run_and_kills_the_actors(local_ray):
-    b = compiled(small_l2_text())
-    frames = frames_of(SMALL, 20) + [np.zeros((5, 5, 3), np.uint8)] + frames_of(SMALL, 20)
-    with pytest.raises(CortexError, match=r"argument #0 \(%frame\) of @l2_frame"):
-        list(b.run_video(frames, workers=2, engine="ray", chunk=4))
+    """Issue 23: the bad frame is named, and the run stops as the sequential loop would: every frame
+    before it delivered (chunks of 4: frame 21 sits in the middle of a chunk), the state after them."""
+    a, b = compiled(small_l2_text()), compiled(small_l2_text())
+    frames = frames_of(SMALL, 21) + [np.zeros((5, 5, 3), np.uint8)] + frames_of(SMALL, 20)
+    want = sequential(a, frames[:21])
+    got = []
+    with pytest.raises(CortexError, match=r"^frame 21: argument #0 \(%frame\) of @l2_frame: expected a uint8 array"):
+        for out in b.run_video(frames, workers=2, engine="ray", chunk=4):
+            got.append(out)
+    assert_same(got, want)
+    assert_same_state(b.state, a.state)
     for _ in range(100):  # ray.kill is asynchronous: wait until the actors are gone
         if actors_alive() == 0:
             break
         time.sleep(0.1)
     assert actors_alive() == 0
+
+
+def poisoning_hook():
+    """A worker hook (nested: Ray sends it by value): the actor's encoder fails on a frame whose first
+    pixel is (101, 7, 99) (ValueError), and kills its process on (102, 7, 99)."""
+
+    def setup():
+        import os
+
+        from cortex.semantics.kernel_table import KERNELS
+
+        original = KERNELS["cortex.encoder"]
+
+        def encoder(frame, score, **props):
+            pixel = tuple(int(v) for v in frame[0, 0])
+            if pixel == (101, 7, 99):
+                raise ValueError("poisoned pixel")
+            if pixel == (102, 7, 99):
+                os._exit(3)
+            return original(frame, score, **props)
+
+        KERNELS["cortex.encoder"] = encoder
+
+    return setup
+
+
+def marked(frame, red):
+    frame = frame.copy()
+    frame[0, 0] = (red, 7, 99)
+    return frame
+
+
+def test_a_failure_on_a_ray_worker_names_its_frame_and_kills_the_actors(local_ray):
+    b = compiled(small_l2_text())
+    frames = frames_of(SMALL, 24)
+    frames[13] = marked(frames[13], 101)
+    with pytest.raises(CortexError, match=r"^frame 13: .*'cortex.encoder' failed: ValueError: poisoned pixel"):
+        list(b.run_video(frames, workers=2, engine="ray", chunk=4, worker_setup=poisoning_hook()))
+    for _ in range(100):
+        if actors_alive() == 0:
+            break
+        time.sleep(0.1)
+    assert actors_alive() == 0
+
+
+def test_a_ray_worker_that_dies_names_the_frames_it_held(local_ray):
+    b = compiled(small_l2_text())
+    frames = frames_of(SMALL, 16)
+    frames[9] = marked(frames[9], 102)
+    with pytest.raises(CortexError, match=r"^frames 8 to 11: a Ray worker died"):
+        list(b.run_video(frames, workers=2, engine="ray", chunk=4, worker_setup=poisoning_hook()))
+    for _ in range(100):
+        if actors_alive() == 0:
+            break
+        time.sleep(0.1)
+    assert actors_alive() == 0
+
+
+def test_more_workers_than_the_local_ray_has_cpus_is_one_error_not_a_hang(local_ray):
+    b = compiled(small_l2_text())
+    with pytest.raises(CortexError, match=r"^workers=3 needs 3 CPUs on Ray \(one actor each\), the local Ray has 2"):
+        list(b.run_video(frames_of(SMALL, 4), workers=3, engine="ray", chunk=1))
+
+
+def test_an_unknown_ray_option_is_one_error(local_ray):
+    b = compiled(small_l2_text())
+    with pytest.raises(CortexError, match=r"^engine 'ray' takes the options address, chunk, num_cpus, worker_setup; got chunks"):
+        b.run_video(frames_of(SMALL, 2), workers=1, engine="ray", chunks=4)
+    with pytest.raises(CortexError, match=r"^worker_setup must be a function, got str"):
+        b.run_video(frames_of(SMALL, 2), workers=1, engine="ray", worker_setup="import os")
+
+
+def test_the_address_probe_knows_a_real_ray(local_ray):
+    """The probe before ray.init (issue 23) passes a real GCS; joining the running Ray by its address works."""
+    from cortex.runtime.ray_executor import RayAddress, start_ray
+
+    address = ray.get_runtime_context().gcs_address
+    RayAddress.parse(address).probe(5.0)
+    assert start_ray(address) is False  # already joined: nothing started
 
 
 def test_worker_errors_come_back_as_one_line(local_ray):
@@ -127,7 +213,7 @@ def test_worker_errors_come_back_as_one_line(local_ray):
 
 
 def test_bad_chunk_is_rejected_before_ray_starts():
-    with pytest.raises(CortexError, match="chunk must be >= 1"):
+    with pytest.raises(CortexError, match="chunk must be a whole number from 1 to 4096, got 0"):
         cortex.compile(cortex.parse(small_l2_text())).run_video([], workers=1, engine="ray", chunk=0)
 
 

@@ -109,7 +109,7 @@ def test_a_failing_stage_stops_the_call_with_its_name():
 
 
 def test_workers_must_be_a_positive_integer():
-    with pytest.raises(CortexError, match="workers must be an integer >= 1, got 0"):
+    with pytest.raises(CortexError, match="workers must be a whole number from 1 to 4096, got 0"):
         cortex.compile(cortex.parse(small_l2_text()), workers=0)
 
 

@@ -288,7 +288,12 @@ def run_frames(backend, frames: Iterable[np.ndarray], size: tuple[int, int], tot
             bar.write(frame_header(probed), file=sys.stdout)
         for frame in frames:
             start = time.perf_counter()
-            results = backend(frame)
+            try:
+                results = backend(frame)
+            except CortexError as e:  # as run_video says it: the frame's number first
+                if str(e).startswith(f"frame {count}:"):
+                    raise
+                raise CortexError(f"frame {count}: {e}") from e
             seconds += time.perf_counter() - start
             if probed and results[3]:
                 skipped += 1

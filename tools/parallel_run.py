@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from cortex.errors import CortexError
+from cortex.errors import CortexError, whole_number
 from cortex.frame_runners import StageTimes
 from cortex.runtime.pipeline import ENGINES
-from cortex.runtime.threads import machine_cores
+from cortex.runtime.threads import MAX_WORKERS, machine_cores
 from cortex.tools.report import progress_bar
 
 
@@ -45,6 +45,8 @@ def videos(args: argparse.Namespace) -> list[str | None]:
 def run_each_video(args: argparse.Namespace, run_one: Callable[[argparse.Namespace], int]) -> int:
     """`run_one` per input video; with several, a last line with the frames/s over all of them."""
     names = videos(args)
+    if args.workers is not None:
+        whole_number("--workers", args.workers, 1, MAX_WORKERS)
     if args.engine == "ray":  # one Ray for all the videos (starting one takes seconds)
         from cortex.runtime.ray_executor import start_ray
 
@@ -153,9 +155,7 @@ class ParallelRunner:
     @classmethod
     def maybe(cls, args: argparse.Namespace, backend) -> ParallelRunner | None:
         """A runner when this run is parallel (numpy backend, workers > 1 or Ray); None for the sequential loop."""
-        workers = machine_cores() if args.workers is None else args.workers
-        if workers < 1:
-            raise CortexError(f"--workers must be >= 1, got {workers}")
+        workers = machine_cores() if args.workers is None else whole_number("--workers", args.workers, 1, MAX_WORKERS)
         if getattr(backend, "name", None) not in ("numpy", "iree"):
             if args.engine == "ray" or (args.workers or 1) > 1:
                 raise CortexError("--workers/--engine need a compiled backend (the reference interpreter runs frame after frame)")

@@ -1,7 +1,7 @@
 // cortex-raise-pooling: the NHWC pooling generics convert-cortex-to-linalg writes (a windowed maximumf/addf
 // over (n, oh, ow, c, kh, kw) with an empty window operand) become upstream's named
 // linalg.pooling_nhwc_max / linalg.pooling_nhwc_sum with the strides and dilations read off the input map;
-// IREE 3.13 tiles the named ops 4-12x faster than the generic. NCHW pools, a body that reads the window,
+// IREE 3.13 runs the named ops 4-6x faster than the generic. NCHW pools, a body that reads the window,
 // fast-math bodies and integer pools are left alone.
 // RUN: cortex-opt %s -p convert-cortex-to-linalg,cortex-raise-pooling | filecheck %s
 // RUN: cortex-opt %s -p convert-cortex-to-linalg | filecheck %s --check-prefix=BEFORE
