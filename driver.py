@@ -33,7 +33,6 @@ from cortex.passes.calibrate import calibrate as _calibrate
 from cortex.passes.decompose_scene_change import PRECISIONS, decompose_scene_change
 from cortex.passes.frame_split import split_entry
 from cortex.passes.outlining import FrameSplitError, defined_function, split_keys
-from cortex.passes.quant_report import quantize_with_report
 from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.specialize_shapes import is_shape_generic
 from cortex.passes.stage_split import split_stages
@@ -41,6 +40,7 @@ from cortex.passes.state_analysis import classify_states
 from cortex.passes.temporal_reuse import ReuseReport, temporal_reuse
 from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import PipelineError, parse_pipeline
+from cortex.reports.quant_report import quantize_with_report
 from cortex.runtime.pipeline import CompiledPipeline
 from cortex.runtime.program import Executable, FrameSplit, Part, Program, StateInfo
 from cortex.runtime.threads import MAX_WORKERS

@@ -8,7 +8,9 @@ is given and, for each value it uses, finds where it comes from:
 - an argument of the source function, or another value the concrete
   splitter names (a state read): an argument of the piece, keyed by the
   splitter (`argument_key`): `input:0`, `state:prev_gray`, ...;
-- a cheap operand-free op (a constant, a weight): cloned into the piece;
+- a cheap operand-free op (a constant, a weight), or an op the concrete
+  splitter says every user computes itself (`Outliner.clones`: the stage
+  split's blur-gate scalars): cloned into the piece;
 - a value another piece computed: an argument keyed `<kind>:<k>` (the
   outliner's `value_kind`: `value` for the frame split, `stage` for the
   stage split), which that piece returns (its exports).
@@ -165,6 +167,9 @@ class Piece:
             clone = v.owner.clone()
             self.block.add_op(clone)
             local = clone.results[0]
+        elif isinstance(v.owner, Operation) and o.clones(v.owner):
+            self.add(v.owner)  # its operands first (cloned or received in turn), then the op
+            return self.mapping[v]
         else:
             home = o.home.get(v)
             if home is None:
@@ -214,6 +219,10 @@ class Outliner:
     def argument_key(self, v: SSAValue) -> str | None:
         """The key under which `v` is an argument of any piece that uses it, or None."""
         return None
+
+    def clones(self, op: Operation) -> bool:
+        """Whether each piece that uses a result of `op` computes it itself (beyond constants and weights)."""
+        return False
 
     def key(self, v: SSAValue) -> str:
         return self.keys.setdefault(v, wire(self.value_kind, len(self.keys)))

@@ -17,8 +17,10 @@ A stage is one op, or a run of consecutive ops that belong together
 (`stage_groups`): ops carrying one `cortex.origin` (a decomposed stage, such
 as scene change's blurs and elementwise algebra after
 `cortex-decompose-scene-change`, stays one stage), and consecutive scalar ops
-(the blur gate's median, products, maximum and comparison: microseconds each,
-one stage with their consumer chain rather than a thread hand-off apiece).
+(the blur gate's median, products, maximum and comparison: microseconds each).
+A top-level run of scalar ops that later stages read is no stage at all: it
+is grouped with its consumers, each of which computes it itself (issue 21
+item 6), so the gated stages start at once instead of after a gate stage.
 """
 
 from __future__ import annotations
@@ -61,6 +63,10 @@ class _StageSplitter(Outliner):
         outputs = len(fn.function_type.outputs.data)
         self.result_keys = split_keys(fn, SPLIT_RESULTS) or [wire("output", i) for i in range(outputs)]
         self.stages: list[Piece] = []
+        self.inlined: set[Operation] = set()  # top-level scalar ops each consuming stage computes itself
+
+    def clones(self, op: Operation) -> bool:
+        return op in self.inlined
 
     def argument_key(self, v: SSAValue) -> str | None:
         if isinstance(v, BlockArgument) and v.owner is self.block:
@@ -76,7 +82,11 @@ class _StageSplitter(Outliner):
         ret = self.block.last_op
         if not isinstance(ret, func.ReturnOp):
             raise FrameSplitError(f"@{self.fn.sym_name.data} does not end with func.return")
-        for group in stage_groups([op for op in list(self.block.ops)[:-1] if not rematerialisable(op)]):
+        groups = stage_groups([op for op in list(self.block.ops)[:-1] if not rematerialisable(op)])
+        for k, group in enumerate(groups):
+            if _with_consumers(group, groups[k + 1:]):
+                self.inlined.update(group)
+                continue
             op = group[0]
             if len(group) == 1 and isinstance(op, scf.IfOp) and len(stage_groups(_inner(op))) > 1:
                 self._split_if(op)
@@ -182,6 +192,16 @@ def stage_groups(ops: list[Operation]) -> list[list[Operation]]:
             groups.append([op])
         last = key
     return groups
+
+
+def _with_consumers(group: list[Operation], later: list[list[Operation]]) -> bool:
+    """Whether `group` (top-level ops) is a run of scalar ops a later stage reads: then each stage that
+    reads it computes it itself (the blur gate's median, product, maximum and comparison: microseconds,
+    where a stage of their own cost a thread hand-off and a dependency level before every gated stage)."""
+    if _group_key(group[0]) != ("scalar",):
+        return False
+    results = {r for op in group for r in op.results}
+    return any(v in results for g in later for op in g for v in outer_operands(op))
 
 
 def _inner(op: scf.IfOp) -> list[Operation]:

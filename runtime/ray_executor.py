@@ -13,8 +13,9 @@ compiler need not even be importable where it runs. An item of the loop
   chunk's last frame), whose delayed part gives the first frame's delayed
   inputs exactly; the very first chunk gets the caller's state instead.
   When the entry has leading recurrences (the blur gate's sharpness
-  history), the caller runs the delayed part over every frame as it reads
-  them and hands each chunk its starting values;
+  history), each chunk's starting values come from `ahead(previous chunk)`
+  on an actor: the delayed part alone, chained chunk after chunk (issue 21
+  item 6; the caller used to run it for every frame as it read them);
 - the recurrence over the chunk, on the caller, in frame order;
 - `tail(chunk, values)` on the same actor: the tail part (the encoder).
 
@@ -81,7 +82,7 @@ class FrameWorker:
     def front(self, frames: list, first: int, before: Any, delayed: dict | None, fixed: dict) -> list[dict]:
         """Delayed and parallel parts of `frames` (numbered from `first`).
 
-        `delayed`: the delayed inputs of the first frame, or None to compute
+        `delayed`: the delayed inputs (and leading recurrences) of the first frame, or None to compute
         them from `before`, the frame before the chunk. `fixed`: read-only states.
         """
         split = self.split
@@ -91,15 +92,30 @@ class FrameWorker:
             delayed = {n: env[f"update:{n}"] for n in split.ahead}
         values = []
         for k, frame in enumerate(frames):
-            env = split.inputs((frame,))
-            env.update({f"state:{n}": v for n, v in {**delayed, **fixed}.items()})
-            split.parts["delayed"](env, first + k)
+            env = self._delayed(frame, first + k, delayed, fixed)
             split.parts["parallel"](env, first + k)
             delayed = {n: env[f"update:{n}"] for n in split.ahead}
             values.append({key: env[key] for key in self.returned if key in env})
         if values:
             values[-1]["delayed"] = delayed
         return values
+
+    def ahead(self, frames: list, first: int, delayed: dict, fixed: dict) -> dict:
+        """The delayed part alone over `frames`, from `delayed` (the values before the first frame): the
+        values after the last one, which start the next chunk. The chain of leading recurrences (the blur
+        gate's history) runs here, chunk after chunk on the actors, in its own thread of the actor, so
+        it never waits behind a chunk's parallel part, and the caller runs none of it."""
+        for k, frame in enumerate(frames):
+            env = self._delayed(frame, first + k, delayed, fixed)
+            delayed = {n: env[f"update:{n}"] for n in self.split.ahead}
+        return delayed
+
+    def _delayed(self, frame: Any, index: int, delayed: dict, fixed: dict) -> dict:
+        split = self.split
+        env = split.inputs((frame,))
+        env.update({f"state:{n}": v for n, v in {**delayed, **fixed}.items() if n in split.state_ports})
+        split.parts["delayed"](env, index)
+        return env
 
     def tail(self, frames: list, first: int, values: list[dict]) -> list[dict]:
         split, out = self.split, []
@@ -110,8 +126,13 @@ class FrameWorker:
         return out
 
 
+CHAIN = "chain"
+"""The actor's concurrency group of `FrameWorker.ahead` (one thread): the leading-recurrence chain runs
+beside the chunk in progress (`front`, `tail`: the default group, one at a time, in order)."""
+
+
 def _actor_class(ray):
-    return ray.remote(num_cpus=1)(FrameWorker)
+    return ray.remote(num_cpus=1, concurrency_groups={CHAIN: 1})(FrameWorker)
 
 
 def _chunks(frames: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -239,23 +260,24 @@ class RayFrames:
         self.ray, self.pipeline, self.split, self.actors = ray, pipeline, split, actors
         self.state = split.internal_state(pipeline.state)
         self.fixed = {n: self.state[n] for n in split.read_only}
-        self.ahead = {n: self.state.get(n) for n in split.ahead}  # delayed inputs and leading recurrences, as of the next frame read
+        # delayed inputs and leading recurrences before the next chunk: values, then an object ref (`ahead`)
+        self.ahead: Any = {n: self.state.get(n) for n in split.ahead}
         self.first, self.before, self.turn = 0, None, itertools.count()
 
     def start(self, frames_chunk: list):
         split, first = self.split, self.first
-        # the leading recurrences (the blur gate's history) run here, in order, as frames are read:
-        # each chunk starts from their exact value, so chunks never wait for each other
-        delayed = {n: self.ahead[n] for n in split.ahead} if first == 0 or split.leading else None
-        for k, f in enumerate(frames_chunk):  # a bad frame fails here, on the caller, with the caller's words
-            env = split.inputs((f,))
-            if split.leading:
-                env.update({f"state:{n}": v for n, v in {**self.ahead, **self.fixed}.items()})
-                split.parts["delayed"](env, first + k)
-                self.ahead.update({n: env[f"update:{n}"] for n in split.ahead})
+        # (each frame was checked as it was read: `CompiledPipeline.run_video`'s NumberedFrames)
         actor = self.actors[next(self.turn) % len(self.actors)]
         ref = self.ray.put(frames_chunk)
+        # With leading recurrences (the blur gate's sharpness history) a chunk starts from their exact
+        # value after the previous chunk: `ahead` runs the delayed part over each chunk on an actor,
+        # chained chunk after chunk (its result, an object ref, is the next chunk's start), so the
+        # caller runs no delayed part and a chunk's front waits only for that short chain. Without
+        # them a chunk starts from the frame before it, and chunks never wait for each other.
+        delayed = self.ahead if first == 0 or split.leading else None
         future = actor.front.remote(ref, first, self.before, delayed, self.fixed)
+        if split.leading:
+            self.ahead = actor.ahead.options(concurrency_group=CHAIN).remote(ref, first, delayed, self.fixed)
         self.first += len(frames_chunk)
         self.before = frames_chunk[-1]
         return first, frames_chunk, ref, actor, future
@@ -375,5 +397,6 @@ def _get(ray, ref):
 
 
 __all__ = [
-    "FrameWorker", "RayAddress", "RayFrames", "check_chunk", "check_ray_options", "limit_library_threads", "run_ray", "start_ray",
+    "CHAIN", "FrameWorker", "RayAddress", "RayFrames", "check_chunk", "check_ray_options", "limit_library_threads", "run_ray",
+    "start_ray",
 ]

@@ -5,7 +5,8 @@
 
 Frame n runs the frame split's parts (`cortex.passes.frame_split`):
 
-    delayed(frame n, leading state of n-1) -> delayed inputs of n+1, leading recurrences  [caller, as read]
+    delayed(frame n, leading state of n-1) -> delayed inputs of n+1, leading recurrences  [worker threads,
+                                                                                           chained in frame order]
     parallel(frame n, delayed inputs of n-1) -> the gate, the heavy stages                [worker threads]
     recurrence(parallel's values, recurrent state of n-1)                                 [caller, in order]
     tail(frame n, score n) -> outputs (the encoder)                                       [worker threads]
@@ -29,7 +30,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, InvalidStateError, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
 
@@ -90,7 +91,17 @@ def as_args(item: Any) -> tuple[Any, ...]:
 
 
 class ThreadFrames:
-    """The executor of `frames_in_flight` on a thread pool: one item is one frame."""
+    """The executor of `frames_in_flight` on a thread pool: one item is one frame.
+
+    A frame's front (its delayed part, then its parallel part) is one task on
+    the pool. The delayed part of frame n+1 reads frame n's delayed inputs and
+    leading recurrences (the blur gate's history), so the fronts are chained
+    by a small future per frame (`ahead`: the delayed part's updates): frame
+    n+1's task waits for frame n's delayed part only, never for its parallel
+    part, and the caller runs no delayed part at all (issue 21 item 6: the
+    caller was the bottleneck). The pool takes tasks in submission order, so
+    a task only ever waits for one that is already running or done.
+    """
 
     def __init__(self, pipeline: Any, split: LoadedSplit, workers: int):
         """`pipeline`: the caller's object whose `state` (caller values) starts the run and follows each frame."""
@@ -98,21 +109,39 @@ class ThreadFrames:
         self.state = split.internal_state(pipeline.state)
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cortex-frame")
         self.index = 0
+        self.ahead: Future[dict[str, Any]] = Future()  # the delayed part's updates as of the next frame read
+        self.ahead.set_result({n: self.state.get(n) for n in split.ahead})  # a state only written is not read
+        self.chain: list[Future[dict[str, Any]]] = [self.ahead]  # the `ahead` futures not yet settled (cancelled on close)
 
     def start(self, item: Any):
         split, index = self.split, self.index
         args = as_args(item)
-        env = split.inputs(args)
-        env.update({f"state:{n}": self.state[n] for n in split.state_ports})
-        split.parts["delayed"](env, index)
-        for name in split.ahead:
-            self.state[name] = env[f"update:{name}"]
+        env = split.inputs(args)  # a bad frame fails here, on the caller, as it is read
+        ahead = set(split.ahead)
+        env.update({f"state:{n}": self.state[n] for n in split.state_ports if n not in ahead})
+        before, mine = self.ahead, Future[dict[str, Any]]()
+        self.ahead = mine
+        self.chain.append(mine)
         self.index += 1
-        return index, args, env, self.pool.submit(split.parts["parallel"], env, index)
+        return index, args, env, self.pool.submit(self._front, env, index, before, mine), mine
+
+    def _front(self, env: dict[str, Any], index: int, before: Future, mine: Future) -> None:
+        """On a worker: the delayed part once frame index-1's has given its updates, then the parallel part."""
+        split = self.split
+        try:
+            previous = before.result()
+            env.update({f"state:{n}": previous[n] for n in split.ahead if n in split.state_ports})
+            split.parts["delayed"](env, index)
+        except BaseException as e:
+            _settle_future(mine, exception=e)
+            raise
+        _settle_future(mine, result={n: env[f"update:{n}"] for n in split.ahead})
+        split.parts["parallel"](env, index)
 
     def settle(self, flight):
-        i, args, env, future = flight
+        i, args, env, future, mine = flight
         future.result()
+        self.chain.remove(mine)
         split = self.split
         for name in split.recurrent:
             env[f"state:{name}"] = self.state[name]
@@ -131,9 +160,22 @@ class ThreadFrames:
         return [outputs]
 
     def close(self, flights) -> None:
-        for *_, future in flights:
-            future.cancel()
+        for flight in flights:
+            flight[3].cancel()
+        for mine in self.chain:  # a front waiting for a cancelled one's delayed part stops waiting
+            mine.cancel()
         self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _settle_future(future: Future, result: Any = None, exception: BaseException | None = None) -> None:
+    """Set `future` unless `close` cancelled it meanwhile (then nobody waits for it)."""
+    try:
+        if exception is not None:
+            future.set_exception(exception)
+        else:
+            future.set_result(result)
+    except InvalidStateError:
+        pass
 
 
 def run_threads(pipeline: Any, split: LoadedSplit, frames: Iterable[Any], workers: int, window: int) -> Iterator[tuple[Any, ...]]:

@@ -9,6 +9,7 @@ No timing is asserted here (see benchmarks/).
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -121,6 +122,62 @@ def test_first_error_stops_the_run_naming_stage_and_frame():
     finally:
         namespace["_x_cortex_text_roi"] = original
     assert len(produced) < 40  # stopped at the first error, not at the end of the video
+    assert not frame_threads()
+
+
+def recording_delayed(split, calls, fail_at=None):
+    """`split`'s delayed part, wrapped: records (frame, thread, start, end) of each call; raises at frame `fail_at`."""
+    delayed = split.parts["delayed"]
+    lock = threading.Lock()
+
+    def record(env, index):
+        start = time.perf_counter()
+        if index == fail_at:
+            raise CortexError(f"frame {index}: injected")
+        delayed(env, index)
+        with lock:
+            calls.append((index, threading.current_thread().name, start, time.perf_counter()))
+
+    return delayed, record
+
+
+@pytest.mark.parametrize(("workers", "window"), [(2, 4), (3, 2), (1, 3)])
+def test_the_delayed_part_runs_on_the_workers_chained_in_frame_order(workers, window):
+    """Issue 21 item 6: frame n+1's delayed part (gray, sharpness, the gate's history push) runs on a
+    worker, after frame n's has ended (the history is a leading recurrence), never on the caller —
+    so the caller only reads frames and runs the recurrence; the outputs stay the sequential run's."""
+    frames = frames_of(SMALL, 24)
+    a, b = compiled(small_l2_text()), compiled(small_l2_text())
+    split = b.loaded_split()
+    calls: list = []
+    delayed, split.parts["delayed"] = recording_delayed(split, calls)
+    try:
+        got = list(b.run_video(frames, workers=workers, window=window))
+    finally:
+        split.parts["delayed"] = delayed
+    assert_same(got, sequential(a, frames))
+    assert_same_state(b.state, a.state)
+    assert [index for index, *_ in calls] == list(range(24))
+    assert {name.rpartition("_")[0] for _, name, _, _ in calls} == {"cortex-frame"}  # never the caller's thread
+    assert all(before[3] <= after[2] for before, after in zip(calls, calls[1:]))  # chained: n+1 starts after n ends
+    assert not frame_threads()
+
+
+def test_a_failing_delayed_part_stops_the_run_naming_its_frame():
+    """The chain breaks at the failing frame: its error comes out, no later frame runs its delayed part
+    (each waits for the one before), and no thread is left waiting."""
+    b = compiled(small_l2_text())
+    split = b.loaded_split()
+    calls: list = []
+    delayed, split.parts["delayed"] = recording_delayed(split, calls, fail_at=5)
+    got = []
+    try:
+        with pytest.raises(CortexError, match=r"^frame 5: injected"):
+            for out in b.run_video(frames_of(SMALL, 30), workers=2, window=4):
+                got.append(out)
+    finally:
+        split.parts["delayed"] = delayed
+    assert len(got) <= 5 and sorted(i for i, *_ in calls) == [0, 1, 2, 3, 4]
     assert not frame_threads()
 
 

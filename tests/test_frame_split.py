@@ -28,9 +28,11 @@ from cortex.dialects.abi import SPLIT_RESULTS as RESULTS_ATTR
 from cortex.passes.frame_split import split_entry
 from cortex.passes.outlining import FrameSplitError
 from cortex.passes.schedule import (
+    ThroughputBound,
     critical_path,
     list_schedule,
     render_schedule,
+    speed_up,
     stage_graph,
 )
 from cortex.passes.state_analysis import classify_states
@@ -140,6 +142,28 @@ def test_schedule_report_reads_profile_times():
     assert "prev_gray: delayed input" in out and "prev_score: recurrence" in out
     assert "critical path (one frame): gray → sharpness → text → fused → smoothed → encoded" in out
     assert "recurrence 0.10 ms" in out and "limited by 2 workers" in out
+    # the concurrent-stage latency is said as a speed-up (it printed "(0.69×)" where 1.45× faster was meant)
+    total = sum(ms.values())
+    assert f"sequential {total:.2f} ms: {total / makespan:.2f}× faster ({makespan / total:.2f} of the sequential time)" in out
+
+
+def test_latency_gain_reads_one_way():
+    assert speed_up(45.75, 31.5) == "1.45× faster (0.69 of the sequential time)"
+    assert speed_up(10.0, 20.0) == "0.50× faster (2.00 of the sequential time)"
+    assert speed_up(10.0, 0.0) == "no time measured"
+
+
+def test_throughput_bound_counts_the_delayed_chain_and_the_caller():
+    """max(work/N, delayed, recurrence) pipelined; max(work/N, delayed + recurrence) with the delayed part on the caller."""
+    few = ThroughputBound(work_ms=40.0, delayed_ms=5.0, recurrence_ms=1.0, workers=2)
+    assert few.frame_ms == 20.0 and few.limit == "2 workers"
+    many = ThroughputBound(work_ms=40.0, delayed_ms=5.0, recurrence_ms=1.0, workers=16)
+    assert many.frame_ms == 5.0 and many.limit == "the delayed chain"
+    caller = ThroughputBound(work_ms=40.0, delayed_ms=5.0, recurrence_ms=1.0, workers=16, pipelined=False)
+    assert caller.frame_ms == 6.0 and caller.limit == "the caller's serial work"
+    slow_recurrence = ThroughputBound(work_ms=40.0, delayed_ms=5.0, recurrence_ms=7.0, workers=16)
+    assert slow_recurrence.frame_ms == 7.0 and slow_recurrence.limit == "the recurrence chain"
+    assert many.explain() == "max(work/16 2.50 ms, delayed 5.00 ms, recurrence 1.00 ms) = 5.00 ms"
 
 
 def test_schedule_without_profile_flags_unmeasured_stages():

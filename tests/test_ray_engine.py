@@ -26,6 +26,7 @@ from helpers.scheduling import (  # noqa: E402
     assert_same_state,
     compiled,
     frames_of,
+    passes,
     sequential,
     snapshot,
     vandalise,
@@ -72,6 +73,64 @@ def test_ray_equals_sequential_with_the_auto_gate(local_ray, mode):
     want = sequential(a, frames)
     assert_same(list(b.run_video(frames, workers=2, engine="ray", chunk=7)), want)
     assert_same_state(b.state, a.state)
+
+
+def test_the_caller_runs_no_delayed_part_on_ray(local_ray):
+    """Issue 21 item 6: with a leading recurrence (the auto gate's history) the caller used to run the
+    delayed part of every frame before handing out its chunk; now each chunk's start values come from
+    the previous chunk's, chained on the actors, and the caller runs none of it (and stays exact)."""
+    from cortex.dialects.modes import BLUR_AUTO
+
+    frames = frames_of(SMALL, 30)
+    a, b = (cortex.compile(cortex.parse(small_l2_text()), mode="balanced", weights=BLUR_AUTO) for _ in range(2))
+    split = b.loaded_split()
+    assert split.leading == ["sharpness_history"]
+    delayed, calls = split.parts["delayed"], []
+    split.parts["delayed"] = lambda env, index: (calls.append(index), delayed(env, index))
+    try:
+        got = list(b.run_video(frames, workers=2, engine="ray", chunk=4))
+    finally:
+        split.parts["delayed"] = delayed
+    assert calls == []
+    assert_same(got, sequential(a, frames))
+    assert_same_state(b.state, a.state)
+
+
+@pytest.mark.parametrize("gate", ["auto", "fixed"])
+def test_every_engine_reports_every_value_of_every_frame_alike(local_ray, gate):
+    """Issue 21 item 2a (regression): cortex-run's report once showed frame 0's scene-change value as
+    0.572 in a frame-parallel run and 0.999 sequentially. With the probes cortex-run adds (the blur
+    gate's sharpness, condition and threshold; the scene measure), every result of every frame —
+    not only the scores — is the same bits on every engine: sequential, concurrent stages, frame-
+    parallel threads (windows 1 and 4) and Ray, over 60 frames with blurred frames and cuts."""
+    from helpers.scheduling import GATES
+
+    from cortex.examples.l2_pipeline import build_l2_pipeline
+    from cortex.ir import function_named
+    from cortex.passes.expose_gate import expose_blur_gate
+    from cortex.tools.probes import expose_scene_change
+
+    def probed(workers=1):
+        module = build_l2_pipeline(*SMALL)
+        assert expose_blur_gate(module, "l2_frame")
+        scene = expose_scene_change(module, function_named(module, "l2_frame"))
+        assert scene is not None and scene.index == 5
+        return cortex.compile(module, mode="balanced", passes=passes("balanced"), weights=GATES[gate], workers=workers)
+
+    frames = frames_of(SMALL)
+    want = sequential(probed(), frames)
+    assert len(want[0]) == 6 and float(want[0][5]) > 0.99  # frame 0 against the zero prev_gray: a cut
+    assert np.isnan(float(want[8][5])) == bool(want[8][3])  # no measure on a gated frame
+    runs = {
+        "concurrent stages": sequential(probed(workers=2), frames),
+        "threads, window 4": list(probed().run_video(frames, workers=2, window=4)),
+        "threads, window 1": list(probed().run_video(frames, workers=2, window=1)),
+        "ray": list(probed().run_video(frames, workers=2, engine="ray", chunk=7)),
+    }
+    for name, got in runs.items():
+        assert len(got) == len(want), name
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert [np.asarray(v).tobytes() for v in g] == [np.asarray(v).tobytes() for v in w], (name, k)
 
 
 def test_actors_run_the_program_they_were_sent_without_the_compiler(local_ray):

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from xdsl.dialects import func, scf
 
 import cortex
+from cortex.dialects.abi import SPLIT_ARGS
 from cortex.ir import CortexError
 from cortex.passes.frame_split import split_entry
 from cortex.passes.stage_split import split_stages
@@ -44,7 +45,8 @@ def test_stage_split_gives_one_function_per_stage_each_gated_one_with_its_gate()
     module.verify()
     heavy = {}
     for fn in stages:
-        names = [o.name for o in fn.walk() if o.name.startswith("cortex.") and o.name != "cortex.constant"]
+        gate = ("cortex.constant", "cortex.window_median", "cortex.weight")  # each stage computes the gate itself
+        names = [o.name for o in fn.walk() if o.name.startswith("cortex.") and o.name not in gate]
         for n in names:
             heavy[n] = fn
         if any(n in names for n in ("cortex.text_roi", "cortex.scene_change", "cortex.saliency_dft", "cortex.motion_map")):
@@ -52,6 +54,11 @@ def test_stage_split_gives_one_function_per_stage_each_gated_one_with_its_gate()
             assert sum(isinstance(o, scf.IfOp) for o in fn.walk()) == 1  # under its own copy of the gate
     assert heavy["cortex.text_roi"] is not heavy["cortex.scene_change"]
     assert not any(isinstance(o, func.FuncOp) and o.sym_name.data == "l2_frame__parallel" for o in module.ops)
+    # issue 21 item 6: the gate is no stage of its own, so no gated stage waits for another stage;
+    # only the fusion (the last stage) reads other stages' values
+    reads = [[k.data for k in fn.attributes[SPLIT_ARGS].data] for fn in stages]
+    assert all(not k.startswith("stage:") for keys in reads[:-1] for k in keys)
+    assert any(k.startswith("stage:") for k in reads[-1])
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -9,32 +9,37 @@
 // REQUIRES: mlir-opt
 
 // CHECK:      func.func @l2_frame__delayed
-// The blur gate's scalar ops (median, product, maximum, comparison) are one stage.
-// CHECK:      func.func @l2_frame__parallel__s0(%sharpness_history: tensor<25xf32>, %sharpness: f32) -> i1
-// CHECK-SAME:   cortex.split_args = ["state:sharpness_history", "value:0"], cortex.split_results = ["stage:0"]
+// The blur gate's scalar ops (median, product, maximum, comparison) are no stage of their own: each
+// gated stage computes them itself (microseconds), so every gated stage can start at once.
+// CHECK-NOT:  -> i1 attributes {cortex.split_args
+// CHECK:      func.func @l2_frame__parallel__s0(%sharpness: f32, %sharpness_history: tensor<25xf32>, %gray: tensor<480x640xf32>, %prev_gray: tensor<480x640xf32>) -> f32
+// CHECK-SAME:   cortex.split_args = ["value:0", "state:sharpness_history", "value:1", "state:prev_gray"]
+// CHECK-NEXT:   %blur_threshold = cortex.weight "blur_threshold"
+// CHECK-NEXT:   %blur_fraction = cortex.weight "blur_fraction"
 // CHECK-NEXT:   %sharpness_median = cortex.window_median %sharpness_history
-// CHECK:        %relative_threshold = arith.mulf %blur_fraction, %sharpness_median
-// CHECK:        %threshold = arith.maximumf %blur_threshold, %relative_threshold
+// CHECK-NEXT:   %relative_threshold = arith.mulf %blur_fraction, %sharpness_median
+// CHECK-NEXT:   %threshold = arith.maximumf %blur_threshold, %relative_threshold
 // CHECK-NEXT:   %blurred = arith.cmpf olt, %sharpness, %threshold
-// CHECK-NEXT:   func.return %blurred
-// CHECK:      func.func @l2_frame__parallel__s1(%blurred: i1, %gray: tensor<480x640xf32>, %prev_gray: tensor<480x640xf32>) -> f32
 // CHECK-NEXT:   %scene = scf.if %blurred -> (f32) {
 // CHECK-NEXT:     %{{.*}} = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:     scf.yield
 // CHECK-NEXT:   } else {
 // CHECK-NEXT:     %scene_1 = cortex.scene_change %gray, %prev_gray
-// CHECK:      func.func @l2_frame__parallel__s3(%blurred: i1, %gray: tensor<480x640xf32>) -> tensor<15x20xf32>
+// CHECK:      func.func @l2_frame__parallel__s2(%sharpness: f32, %sharpness_history: tensor<25xf32>, %gray: tensor<480x640xf32>) -> tensor<15x20xf32>
+// CHECK:        %blurred = arith.cmpf olt, %sharpness, %threshold
 // CHECK:          cortex.text_roi %gray
-// CHECK:      func.func @l2_frame__parallel__s6(%blurred: i1, %center: tensor<15x20xf32>, %text: tensor<15x20xf32>, %saliency: tensor<15x20xf32>, %motion: tensor<15x20xf32>, %scene: f32) -> (i1, tensor<15x20xf32>, f32)
+// CHECK:      func.func @l2_frame__parallel__s5(%sharpness: f32, %sharpness_history: tensor<25xf32>, %center: tensor<15x20xf32>, %text: tensor<15x20xf32>, %saliency: tensor<15x20xf32>, %motion: tensor<15x20xf32>, %scene: f32) -> (i1, tensor<15x20xf32>, f32)
 // CHECK-SAME:   cortex.split_results = ["value:2", "value:3", "value:4"]
+// CHECK:        %blurred = arith.cmpf olt, %sharpness, %threshold
 // CHECK:          cortex.score_fusion
+// CHECK-NOT:  func.func @l2_frame__parallel__s6
 // CHECK:      func.func @l2_frame__recurrence
 // CHECK:      func.func @l2_frame__tail
 
 // A decomposed scene change (ops with one cortex.origin) stays one stage: G(x·y) to the final score.
-// DECOMPOSED:      func.func @l2_frame__parallel__s1(%blurred: i1
+// DECOMPOSED:      func.func @l2_frame__parallel__s0(
 // DECOMPOSED:          %scene_s_xy = cortex.gaussian_blur %scene_xy
 // DECOMPOSED:          %scene_1 = cortex.to_scalar %scene_value
-// DECOMPOSED:      func.func @l2_frame__parallel__s2(
+// DECOMPOSED:      func.func @l2_frame__parallel__s1(
 
 // MISSING: no function '@nope' to split into stages
