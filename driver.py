@@ -34,7 +34,6 @@ from cortex.passes.calibrate import calibrate as _calibrate
 from cortex.passes.decompose_scene_change import PRECISIONS, decompose_scene_change
 from cortex.passes.frame_split import split_entry
 from cortex.passes.outlining import FrameSplitError, defined_function, split_keys
-from cortex.passes.quant_report import quantize_with_report
 from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.specialize_shapes import is_shape_generic
 from cortex.passes.stage_split import split_stages
@@ -42,6 +41,7 @@ from cortex.passes.state_analysis import classify_states
 from cortex.passes.temporal_reuse import ReuseReport, temporal_reuse
 from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import PipelineError, parse_pipeline
+from cortex.reports.quant_report import quantize_with_report
 from cortex.runtime.pipeline import CompiledPipeline
 from cortex.runtime.program import Executable, FrameSplit, Part, Program, StateInfo
 from cortex.runtime.threads import MAX_WORKERS
@@ -129,7 +129,7 @@ def compile_program(
     post_passes: str | None = "default",
     specialize: bool = True,
     split: bool = True,
-    frame_work: bool = False,
+    frame_work: bool = True,
     precision: str | None = None,
     backend: str = "numpy",
     device: str = "cpu",
@@ -139,11 +139,12 @@ def compile_program(
     the `Program`: the entry's executable, and (`split=True`) the frame split and stage split's.
 
     Everything is compiled here, before the program exists: the runtime only loads it.
-    `frame_work=True`: `reduce_frame_work` runs after `passes` — scene change decomposed, temporal
-    reuse — in `precision` ("f64", the default, keeps every result's bits; "f32" only when asked for,
-    or under the fast-math gate: `passes` with `fast-math=true`). Off by default: the bits are the
-    same, but the decomposed scene change measured more CPU than the kernel even after reuse
-    (/work/notes/21.md), so it is not yet a saving.
+    `frame_work` (on by default): `reduce_frame_work` runs after `passes` — scene change decomposed,
+    temporal reuse — in `precision` ("f64", the default, keeps every result's bits; "f32" only when
+    asked for, or under the fast-math gate: `passes` with `fast-math=true`). On since the NumPy
+    backend releases dead arrays (`backends/numpy_release`): the decomposed float64 scene change with
+    reuse then measured less CPU than the OpenCV-backed kernel at 480×640 and 1080p
+    (benchmarks/bench_schedule.py --scene-only). `frame_work=False`: the kernel as one extern call.
     `backend="iree"`: the extern-free parts run as code IREE compiled for `device` ("cpu" or "cuda";
     `cortex.backends.iree_backend`), the rest as on the NumPy backend.
     """
@@ -182,7 +183,7 @@ def compile_pipeline(
     specialize: bool = True,
     profile: bool = False,
     split: bool = True,
-    frame_work: bool = False,
+    frame_work: bool = True,
     precision: str | None = None,
     backend: str = "numpy",
     device: str = "cpu",
@@ -406,7 +407,7 @@ def compile(  # noqa: A001
     specialize: bool = True,
     profile: bool = False,
     split: bool = True,
-    frame_work: bool = False,
+    frame_work: bool = True,
     precision: str | None = None,
     backend: str = "numpy",
     device: str = "cpu",
@@ -429,8 +430,8 @@ def compile(  # noqa: A001
     `backend="iree"` compiles the extern-free parts with IREE for `device` ("cpu", or "cuda" for an
     NVIDIA GPU): one IREE module per executable, cached on disk; externs stay Python calls
     (`cortex.backends.iree_backend`; the program carries "iree" executables).
-    `frame_work=True` decomposes scene change and applies temporal reuse (`reduce_frame_work`;
-    `compiled.temporal_reuse` says what was carried; off by default, see compile_program);
+    `frame_work` (on by default; False turns it off) decomposes scene change and applies temporal
+    reuse (`reduce_frame_work`; `compiled.temporal_reuse` says what was carried; see compile_program);
     `precision="f32"` computes scene change in float32 (also under `fast-math=true` in `passes`).
     """
     return compile_pipeline(

@@ -83,7 +83,7 @@ MODES = ("balanced", "power_save", "motion")
 
 def bench_pipeline(frame_count: int, warmup: int, modes: Sequence[str], size: tuple[int, int] | None) -> tuple[str, list[str]]:
     """Both backends exactly as cortex-run builds them: the bundled (shape-generic) pipeline bound to 480x640, or to `size`."""
-    from cortex.tools.cortex_run import make_backend
+    from cortex.frame_runners import make_backend
     from cortex.video.source import open_video
 
     h, w = size or (480, 640)

@@ -113,7 +113,7 @@ def partition(fn: func.FuncOp) -> Partition:
                 changed = True
 
     _, updates = states_of(block)
-    ahead = {n for n, c in classes.items() if c.kind in ("delayed", "leading")}  # run on the caller as frames are read
+    ahead = {n for n, c in classes.items() if c.kind in ("delayed", "leading")}  # run in frame order, ahead of the gated stages
     delayed_values = [g[-1].value for n, g in updates.items() if n in ahead]
     rec_values = [g[-1].value for n, g in updates.items() if classes[n].kind == "recurrence"]
     delayed_slice = set(backward_slice(delayed_values, block))

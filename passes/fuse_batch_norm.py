@@ -30,7 +30,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker
 
 from cortex.dialects.base import tensor
 from cortex.dialects.tensor_ops import BatchNormOp, ConstantOp, Conv2dOp, LinearOp
-from cortex.passes.pattern import Any, Const, Match, Op, Optional, Pattern, PatternTable, erase_dead_producers
+from cortex.rewriting.pattern import Any, Const, Match, Op, Optional, Pattern, PatternTable, erase_dead_producers
 from cortex.semantics.values import dense_of
 
 

@@ -23,7 +23,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker
 
 from cortex.dialects.tensor_ops import AddOp, GeluOp, MulOp, TanhOp
-from cortex.passes.pattern import Any, Const, Match, Op, Pattern, PatternTable, erase_dead_producers
+from cortex.rewriting.pattern import Any, Const, Match, Op, Pattern, PatternTable, erase_dead_producers
 from cortex.semantics import defaults as D
 
 TOLERANCE = 1e-6

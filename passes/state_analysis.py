@@ -137,7 +137,7 @@ def _leading(block: Block, updates: dict[str, list[UpdateStateOp]], classes: dic
         classes[n] = StateClass(
             n, "leading",
             f"its next value ({chain}) reads only itself and the frame, never a gated stage, and {via}: "
-            "it runs in order on the caller as frames are read, so the gated stages stay frame-parallel",
+            "it runs in frame order ahead of the gated stages (chained on the workers), so they stay frame-parallel",
         )
     return classes
 

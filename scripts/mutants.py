@@ -203,9 +203,9 @@ FRESH = [
     Mutant("reference-output-shares-unchanged-state", "interpreter/reference.py",
            "any(np.may_share_memory(value, h) for h in held)", "False", (T_REF, T_OWN)),
     # ---- pattern matcher
-    Mutant("pattern-no-commutative-retry", "passes/pattern.py",
+    Mutant("pattern-no-commutative-retry", "rewriting/pattern.py",
            "if len(actual) == 2 and self._is_commutative(op):", "if False:", (T_PATTERN,)),
-    Mutant("pattern-rebinding-unchecked", "passes/pattern.py",
+    Mutant("pattern-rebinding-unchecked", "rewriting/pattern.py",
            "elif self._name in extended and extended[self._name] is not value:", "elif False:", (T_PATTERN,)),
     # ---- diagnostics
     Mutant("diagnostics-any-line", "tools/diagnostics.py",

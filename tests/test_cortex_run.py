@@ -18,10 +18,11 @@ import pytest
 from helpers.numerics import ALGORITHM, assert_f32_close
 
 import cortex
+from cortex.frame_runners import StageTimes
 from cortex.passes.expose_gate import expose_blur_gate
 from cortex.tools import cortex_run
 from cortex.tools.cortex_run import main
-from cortex.tools.report import StageTimes, progress_bar
+from cortex.tools.report import progress_bar
 from cortex.video.overlay import band_height, heat_overlay
 from cortex.video.synthetic import SyntheticVideo
 

@@ -16,8 +16,8 @@ from cortex.driver import run_pipeline
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import parse_module
 from cortex.passes.fuse_batch_norm import CONV_BN, LINEAR_BN
-from cortex.passes.pattern import explain, match
 from cortex.passes.recognize_gelu import GELU_TANH
+from cortex.rewriting.pattern import explain, match
 
 FUSIONS = "cortex-fuse-batch-norm,cortex-recognize-gelu"
 SEEDS = (0, 1, 2)

@@ -310,3 +310,31 @@ def _plant(planted: Path, statement: str) -> None:
     text = planted.read_text() if planted.exists() else ""
     body = f"def _planted():\n{statement}\n" if statement.startswith("    ") else statement + "\n"
     planted.write_text(text + "\n" + body)
+
+
+PASS_SUPPORT = {
+    "outlining": "the function-outlining toolkit the frame split and the stage split share",
+    "state_analysis": "classify_states: the analysis the frame split, the schedule and the program read",
+    "translation_validation": "a PassPipeline callback that reruns the reference interpreter after each pass",
+}
+"""Modules of passes/ that define no ModulePass, each with why it belongs beside the passes."""
+
+
+def defines_module_pass(path: Path) -> bool:
+    tree = ast.parse(path.read_text(), str(path))
+    return any(
+        isinstance(node, ast.ClassDef)
+        and any(isinstance(b, ast.Name) and b.id.endswith("Pass") or isinstance(b, ast.Attribute) and b.attr == "ModulePass"
+                for b in node.bases)
+        for node in ast.walk(tree)
+    )
+
+
+def test_passes_holds_passes():
+    """passes/ is the level of ModulePasses: the matcher, the graph view and the quantisation report live elsewhere."""
+    strays = sorted(
+        p.stem for p in (ROOT / "passes").glob("*.py")
+        if p.stem != "__init__" and p.stem not in PASS_SUPPORT and not defines_module_pass(p)
+    )
+    assert not strays, f"passes/ modules that define no pass: {strays} (move them to their level, README's table)"
+    assert all((ROOT / "passes" / f"{name}.py").exists() for name in PASS_SUPPORT)

@@ -1,4 +1,4 @@
-"""The declarative matcher (passes/pattern.py): combinators, bindings, optional
+"""The declarative matcher (rewriting/pattern.py): combinators, bindings, optional
 operands, commutativity, one-use, explain(), and PatternTable as a RewritePattern."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from xdsl.pattern_rewriter import PatternRewriteWalker
 
 from cortex.dialects.tensor_ops import AddOp, Conv2dOp, LinearOp, MulOp, ReluOp, SubOp, TanhOp
 from cortex.ir import parse_module
-from cortex.passes.pattern import Any, Const, Not, Op, Optional, PatternTable, explain, match
+from cortex.rewriting.pattern import Any, Const, Not, Op, Optional, PatternTable, explain, match
 
 T = "tensor<4xf32>"
 S = "tensor<f32>"

@@ -15,10 +15,10 @@ from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import build_l2_pipeline
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import make_context, parse_module
-from cortex.passes import graph_view
-from cortex.passes.graph_view import render_diff, render_dot, render_table, stages, write_image
 from cortex.passes.partition import PartitionPass
 from cortex.passes.profile import PROFILE_ATTR, ProfilePass, profile_ms
+from cortex.reports import graph_view
+from cortex.reports.graph_view import render_diff, render_dot, render_table, stages, write_image
 
 POWER_SAVE = "canonicalize,cortex-specialize-mode{mode=power_save},canonicalize,dce"
 HAS_DOT = shutil.which("dot") is not None

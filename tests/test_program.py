@@ -56,19 +56,24 @@ def test_compile_builds_every_part_up_front(compiled):
     assert set(split.parts) == {"delayed", "parallel", "recurrence", "tail"}
     assert len(split.stages) >= 5  # gray, blur gate, text_roi, saliency, scene_change, motion, fusion...
     assert set(program.executables) == {"entry", "split"}
+    # compile's default frame_work carries scene change's previous-frame values as delayed states too
+    carried = {c.state for r in compiled.temporal_reuse for c in r.carried}
+    assert carried and all(name.startswith("prev_gray:") for name in carried)
     assert {s.name: s.kind for s in program.states} == {
         "prev_gray": "delayed", "prev_score": "recurrence", "count": "recurrence", "mean_motion": "recurrence",
-        "prev_center": "delayed", "sharpness_history": "leading",
+        "prev_center": "delayed", "sharpness_history": "leading", **{name: "delayed" for name in carried},
     }
     assert program.runtime_inputs and set(program.runtime_inputs) <= set(program.weights)  # specialize=False
     for part in (*split.parts.values(), *split.stages, program.entry_part):
         assert part.symbol in program.executables[part.executable].symbols
 
 
-def test_save_load_round_trip_gives_the_same_outputs_and_state(compiled, tmp_path):
-    path = compiled.save(tmp_path / "l2.cortex")
+def assert_round_trip(compiled, path, video) -> None:
+    """Saved to `path` and loaded, `compiled` gives the same program, outputs and state, bit for bit: called in
+    sequence, with frames in flight, and with concurrent stages."""
+    compiled.save(path)
+    assert Program.load(path) == compiled.program
     loaded = cortex.load(path)
-    video = frames(30)
     compiled.reset()
     want = [compiled(f) for f in video]
     same([loaded(f) for f in video], want)
@@ -79,7 +84,10 @@ def test_save_load_round_trip_gives_the_same_outputs_and_state(compiled, tmp_pat
     staged = cortex.load(path, workers=3)
     same([staged(f) for f in video], want)
     same_state(staged.state, compiled.state)
-    assert Program.load(path) == compiled.program
+
+
+def test_save_load_round_trip_gives_the_same_outputs_and_state(compiled, tmp_path):
+    assert_round_trip(compiled, tmp_path / "l2.cortex", frames(30))
 
 
 def test_the_file_is_documented_json_and_payloads_not_pickle(compiled, tmp_path):
@@ -246,17 +254,7 @@ def test_an_iree_program_round_trips_with_its_compiled_module(compiled_iree, tmp
     # with state, every call runs the split (driver.build_program): its executable is the IREE-compiled one
     assert program.meta["calls_split"] and program.executables["split"].kind == "iree"
     assert isinstance(program.executables["split"].members.get("module.vmfb"), bytes)
-    path = compiled_iree.save(tmp_path / "l2.cortex")
-    assert Program.load(path) == program
-    loaded = cortex.load(path)
-    video = frames(12)
-    compiled_iree.reset()
-    want = [compiled_iree(f) for f in video]
-    same([loaded(f) for f in video], want)
-    same_state(loaded.state, compiled_iree.state)
-    loaded.reset()
-    same(list(loaded.run_video(video, workers=2)), want)
-    same_state(loaded.state, compiled_iree.state)
+    assert_round_trip(compiled_iree, tmp_path / "l2.cortex", frames(12))
 
 
 @needs_iree

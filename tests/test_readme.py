@@ -49,3 +49,37 @@ def test_profile_says_how_when_off_and_reports_when_on():
     on(frame)
     profile = on.profile()
     assert profile.frames == 1 and profile and "gray" in str(profile)
+
+
+def test_contributing_adding_a_backend_names_what_exists():
+    """Every file CONTRIBUTING's "Adding a backend" cites exists, and every name it cites is defined (or
+    imported) in one of those files: the section describes the code as it is."""
+    import ast
+
+    root = README.parent
+    text = (root / "CONTRIBUTING.md").read_text()
+    section = text[text.index("## Adding a backend"):text.index("## Running tests")]
+    cited = re.findall(r"`([^`]+)`", section)
+    paths = [c for c in cited if re.fullmatch(r"[\w/]+\.py", c)]
+    assert {"runtime/executables.py", "runtime/program.py", "runtime/numpy_executable.py",
+            "runtime/iree_executable.py"} <= set(paths)
+    missing = [p for p in paths if not (root / p).exists()]
+    assert not missing, missing
+    defined: set[str] = set()
+    for p in {*paths, "driver.py"}:
+        if p.startswith("tests/"):
+            continue
+        for node in ast.walk(ast.parse((root / p).read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                defined.add(node.name)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                defined.add(node.target.id)
+            elif isinstance(node, ast.Assign):
+                defined |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                defined |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    names = [c.removesuffix("()") for c in cited if re.fullmatch(r"[A-Za-z_]\w*(\(\))?", c)]
+    names = [n for n in names if n not in ("backends", "runtime")]
+    assert len(names) >= 15
+    undefined = sorted({n for n in names if n not in defined})
+    assert not undefined, f"names the section cites that its files do not define: {undefined}"

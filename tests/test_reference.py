@@ -34,7 +34,7 @@ def textured_frame(seed: int, h: int = H, w: int = W) -> np.ndarray:
 
 
 def expected_frame(frame, prev_gray, prev_score, weights, blur_threshold=100.0):
-    """DESIGN.md's L2 pipeline written out with the kernels: (encoded, score, gray)."""
+    """The L2 pipeline (docs/dialects/cortex.md) written out with the kernels: (encoded, score, gray)."""
     gray = vk.gray(frame)
     if vk.blur_detector(gray) < blur_threshold:
         score = prev_score

@@ -1,6 +1,6 @@
 """The compiled backend at its thresholds, against the reference interpreter.
 
-Every comparison the pipeline makes is strict or not for a reason (DESIGN.md):
+Every comparison the pipeline makes is strict or not for a reason (docs/dialects/cortex.md):
 - temporal_smooth resets when scene > reset_threshold (equal: smooth);
 - the blur gate skips scoring when sharpness < threshold (equal: score);
 - the encoder blurs a block when score < threshold · max(score) (equal: keep).

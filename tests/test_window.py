@@ -3,7 +3,7 @@
 - the reference kernels against their definition (hypothesis);
 - the lowering (convert-cortex-to-linalg → NumPy backend) equals the
   reference kernels, bit for bit, on windows with ties, zeros and negatives;
-- the L2 pipeline's gate: the default inputs are DESIGN.md's fixed gate, the
+- the L2 pipeline's gate: the default inputs are the original fixed gate (docs/dialects/cortex.md), the
   threshold is a runtime input, and `auto` (BLUR_AUTO) gates exactly the
   synthetic video's blurred frames, on both backends.
 """

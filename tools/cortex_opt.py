@@ -371,7 +371,7 @@ class CortexOptMain(xDSLOptMain):
         for flag, asked, name in wanted:
             if asked:
                 names = [name, "write_image"] if name == "render_dot" and image_path(args.graph_dot) else [name]
-                for n, fn in zip(names, load_optional(flag, "cortex.passes.graph_view", names)):
+                for n, fn in zip(names, load_optional(flag, "cortex.reports.graph_view", names)):
                     self.graph_view[n] = fn
         if args.view_graph and args.graph_diff:
             raise UsageError("--view-graph and --graph-diff both replace the output: give one")
@@ -548,7 +548,7 @@ class CortexOptMain(xDSLOptMain):
             ) from None
 
     def print_quant_report(self, before: ModuleOp, module: ModuleOp) -> None:
-        (report,) = load_optional("--quant-report", "cortex.passes.quant_report", ["report_for_opt"])
+        (report,) = load_optional("--quant-report", "cortex.reports.quant_report", ["report_for_opt"])
         try:
             sys.stderr.write(report(before, module, self.args.quant_report or None))
         except (DiagnosticException, CortexError) as e:

@@ -26,15 +26,15 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 import cortex
-from cortex.dialects import EncoderOp, op_kind
+from cortex.dialects import EncoderOp
 from cortex.dialects.modes import BLUR_AUTO, DEFAULT_MODE, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
 from cortex.driver import build_pipeline
 from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import ENTRY
+from cortex.frame_runners import UNSPECIALISED, StageTimes, make_backend
 from cortex.ir import function_named
 from cortex.passes.dce import eliminate_dead_nodes
 from cortex.passes.expose_gate import expose_blur_gate
@@ -45,7 +45,7 @@ from cortex.tools.atomic import detach_stdout, is_write_failure
 from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
 from cortex.tools.pipeline_check import check_signature, check_weights, parse_weights
 from cortex.tools.probes import expose_scene_change
-from cortex.tools.report import StageTimes, dce_summary, progress_bar, stage_name
+from cortex.tools.report import dce_summary, progress_bar
 from cortex.tools.report_html import ReportRecorder, write_report
 from cortex.tools.run_summary import RunClock, RunSummary, library_threads, process_start
 from cortex.tools.versions import VersionAction
@@ -74,8 +74,9 @@ the blur gate:
   below the gate's threshold is not scored: it keeps the previous score.
   --blur-threshold auto (the default) gates a frame less than half as sharp
   as the median of the last 25 frames, so it adapts to the camera and
-  resolution; --blur-threshold X gates sharpness < X (DESIGN.md's gate is
-  100); --blur-threshold 0 turns the gate off.
+  resolution; --blur-threshold X gates sharpness < X (the original fixed
+  gate is 100); --blur-threshold 0 turns the gate off. The gate's runtime
+  inputs are in docs/dialects/cortex.md, "Modes and runtime inputs".
 
 --scores-jsonl: one JSON object per line, one line per frame, with fields
 """ + "\n".join(f"  {name}: {text}" for name, text in JSONL_FIELDS.items()) + """
@@ -235,18 +236,6 @@ def parse_size(text: str) -> tuple[int, int]:
 # --------------------------------------------------------------------------- backends
 
 
-def stage_table(module: ModuleOp) -> dict[str, tuple[str, str]]:
-    """Origin label → (stage, kind) for every cortex op: by result name (`saliency`) and op name."""
-    table: dict[str, tuple[str, str]] = {}
-    for op in module.walk():
-        if op.name.startswith("cortex."):
-            entry = (stage_name(op.name), op_kind(op))
-            table[op.name] = entry
-            if op.results and op.results[0].name_hint:
-                table.setdefault(op.results[0].name_hint, entry)
-    return table
-
-
 def blas_line(runner, backend) -> str:
     """How many BLAS threads the run used and who set them (threadpoolctl), for the summary."""
     if runner is not None:
@@ -265,86 +254,12 @@ def blas_line(runner, backend) -> str:
     return f"BLAS threads: {threads} per call (threadpoolctl; compiled.blas_threads)"
 
 
-class InterpretedRun:
-    """The eager reference interpreter; per-stage times from its `op_timer` hook."""
-
-    name = "reference"
-
-    def __init__(self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None):
-        from cortex.interpreter.reference import ReferenceRunner
-
-        if passes:
-            module = cortex.run_passes(module.clone(), passes)
-        self.times = StageTimes()
-        self.runner = ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=self._on_op)
-
-    def _on_op(self, op: Operation, seconds: float) -> None:
-        self.times.add(stage_name(op.name), op_kind(op), seconds)
-
-    def __call__(self, frame: np.ndarray) -> tuple:
-        return self.runner(frame)
-
-    def stage_times(self, reset: bool = False) -> StageTimes:
-        """Seconds per stage since the start (or the last reset)."""
-        times = self.times
-        if reset:
-            self.times = StageTimes()
-        return times
-
-
-class CompiledRun:
-    """The compiled NumPy backend (or IREE's, `backend="iree"`), profiled per source op (`CompiledPipeline.profile()`)."""
-
-    name = "numpy"
-
-    def __init__(
-        self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
-        post_passes: str | None = "default", backend: str = "numpy", device: str = "cpu",
-    ):
-        self.name = backend
-        self.labels = stage_table(module)
-        self.labels[entry] = ("(glue)", "compilable")  # ops with no cortex origin: the gate, returns
-        # cortex-run states its own passes (default_passes), so no implicit specialisation here.
-        self.compiled = cortex.compile(
-            module, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
-            specialize=False, profile=True, backend=backend, device=device,
-        )
-
-    def __call__(self, frame: np.ndarray) -> tuple:
-        return self.compiled(frame)
-
-    def stage_times(self, reset: bool = False) -> StageTimes:
-        """Seconds per stage since the start (or the last reset)."""
-        times = StageTimes()
-        for label, seconds in self.compiled.profile(reset=reset).items():
-            stage, kind = self.labels.get(label, (f"({label})", "compilable"))
-            times.add(stage, kind, seconds, calls=None)
-        return times
-
-
-def default_passes(backend: str, mode: str) -> str | None:
-    """numpy: specialise the mode and clean up, so zero-weight stages are never computed."""
-    return f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce" if backend != "reference" else None
-
-
 def check_passes(passes: str) -> None:
     """Parse a `-p` pipeline now, so a typo fails before any video is opened."""
     try:
         build_pipeline(passes)
     except CortexError as e:
         raise CortexError(f"--passes: {e}") from None
-
-
-UNSPECIALISED = {"numpy": "canonicalize,dce", "iree": "canonicalize,dce", "reference": ""}
-"""Passes that keep every stage: what the mode's DCE is priced against."""
-
-
-def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
-                 post_passes: str | None = "default", device: str = "cpu"):
-    passes = passes if passes is not None else default_passes(backend, mode)
-    if backend in ("numpy", "iree"):
-        return CompiledRun(module, entry, mode, passes, weights, post_passes=post_passes, backend=backend, device=device)
-    return InterpretedRun(module, entry, mode, passes, weights)
 
 
 def gate_inputs(setting: str) -> dict[str, float]:

@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from cortex.errors import CortexError, whole_number
+from cortex.frame_runners import StageTimes
 from cortex.runtime.pipeline import ENGINES
 from cortex.runtime.threads import MAX_WORKERS, machine_cores
-from cortex.tools.report import StageTimes, progress_bar
+from cortex.tools.report import progress_bar
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

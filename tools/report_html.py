@@ -30,7 +30,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from cortex.passes.graph_view import stages as graph_stages
+from cortex.reports.graph_view import stages as graph_stages
 from cortex.tools.atomic import write_bytes_atomic
 from cortex.tools.probes import SceneProbe
 from cortex.tools.run_summary import RunSummary

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from cortex.tools.report import StageTimes
+from cortex.frame_runners import StageTimes
 
 _IMPORTED = time.perf_counter()
 

@@ -34,7 +34,7 @@
 // CHECK-NEXT: states:
 // CHECK-NEXT:   prev_gray: delayed input — its next value (%gray ← the frame) reads no state: frame n+1 gets it from frame n alone
 // CHECK-NEXT:   prev_score: recurrence — its next value reads state 'prev_gray' (in cortex.scene_change, cortex.motion_map) and 'prev_score' (in the yield of an scf.if, cortex.temporal_smooth) and 'sharpness_history' (in cortex.window_median): frame n needs frame n-1's result
-// CHECK-NEXT:   sharpness_history: leading recurrence — its next value (%new_history ← %sharpness ← %sharpness_history ← %gray) reads only itself and the frame, never a gated stage, and the gate condition %blurred reads it: it runs in order on the caller as frames are read, so the gated stages stay frame-parallel
+// CHECK-NEXT:   sharpness_history: leading recurrence — its next value (%new_history ← %sharpness ← %sharpness_history ← %gray) reads only itself and the frame, never a gated stage, and the gate condition %blurred reads it: it runs in frame order ahead of the gated stages (chained on the workers), so they stay frame-parallel
 // CHECK-NEXT: critical path (one frame): gray → sharpness → text → fused → smoothed → encoded = 31.50 ms of 45.75 ms
 // The latency gain is said one way: a speed-up, with the fraction of the time beside it (it read "(0.69×)").
 // CHECK-NEXT: one frame, stages concurrent: expected latency 31.50 ms, sequential 45.75 ms: 1.45× faster (0.69 of the sequential time)

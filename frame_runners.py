@@ -1,0 +1,174 @@
+"""Frame runners: one object per backend that runs a pipeline frame by frame and times its stages.
+
+`make_backend(backend, module, entry, mode, passes, weights)` gives a runner — `CompiledRun` ("numpy",
+"iree": `cortex.compile` with its profile on) or `InterpretedRun` ("reference": the eager interpreter with
+its op timer) — called as `runner(frame)` and read as `runner.stage_times(reset=)`, a `StageTimes`
+(per-stage seconds summed over frames, the table cortex-run prints). The pass policy lives here too:
+`default_passes` (specialise the mode, then canonicalize and dce, on the compiled backends) and
+`UNSPECIALISED` (what the mode's dead-node elimination is priced against).
+
+`cortex-run` and `benchmarks/run_benchmarks.py` run these; they are library code (above the driver, which
+`CompiledRun` calls) so that a tool only parses arguments and prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+
+from cortex.dialects import op_kind
+from cortex.driver import compile_pipeline, run_passes
+
+
+def stage_name(name: str) -> str:
+    """`cortex.saliency_dft` → `saliency_dft`; other names unchanged."""
+    return name.removeprefix("cortex.")
+
+
+@dataclass
+class Stage:
+    name: str
+    kind: str
+    seconds: float = 0.0
+    calls: int | None = 0
+    """Executions counted, or None when the timer only reports totals (NumPy profile)."""
+
+
+@dataclass
+class StageTimes:
+    """Seconds spent per stage, summed over the frames that ran."""
+
+    stages: dict[str, Stage] = field(default_factory=dict)
+
+    def add(self, name: str, kind: str, seconds: float, calls: int | None = 1) -> None:
+        stage = self.stages.get(name)
+        if stage is None:
+            stage = self.stages[name] = Stage(name, kind)
+        stage.seconds += seconds
+        stage.calls = None if calls is None or stage.calls is None else stage.calls + calls
+
+    def ms_per_frame(self, frames: int) -> dict[str, float]:
+        return {s.name: 1e3 * s.seconds / max(frames, 1) for s in self.stages.values()}
+
+    def table(self, frames: int, frame_seconds: float | None = None, title: str = "per-stage time") -> str:
+        """Rows in first-run order; the share is of the whole measured frame time when given.
+
+        A "runs" column appears when the timer counted executions (the
+        reference interpreter does; the compiled profile keeps totals only).
+        """
+        rows = list(self.stages.values())
+        staged = sum(s.seconds for s in rows)
+        total = frame_seconds if frame_seconds and frame_seconds >= staged else staged
+        width = max([len("stage")] + [len(s.name) for s in rows])
+        counted = any(s.calls is not None for s in rows)
+
+        def line(name: str, kind: str, runs: str, seconds: float) -> str:
+            runs_cell = f"  {runs:>5}" if counted else ""
+            return f"  {name:<{width}}  {kind:<10}{runs_cell}  {1e3 * seconds / max(frames, 1):>9.3f}  {_share(seconds, total):>6}"
+
+        lines = [f"{title} ({frames} frame{'s' if frames != 1 else ''})"]
+        lines.append(f"  {'stage':<{width}}  {'kind':<10}" + (f"  {'runs':>5}" if counted else "") + f"  {'ms/frame':>9}  {'share':>6}")
+        for s in rows:
+            lines.append(line(s.name, s.kind, "-" if s.calls is None else str(s.calls), s.seconds))
+        by_kind: dict[str, float] = {}
+        for s in rows:
+            by_kind[s.kind] = by_kind.get(s.kind, 0.0) + s.seconds
+        for kind, seconds in by_kind.items():
+            lines.append(line("all " + kind, "", "", seconds))
+        if total > staged:
+            lines.append(line("(between stages)", "", "", total - staged))
+        lines.append(line("frame", "", "", total))
+        return "\n".join(lines)
+
+
+def _share(part: float, total: float) -> str:
+    return f"{100.0 * part / total:5.1f}%" if total > 0 else "     -"
+
+
+def stage_table(module: ModuleOp) -> dict[str, tuple[str, str]]:
+    """Origin label → (stage, kind) for every cortex op: by result name (`saliency`) and op name."""
+    table: dict[str, tuple[str, str]] = {}
+    for op in module.walk():
+        if op.name.startswith("cortex."):
+            entry = (stage_name(op.name), op_kind(op))
+            table[op.name] = entry
+            if op.results and op.results[0].name_hint:
+                table.setdefault(op.results[0].name_hint, entry)
+    return table
+
+
+class InterpretedRun:
+    """The eager reference interpreter; per-stage times from its `op_timer` hook."""
+
+    name = "reference"
+
+    def __init__(self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None):
+        from cortex.interpreter.reference import ReferenceRunner
+
+        if passes:
+            module = run_passes(module.clone(), passes)
+        self.times = StageTimes()
+        self.runner = ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=self._on_op)
+
+    def _on_op(self, op: Operation, seconds: float) -> None:
+        self.times.add(stage_name(op.name), op_kind(op), seconds)
+
+    def __call__(self, frame: np.ndarray) -> tuple:
+        return self.runner(frame)
+
+    def stage_times(self, reset: bool = False) -> StageTimes:
+        """Seconds per stage since the start (or the last reset)."""
+        times = self.times
+        if reset:
+            self.times = StageTimes()
+        return times
+
+
+class CompiledRun:
+    """The compiled NumPy backend (or IREE's, `backend="iree"`), profiled per source op (`CompiledPipeline.profile()`)."""
+
+    name = "numpy"
+
+    def __init__(
+        self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
+        post_passes: str | None = "default", backend: str = "numpy", device: str = "cpu",
+    ):
+        self.name = backend
+        self.labels = stage_table(module)
+        self.labels[entry] = ("(glue)", "compilable")  # ops with no cortex origin: the gate, returns
+        # cortex-run states its own passes (default_passes), so no implicit specialisation here.
+        self.compiled = compile_pipeline(
+            module, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
+            specialize=False, profile=True, backend=backend, device=device,
+        )
+
+    def __call__(self, frame: np.ndarray) -> tuple:
+        return self.compiled(frame)
+
+    def stage_times(self, reset: bool = False) -> StageTimes:
+        """Seconds per stage since the start (or the last reset)."""
+        times = StageTimes()
+        for label, seconds in self.compiled.profile(reset=reset).items():
+            stage, kind = self.labels.get(label, (f"({label})", "compilable"))
+            times.add(stage, kind, seconds, calls=None)
+        return times
+
+
+def default_passes(backend: str, mode: str) -> str | None:
+    """numpy: specialise the mode and clean up, so zero-weight stages are never computed."""
+    return f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce" if backend != "reference" else None
+
+
+UNSPECIALISED = {"numpy": "canonicalize,dce", "iree": "canonicalize,dce", "reference": ""}
+"""Passes that keep every stage: what the mode's DCE is priced against."""
+
+
+def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
+                 post_passes: str | None = "default", device: str = "cpu"):
+    passes = passes if passes is not None else default_passes(backend, mode)
+    if backend in ("numpy", "iree"):
+        return CompiledRun(module, entry, mode, passes, weights, post_passes=post_passes, backend=backend, device=device)
+    return InterpretedRun(module, entry, mode, passes, weights)

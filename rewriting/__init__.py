@@ -1,0 +1,5 @@
+"""Tools for writing rewrites over cortex IR: the declarative pattern matcher (`pattern.py`).
+
+A level of its own, below the passes that use it (`passes/fuse_batch_norm.py`,
+`passes/recognize_gelu.py`): it reads the dialects, never a pass.
+"""
