@@ -159,7 +159,10 @@ class ShapeGenericPipeline:
     def run_video(self, frames: Iterable[Any], workers: int | None = None, engine: str = "threads", **options: Any):
         """Outputs frame after frame: the first frame's shape picks (and, if new, compiles) the program
         before any frame runs; the engines then run that static program."""
-        iterator = iter(frames)
+        try:
+            iterator = iter(frames)
+        except TypeError:
+            raise CortexError(f"run_video takes an iterable of frames (a list, a generator), got {type(frames).__name__}") from None
         try:
             first = next(iterator)
         except StopIteration:

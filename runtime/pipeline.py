@@ -237,6 +237,10 @@ class CompiledPipeline:
         the frames before it are delivered, then "frame k: ..." is raised; a failure while
         frame k runs names frame k too, in every engine.
         """
+        try:
+            iter(frames)
+        except TypeError:
+            raise CortexError(f"run_video takes an iterable of frames (a list, a generator), got {type(frames).__name__}") from None
         workers = machine_cores() if workers is None else whole_number("workers", workers, 1, MAX_WORKERS)
         window = min(2 * workers, MAX_WINDOW) if window is None else whole_number("window", window, 1, MAX_WINDOW)
         if engine == "threads":

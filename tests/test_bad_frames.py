@@ -161,3 +161,14 @@ def test_a_shape_generic_video_whose_size_changes_names_the_frame():
         for out in generic.run_video(frames, workers=2):
             got.append(out)
     assert len(got) == BAD_AT
+
+
+@pytest.mark.parametrize("engine", ["threads", "ray"])
+@pytest.mark.parametrize("frames", [5, None, 2.5], ids=repr)
+def test_a_frame_source_that_is_not_iterable_is_one_line(engine, frames):
+    """`run_video(5)` was a raw TypeError from inside the loop."""
+    with pytest.raises(CortexError, match=r"^run_video takes an iterable of frames \(a list, a generator\), got "):
+        PIPELINES[0].run_video(frames, workers=1, engine=engine)
+    generic = cortex.compile(cortex.examples.L2_PIPELINE)
+    with pytest.raises(CortexError, match=r"^run_video takes an iterable of frames"):
+        generic.run_video(frames, workers=1, engine=engine)
