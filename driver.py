@@ -128,7 +128,7 @@ def compile_program(
     post_passes: str | None = "default",
     specialize: bool = True,
     split: bool = True,
-    frame_work: bool = False,
+    frame_work: bool = True,
     precision: str | None = None,
     backend: str = "numpy",
     device: str = "cpu",
@@ -138,11 +138,12 @@ def compile_program(
     the `Program`: the entry's executable, and (`split=True`) the frame split and stage split's.
 
     Everything is compiled here, before the program exists: the runtime only loads it.
-    `frame_work=True`: `reduce_frame_work` runs after `passes` — scene change decomposed, temporal
-    reuse — in `precision` ("f64", the default, keeps every result's bits; "f32" only when asked for,
-    or under the fast-math gate: `passes` with `fast-math=true`). Off by default: the bits are the
-    same, but the decomposed scene change measured more CPU than the kernel even after reuse
-    (/work/notes/21.md), so it is not yet a saving.
+    `frame_work` (on by default): `reduce_frame_work` runs after `passes` — scene change decomposed,
+    temporal reuse — in `precision` ("f64", the default, keeps every result's bits; "f32" only when
+    asked for, or under the fast-math gate: `passes` with `fast-math=true`). On since the NumPy
+    backend releases dead arrays (`backends/numpy_release`): the decomposed float64 scene change with
+    reuse then measured less CPU than the OpenCV-backed kernel at 480×640 and 1080p
+    (benchmarks/bench_schedule.py --scene-only). `frame_work=False`: the kernel as one extern call.
     `backend="iree"`: the extern-free parts run as code IREE compiled for `device` ("cpu" or "cuda";
     `cortex.backends.iree_backend`), the rest as on the NumPy backend.
     """
@@ -180,7 +181,7 @@ def compile_pipeline(
     specialize: bool = True,
     profile: bool = False,
     split: bool = True,
-    frame_work: bool = False,
+    frame_work: bool = True,
     precision: str | None = None,
     backend: str = "numpy",
     device: str = "cpu",
@@ -394,7 +395,7 @@ def compile(  # noqa: A001
     specialize: bool = True,
     profile: bool = False,
     split: bool = True,
-    frame_work: bool = False,
+    frame_work: bool = True,
     precision: str | None = None,
     backend: str = "numpy",
     device: str = "cpu",
@@ -417,8 +418,8 @@ def compile(  # noqa: A001
     `backend="iree"` compiles the extern-free parts with IREE for `device` ("cpu", or "cuda" for an
     NVIDIA GPU): one IREE module per executable, cached on disk; externs stay Python calls
     (`cortex.backends.iree_backend`; the program carries "iree" executables).
-    `frame_work=True` decomposes scene change and applies temporal reuse (`reduce_frame_work`;
-    `compiled.temporal_reuse` says what was carried; off by default, see compile_program);
+    `frame_work` (on by default; False turns it off) decomposes scene change and applies temporal
+    reuse (`reduce_frame_work`; `compiled.temporal_reuse` says what was carried; see compile_program);
     `precision="f32"` computes scene change in float32 (also under `fast-math=true` in `passes`).
     """
     return compile_pipeline(

@@ -21,8 +21,8 @@ CPU time per part of the frame split beside the measured throughput: on a loaded
 measured figure is the bound times the share of the N cores the process got ("cores busy" / N).
 
 Issue 21 (the frame's own work): every compiled contender runs twice, with
-`frame_work=True` (scene change decomposed, temporal reuse) and without
-("before": `frame_work=False`, the default), interleaved, so the table
+`frame_work=True` (the default: scene change decomposed, temporal reuse) and
+without ("before": `frame_work=False`), interleaved, so the table
 shows each engine before and after; `--scene` (on by default) times scene
 change alone per frame after each step: the OpenCV-backed op, decomposed,
 + temporal reuse, + operator stacking, and in float32.

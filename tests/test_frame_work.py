@@ -5,7 +5,7 @@ own float64 operations in its order; temporal reuse carries values that are
 the same computation on the same data one frame earlier; a stacked
 multi-channel blur filters each channel with the same taps. The reference
 interpreter before vs after each pass, and every engine with the passes
-(`frame_work=True`) vs without (the default), over 60 frames with blurred
+(`frame_work=True`, the default) vs without, over 60 frames with blurred
 frames (8, 28, 29, 48) and scene cuts (20, 40), in every mode, with the
 auto and a fixed blur gate. No timing is asserted here (benchmarks/).
 """
@@ -147,8 +147,8 @@ def plain(mode: str, gate: str, text: str | None = None, **kw):
 
 
 def reducing(mode: str, gate: str, text: str | None = None, **kw):
-    return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode),
-                          frame_work=True, **kw)
+    """Compiled with compile's defaults: frame_work on (decomposition + temporal reuse, float64)."""
+    return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode), **kw)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -158,7 +158,7 @@ def test_every_engine_gives_the_bytes_it_gave_before_the_passes(mode, gate):
     want, skipped = gated_frames(plain(mode, gate), frames)
     assert skipped and len(frames) == 60
     new = reducing(mode, gate)
-    assert new.temporal_reuse[0].carried, "frame_work=True carried nothing"
+    assert new.temporal_reuse[0].carried, "the default compile carried nothing (frame_work is on by default)"
     assert_same(sequential(new, frames), want)
     new.reset()
     assert_same(list(new.run_video(frames, workers=2, window=5)), want)

@@ -56,9 +56,12 @@ def test_compile_builds_every_part_up_front(compiled):
     assert set(split.parts) == {"delayed", "parallel", "recurrence", "tail"}
     assert len(split.stages) >= 5  # gray, blur gate, text_roi, saliency, scene_change, motion, fusion...
     assert set(program.executables) == {"entry", "split"}
+    # compile's default frame_work carries scene change's previous-frame values as delayed states too
+    carried = {c.state for r in compiled.temporal_reuse for c in r.carried}
+    assert carried and all(name.startswith("prev_gray:") for name in carried)
     assert {s.name: s.kind for s in program.states} == {
         "prev_gray": "delayed", "prev_score": "recurrence", "count": "recurrence", "mean_motion": "recurrence",
-        "prev_center": "delayed", "sharpness_history": "leading",
+        "prev_center": "delayed", "sharpness_history": "leading", **{name: "delayed" for name in carried},
     }
     assert program.runtime_inputs and set(program.runtime_inputs) <= set(program.weights)  # specialize=False
     for part in (*split.parts.values(), *split.stages, program.entry_part):
