@@ -141,7 +141,7 @@ def bench(size, mode, frames_n, repeat, workers, ray) -> dict[str, tuple[float, 
 def part_times(size, mode, frames: list, repeat: int) -> dict[str, float]:
     """CPU ms per frame of each part of the frame split (delayed, parallel, recurrence, tail), run in order on one
     thread (`time.thread_time`: the work, whatever the machine's load), medians over `repeat` passes."""
-    compiled = compiled_for(size, mode, frame_work=False)
+    compiled = compiled_for(size, mode)
     split = compiled.loaded_split()
     samples: dict[str, list[float]] = {name: [] for name in split.parts}
     for _ in range(max(repeat, 1)):
@@ -233,7 +233,7 @@ def main(argv=None) -> int:
             ratios.append(f"ratio {text} {mode} latency frame-parallel/hand-written: {results[par][0] / base_lat:.3g}")
             times = part_times(size, mode, [SyntheticVideo(*size).frame(i) for i in range(n)], args.repeat)
             ratios.append(f"ratio {text} {mode} frame-parallel throughput: {predicted(times, workers)}, measured "
-                          f"{results[par + BEFORE][1]:.2f} frames/s (part CPU ms/frame: "
+                          f"{results[par][1]:.2f} frames/s (part CPU ms/frame: "
                           + ", ".join(f"{k} {v:.2f}" for k, v in times.items()) + ")")
             for name in (par, con, "compiled sequential"):
                 (lat, fps, cpu, _), (lat0, fps0, cpu0, _) = results[name], results[name + BEFORE]
