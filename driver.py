@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
@@ -148,6 +149,7 @@ def compile_program(
     `cortex.backends.iree_backend`), the rest as on the NumPy backend.
     """
     check_backend_choice(backend, device)
+    check_compile_flags(specialize=specialize, split=split, frame_work=frame_work, precision=precision)
     if post_passes == "default":
         post_passes = POST_LOWERING_PASSES
     table, source = weights_for_call(mode, weights)
@@ -202,6 +204,7 @@ def compile_pipeline(
     (`cortex.shape_generic`).
     """
     check_backend_choice(backend, device)
+    check_compile_flags(specialize=specialize, profile=profile, split=split, frame_work=frame_work, precision=precision)
     whole_number("workers", workers, 1, MAX_WORKERS)
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
@@ -222,6 +225,15 @@ def compile_pipeline(
     compiled = CompiledPipeline(compilation.program, workers=workers, profile=profile)
     compiled.temporal_reuse = list(compilation.temporal_reuse)
     return compiled
+
+
+def check_compile_flags(precision: Any = None, **flags: Any) -> None:
+    """A CortexError for a flag that is not a bool (`split="no"` is truthy: it compiled the splits) or a
+    precision no scene change knows (checked even when `frame_work` is off, where it has no effect)."""
+    for name, value in flags.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise CortexError(f"{name} must be True or False, got {value!r:.60}")
+    scene_precision(precision, None)
 
 
 def check_backend_choice(backend: str, device: str) -> None:
@@ -345,8 +357,8 @@ def scene_precision(precision: str | None, passes: str | None) -> str:
     the fast-math gate (a `fast-math=true` pass option in `passes`), else "f64"."""
     if precision is None:
         return "f32" if passes and "fast-math=true" in passes.replace(" ", "") else "f64"
-    if precision not in PRECISIONS:
-        raise CortexError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if not isinstance(precision, str) or precision not in PRECISIONS:
+        raise CortexError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r:.60}")
     return precision
 
 

@@ -99,14 +99,25 @@ class ShapeGenericPipeline:
         """The shape key of a call's inputs (the static program checks everything else)."""
         if len(inputs) != len(self.arg_types):
             raise CortexError(f"@{self.entry} takes {len(self.arg_types)} argument(s), got {len(inputs)}")
-        return tuple(
-            tuple(int(d) for d in np.shape(v)) if isinstance(t, TensorType) else None
-            for t, v in zip(self.arg_types, inputs)
-        )
+        try:
+            return tuple(
+                tuple(int(d) for d in np.shape(v)) if isinstance(t, TensorType) else None
+                for t, v in zip(self.arg_types, inputs)
+            )
+        except (ValueError, TypeError) as e:  # a ragged nested list has no shape
+            raise CortexError(f"@{self.entry}: an argument has no array shape ({' '.join(str(e).split())[:120]})") from None
 
     def _key(self, arg_shapes: Sequence[Sequence[int] | None]) -> ShapeKey:
         if len(arg_shapes) != len(self.arg_types):
             raise CortexError(f"@{self.entry} takes {len(self.arg_types)} argument(s), got {len(arg_shapes)} shape(s)")
+        for k, s in enumerate(arg_shapes):
+            if s is not None and (
+                isinstance(s, (str, bytes)) or not isinstance(s, Sequence)
+                or any(isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) for d in s)
+            ):
+                raise CortexError(
+                    f"@{self.entry} argument #{k}: a shape is a sequence of whole numbers such as (480, 640, 3), got {s!r:.80}"
+                )
         return tuple(None if s is None else tuple(int(d) for d in s) for s in arg_shapes)
 
     def specialize(self, *arg_shapes: Sequence[int] | None) -> Any:
@@ -156,6 +167,13 @@ class ShapeGenericPipeline:
         inputs = first if isinstance(first, tuple) else (first,)
         program = self._switch(self.key_of(inputs))
         return program.run_video(chain([first], iterator), workers=workers, engine=engine, **options)
+
+    def save(self, path: Any) -> Any:
+        """A program is compiled per shape: save one shape's (`specialize(shape).save(path)`)."""
+        raise CortexError(
+            f"@{self.entry} is shape-generic ({self.signature}): a saved program has one shape; "
+            "save one with specialize(shape).save(path)"
+        )
 
     @property
     def current(self) -> Any:

@@ -40,7 +40,12 @@ class LoadedNumpy:
         label = exe.meta.get("label", "program")
         member = "profiled_source" if profile else "source"
         self.symbols = exe.symbols
-        self.namespace = run_source(exe.text(member), blobs, f"<cortex-{exe.kind} {label}{' profiled' if profile else ''}>")
+        try:
+            self.namespace = run_source(exe.text(member), blobs, f"<cortex-{exe.kind} {label}{' profiled' if profile else ''}>")
+        except CortexError:
+            raise
+        except Exception as e:  # source that is not what the compiler wrote (an altered program)
+            raise CortexError(f"executable {label} does not load: {type(e).__name__}: {' '.join(str(e).split())[:200]}") from None
         profiler = self.namespace.get("_prof")
         self.profiler = profiler
         self.sections: dict[str, Any] = dict(profiler.sections) if profiler is not None else {}

@@ -17,6 +17,7 @@ exchanged with the caller as uint8 (zero-copy views).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -310,6 +311,8 @@ def _plain_signature(args: list[Port], results: list[Port]) -> list[tuple[np.dty
 
 def load(path: str | Path, workers: int = 1, profile: bool = False) -> CompiledPipeline:
     """A saved program (`compiled.save(path)`), ready to run: `cortex.load(path)`."""
+    if not isinstance(path, (str, PathLike)):
+        raise CortexError(f"cortex.load takes a path (str or pathlib.Path), got {type(path).__name__}")
     whole_number("workers", workers, 1, MAX_WORKERS)  # before reading the file
     return CompiledPipeline(Program.load(path), workers=workers, profile=profile)
 

@@ -20,19 +20,28 @@ The file (`Program.save`, `Program.load`; `compiled.save(path)`,
 `cortex.load(path)`) is a zip archive:
 
     program.json                  {"format": "cortex-program", "version": 1, ...every field above,
-                                   each executable's members listed as {"file": ..., "encoding": "text"|"bytes"}}
+                                   each executable's members listed as
+                                   {"file": ..., "encoding": "text"|"bytes", "sha256": ...}}
     executables/<name>/<member>   each member's payload: UTF-8 text or raw bytes
 
-Nothing is pickled. A file of another format or version, a member missing
-or malformed, is a one-line CortexError.
+Nothing is pickled, but a "numpy" executable is Python source that loading
+runs: a program file is code, so load only files you trust. Each member's
+SHA-256 is written beside it in program.json and checked before anything
+runs (a damaged or edited member is refused, not run). A file of another
+format or version, a member missing, damaged or malformed, a field of the
+wrong type or out of range, an archive that inflates beyond
+`MAX_PROGRAM_BYTES`, is a one-line CortexError.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import math
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +52,22 @@ from cortex.errors import CortexError
 FORMAT = "cortex-program"
 VERSION = 1
 """Bumped whenever a field changes meaning; a runtime reads its own version only."""
+
+STATE_KINDS = ("delayed", "leading", "recurrence", "read-only")
+"""The classes of a state (`cortex.passes.state_analysis`), as the engines read them."""
+
+MAX_PROGRAM_BYTES = 1 << 32
+"""The most a program archive may inflate to (all members together): a zip that claims more is refused
+before it is read, instead of filling memory (the L2 pipeline's program is ~100 kB, a CNN's some MB)."""
+
+MAX_DIMENSION = 2**31 - 1
+"""The largest size a port's dimension may have (as ONNX import bounds a dimension)."""
+
+DYNAMIC = (-1, -(2**63))
+"""How a dynamic size is written (MLIR's kDynamic, and -1)."""
+
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64")
+"""The element dtypes a port may name."""
 
 _MEMBER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
 
@@ -170,16 +195,23 @@ class Program:
         except zipfile.BadZipFile:
             raise CortexError(f"{where}: not a cortex program (not a zip archive)") from None
         with archive:
+            inflated = sum(info.file_size for info in archive.infolist())
+            if inflated > MAX_PROGRAM_BYTES:
+                raise CortexError(f"{where}: the archive is too large ({inflated} bytes inflated, at most {MAX_PROGRAM_BYTES})")
             try:
-                doc = json.loads(archive.read("program.json"))
+                doc = json.loads(_read(archive, "program.json"))
             except KeyError:
                 raise CortexError(f"{where}: not a cortex program (no program.json)") from None
+            except CortexError as e:
+                raise CortexError(f"{where}: {e}") from None
+            except RecursionError:
+                raise CortexError(f"{where}: program.json is not a cortex program's (nested too deeply)") from None
             except ValueError as e:
                 raise CortexError(f"{where}: program.json is not JSON: {e}") from None
             if not isinstance(doc, dict) or doc.get("format") != FORMAT:
                 got = doc.get("format") if isinstance(doc, dict) else None
                 raise CortexError(f"{where}: not a cortex program (format {got!r}, expected '{FORMAT}')")
-            if doc.get("version") != VERSION:
+            if type(doc.get("version")) is not int or doc.get("version") != VERSION:
                 raise CortexError(
                     f"{where}: cortex program format version {doc.get('version')!r}; this runtime reads version {VERSION} "
                     "(compile the pipeline again with this version)"
@@ -188,8 +220,16 @@ class Program:
                 return _decode_program(doc, archive)
             except CortexError as e:
                 raise CortexError(f"{where}: {e}") from None
-            except (KeyError, TypeError, ValueError, AttributeError) as e:
-                raise CortexError(f"{where}: malformed program.json ({type(e).__name__}: {e})") from None
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as e:
+                raise CortexError(f"{where}: malformed program.json ({type(e).__name__}: {' '.join(str(e).split())[:200]})") from None
+
+
+def _read(archive: zipfile.ZipFile, name: str) -> bytes:
+    """A member's bytes; a damaged one (bad CRC, bad deflate data) is a CortexError. KeyError: no such member."""
+    try:
+        return archive.read(name)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as e:
+        raise CortexError(f"member '{name}' is damaged ({' '.join(str(e).split())[:120]})") from None
 
 
 # ---------------------------------------------------------------- JSON encoding
@@ -201,9 +241,14 @@ def _spec_json(spec: ValueSpec) -> dict[str, Any]:
 
 
 def _spec_of(doc: dict[str, Any]) -> ValueSpec:
-    shape = doc["shape"]
-    return ValueSpec(str(doc["type"]), doc["dtype"], None if shape is None else tuple(int(d) for d in shape),
-                     bool(doc["unsigned"]))
+    shape, dtype = doc["shape"], doc["dtype"]
+    if dtype is not None and dtype not in DTYPES:
+        raise CortexError(f"port type {str(doc['type'])[:60]!r} has dtype {str(dtype)[:40]!r}, not one of {', '.join(DTYPES)}")
+    if shape is not None and not (
+        isinstance(shape, list) and all(type(d) is int and (0 <= d <= MAX_DIMENSION or d in DYNAMIC) for d in shape)
+    ):
+        raise CortexError(f"port type {str(doc['type'])[:60]!r} has shape {str(shape)[:60]}: sizes are 0 to {MAX_DIMENSION}, or dynamic")
+    return ValueSpec(str(doc["type"]), dtype, None if shape is None else tuple(shape), bool(doc["unsigned"]))
 
 
 def _port_json(port: Port) -> dict[str, Any]:
@@ -214,6 +259,28 @@ def _port_of(doc: dict[str, Any]) -> Port:
     if doc["kind"] not in ("input", "state", "weight", "output"):
         raise CortexError(f"unknown port kind {doc['kind']!r}")
     return Port(int(doc["index"]), str(doc["kind"]), str(doc["name"]), _spec_of(doc["spec"]))
+
+
+def _ports_of(docs: list[Any], what: str) -> tuple[Port, ...]:
+    ports = tuple(_port_of(p) for p in docs)
+    if sorted(p.index for p in ports) != list(range(len(ports))):
+        raise CortexError(f"the {what} ports are not numbered 0 to {len(ports) - 1} once each")
+    return ports
+
+
+def _weights_of(doc: dict[str, Any]) -> dict[str, float]:
+    weights = {}
+    for name, value in doc.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise CortexError(f"weight '{str(name)[:60]}' is {str(value)[:40]!r}, not a finite number")
+        weights[str(name)] = float(value)
+    return weights
+
+
+def _state_of(doc: dict[str, Any]) -> StateInfo:
+    if doc["kind"] not in STATE_KINDS:
+        raise CortexError(f"state '{str(doc['name'])[:60]}' has class {str(doc['kind'])[:40]!r}, not one of {', '.join(STATE_KINDS)}")
+    return StateInfo(str(doc["name"]), str(doc["kind"]), str(doc["reason"]))
 
 
 def _part_json(part: Part) -> dict[str, Any]:
@@ -240,12 +307,9 @@ def _encode_program(program: Program, files: dict[str, bytes]) -> dict[str, Any]
             if not _MEMBER_NAME.match(name) or not _MEMBER_NAME.match(member) or "/" in name:
                 raise CortexError(f"cannot save executable member '{name}/{member}': names are letters, digits, '_.-'")
             file = f"executables/{name}/{member}"
-            if isinstance(value, str):
-                files[file] = value.encode("utf-8")
-                members[member] = {"file": file, "encoding": "text"}
-            else:
-                files[file] = bytes(value)
-                members[member] = {"file": file, "encoding": "bytes"}
+            files[file] = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+            members[member] = {"file": file, "encoding": "text" if isinstance(value, str) else "bytes",
+                               "sha256": hashlib.sha256(files[file]).hexdigest()}
         executables[name] = {"kind": exe.kind, "members": members, "symbols": exe.symbols, "meta": exe.meta}
     split = None
     if program.split is not None:
@@ -273,9 +337,14 @@ def _decode_program(doc: dict[str, Any], archive: zipfile.ZipFile) -> Program:
         members: dict[str, str | bytes] = {}
         for member, ref in exe["members"].items():
             try:
-                raw = archive.read(ref["file"])
+                raw = _read(archive, ref["file"])
             except KeyError:
                 raise CortexError(f"executable '{name}': member '{member}' is missing ({ref['file']})") from None
+            digest = ref.get("sha256")
+            if digest is not None and hashlib.sha256(raw).hexdigest() != digest:
+                raise CortexError(
+                    f"executable '{name}': member '{member}' does not match its SHA-256 (changed or damaged after it was saved)"
+                )
             if ref["encoding"] == "text":
                 members[member] = raw.decode("utf-8")
             elif ref["encoding"] == "bytes":
@@ -290,16 +359,22 @@ def _decode_program(doc: dict[str, Any], archive: zipfile.ZipFile) -> Program:
                            tuple(_part_of(p, executables) for p in doc["split"]["stages"]))
     return Program(
         entry=str(doc["entry"]),
-        args=tuple(_port_of(p) for p in doc["args"]),
-        results=tuple(_port_of(p) for p in doc["results"]),
-        weights={str(k): float(v) for k, v in doc["weights"].items()},
-        states=tuple(StateInfo(str(s["name"]), str(s["kind"]), str(s["reason"])) for s in doc["states"]),
+        args=_ports_of(doc["args"], "argument"),
+        results=_ports_of(doc["results"], "result"),
+        weights=_weights_of(doc["weights"]),
+        states=tuple(_state_of(s) for s in doc["states"]),
         executables=executables,
         entry_part=_part_of(doc["entry_part"], executables),
         split=split,
-        split_error=doc.get("split_error"),
+        split_error=_split_error_of(doc.get("split_error")),
         meta=dict(doc.get("meta", {})),
     )
 
 
-__all__ = ["FORMAT", "VERSION", "Executable", "FrameSplit", "Part", "Program", "StateInfo"]
+def _split_error_of(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise CortexError(f"split_error is {type(value).__name__}, not text")
+    return value
+
+
+__all__ = ["FORMAT", "MAX_PROGRAM_BYTES", "VERSION", "Executable", "FrameSplit", "Part", "Program", "StateInfo"]

@@ -1,0 +1,157 @@
+"""A damaged or altered saved program is refused with one line (issue 23, second session's attack).
+
+A saved program is a zip of program.json and executables, and loading a "numpy" executable
+runs its source: the file is code, like a pickle. What held before: truncated files, other
+versions and formats, a missing member, an unknown kind or port kind, a bad wiring key.
+What did not: a flipped byte (raw `BadZipFile: Bad CRC-32`), deeply nested JSON
+(`RecursionError`), a huge port index (`IndexError`), an edited source (raw `SyntaxError`, or
+its own exception at load), `version: true` read as 1, NaN weights, unknown dtypes and state
+classes, a member that inflates to anything. Now each member carries its SHA-256 in
+program.json and is checked before anything runs; the document's fields are checked for type
+and range; the archive's inflated size is bounded.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+from helpers.pipelines import small_l2_text
+
+import cortex
+from cortex.errors import CortexError
+
+COMPILED = cortex.compile(cortex.parse(small_l2_text()))
+GOOD = COMPILED.program.to_bytes()
+FRAME = np.zeros((96, 128, 3), np.uint8)
+
+
+def rezip(doc_change=None, files_change=None, compression=zipfile.ZIP_STORED, raw_doc=None) -> bytes:
+    source = zipfile.ZipFile(io.BytesIO(GOOD))
+    files = {n: source.read(n) for n in source.namelist()}
+    doc = json.loads(files["program.json"])
+    if doc_change is not None:
+        doc_change(doc)
+    files["program.json"] = raw_doc if raw_doc is not None else json.dumps(doc).encode()
+    if files_change is not None:
+        files_change(files)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def flipped(data: bytes, at: int) -> bytes:
+    b = bytearray(data)
+    b[at] ^= 0x01
+    return bytes(b)
+
+
+def set_member(name, data):
+    return lambda files: files.__setitem__(f"executables/entry/{name}", data)
+
+
+CASES = {
+    "flipped byte in the source": (flipped(GOOD, GOOD.find(b"def ") + 2), "damaged"),
+    "flipped byte a third in": (flipped(GOOD, len(GOOD) // 3), "damaged"),
+    "deeply nested JSON": (rezip(raw_doc=b"[" * 20000 + b"]" * 20000), "program.json"),
+    "huge port index": (rezip(lambda d: d["args"][0].update(index=10**400)), "port"),
+    "port indexes not 0..n-1": (rezip(lambda d: d["args"].append(d["args"][0])), "port"),
+    "version true": (rezip(lambda d: d.update(version=True)), "version"),
+    "NaN weight": (rezip(lambda d: d["weights"].update(wc=float("nan"))), "weight 'wc'"),
+    "text weight": (rezip(lambda d: d["weights"].update(wc="x")), "weight 'wc'"),
+    "unknown dtype": (rezip(lambda d: d["args"][0]["spec"].update(dtype="not-a-dtype")), "dtype"),
+    "object dtype": (rezip(lambda d: d["args"][0]["spec"].update(dtype="object")), "dtype"),
+    "negative shape": (rezip(lambda d: d["args"][0]["spec"].update(shape=[-5, 4, 3])), "shape"),
+    "huge shape": (rezip(lambda d: d["args"][0]["spec"].update(shape=[2**40, 2**40, 3])), "shape"),
+    "unknown state class": (rezip(lambda d: d["states"][0].update(kind="weird")), "state"),
+    "split error not text": (rezip(lambda d: d.update(split=None, split_error=5)), "split_error"),
+    "edited source": (rezip(files_change=set_member("source", b"raise ValueError('boom')\n")), "does not match"),
+    "source that does not parse": (rezip(files_change=set_member("source", b"def (:\n")), "does not match"),
+    "inflates beyond the bound": (
+        rezip(files_change=set_member("extra", b"0" * 300_000), compression=zipfile.ZIP_DEFLATED), "too large"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_an_altered_program_is_one_line(tmp_path, monkeypatch, case):
+    import cortex.runtime.program as program_module
+
+    monkeypatch.setattr(program_module, "MAX_PROGRAM_BYTES", 200_000, raising=False)
+    data, words = CASES[case]
+    path = tmp_path / "p.cortex"
+    path.write_bytes(data)
+    with pytest.raises(CortexError) as info:
+        cortex.load(path)(FRAME)
+    text = str(info.value)
+    assert words in text and "\n" not in text and len(text) < 500, text
+    assert text.startswith(str(path)), text
+
+
+def test_a_source_edited_with_its_digest_still_fails_in_one_line(tmp_path):
+    """Someone who rewrites the digest too gets their code run (a program is code: load only files you
+    trust); what it raises while loading is still one line naming the executable."""
+    import hashlib
+
+    def change(files):
+        files["executables/entry/source"] = b"raise ValueError('boom')\n"
+
+    def doc_change(doc):
+        doc["executables"]["entry"]["members"]["source"]["sha256"] = hashlib.sha256(b"raise ValueError('boom')\n").hexdigest()
+
+    path = tmp_path / "p.cortex"
+    path.write_bytes(rezip(doc_change, change))
+    with pytest.raises(CortexError, match=r"^executable .* does not load: ValueError: boom$"):
+        cortex.load(path)(FRAME)
+
+
+def test_the_saved_program_round_trips_and_carries_digests(tmp_path):
+    path = COMPILED.save(tmp_path / "p.cortex")
+    doc = json.loads(zipfile.ZipFile(path).read("program.json"))
+    refs = [ref for exe in doc["executables"].values() for ref in exe["members"].values()]
+    assert refs and all(len(ref["sha256"]) == 64 for ref in refs)
+    again = cortex.load(path)
+    a, b = COMPILED(FRAME), again(FRAME)
+    np.testing.assert_array_equal(np.asarray(a[1]), np.asarray(b[1]))
+
+
+# ---------------------------------------------------------------- the surfaces around it (same attack)
+
+
+@pytest.mark.parametrize("path", [5, None, 2.5, ["p.cortex"]], ids=repr)
+def test_load_of_what_is_not_a_path_is_one_line(path):
+    with pytest.raises(CortexError, match=r"^cortex.load takes a path \(str or pathlib.Path\), got "):
+        cortex.load(path)
+
+
+@pytest.mark.parametrize("shape_generic", [False, True], ids=["static", "shape-generic"])
+@pytest.mark.parametrize(
+    ("option", "value", "words"),
+    [("precision", 5, "precision must be one of f64, f32, got 5"), ("precision", "f16", "precision must be one of f64, f32, got 'f16'"),
+     ("precision", ["f32"], r"precision must be one of f64, f32, got \['f32'\]"), ("frame_work", "yes", "frame_work must be True or False"),
+     ("frame_work", 2, "frame_work must be True or False"), ("split", "no", "split must be True or False"),
+     ("profile", "no", "profile must be True or False"), ("specialize", "no", "specialize must be True or False")],
+)
+def test_compile_options_of_the_wrong_type_are_refused_at_compile(shape_generic, option, value, words):
+    """`split="no"` compiled the splits, `profile="no"` profiled, `precision=5` was ignored; a shape-generic
+    compile did not even look at them until its first frame."""
+    source = cortex.examples.L2_PIPELINE if shape_generic else cortex.parse(small_l2_text())
+    with pytest.raises(CortexError, match=rf"^{words}"):
+        cortex.compile(source, **{option: value})
+
+
+def test_a_shape_generic_pipeline_says_how_to_save_it():
+    generic = cortex.compile(cortex.examples.L2_PIPELINE)
+    with pytest.raises(CortexError, match=r"shape-generic.*specialize\(shape\)\.save\(path\)"):
+        generic.save("/nonexistent/p.cortex")
+
+
+@pytest.mark.parametrize("shape", ["96x128x3", 5, [96, "x", 3], [96.0, 128, 3], [True, 128, 3]], ids=repr)
+def test_specialize_with_what_is_not_a_shape_is_one_line(shape):
+    generic = cortex.compile(cortex.examples.L2_PIPELINE)
+    with pytest.raises(CortexError, match=r"a shape is a sequence of whole numbers"):
+        generic.specialize(shape)
