@@ -102,3 +102,17 @@ def test_the_benchmarks_time_with_the_one_timer():
 
     assert set(iree_vs_ort.timings({"x": bump}, 2, 3)) == {"x"} and calls["x"] == 6
     assert onnx_vs_ort.per_call_us({"x": bump}, 1, 2)["x"] >= 0 and calls["x"] == 8
+
+
+def test_bench_schedule_predicts_with_cortex_schedules_bound():
+    """bench_schedule's predicted frame-parallel throughput is cortex-schedule's `ThroughputBound` of the part times."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import bench_schedule
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    parts = {"delayed": 1.0, "parallel": 20.0, "recurrence": 0.5, "tail": 3.0}
+    assert bench_schedule.predicted(parts, 2).startswith(
+        "predicted 81.63 frames/s (1 frame per max(work/2 12.25 ms, delayed 1.00 ms, recurrence 0.50 ms) = 12.25 ms")
+    many = bench_schedule.predicted(parts, 64)
+    assert many.startswith("predicted 1000.00 frames/s") and many.endswith("on the caller 666.67)")
