@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 
+from cortex.errors import CortexError
 from cortex.runtime.iree_runtime import LoadedModule
 from cortex.runtime.numpy_executable import LoadedNumpy
 from cortex.runtime.program import Executable
@@ -50,7 +51,10 @@ class LoadedIree(LoadedNumpy):
         vmfb = exe.members.get(VMFB)
         if not isinstance(vmfb, bytes):
             return
-        self.module = LoadedModule(vmfb, driver_for(exe))
+        try:
+            self.module = LoadedModule(vmfb, driver_for(exe))
+        except CortexError as e:
+            raise CortexError(f"executable {exe.meta.get('label', 'program')} does not load: {e}") from None
         segments = exe.meta.get("segments", {})
         for symbol, signature in segments.items():
             name = exe.symbols.get(symbol)

@@ -94,7 +94,10 @@ class LoadedModule:
         self.instance = rt.VmInstance()
         self.hal = rt.create_hal_module(self.instance, self.device)
         self.vmfb = vmfb
-        self.module = rt.VmModule.copy_buffer(self.instance, vmfb)
+        try:
+            self.module = rt.VmModule.copy_buffer(self.instance, vmfb)
+        except (RuntimeError, ValueError) as e:  # bytes that are not a VM module (a damaged saved program)
+            raise CortexError(f"the IREE module is not valid ({len(vmfb)} bytes): {' '.join(str(e).split())[:200]}") from None
         self._local = threading.local()
 
     def context(self):

@@ -155,3 +155,29 @@ def test_specialize_with_what_is_not_a_shape_is_one_line(shape):
     generic = cortex.compile(cortex.examples.L2_PIPELINE)
     with pytest.raises(CortexError, match=r"a shape is a sequence of whole numbers"):
         generic.specialize(shape)
+
+
+def test_a_damaged_iree_module_with_its_digest_rewritten_is_one_line(tmp_path):
+    """IREE's loader refuses bytes that are not a VM module with a raw ValueError (a truncated flatbuffer):
+    a saved "iree" program whose module.vmfb was cut short, digest rewritten to match, is one line naming
+    the executable (found by the second session's attack; the digest only catches damage, not an edit)."""
+    import hashlib
+
+    pytest.importorskip("iree.compiler", reason="the IREE backend is installed with cortex[iree]")
+    saved = cortex.compile(cortex.parse(small_l2_text()), backend="iree").save(tmp_path / "good.cortex")
+    source = zipfile.ZipFile(saved)
+    files = {n: source.read(n) for n in source.namelist()}
+    doc = json.loads(files["program.json"])
+    cut = [(exe, ref) for exe in doc["executables"].values() for m, ref in exe["members"].items() if m == "module.vmfb"]
+    assert cut, "the IREE program carries no module.vmfb"
+    for _exe, ref in cut:
+        bad = files[ref["file"]][:200] + b"\x00" * 50
+        files[ref["file"]], ref["sha256"] = bad, hashlib.sha256(bad).hexdigest()
+    files["program.json"] = json.dumps(doc).encode()
+    path = tmp_path / "bad.cortex"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    with pytest.raises(CortexError, match=r"^executable .* does not load: the IREE module is not valid") as info:
+        cortex.load(path)(FRAME)
+    assert "\n" not in str(info.value) and len(str(info.value)) < 500
