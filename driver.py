@@ -229,11 +229,14 @@ def compile_pipeline(
 
 def check_compile_flags(precision: Any = None, **flags: Any) -> None:
     """A CortexError for a flag that is not a bool (`split="no"` is truthy: it compiled the splits) or a
-    precision no scene change knows (checked even when `frame_work` is off, where it has no effect)."""
+    precision no scene change knows, or one that `frame_work=False` would silently ignore (the float
+    type is chosen by the decomposition that frame work runs)."""
     for name, value in flags.items():
         if not isinstance(value, (bool, np.bool_)):
             raise CortexError(f"{name} must be True or False, got {value!r:.60}")
-    scene_precision(precision, None)
+    if scene_precision(precision, None) != "f64" and flags.get("frame_work") is False:
+        raise CortexError(f"precision={precision!r} needs frame_work=True (the default): without it scene change "
+                          "is the float64 kernel")
 
 
 def check_backend_choice(backend: str, device: str) -> None:

@@ -94,6 +94,9 @@ def test_float32_scene_change_is_close_and_only_with_a_precision():
     assert any("f32" in str(op.results[0].type) for op in gated.walk() if op.name == "cortex.gaussian_blur")
     with pytest.raises(cortex.CortexError, match="precision must be one of f64, f32, got 'f16'"):
         cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, precision="f16", frame_work=True)
+    with pytest.raises(cortex.CortexError, match=r"precision='f32' needs frame_work=True"):  # it did nothing
+        cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, precision="f32", frame_work=False)
+    cortex.compile(cortex.parse(_scene_module(*SMALL)), entry="scene", mode=None, precision="f64", frame_work=False)
 
 
 def test_a_rank0_chain_compiles():
