@@ -44,6 +44,7 @@ from cortex.passes.frame_split import partition
 from cortex.passes.outlining import FrameSplitError
 from cortex.passes.profile import profile_ms
 from cortex.passes.state_analysis import classify_states
+from cortex.runtime.threads import MAX_WORKERS  # one bound for the schedule and the engines it plans for
 
 
 @dataclass
@@ -280,8 +281,6 @@ class ScheduleError(PassFailedException):
     pass
 
 
-MAX_WORKERS = 4096
-"""More workers than a frame has stages gains nothing; the bound keeps `workers=2**63-1` from eating memory."""
 
 
 @dataclass(frozen=True)

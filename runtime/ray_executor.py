@@ -231,7 +231,8 @@ SETTINGS_FRAME = 4
 def start_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
     """Join `address` or start a local Ray (unless one is running); True when this call started it.
 
-    An address is read and tried (a TCP connection, `CONNECT_TIMEOUT`) first, so
+    An address — given, or `RAY_ADDRESS` in the environment, which `ray.init()` joins
+    when given none — is read and tried (a TCP connection, `CONNECT_TIMEOUT`) first, so
     a malformed or unreachable one is one line at once instead of `ray.init`'s
     traceback or minutes of retries; whatever `ray.init` still raises is one line too.
     """
@@ -242,13 +243,20 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
         whole_number("num_cpus", num_cpus, 1, MAX_WORKERS)
     if ray.is_initialized():
         return False
+    from_environment = (os.environ.get("RAY_ADDRESS") or None) if address is None else None
+    if from_environment is not None:  # what `ray.init()` joins when given no address
+        try:
+            RayAddress.parse(from_environment).probe(CONNECT_TIMEOUT)
+        except CortexError as e:
+            raise CortexError(f"RAY_ADDRESS in the environment: {e}") from None
+    joined = address if address is not None else from_environment
     try:
-        ray.init(address=address, num_cpus=num_cpus if address is None else None, include_dashboard=False,
+        ray.init(address=address, num_cpus=num_cpus if joined is None else None, include_dashboard=False,
                  log_to_driver=False, configure_logging=False)
     except Exception as e:
         if ray.is_initialized():
             ray.shutdown()
-        where = f" at {address}" if address is not None else ""
+        where = f" at {joined}" if joined is not None else ""
         raise CortexError(f"cannot start Ray{where}: {type(e).__name__}: {' '.join(str(e).split())[:300]}") from None
     return True
 

@@ -160,3 +160,26 @@ def test_cortex_run_with_a_bad_ray_address_is_one_line(capsys, address):
     err = capsys.readouterr().err
     assert rc == 1 and time.monotonic() - start < 30
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+class _NoRayYet:
+    """Stands in for the `ray` module before Ray starts: `ray.init` must not be reached."""
+
+    def is_initialized(self):
+        return False
+
+    def init(self, **options):
+        raise AssertionError(f"ray.init reached with {options}")
+
+
+@pytest.mark.parametrize("value", ["garbage", "127.0.0.1:{port}"])
+def test_a_bad_ray_address_in_the_environment_is_one_line_too(monkeypatch, value):
+    """`ray.init()` with no address joins `RAY_ADDRESS` from the environment: it is read and tried like a
+    given address (it bypassed the check: a stale RAY_ADDRESS hung `cortex-run --engine ray` for minutes)."""
+    import cortex.runtime.ray_executor as rx
+
+    monkeypatch.setattr(rx, "_ray", _NoRayYet)
+    monkeypatch.setenv("RAY_ADDRESS", value.format(port=unused_port()))
+    with pytest.raises(CortexError, match="^RAY_ADDRESS in the environment: ") as info:
+        start_ray()
+    assert "\n" not in str(info.value)
