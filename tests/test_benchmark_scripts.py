@@ -116,3 +116,18 @@ def test_bench_schedule_predicts_with_cortex_schedules_bound():
         "predicted 81.63 frames/s (1 frame per max(work/2 12.25 ms, delayed 1.00 ms, recurrence 0.50 ms) = 12.25 ms")
     many = bench_schedule.predicted(parts, 64)
     assert many.startswith("predicted 1000.00 frames/s") and many.endswith("on the caller 666.67)")
+
+
+def test_bench_schedule_help_says_its_whole_first_sentence(capsys):
+    """Regression: --help cut the description at the docstring's first line ("... sequential and")."""
+    import pytest
+
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import bench_schedule
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    with pytest.raises(SystemExit):
+        bench_schedule.main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "sequential and frame-parallel, per mode, at 480×640 and 1080p" in help_text
