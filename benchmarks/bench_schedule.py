@@ -41,10 +41,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from handwritten_pipeline import HandwrittenPipeline  # noqa: E402
-from scene_precision import SCENE_ONLY  # noqa: E402
 from timing import interleaved, load  # noqa: E402
 
 import cortex  # noqa: E402
+from cortex.examples import SCENE_ONLY  # noqa: E402
 from cortex.runtime.threads import machine_cores  # noqa: E402
 from cortex.video.synthetic import SyntheticVideo  # noqa: E402
 

@@ -27,6 +27,7 @@ import numpy as np
 
 import cortex
 from cortex.dialects.modes import BLUR_AUTO
+from cortex.examples import SCENE_ONLY
 from cortex.semantics import defaults as D
 from cortex.video.source import open_video
 
@@ -34,15 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import interleaved, load  # noqa: E402
 
 CLIPS = "/usr/share/doc/opencv-doc/examples/data/*.avi"
-SCENE_ONLY = """
-func.func @scene(%frame: tensor<{h}x{w}x3xui8>) -> f32 {{
-  %gray = cortex.gray %frame : tensor<{h}x{w}x3xui8> -> tensor<{h}x{w}xf32>
-  %prev_gray = cortex.state "prev_gray" : tensor<{h}x{w}xf32>
-  %scene = cortex.scene_change %gray, %prev_gray : (tensor<{h}x{w}xf32>, tensor<{h}x{w}xf32>) -> f32
-  cortex.update_state "prev_gray" = %gray : tensor<{h}x{w}xf32>
-  func.return %scene : f32
-}}"""
-"""Scene change alone (and the gray it reads) with its delayed input, as the L2 pipeline has it (also bench_schedule's)."""
 
 
 def gated(outputs) -> list[bool]:

@@ -1,5 +1,5 @@
 """The bundled L2 pipeline and the seeds' tensor graphs. `L2_PIPELINE` is the pipeline's file."""
 
-from cortex.examples.l2_pipeline import L2_PIPELINE
+from cortex.examples.l2_pipeline import L2_PIPELINE, SCENE_ONLY
 
-__all__ = ["L2_PIPELINE"]
+__all__ = ["L2_PIPELINE", "SCENE_ONLY"]

@@ -156,3 +156,15 @@ def _build_l2_pipeline(
         scf.YieldOp(smoothed)
     verify_located(module)
     return module
+
+
+SCENE_ONLY = """
+func.func @scene(%frame: tensor<{h}x{w}x3xui8>) -> f32 {{
+  %gray = cortex.gray %frame : tensor<{h}x{w}x3xui8> -> tensor<{h}x{w}xf32>
+  %prev_gray = cortex.state "prev_gray" : tensor<{h}x{w}xf32>
+  %scene = cortex.scene_change %gray, %prev_gray : (tensor<{h}x{w}xf32>, tensor<{h}x{w}xf32>) -> f32
+  cortex.update_state "prev_gray" = %gray : tensor<{h}x{w}xf32>
+  func.return %scene : f32
+}}"""
+"""Scene change alone (and the gray it reads) with its delayed input, as the L2 pipeline has it; `SCENE_ONLY.format(h=..., w=...)`:
+the benchmarks' scene-change tables and the NumPy emitter's memory test read it."""

@@ -94,7 +94,9 @@ def test_the_benchmarks_time_with_the_one_timer():
     for module in (bench_schedule, iree_vs_ort, onnx_vs_ort, scene_precision):
         assert module.interleaved is timing.interleaved, module.__name__
     assert bench_schedule.load is timing.load and scene_precision.load is timing.load
-    assert bench_schedule.SCENE_ONLY is scene_precision.SCENE_ONLY
+    from cortex.examples import SCENE_ONLY
+
+    assert bench_schedule.SCENE_ONLY is SCENE_ONLY and scene_precision.SCENE_ONLY is SCENE_ONLY
     calls = {"x": 0}
 
     def bump():

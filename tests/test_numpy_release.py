@@ -18,6 +18,7 @@ import pytest
 import cortex
 from cortex.backends.numpy_codegen import RELEASE_BYTES
 from cortex.backends.numpy_emitter import emit, load
+from cortex.examples import SCENE_ONLY
 from cortex.ir import parse_module
 
 N = 256  # 256×256 float32: 256 KiB, above RELEASE_BYTES
@@ -126,21 +127,13 @@ def test_nothing_is_released_in_small_programs():
     assert "del " not in emit(parse_module(small)).source
 
 
-SCENE = """
-func.func @scene(%frame: tensor<{h}x{w}x3xui8>) -> f32 {{
-  %gray = cortex.gray %frame : tensor<{h}x{w}x3xui8> -> tensor<{h}x{w}xf32>
-  %prev_gray = cortex.state "prev_gray" : tensor<{h}x{w}xf32>
-  %scene = cortex.scene_change %gray, %prev_gray : (tensor<{h}x{w}xf32>, tensor<{h}x{w}xf32>) -> f32
-  cortex.update_state "prev_gray" = %gray : tensor<{h}x{w}xf32>
-  func.return %scene : f32
-}}"""
 
 
 def test_the_decomposed_scene_change_holds_a_few_images_at_once_and_its_bits():
     """Before the release step its peak was ~19 float64 images (every intermediate alive until the
     return); now ~7.5. NumPy reports its buffers to tracemalloc, so the peak is measured, not timed."""
     h, w = 128, 160  # float64 160 KiB: above RELEASE_BYTES
-    text = SCENE.format(h=h, w=w)
+    text = SCENE_ONLY.format(h=h, w=w)
     compiled = cortex.compile(cortex.parse(text), entry="scene", mode=None, passes="cortex-decompose-scene-change")
     kernel = cortex.compile(cortex.parse(text), entry="scene", mode=None)  # the OpenCV-backed op
     assert "del " in compiled.source

@@ -212,24 +212,17 @@ def marked(frame, red):
     return frame
 
 
-def test_a_failure_on_a_ray_worker_names_its_frame_and_kills_the_actors(local_ray):
+@pytest.mark.parametrize(
+    ("frames_n", "at", "red", "words"),
+    [(24, 13, 101, r"^frame 13: .*'cortex.encoder' failed: ValueError: poisoned pixel"),  # the encoder raises
+     (16, 9, 102, r"^frames 8 to 11: a Ray worker died")],  # the actor's process exits: its chunk is named
+    ids=["worker raises", "worker dies"],
+)
+def test_a_failing_ray_worker_names_its_frames_and_no_actor_is_left(local_ray, frames_n, at, red, words):
     b = compiled(small_l2_text())
-    frames = frames_of(SMALL, 24)
-    frames[13] = marked(frames[13], 101)
-    with pytest.raises(CortexError, match=r"^frame 13: .*'cortex.encoder' failed: ValueError: poisoned pixel"):
-        list(b.run_video(frames, workers=2, engine="ray", chunk=4, worker_setup=poisoning_hook()))
-    for _ in range(100):
-        if actors_alive() == 0:
-            break
-        time.sleep(0.1)
-    assert actors_alive() == 0
-
-
-def test_a_ray_worker_that_dies_names_the_frames_it_held(local_ray):
-    b = compiled(small_l2_text())
-    frames = frames_of(SMALL, 16)
-    frames[9] = marked(frames[9], 102)
-    with pytest.raises(CortexError, match=r"^frames 8 to 11: a Ray worker died"):
+    frames = frames_of(SMALL, frames_n)
+    frames[at] = marked(frames[at], red)
+    with pytest.raises(CortexError, match=words):
         list(b.run_video(frames, workers=2, engine="ray", chunk=4, worker_setup=poisoning_hook()))
     for _ in range(100):
         if actors_alive() == 0:
