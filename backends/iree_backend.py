@@ -34,7 +34,7 @@ from cortex.backends.numpy_emitter import numpy_executable
 from cortex.dialects.abi import SEGMENT
 from cortex.errors import CortexError
 from cortex.ir import to_text
-from cortex.lowering.outline_segments import outline_segments
+from cortex.lowering.outline_segments import MIN_INTENSITY, MIN_WORK, outline_segments
 from cortex.runtime.iree_executable import VMFB
 from cortex.runtime.iree_runtime import LoadedModule
 from cortex.runtime.program import Executable
@@ -62,6 +62,23 @@ def segment_module(segments: list[func.FuncOp]) -> ModuleOp:
     return ModuleOp(copies)
 
 
+def segment_rule() -> tuple[float, int]:
+    """(min_intensity, min_work) of the outlining cost rule (`cortex.lowering.outline_segments`): the pass's
+    measured defaults, or CORTEX_IREE_MIN_INTENSITY / CORTEX_IREE_MIN_WORK (0 and 0: every run with a linalg
+    op goes to IREE, as the tests of small programs need)."""
+    values: list[float] = []
+    for name, default in (("CORTEX_IREE_MIN_INTENSITY", MIN_INTENSITY), ("CORTEX_IREE_MIN_WORK", MIN_WORK)):
+        text = os.environ.get(name, "")
+        try:
+            value = float(text) if text else float(default)
+        except ValueError:
+            raise CortexError(f"{name}='{text}' is not a number") from None
+        if value < 0:
+            raise CortexError(f"{name}='{text}' is negative")
+        values.append(value)
+    return values[0], int(values[1])
+
+
 class IreeProgram:
     """A lowered module as host code + one compiled IREE module of its segments."""
 
@@ -71,7 +88,8 @@ class IreeProgram:
         check_backend("iree", device)
         self.target = target_named(target or DEVICES[device])
         self.host = lowered.clone()
-        self.segments = outline_segments(self.host)
+        min_intensity, min_work = segment_rule()
+        self.segments = outline_segments(self.host, min_intensity=min_intensity, min_work=min_work)
         self.loaded: LoadedModule | None = None
         self.vmfb: bytes | None = None
         if self.segments:
@@ -151,9 +169,11 @@ class IreeTarget(Target):
         check_backend("iree", self.device)
         host = module.clone()
         done = [op for op in host.ops if isinstance(op, func.FuncOp) and SEGMENT in op.attributes]  # outlined before
-        segments = done + outline_segments(host)
+        min_intensity, min_work = segment_rule()
+        segments = done + outline_segments(host, min_intensity=min_intensity, min_work=min_work)
         if not segments:
-            raise CortexError("no function of the module has a run of linalg ops for IREE to compile")
+            raise CortexError("no function of the module has a run of linalg ops worth compiling for IREE "
+                              "(see cortex-outline-segments' cost rule)")
         iree_module = segment_module(segments)
         if not self.vmfb:
             output.write(to_text(legalized(iree_module)))

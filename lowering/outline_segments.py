@@ -9,7 +9,8 @@ holding at least one linalg op (less is not worth a call into compiled
 code) is moved into a new function `@<fn>__seg<k>` marked `cortex.segment`
 and replaced by one `func.call` to it; the call's `cortex.origin` joins the
 run's origins with "+", as fused ops do, so profiles share its time among
-them. An op that calls an extern is kept, and the blocks of its regions
+them. A run also has to be worth a call (`worth_compiling`, the cost rule
+below). An op that calls an extern is kept, and the blocks of its regions
 (an `scf.if` around externs) are cut the same way. So is every `scf.if`: a
 branch skipped on the host costs nothing, while IREE may compute both
 branches of an `scf.if` inside a dispatch and select (the blur gate's
@@ -23,6 +24,28 @@ an `i1` scalar as a rank-0 `i8` tensor, since IREE's input conversion
 rewrites `tensor<i1>` element types. A run whose boundary would carry
 anything else (an `index`, a dynamically shaped tensor) stays where it is.
 
+The cost rule: a native backend wins where a run does real work per
+element that crosses its boundary (every input is copied into a device
+buffer, every output back), and loses where NumPy does the same
+vectorised pass over the same memory (an elementwise step over five
+full-frame f64 images) or where IREE's fixed cost per call (~0.2-0.3 ms
+measured from the L2 frame) exceeds the whole run. So `estimate(run)` =
+(work, boundary): work = Σ over the run's linalg ops of iteration-space
+size × body ops (at least 1; non-structured linalg ops such as
+`linalg.broadcast` count their largest operand), boundary = the elements
+of every value crossing in or out (a scalar counts 1). A run is outlined
+when work ≥ `min_work` and work ≥ `min_intensity` × boundary. Defaults,
+measured on this CPU (notes/19-s3.md): the L2 frame's runs are at
+intensities 0.3-2.5 (scene change, gray, motion, history: NumPy faster)
+and 42 (saliency's 60×80 matmuls, still 1.4× faster on NumPy's BLAS),
+its per-stage median/history runs have work ~1e4 over ~30 elements; the
+CNN/MLP whole graphs are at 710-5718 with work ≥ 5e4. So `min_intensity`
+= 64 and `min_work` = 32768. The price: in the CNNs' stage split, the
+first conv stage (intensity 40-46) stays on NumPy. `min-intensity=0
+min-work=0` outlines every run with a linalg op (the IREE backend reads
+CORTEX_IREE_MIN_INTENSITY / CORTEX_IREE_MIN_WORK; tests of small
+programs set both to 0).
+
 The result computes the same values (the NumPy backend emits segment
 functions as ordinary Python functions: `tests/test_iree_backend.py` runs
 modules before and after); the IREE backend compiles the segments and calls
@@ -31,6 +54,7 @@ them in place of their Python form (`cortex.runtime.iree_runtime`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -45,6 +69,7 @@ from xdsl.dialects.builtin import (
     i1,
     i8,
 )
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -134,14 +159,63 @@ class Run:
         return list(inputs), list(clones), list(outputs)
 
 
-def runs_of(block: Block, min_linalg: int) -> list[Run]:
+MIN_INTENSITY = 64
+"""Work per boundary element below which a run stays on the host (see the module docstring)."""
+MIN_WORK = 32768
+"""Work below which IREE's fixed cost per call dominates and a run stays on the host."""
+
+
+def _elements(t: Attribute) -> int:
+    """Elements of a value of type `t`: a scalar counts 1; a dynamic dimension counts 1 (such runs never cross)."""
+    if isinstance(t, TensorType):
+        return math.prod(max(d, 1) for d in t.get_shape())
+    return 1
+
+
+def linalg_work(op: Operation) -> int:
+    """Iteration-space size × body ops (at least 1) of one linalg op; its largest operand for the ops
+    without indexing maps (`linalg.broadcast`, `linalg.reduce`, ...)."""
+    body = sum(1 for region in op.regions for inner in region.walk() if not inner.has_trait(IsTerminator))
+    size = 0
+    if isinstance(op, LinalgStructuredOperation):
+        try:
+            size = math.prod(op.get_static_loop_ranges())
+        except Exception:  # dynamic shapes or maps xDSL cannot invert: fall back to the operands
+            size = 0
+    if size <= 0:
+        size = max((_elements(t) for t in (*op.operand_types, *op.result_types)), default=1)
+    return size * max(body, 1)
+
+
+def estimate(run: Run) -> tuple[int, int]:
+    """(work, boundary elements) of `run`: Σ `linalg_work` over its linalg ops (not those nested in a
+    linalg body), and the elements of the values it reads from outside and the values used outside."""
+    work = 0
+    for op in run.ops:
+        for inner in op.walk():
+            parent = inner.parent_op()
+            if _dialect(inner) == "linalg" and not inner.has_trait(IsTerminator) and (parent is None or _dialect(parent) != "linalg"):
+                work += linalg_work(inner)
+    inputs, _, outputs = run.boundary()
+    return work, sum(_elements(v.type) for v in (*inputs, *outputs))
+
+
+def worth_compiling(run: Run, min_intensity: float = MIN_INTENSITY, min_work: int = MIN_WORK) -> bool:
+    """The cost rule: enough work in all, and enough work per element crossing the boundary."""
+    work, boundary = estimate(run)
+    return work >= min_work and work >= min_intensity * boundary
+
+
+def runs_of(block: Block, min_linalg: int, min_intensity: float = 0, min_work: int = 0) -> list[Run]:
     """The runs worth outlining in `block` and (recursively) in the regions of the ops kept."""
     found: list[Run] = []
     current: list[Operation] = []
 
     def flush() -> None:
         if current and sum(_dialect(o) == "linalg" for op in current for o in op.walk()) >= min_linalg:
-            found.append(Run(block, list(current)))
+            run = Run(block, list(current))
+            if worth_compiling(run, min_intensity, min_work):
+                found.append(run)
         current.clear()
 
     for op in list(block.ops):
@@ -153,7 +227,7 @@ def runs_of(block: Block, min_linalg: int) -> list[Run]:
         flush()
         for region in op.regions:
             for inner in region.blocks:
-                found += runs_of(inner, min_linalg)
+                found += runs_of(inner, min_linalg, min_intensity, min_work)
     flush()
     return found
 
@@ -246,12 +320,14 @@ def outline(run: Run, name: str) -> func.FuncOp | None:
     return segment
 
 
-def outline_segments(module: ModuleOp, min_linalg: int = 1) -> list[func.FuncOp]:
-    """Outline every run of every function of `module` (in place); the new segment functions, in order."""
+def outline_segments(module: ModuleOp, min_linalg: int = 1, min_intensity: float = MIN_INTENSITY,
+                     min_work: int = MIN_WORK) -> list[func.FuncOp]:
+    """Outline every run of every function of `module` that passes the cost rule (in place); the new
+    segment functions, in order."""
     made: list[func.FuncOp] = []
     for fn in [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration and SEGMENT not in op.attributes]:
         count = 0
-        for run in runs_of(fn.body.block, min_linalg) if fn.body.blocks else []:
+        for run in runs_of(fn.body.block, min_linalg, min_intensity, min_work) if fn.body.blocks else []:
             segment = outline(run, f"{fn.sym_name.data}__seg{count}")
             if segment is None:
                 continue
@@ -265,13 +341,17 @@ def outline_segments(module: ModuleOp, min_linalg: int = 1) -> list[func.FuncOp]
 
 @dataclass(frozen=True)
 class OutlineSegmentsPass(ModulePass):
-    """Runs of extern-free ops (with at least `min-linalg` linalg ops) as `cortex.segment` functions."""
+    """Runs of extern-free ops (with at least `min-linalg` linalg ops, and at least `min-work` work and
+    `min-intensity` work per boundary element) as `cortex.segment` functions."""
 
     name = "cortex-outline-segments"
     min_linalg: int = 1
+    min_intensity: int = MIN_INTENSITY
+    min_work: int = MIN_WORK
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        outline_segments(op, self.min_linalg)
+        outline_segments(op, self.min_linalg, self.min_intensity, self.min_work)
 
 
-__all__ = ["OutlineSegmentsPass", "compilable", "crossing_type", "outline_segments", "runs_of"]
+__all__ = ["MIN_INTENSITY", "MIN_WORK", "OutlineSegmentsPass", "compilable", "crossing_type", "estimate", "linalg_work",
+           "outline_segments", "runs_of", "worth_compiling"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers.pipelines import L2_TEXT
+from helpers.pipelines import EVERY_RUN_ON_IREE, L2_TEXT
 
 import cortex
 from cortex.tools.cortex_opt import main
@@ -27,7 +27,9 @@ def test_help_lists_only_working_targets(capsys):
 @pytest.mark.parametrize(
     "target, expect", [("mlir", "func.func @l2_frame"), ("numpy", "def l2_frame("), ("iree", "func.func @l2_frame__seg0(")]
 )
-def test_every_listed_target_works_on_lowered_ir(capsys, tmp_path, target, expect):
+def test_every_listed_target_works_on_lowered_ir(capsys, tmp_path, monkeypatch, target, expect):
+    for name, value in EVERY_RUN_ON_IREE.items():  # the cost rule keeps all of the L2 frame on the host
+        monkeypatch.setenv(name, value)
     static = tmp_path / "l2_480x640.mlir"  # lowering needs static shapes: the bundled pipeline is shape-generic
     static.write_text(L2_TEXT)
     rc, out, err = run(capsys, str(static), "-p", LOWER, "-t", target)

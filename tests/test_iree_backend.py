@@ -16,7 +16,7 @@ import os
 import numpy as np
 import pytest
 from helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
-from helpers.pipelines import SMALL, small_l2_text
+from helpers.pipelines import EVERY_RUN_ON_IREE, SMALL, small_l2_text
 from helpers.scheduling import MODES, assert_same, assert_same_state, frames_of, passes, sequential
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,7 +27,7 @@ from cortex.examples.small_cnn import ENTRY as CNN_ENTRY
 from cortex.examples.small_cnn import build_small_cnn, small_cnn_inputs
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import CortexError, parse_module
-from cortex.lowering.outline_segments import outline_segments
+from cortex.lowering.outline_segments import MIN_INTENSITY, MIN_WORK, estimate, outline_segments, runs_of
 from cortex.lowering.pad_as_tensor_pad import PadAsTensorPadPass
 from cortex.semantics.defaults import ENCODER_THRESHOLD
 from cortex.semantics.vision_kernels import low_score_mask
@@ -36,6 +36,17 @@ HAVE_IREE = importlib.util.find_spec("iree") is not None and all(
     importlib.util.find_spec(name) is not None for name in ("iree.compiler", "iree.runtime")
 )
 needs_iree = pytest.mark.skipif(not HAVE_IREE, reason="iree-base-compiler/iree-base-runtime not installed (pip install 'cortex[iree]')")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def every_run_on_iree():
+    """These tests are about IREE running programs, most of them too small for the outlining cost rule (the
+    L2 at 96×128 would stay on the host): every run with a linalg op goes to IREE here. The rule's own
+    tests below call the pass with its defaults."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in EVERY_RUN_ON_IREE.items():
+            mp.setenv(name, value)
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -230,14 +241,14 @@ def test_outlined_l2_is_the_same_program(mode):
     """Segments emitted as Python (the NumPy backend): the outlined pipeline gives exactly the same bytes,
     scores and states as the plain one over 20 frames (a scene cut and blurred frames among them)."""
     lowered = lowered_l2(mode)
-    segments = outline_segments(lowered.clone())
+    segments = outline_segments(lowered.clone(), min_intensity=0, min_work=0)
     assert segments, "the L2 pipeline has extern-free linalg runs"
     for segment in segments:
         assert not [op for op in segment.walk() if op.name == "func.call"]
     module = cortex.parse(small_l2_text())
     plain = cortex.compile(module, mode=mode, passes=passes(mode))
     outlined = cortex.compile(module, mode=mode, passes=passes(mode),
-                              post_passes="cortex-fuse-linalg-elementwise,cortex-outline-segments")
+                              post_passes="cortex-fuse-linalg-elementwise,cortex-outline-segments{min-intensity=0 min-work=0}")
     assert "__seg0" in outlined.source and "__seg0" not in plain.source
     frames = frames_of(SMALL, 30)
     assert_same([outlined(f) for f in frames], sequential(plain, frames))
@@ -263,16 +274,93 @@ def test_outlining_a_scalar_boundary_wraps_it_in_a_rank0_tensor():
       %p = arith.cmpf olt, %y, %s : f32
       func.return %z, %p : tensor<4xf32>, i1
     }""")
-    (segment,) = outline_segments(module)
+    (segment,) = outline_segments(module, min_intensity=0, min_work=0)
     kinds = segment.function_type
     assert [str(t) for t in kinds.inputs.data] == ["tensor<f32>", "tensor<f32>"]
     assert [str(t) for t in kinds.outputs.data] == ["tensor<4xf32>", "tensor<i8>"]
 
 
+def only_run(text):
+    module = parse_module(text)
+    fn = next(op for op in module.ops if getattr(op, "sym_name", None) is not None and op.sym_name.data == "f")
+    (run,) = runs_of(fn.body.block, 1)
+    return module, run
+
+
+def test_estimate_counts_iteration_space_times_body_ops_and_boundary_elements():
+    """work = Σ iteration space × body ops: the matmul's 4·8·16 iterations × (mul, add), the generic's
+    4·16 × (addf, mulf); boundary = the elements of the two inputs and the one output."""
+    _, run = only_run("""
+    func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> tensor<4x16xf32> {
+      %c = arith.constant 0.0 : f32
+      %e = tensor.empty() : tensor<4x16xf32>
+      %z = linalg.fill ins(%c : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+      %m = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
+      %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                           iterator_types = ["parallel", "parallel"]}
+          ins(%m : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+        ^bb0(%x: f32, %o: f32):
+          %s = arith.addf %x, %x : f32
+          %p = arith.mulf %s, %x : f32
+          linalg.yield %p : f32
+      } -> tensor<4x16xf32>
+      func.return %r : tensor<4x16xf32>
+    }""")
+    fill = 4 * 16  # a fill's body is its yield: 1 op per element
+    assert estimate(run) == (fill + 4 * 8 * 16 * 2 + 4 * 16 * 2, 4 * 8 + 8 * 16 + 4 * 16)
+
+
+LOW_INTENSITY = """
+    func.func @f(%a: tensor<480x640xf32>, %b: tensor<480x640xf32>) -> tensor<480x640xf32> {
+      %e = tensor.empty() : tensor<480x640xf32>
+      %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>,
+                                            affine_map<(i, j) -> (i, j)>],
+                           iterator_types = ["parallel", "parallel"]}
+          ins(%a, %b : tensor<480x640xf32>, tensor<480x640xf32>) outs(%e : tensor<480x640xf32>) {
+        ^bb0(%x: f32, %y: f32, %o: f32):
+          %s = arith.subf %x, %y : f32
+          %q = arith.mulf %s, %s : f32
+          linalg.yield %q : f32
+      } -> tensor<480x640xf32>
+      func.return %r : tensor<480x640xf32>
+    }"""
+
+
+def test_cost_rule_keeps_a_low_intensity_elementwise_run_on_the_host():
+    """Two ops per pixel over three full frames crossing (intensity 2/3): NumPy's own vectorised pass is as
+    fast and IREE would add the copies; with the rule off it is outlined."""
+    module, run = only_run(LOW_INTENSITY)
+    work, boundary = estimate(run)
+    assert work < MIN_INTENSITY * boundary and work >= MIN_WORK
+    assert outline_segments(module.clone()) == []
+    assert len(outline_segments(module.clone(), min_intensity=0, min_work=0)) == 1
+
+
+def test_cost_rule_keeps_a_tiny_run_on_the_host_even_at_high_intensity():
+    """Ten chained 8×8 matmuls: 80 work per boundary element (above the intensity bar), but 10240 in all, far
+    below what pays for IREE's fixed cost per call (the L2's 25-element history runs are of this kind)."""
+    chain = "\n".join(f"  %m{i + 1} = linalg.matmul ins(%m{i}, %m{i} : tensor<8x8xf32>, tensor<8x8xf32>) "
+                      f"outs(%m{i} : tensor<8x8xf32>) -> tensor<8x8xf32>" for i in range(10))
+    text = f"func.func @f(%m0: tensor<8x8xf32>) -> tensor<8x8xf32> {{\n{chain}\n  func.return %m10 : tensor<8x8xf32>\n}}"
+    module, run = only_run(text)
+    work, boundary = estimate(run)
+    assert work >= MIN_INTENSITY * boundary and work < MIN_WORK
+    assert outline_segments(module) == []
+
+
+def test_cost_rule_outlines_the_cnns_and_keeps_the_l2_frame_on_the_host():
+    """The measured sides of the rule: the small CNN's whole graph goes to IREE; none of the 96×128 L2
+    frame's runs do (NumPy was faster on each of them at 480×640, notes/19-s3.md)."""
+    cnn = cortex.lower(build_small_cnn())
+    assert len(outline_segments(cnn)) == 1
+    for mode in MODES:
+        assert outline_segments(lowered_l2(mode)) == []
+
+
 # ---------------------------------------------------------------- the IREE backend
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def small_cnn_iree():
     return cortex.compile(build_small_cnn(), entry=CNN_ENTRY, mode=None, backend="iree")
 
@@ -493,7 +581,7 @@ def test_cache_key_changes_with_target_flags_and_ir():
 # ---------------------------------------------------------------- the L2 pipeline, every mode and engine
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def l2_pairs():
     """(IREE, NumPy) compiled small L2 pipelines per mode, made once per session."""
     def pair(mode):

@@ -18,11 +18,19 @@ pytest.importorskip("iree.compiler")
 pytest.importorskip("iree.runtime")
 
 from helpers.onnx_cases import CASE_NAMES, check_case  # noqa: E402
+from helpers.pipelines import EVERY_RUN_ON_IREE  # noqa: E402
 
 from cortex.onnx_backend import IreeBackend  # noqa: E402
 
 EVERY = 1 if os.environ.get("CORTEX_IREE_CONFORMANCE") == "all" else 5
 SAMPLE = CASE_NAMES[::EVERY]
+
+
+@pytest.fixture(autouse=True)
+def every_run_on_iree(monkeypatch):
+    """Every case is far too small for the outlining cost rule: switched off, so the cases run on IREE."""
+    for name, value in EVERY_RUN_ON_IREE.items():
+        monkeypatch.setenv(name, value)
 
 
 @pytest.mark.parametrize("name", SAMPLE)

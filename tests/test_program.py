@@ -18,7 +18,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from helpers.pipelines import SMALL, small_l2_text, with_extra_states
+from helpers.pipelines import EVERY_RUN_ON_IREE, SMALL, small_l2_text, with_extra_states
 
 import cortex
 from cortex.errors import CortexError
@@ -244,7 +244,10 @@ needs_iree = pytest.mark.skipif(not HAVE_IREE, reason="iree-base-compiler/iree-b
 
 @pytest.fixture(scope="module")
 def compiled_iree():
-    return cortex.compile(cortex.parse(with_extra_states()), mode="motion", specialize=False, backend="iree")
+    with pytest.MonkeyPatch.context() as mp:  # the cost rule would keep this small L2 on the host: no module to save
+        for name, value in EVERY_RUN_ON_IREE.items():
+            mp.setenv(name, value)
+        return cortex.compile(cortex.parse(with_extra_states()), mode="motion", specialize=False, backend="iree")
 
 
 @needs_iree

@@ -1,11 +1,12 @@
-// cortex-outline-segments: each maximal run of call-free linalg/tensor/arith/math/scf ops holding a
+// cortex-outline-segments, its cost rule off (these runs are tiny; outline_segments_cost.mlir tests the
+// rule): each maximal run of call-free linalg/tensor/arith/math/scf ops holding a
 // linalg op becomes a private function @<fn>__seg<k> {cortex.segment}, called in its place; calls stay,
 // and the blocks of an op that calls (an scf.if around an extern) are cut the same way. Constants and
 // empties are cloned into each segment; scalars cross as rank-0 tensors, i1 as tensor<i8>; the call's
 // cortex.origin joins the run's origins.
-// RUN: cortex-opt %s -p cortex-outline-segments | filecheck %s
-// RUN: cortex-opt %s -p cortex-outline-segments -t iree | filecheck %s --check-prefix=IREE
-// RUN: %if mlir-opt %{ cortex-opt %s -p cortex-outline-segments --print-op-generic | %mlir-opt > /dev/null %}
+// RUN: cortex-opt %s -p "cortex-outline-segments{min-intensity=0 min-work=0}" | filecheck %s
+// RUN: cortex-opt %s -p "cortex-outline-segments{min-intensity=0 min-work=0}" -t iree | filecheck %s --check-prefix=IREE
+// RUN: %if mlir-opt %{ cortex-opt %s -p "cortex-outline-segments{min-intensity=0 min-work=0}" --print-op-generic | %mlir-opt > /dev/null %}
 
 // CHECK-LABEL: func.func @f(%x: tensor<4xf32>, %t: f32) -> (tensor<4xf32>, f32) {
 // CHECK-NEXT:    %d = func.call @f__seg0(%x) {cortex.origin = "double"} : (tensor<4xf32>) -> tensor<4xf32>
