@@ -267,7 +267,8 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, entry: str, tab
     `backend="iree"`: "iree" executables (`iree_executable`); the split always runs its parallel part as
     stages (meta `split_in_stages`), and an entry with state runs the split for every call (meta
     `calls_split`): IREE compiles each cut into its own code, so one cut keeps every engine bit-identical.
-    Its entry executable is then NumPy code (never called, kept for `compiled.source`)."""
+    Its entry executable is then NumPy code (never called, kept for `compiled.source`). Unless the outlining
+    cost rule left no IREE code in either (the L2 frame): then calls run the entry, as on the NumPy backend."""
     args, results = entry_ports(find_entry(lowered, entry))
     for port in args:
         if port.kind == "weight" and port.name not in table:
@@ -304,7 +305,12 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, entry: str, tab
             split_error = None
     has_state = any(p.kind == "state" for p in args)
     calls_split = backend == "iree" and has_state and frame_split is not None
-    executables["entry"] = executable(lowered, f"@{entry}", "numpy" if calls_split else backend)
+    if calls_split and not executables["split"].meta.get("segments"):
+        entry_executable = executable(lowered, f"@{entry}", backend)
+        if not entry_executable.meta.get("segments"):  # the cost rule left no IREE code: the NumPy backend's shape
+            calls_split, executables["entry"] = False, entry_executable
+    if "entry" not in executables:
+        executables["entry"] = executable(lowered, f"@{entry}", "numpy" if calls_split else backend)
     meta: dict[str, Any] = {"backend": backend, "device": device}
     if backend == "iree":
         meta |= {"split_in_stages": True, "calls_split": calls_split}

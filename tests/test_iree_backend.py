@@ -357,6 +357,25 @@ def test_cost_rule_outlines_the_cnns_and_keeps_the_l2_frame_on_the_host():
         assert outline_segments(lowered_l2(mode)) == []
 
 
+@needs_iree
+def test_an_iree_program_with_no_iree_code_runs_as_the_numpy_program_does(monkeypatch):
+    """When the cost rule leaves every run of the L2 frame on the host, the IREE backend's program has no
+    IREE code: it must not pay for running the frame split on every call (`calls_split`, ~0.3 ms a frame
+    at 480×640) — that shape exists to keep engines bit-identical when IREE code runs."""
+    for name in EVERY_RUN_ON_IREE:  # the cost rule's defaults (this module switches it off)
+        monkeypatch.delenv(name, raising=False)
+    iree = cortex.compile(cortex.parse(small_l2_text()), backend="iree")
+    numpy_program = cortex.compile(cortex.parse(small_l2_text()))
+    executables = iree.program.executables
+    assert not executables["entry"].meta.get("segments") and not executables["split"].meta.get("segments")
+    assert not iree.program.meta["calls_split"]
+    frames = frames_of(SMALL, 12)
+    called = [iree(f) for f in frames]
+    iree.reset()
+    assert_same(list(iree.run_video(frames, workers=2)), called)  # engines of one backend: exact
+    assert_same(called, [numpy_program(f) for f in frames])  # the same NumPy code as the NumPy backend's
+
+
 # ---------------------------------------------------------------- the IREE backend
 
 
