@@ -218,16 +218,21 @@ def run_with_mlir(module: ModuleOp, entry: str, inputs: Sequence[np.ndarray | fl
     for t in fn.function_type.outputs.data:
         element = t.element_type if isinstance(t, TensorType) else t
         dtypes.append(_BITS[type(element)][2])
+    return parse_printed(run_on_llvm(program, MAIN), dtypes)
+
+
+def run_on_llvm(program: ModuleOp, main: str, *runner_args: str, timeout: float = 300) -> str:
+    """What `@main` of `program` prints: lowered to LLVM by mlir-opt (`LLVM_PIPELINE`), run by mlir-runner
+    with the runtime libraries and `runner_args` (e.g. "-O3")."""
     llvm = mlir_opt(to_text(program, generic=True), *LLVM_PIPELINE)
     with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
         f.write(llvm)
         path = f.name
     try:
         libs = [f"-shared-libs={lib}" for lib in runner_libs()]
-        stdout = _tool("mlir-runner", [path, "-e", MAIN, "-entry-point-result=void", *libs], "")
+        return _tool("mlir-runner", [path, "-e", main, "-entry-point-result=void", *runner_args, *libs], "", timeout)
     finally:
         os.unlink(path)
-    return parse_printed(stdout, dtypes)
 
 
 __all__ = [
@@ -236,6 +241,7 @@ __all__ = [
     "mlir_opt",
     "mlir_opt_available",
     "mlir_runner_available",
+    "run_on_llvm",
     "run_with_mlir",
     "verify_with_mlir_opt",
     "with_main",

@@ -26,9 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -38,7 +36,7 @@ import numpy as np  # noqa: E402
 
 import cortex  # noqa: E402
 from cortex.examples.small_cnn import ENTRY, build_small_cnn, small_cnn_inputs  # noqa: E402
-from cortex.ir import make_context, parse_module, to_text  # noqa: E402
+from cortex.ir import make_context, parse_module  # noqa: E402
 
 
 def interleaved(variants: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
@@ -110,25 +108,14 @@ func.func @bench_main() {{
 
 def native_seconds(lowered, n: int, iterations: int) -> float:
     """Seconds per call of @mm compiled by mlir-opt to LLVM and run by mlir-runner (timed inside)."""
-    from cortex.backends.mlir_upstream import LLVM_PIPELINE, MLIR_BIN, mlir_opt, runner_libs
+    from cortex.backends.mlir_upstream import run_on_llvm
 
     program = lowered.clone()
     bench = parse_module(BENCH_MAIN.format(n=n, iterations=iterations), ctx=make_context(), verify=False)
     for op in list(bench.ops):
         op.detach()
         program.body.block.add_op(op)
-    llvm = mlir_opt(to_text(program, generic=True), *LLVM_PIPELINE)
-    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
-        f.write(llvm)
-        path = f.name
-    try:
-        libs = [f"-shared-libs={lib}" for lib in runner_libs()]
-        out = subprocess.run(
-            [str(MLIR_BIN / "mlir-runner"), path, "-e", "bench_main", "-entry-point-result=void", "-O3", *libs],
-            capture_output=True, text=True, check=True, timeout=1200,
-        ).stdout
-    finally:
-        os.unlink(path)
+    out = run_on_llvm(program, "bench_main", "-O3", timeout=1200)
     return float(out.split()[0]) / iterations
 
 
