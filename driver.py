@@ -324,18 +324,20 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, entry: str, tab
 
 
 def split_for_schedules(module: ModuleOp, entry: str) -> ModuleOp:
-    """A copy of `module` whose `@entry` is cut by the frame split (`@entry__delayed`, ...) and whose parallel
-    part is also cut by the stage split (`@entry__parallel__s0`, ...), both kept: what every scheduler runs."""
+    """A copy of `module` whose `@entry` is cut by the frame split (`@entry__delayed`, ...) and whose delayed
+    and parallel parts are also cut by the stage split (`@entry__delayed__s0`, `@entry__parallel__s0`, ...),
+    wholes and stages kept: what every scheduler runs. The delayed part's stages hand values to each other
+    as `ahead:k`, so one frame's stages of both parts are one dependency graph (`run_stages`)."""
     work = module.clone()
     split_entry(work, entry)
-    parallel = defined_function(work, f"{entry}__parallel", "split into stages")
-    staged = ModuleOp([parallel.clone()])
-    stages = split_stages(staged, f"{entry}__parallel")
-    anchor: func.FuncOp = parallel
-    for stage in stages:
-        staged.body.block.detach_op(stage)
-        work.body.block.insert_op_after(stage, anchor)
-        anchor = stage
+    for part, value_kind in (("delayed", "ahead"), ("parallel", "stage")):
+        whole = defined_function(work, f"{entry}__{part}", "split into stages")
+        staged = ModuleOp([whole.clone()])
+        anchor: func.FuncOp = whole
+        for stage in split_stages(staged, f"{entry}__{part}", value_kind):
+            staged.body.block.detach_op(stage)
+            work.body.block.insert_op_after(stage, anchor)
+            anchor = stage
     return work
 
 
@@ -352,13 +354,14 @@ def split_parts(lowered: ModuleOp, entry: str) -> FrameSplit:
         assert len(keys) == len(ports), f"@{symbol}: {len(ports)} arguments, {len(keys)} wiring keys"
         return Part(name, "split", symbol, tuple(keys), tuple(split_keys(fn, SPLIT_RESULTS) or []))
 
-    prefix = f"{entry}__parallel__s"
-    # stage functions only: `@entry__parallel__seg0` (an IREE segment outlined from a stage) is not one
-    stages = sorted((s for s in functions if s.startswith(prefix) and s[len(prefix):].isdigit()), key=lambda s: int(s[len(prefix):]))
-    return FrameSplit(
-        {name: part(name, f"{entry}__{name}") for name in FRAME_PARTS},
-        tuple(part(f"parallel stage {s[len(prefix):]}", s) for s in stages),
-    )
+    def stages(of: str) -> tuple[Part, ...]:
+        # stage functions only: `@entry__parallel__seg0` (an IREE segment outlined from a stage) is not one
+        prefix = f"{entry}__{of}__s"
+        found = sorted((s for s in functions if s.startswith(prefix) and s[len(prefix):].isdigit()),
+                       key=lambda s: int(s[len(prefix):]))
+        return tuple(part(f"{of} stage {s[len(prefix):]}", s) for s in found)
+
+    return FrameSplit({name: part(name, f"{entry}__{name}") for name in FRAME_PARTS}, stages("parallel"), stages("delayed"))
 
 
 def scene_precision(precision: str | None, passes: str | None) -> str:

@@ -38,6 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from cortex.backends.numpy_codegen import RELEASE_BYTES, Chunk
+from cortex.backends.numpy_syntax import parse
 
 
 def _loads(nodes: Iterable[ast.AST]) -> Counter[str]:
@@ -54,7 +55,7 @@ def _header_loads(header: str) -> Counter[str]:
     text = header.strip()
     if text.startswith(("else", "elif")):  # a continuation: parse it after a dummy `if`
         text = "if 0:\n    pass\n" + text
-    return _loads([ast.parse(text + "\n    pass")])
+    return _loads([parse(text + "\n    pass")])
 
 
 def _stores(statements: Iterable[ast.stmt]) -> set[str]:

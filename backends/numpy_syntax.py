@@ -13,6 +13,7 @@ renders with its parentheses).
 from __future__ import annotations
 
 import ast
+import threading
 from collections.abc import Sequence
 
 Operand = ast.expr | str | int | float | bool | None | tuple | slice
@@ -49,9 +50,22 @@ def code(node: ast.AST) -> str:
     return ast.unparse(node)
 
 
+_PARSING = threading.Lock()
+
+
+def parse(text: str, mode: str = "exec") -> ast.AST:
+    """`ast.parse`, one thread at a time: CPython 3.11's AST constructor keeps its recursion depth in
+    interpreter-wide state, so two threads parsing at once can fail with "SystemError: AST constructor
+    recursion depth mismatch" (cpython#106905; seen compiling pipelines from 8 threads)."""
+    with _PARSING:
+        return ast.parse(text, mode=mode)
+
+
 def parse_expr(text: str) -> ast.expr:
     """The tree of one Python expression (a syntax error fails here, not in generated code)."""
-    return ast.parse(text, mode="eval").body
+    tree = parse(text, mode="eval")
+    assert isinstance(tree, ast.Expression)
+    return tree.body
 
 
 def name(identifier: str) -> ast.Name:

@@ -204,12 +204,13 @@ SPLIT_ARGS = "cortex.split_args"
 SPLIT_RESULTS = "cortex.split_results"
 """On a part of a split entry: the wiring key of each result, in order."""
 
-WIRE_KINDS = ("input", "state", "update", "output", "weight", "value", "stage")
+WIRE_KINDS = ("input", "state", "update", "output", "weight", "value", "stage", "ahead")
 """What a wiring key names: the entry's input #i, a state's value before the frame (`state:x`) and after it
 (`update:x`), the entry's output #i, a runtime weight, a value one frame-split part hands to a later one
-(`value:k`), a value one stage hands to another (`stage:k`)."""
+(`value:k`), a value one stage hands to another (`stage:k`), and one stage of the delayed part (which runs
+ahead of the frame's other parts) to another (`ahead:k`)."""
 
-_NUMBERED = frozenset({"input", "output", "value", "stage"})
+_NUMBERED = frozenset({"input", "output", "value", "stage", "ahead"})
 
 FRAME_PARTS = ("delayed", "parallel", "recurrence", "tail")
 """The frame split's parts (`@f__delayed`, ...), in the order one frame runs them."""

@@ -13,6 +13,14 @@ and result keys (`cortex.split_args`/`cortex.split_results`), and
 `stage:<k>` for values passed between stages, from which a runner reads the
 dependency graph.
 
+Each result of `@name` leaves from the stage that computes it (not through
+the last stage), so what reads it waits for that stage only. The driver
+cuts the frame split's delayed part the same way (`value_kind="ahead"`:
+its values cross as `ahead:k`), so that one call runs both parts' stages
+as one dependency graph (`cortex.runtime.threads.run_stages`): the L2
+frame's reused blurs of gray, which only the next frame reads, run beside
+text_roi instead of before it.
+
 A stage is one op, or a run of consecutive ops that belong together
 (`stage_groups`): ops carrying one `cortex.origin` (a decomposed stage, such
 as scene change's blurs and elementwise algebra after
@@ -54,10 +62,10 @@ from cortex.passes.outlining import (
 
 class _StageSplitter(Outliner):
     purpose = "the stage split"
-    value_kind = "stage"
 
-    def __init__(self, fn: func.FuncOp):
+    def __init__(self, fn: func.FuncOp, value_kind: str = "stage"):
         super().__init__(fn)
+        self.value_kind = value_kind
         self.block = only_block(fn, "the stage split")
         self.arg_keys = split_keys(fn, SPLIT_ARGS) or [wire("input", i) for i in range(len(self.block.args))]
         outputs = len(fn.function_type.outputs.data)
@@ -94,8 +102,12 @@ class _StageSplitter(Outliner):
                 stage = self.new_stage()
                 for op in group:
                     stage.add(op)
+        by_name = {s.name: s for s in self.stages}
         last = self.stages[-1] if self.stages else self.new_stage()
-        last.results += [(k, last.get(v)) for k, v in zip(self.result_keys, ret.arguments)]
+        for k, v in zip(self.result_keys, ret.arguments):
+            # each result leaves from the stage that computes it, so what reads it waits for that stage only
+            home = by_name.get(self.home.get(v, ""), last)
+            home.results.append((k, home.get(v)))
         return [self.function(s) for s in self.stages]
 
     def _split_if(self, op: scf.IfOp) -> None:
@@ -210,22 +222,33 @@ def _inner(op: scf.IfOp) -> list[Operation]:
             if not isinstance(o, scf.YieldOp) and not rematerialisable(o)]
 
 
-def split_stages(module: ModuleOp, name: str) -> list[func.FuncOp]:
-    """Replace `@name` by its stage functions (see the module docstring); returns them in order."""
+STAGE_VALUE_KINDS = ("stage", "ahead")
+"""Wiring kinds of the values one stage hands to another: the parallel part's (`stage:k`), the delayed part's (`ahead:k`)."""
+
+
+def split_stages(module: ModuleOp, name: str, value_kind: str = "stage") -> list[func.FuncOp]:
+    """Replace `@name` by its stage functions (see the module docstring); returns them in order.
+
+    `value_kind`: the wiring kind of values handed between them (`stage:k`; `ahead:k` for the
+    delayed part's stages, whose keys share one frame's wiring with the parallel part's)."""
     fn = defined_function(module, name, "split into stages")
-    return replace_function(module, fn, _StageSplitter(fn).run())
+    return replace_function(module, fn, _StageSplitter(fn, value_kind).run())
 
 
 @dataclass(frozen=True)
 class StageSplitPass(ModulePass):
-    """cortex-stage-split{function=f}: @f becomes one function per stage (after cortex-frame-split, f = l2_frame__parallel)."""
+    """cortex-stage-split{function=f value-kind=k}: @f becomes one function per stage (after cortex-frame-split,
+    f = l2_frame__parallel; or l2_frame__delayed with value-kind=ahead, as the driver cuts it)."""
 
     name = "cortex-stage-split"
     function: str = "l2_frame__parallel"
+    value_kind: str = "stage"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        split_stages(op, self.function)
+        if self.value_kind not in STAGE_VALUE_KINDS:
+            raise FrameSplitError(f"value-kind must be one of {', '.join(STAGE_VALUE_KINDS)}, got '{self.value_kind}'")
+        split_stages(op, self.function, self.value_kind)
         op.verify()
 
 
-__all__ = ["StageSplitPass", "split_stages", "stage_groups"]
+__all__ = ["STAGE_VALUE_KINDS", "StageSplitPass", "split_stages", "stage_groups"]

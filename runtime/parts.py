@@ -77,14 +77,18 @@ class PartFunction:
             env[key] = value
 
 
-class InOrder:
-    """The stages of a stage-split parallel part, one after the other."""
+BETWEEN_STAGES = ("stage:", "ahead:")
+"""Wiring keys of values one stage hands to another of the same part: not the part's own arguments or results."""
 
-    def __init__(self, stages: list[PartFunction]):
-        self.name = "parallel"
+
+class InOrder:
+    """The stages of a stage-split part (parallel or delayed), one after the other."""
+
+    def __init__(self, name: str, stages: list[PartFunction]):
+        self.name = name
         self.stages = stages
-        self.arg_keys = list(dict.fromkeys(k for s in stages for k in s.arg_keys if not k.startswith("stage:")))
-        self.result_keys = [k for s in stages for k in s.result_keys if not k.startswith("stage:")]
+        self.arg_keys = list(dict.fromkeys(k for s in stages for k in s.arg_keys if not k.startswith(BETWEEN_STAGES)))
+        self.result_keys = [k for s in stages for k in s.result_keys if not k.startswith(BETWEEN_STAGES)]
 
     def __call__(self, env: dict[str, Any], index: int | None) -> None:
         for stage in self.stages:
@@ -95,8 +99,9 @@ class LoadedSplit:
     """The frame split of a program, loaded: its parts (and stages) wired, the caller's boundary."""
 
     def __init__(self, program: Program, profile: bool = False, stages: bool = False):
-        """`stages`: the parallel part as its stages in order (always so for a program whose meta says
-        `split_in_stages`: on IREE each cut compiles to its own code, so every engine runs one cut)."""
+        """`stages`: the parallel and delayed parts as their stages in order, where the program has them
+        (always so for a program whose meta says `split_in_stages`: on IREE each cut compiles to its own
+        code, so every engine runs one cut)."""
         stages = stages or bool(program.meta.get("split_in_stages"))
         split = program.frame_split()
         weights = weight_values(program)
@@ -109,9 +114,11 @@ class LoadedSplit:
             return PartFunction(part, loaded[part.executable].function(part.symbol), weights)
 
         self.stages = [load(s) for s in split.stages] if stages else []
+        self.delayed_stages = [load(s) for s in split.delayed_stages] if stages else []
+        staged = {"parallel": self.stages, "delayed": self.delayed_stages}
         parts: dict[str, PartFunction | InOrder] = {}
         for name in PARTS:
-            parts[name] = InOrder(self.stages) if name == "parallel" and stages else load(split.parts[name])
+            parts[name] = InOrder(name, staged[name]) if staged.get(name) else load(split.parts[name])
         self.parts = parts
         self.sections: dict[str, Any] = {}
         if profile:

@@ -114,10 +114,12 @@ class Part:
 @dataclass(frozen=True)
 class FrameSplit:
     """The entry cut for frames in flight (`cortex.passes.frame_split`): delayed, parallel, recurrence and tail
-    parts, and the parallel part cut once more per stage (`cortex.passes.stage_split`), in program order."""
+    parts, and the parallel and delayed parts cut once more per stage (`cortex.passes.stage_split`), in
+    program order. A program saved before the delayed part had stages has none: it runs that part whole."""
 
     parts: dict[str, Part]
     stages: tuple[Part, ...]
+    delayed_stages: tuple[Part, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -314,7 +316,8 @@ def _encode_program(program: Program, files: dict[str, bytes]) -> dict[str, Any]
     split = None
     if program.split is not None:
         split = {"parts": {k: _part_json(p) for k, p in program.split.parts.items()},
-                 "stages": [_part_json(p) for p in program.split.stages]}
+                 "stages": [_part_json(p) for p in program.split.stages],
+                 "delayed_stages": [_part_json(p) for p in program.split.delayed_stages]}
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -356,7 +359,8 @@ def _decode_program(doc: dict[str, Any], archive: zipfile.ZipFile) -> Program:
     split = None
     if doc["split"] is not None:
         split = FrameSplit({str(k): _part_of(p, executables) for k, p in doc["split"]["parts"].items()},
-                           tuple(_part_of(p, executables) for p in doc["split"]["stages"]))
+                           tuple(_part_of(p, executables) for p in doc["split"]["stages"]),
+                           tuple(_part_of(p, executables) for p in doc["split"].get("delayed_stages", [])))
     return Program(
         entry=str(doc["entry"]),
         args=_ports_of(doc["args"], "argument"),

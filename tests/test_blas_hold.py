@@ -130,3 +130,18 @@ def test_a_program_without_blas_is_not_held_and_one_with_it_is():
         compiled = elementwise
 
     assert blas_line(None, Backend()).startswith("BLAS threads: not held (the generated code calls no BLAS")
+
+
+def test_the_engines_budget_holds_blas_the_same_cheap_way_and_restores_it(fake):
+    """`thread_budget` (every concurrent-stage call, every run_video) goes through the hold: threadpoolctl's
+    `threadpool_limits` re-found every library on each entry, 1.1 ms per call (issue 21 item 6)."""
+    from cortex.runtime.threads import thread_budget
+
+    wide, narrow = fake
+    with thread_budget(workers=2, cores=4) as per_worker:
+        assert per_worker == 2 and (wide.threads, narrow.threads) == (2, 2)
+    assert (wide.threads, narrow.threads) == (4, 1)
+    with pytest.raises(RuntimeError), thread_budget(workers=4, cores=4):
+        assert (wide.threads, narrow.threads) == (1, 1)
+        raise RuntimeError
+    assert (wide.threads, narrow.threads) == (4, 1)

@@ -70,6 +70,11 @@ CASES = {
     "huge shape": (rezip(lambda d: d["args"][0]["spec"].update(shape=[2**40, 2**40, 3])), "shape"),
     "unknown state class": (rezip(lambda d: d["states"][0].update(kind="weird")), "state"),
     "split error not text": (rezip(lambda d: d.update(split=None, split_error=5)), "split_error"),
+    "delayed stages not a list": (rezip(lambda d: d["split"].update(delayed_stages=5)), "malformed program.json"),
+    "delayed stage of no function": (
+        rezip(lambda d: d["split"]["delayed_stages"][0].update(symbol="nowhere")), "has no such function"),
+    "delayed stage with a bad key": (
+        rezip(lambda d: d["split"]["delayed_stages"][0].update(args=["ahead:x"])), "bad wiring key 'ahead:x'"),
     "edited source": (rezip(files_change=set_member("source", b"raise ValueError('boom')\n")), "does not match"),
     "source that does not parse": (rezip(files_change=set_member("source", b"def (:\n")), "does not match"),
     "inflates beyond the bound": (

@@ -6,6 +6,7 @@ its own copy of the blur gate. No timing here (benchmarks/bench_schedule.py).
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import numpy as np
@@ -35,7 +36,16 @@ def staged(text, mode="balanced", workers=2):
 
 
 def stage_threads():
-    return [t for t in threading.enumerate() if t.name.startswith("cortex-stage")]
+    return {t for t in threading.enumerate() if t.name.startswith("cortex-stage")}
+
+
+def assert_threads_end(started, workers):
+    """The stage threads a pipeline started (`started`) were kept for its next call, and end once it is gone."""
+    assert len(started) == workers - 1  # the caller runs stages too
+    gc.collect()
+    for t in started:
+        t.join(timeout=10)
+    assert not any(t.is_alive() for t in started)
 
 
 def test_stage_split_gives_one_function_per_stage_each_gated_one_with_its_gate():
@@ -65,9 +75,12 @@ def test_stage_split_gives_one_function_per_stage_each_gated_one_with_its_gate()
 def test_concurrent_stages_equal_the_sequential_call(mode):
     frames = frames_of(SMALL)
     a, b = cortex.compile(cortex.parse(small_l2_text()), mode=mode, passes=passes(mode)), staged(small_l2_text(), mode)
+    before = stage_threads()
     assert_same([b(f) for f in frames], sequential(a, frames))
     assert_same_state(b.state, a.state)
-    assert not stage_threads()
+    started, workers = stage_threads() - before, b.workers
+    del b
+    assert_threads_end(started, workers)
 
 
 def test_concurrent_stages_with_extra_states_and_runtime_weights():
@@ -107,12 +120,19 @@ def test_a_failing_stage_stops_the_call_with_its_name():
     namespace = text_stage.fn.__globals__
     original = namespace["_x_cortex_text_roi"]
     namespace["_x_cortex_text_roi"] = broken
+    before = stage_threads()
     try:
         with pytest.raises(CortexError, match=r"^'cortex.text_roi' failed: error: injected$"):
             b(frames_of(SMALL, 1)[0])
     finally:
         namespace["_x_cortex_text_roi"] = original
-    assert not stage_threads()
+    frame = frames_of(SMALL, 1)[0]
+    b.reset()
+    SEQUENTIAL.reset()
+    assert_same([b(frame)], sequential(SEQUENTIAL, [frame]))  # the next call runs whole again
+    started, workers = stage_threads() - before, b.workers
+    del b
+    assert_threads_end(started, workers)
 
 
 def test_workers_must_be_a_positive_integer():

@@ -5,6 +5,8 @@
 // RUN: cortex-opt %l2_static -p cortex-frame-split,cortex-stage-split | filecheck %s
 // RUN: cortex-opt %l2_static -p cortex-frame-split,cortex-stage-split,convert-cortex-to-linalg,convert-cortex-to-extern | %mlir-opt > /dev/null
 // RUN: not cortex-opt %l2_static -p 'cortex-stage-split{function=nope}' 2>&1 | filecheck %s --check-prefix=MISSING
+// RUN: not cortex-opt %l2_static -p 'cortex-stage-split{value-kind=value}' 2>&1 | filecheck %s --check-prefix=KIND
+// RUN: cortex-opt %l2_static -p 'cortex-decompose-scene-change,cortex-temporal-reuse{report=false},cortex-frame-split,cortex-stage-split{function=l2_frame__delayed value-kind=ahead}' | filecheck %s --check-prefix=DELAYED
 // RUN: cortex-opt %l2_static -p 'cortex-decompose-scene-change,cortex-temporal-reuse{report=false},cortex-frame-split,cortex-stage-split' | filecheck %s --check-prefix=DECOMPOSED
 // REQUIRES: mlir-opt
 
@@ -43,3 +45,23 @@
 // DECOMPOSED:      func.func @l2_frame__parallel__s1(
 
 // MISSING: no function '@nope' to split into stages
+// KIND: value-kind must be one of stage, ahead, got 'value'
+
+// The delayed part cut the same way (the driver does, so one frame's stages of both parts are one graph):
+// each result leaves from the stage that computes it, so text_roi (which reads gray and the sharpness)
+// need not wait for the reused blurs of gray, which only the next frame reads.
+// DELAYED:      func.func @l2_frame__delayed__s0(%frame: tensor<480x640x3xui8>)
+// DELAYED-SAME:   cortex.split_args = ["input:0"], cortex.split_results = ["ahead:0", "value:5", "update:prev_gray"]
+// DELAYED-NEXT:   %gray = cortex.gray %frame
+// DELAYED:      func.func @l2_frame__delayed__s1(%gray: tensor<480x640xf32>) -> (f32, f32)
+// DELAYED-SAME:   cortex.split_args = ["ahead:0"], cortex.split_results = ["ahead:1", "value:0"]
+// DELAYED-NEXT:   %sharpness = cortex.blur_detector %gray
+// DELAYED:      func.func @l2_frame__delayed__s2(%gray: tensor<480x640xf32>)
+// DELAYED-SAME:   cortex.split_args = ["ahead:0"], cortex.split_results = ["value:1", "value:2", "value:3", "value:4", "update:prev_gray:scene_x", "update:prev_gray:scene_mu_x", "update:prev_gray:scene_s_xx", "update:prev_gray:scene_mu_xx"]
+// DELAYED:        cortex.gaussian_blur %scene_x
+// DELAYED:        cortex.gaussian_blur %scene_xx
+// DELAYED:      func.func @l2_frame__delayed__s3(%sharpness_history: tensor<25xf32>, %sharpness: f32) -> tensor<25xf32>
+// DELAYED-SAME:   cortex.split_args = ["state:sharpness_history", "ahead:1"], cortex.split_results = ["update:sharpness_history"]
+// DELAYED-NEXT:   cortex.window_push %sharpness_history, %sharpness
+// DELAYED-NOT:  func.func @l2_frame__delayed__s4
+// DELAYED:      func.func @l2_frame__parallel(
