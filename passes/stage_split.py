@@ -104,10 +104,10 @@ class _StageSplitter(Outliner):
                     stage.add(op)
         by_name = {s.name: s for s in self.stages}
         last = self.stages[-1] if self.stages else self.new_stage()
-        for k, v in zip(self.result_keys, ret.arguments):
+        for key, v in zip(self.result_keys, ret.arguments):
             # each result leaves from the stage that computes it, so what reads it waits for that stage only
             home = by_name.get(self.home.get(v, ""), last)
-            home.results.append((k, home.get(v)))
+            home.results.append((key, home.get(v)))
         return [self.function(s) for s in self.stages]
 
     def _split_if(self, op: scf.IfOp) -> None:
