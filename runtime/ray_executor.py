@@ -306,6 +306,9 @@ class RayFrames:
         ready, _ = self.ray.wait([flight[-1]], timeout=0)
         return bool(ready)
 
+    def wait(self, flights) -> None:
+        self.ray.wait([f[-1] for f in flights], num_returns=1)
+
     def finish(self, flight) -> Iterator[tuple[Any, ...]]:
         at, frames_chunk, state_after, future = flight
         outputs = [self.split.caller_outputs(out) for out in self._get(future, at, len(frames_chunk))]

@@ -32,7 +32,7 @@ import heapq
 import os
 import threading
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, InvalidStateError, ThreadPoolExecutor, wait
 from typing import Any
 
 import cv2
@@ -150,6 +150,9 @@ class ThreadFrames:
 
     def done(self, flight) -> bool:
         return flight[3].done()
+
+    def wait(self, flights) -> None:
+        wait([f[3] for f in flights], return_when=FIRST_COMPLETED)
 
     def finish(self, flight) -> list[tuple[Any, ...]]:
         _, args, env, future = flight
