@@ -122,6 +122,11 @@ def rematerialisable(op: Operation) -> bool:
 def zero_of(t: Attribute) -> Operation:
     """A constant zero of `t`: what a cut `scf.if` yields on the branch that does not compute a value."""
     if isinstance(t, TensorType):
+        if any(d < 0 for d in t.get_shape()):
+            raise FrameSplitError(
+                f"the split needs a placeholder of the dynamic type {t} (the zeros a skipped branch yields): bind "
+                "the entry to one input shape first (cortex-specialize-shapes{shapes=...}, as cortex.compile does)"
+            )
         return ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [0.0 if isinstance(t.element_type, AnyFloat) else 0]))
     if isinstance(t, AnyFloat):
         return arith.ConstantOp(FloatAttr(0.0, t))

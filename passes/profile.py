@@ -1,4 +1,4 @@
-"""cortex-profile{frames=N mode=M entry=E}: measure every cortex op, record it in the IR.
+"""cortex-profile{frames=N mode=M entry=E size=HxW}: measure every cortex op, record it in the IR.
 
 The seed's `profile_ms` metadata, as an attribute: the reference interpreter
 runs `entry` over N inputs, its `op_timer` hook reports the wall time of
@@ -8,7 +8,11 @@ read it back to say what a pass saved.
 
 Inputs: synthetic video frames (`cortex.video.synthetic.SyntheticVideo`, at
 the entry's frame size) when the entry takes one BGR frame; seeded random
-arrays of the argument types otherwise (tensor graphs).
+arrays of the argument types otherwise (tensor graphs). A shape-generic
+frame entry (`tensor<?x?x3xui8>`, the bundled pipeline) is profiled on a
+copy bound to `size=HxW` (default 480x640, the synthetic video's), as
+`cortex-run` binds it to a video; the times are recorded on the module's
+own ops, which keep their dynamic types.
 
 Ops that never ran (the L2 pipeline's scoring stages on a run where every
 frame was blurred, or any op in a branch never taken) get no attribute, and
@@ -121,27 +125,55 @@ MAX_PROFILE_FRAMES = 10_000
 """More frames than this adds nothing to a median, and would run for hours."""
 
 
+def is_generic_frame_type(t: Attribute) -> bool:
+    """tensor<?x?x3xui8> (any side dynamic): a frame of a size the video decides."""
+    return (
+        isinstance(t, TensorType)
+        and t.element_type == ui8
+        and t.get_num_dims() == 3
+        and t.get_shape()[2] == 3
+        and min(t.get_shape()[:2]) < 0
+    )
+
+
 def profile_module(
-    module: ModuleOp, frames: int = 10, mode: str | None = DEFAULT_MODE, entry: str | None = None, seed: int = 0
+    module: ModuleOp, frames: int = 10, mode: str | None = DEFAULT_MODE, entry: str | None = None, seed: int = 0,
+    size: tuple[int, int] | None = None,
 ) -> dict[Operation, float]:
     """Run the reference interpreter and set `cortex.profile_ms` on every cortex op that ran.
 
-    Returns the medians in milliseconds, keyed by op.
+    Returns the medians in milliseconds, keyed by op. `size` (height, width): the frame size a
+    shape-generic frame entry is profiled at (default `DEFAULT_SIZE`); only such an entry takes one.
     """
     from cortex.interpreter.reference import ReferenceRunner
+    from cortex.passes.specialize_shapes import bind_to_video
+    from cortex.video.synthetic import DEFAULT_SIZE
 
     if isinstance(frames, bool) or not isinstance(frames, int) or not 1 <= frames <= MAX_PROFILE_FRAMES:
         raise CortexError(f"frames must be a whole number from 1 to {MAX_PROFILE_FRAMES}, got {frames}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise CortexError(f"seed must be a non-negative whole number, got {seed}")
     fn = entry_function(module, entry)
+    types = fn.function_type.inputs.data
+    own_op: dict[Operation, Operation] | None = None  # the bound copy's op -> the module's
+    if len(types) == 1 and is_generic_frame_type(types[0]):
+        bound = module.clone()
+        own_op = dict(zip(bound.walk(), module.walk()))  # a clone walks in the same order
+        bind_to_video(bound, fn.sym_name.data, size or DEFAULT_SIZE)
+        fn = entry_function(bound, fn.sym_name.data)
+        module_run = bound
+    elif size is not None:
+        raise CortexError(f"size={size[0]}x{size[1]} is for a shape-generic frame entry; @{fn.sym_name.data} takes "
+                          + ", ".join(str(t) for t in types))
+    else:
+        module_run = module
     samples: dict[Operation, list[float]] = defaultdict(list)
     per_frame: dict[Operation, float] = defaultdict(float)
 
     def op_timer(op: Operation, seconds: float) -> None:
         per_frame[op] += seconds  # an op run twice in one frame (a piece called twice) adds up
 
-    runner = ReferenceRunner(module, entry=fn.sym_name.data, mode=mode, op_timer=op_timer)
+    runner = ReferenceRunner(module_run, entry=fn.sym_name.data, mode=mode, op_timer=op_timer)
     for inputs in sample_inputs(fn, frames, seed):
         per_frame.clear()
         runner(*inputs)
@@ -149,6 +181,8 @@ def profile_module(
             samples[op].append(seconds)
 
     medians = {op: round(1000.0 * statistics.median(times), 4) for op, times in samples.items()}
+    if own_op is not None:
+        medians = {own_op[op]: ms for op, ms in medians.items() if op in own_op}
     for op in module.walk():
         if not op.name.startswith("cortex."):
             continue
@@ -175,12 +209,23 @@ class ProfilePass(ModulePass):
     mode: str = DEFAULT_MODE
     entry: str = DEFAULT_ENTRY
     seed: int = 0
+    size: str = ""
+    """HxW: the frame size a shape-generic pipeline is profiled at ("" : 480x640)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
-            profile_module(op, self.frames, self.mode or None, self.entry, self.seed)
+            profile_module(op, self.frames, self.mode or None, self.entry, self.seed, _size(self.size))
         except CortexError as e:
             raise ProfileError(str(e)) from None
 
 
-__all__ = ["PROFILE_ATTR", "ProfilePass", "entry_function", "profile_ms", "profile_module", "sample_inputs"]
+def _size(text: str) -> tuple[int, int] | None:
+    if not text:
+        return None
+    parts = text.lower().split("x")
+    if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ProfileError(f"size reads like 480x640, got '{text}'")
+    return int(parts[0]), int(parts[1])
+
+
+__all__ = ["PROFILE_ATTR", "ProfilePass", "entry_function", "is_generic_frame_type", "profile_ms", "profile_module", "sample_inputs"]

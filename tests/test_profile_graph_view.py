@@ -51,6 +51,23 @@ def test_profile_marks_every_cortex_op_that_ran(l2):
     assert not any(PROFILE_ATTR in op.attributes for op in l2.walk() if not op.name.startswith("cortex."))
 
 
+def test_a_shape_generic_pipeline_is_profiled_at_a_size_and_keeps_its_types(l2):
+    """The bundled pipeline (tensor<?x?x3xui8>) failed: "state 'prev_gray' has a dynamic shape" (the README's
+    `cortex-profile` examples). Now a bound copy runs; every op the static pipeline times gets a time."""
+    from cortex.examples.l2_pipeline import L2_PIPELINE
+    from cortex.ir import to_text
+
+    generic = parse_module(L2_PIPELINE.read_text())
+    before = to_text(generic)
+    ProfilePass(frames=2, size="96x128").apply(make_context(), generic)
+    timed = [op.name for op in cortex_ops(generic) if profile_ms(op) is not None]
+    assert timed == [op.name for op in cortex_ops(l2)]
+    unprofiled = to_text(generic)
+    for op in generic.walk():
+        op.attributes.pop(PROFILE_ATTR, None)
+    assert to_text(generic) == before and "tensor<?x?x3xui8>" in unprofiled  # nothing else changed
+
+
 def test_branch_never_taken_gets_no_time_and_loses_a_stale_one():
     module = build_l2_pipeline(96, 128, 32, blur_threshold=1e12)  # every frame "blurred": scoring never runs
     saliency = next(op for op in module.walk() if op.name == "cortex.saliency_dft")

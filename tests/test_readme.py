@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import cortex
 
 README = Path(cortex.__file__).resolve().parent / "README.md"
@@ -83,3 +85,52 @@ def test_contributing_adding_a_backend_names_what_exists():
     assert len(names) >= 15
     undefined = sorted({n for n in names if n not in defined})
     assert not undefined, f"names the section cites that its files do not define: {undefined}"
+
+
+def fenced_blocks(languages: tuple[str, ...]) -> list[str]:
+    """The bodies of the README's fenced blocks whose language is one of `languages` ("" for none)."""
+    blocks, body, language = [], None, ""
+    for line in README.read_text().splitlines():
+        if line.startswith("```"):
+            if body is None:
+                body, language = [], line[3:].strip()
+            else:
+                if language in languages:
+                    blocks.append("\n".join(body) + "\n")
+                body = None
+        elif body is not None:
+            body.append(line)
+    return blocks
+
+
+def readme_commands() -> list[tuple[str, str | None]]:
+    """Every `cortex-opt examples/...` command of the README's shell blocks and `$` transcripts (continuation
+    lines joined, comments dropped), with the error a transcript shows it printing (None: it succeeds)."""
+    found: list[tuple[str, str | None]] = []
+    for body in fenced_blocks(("", "sh")):
+        lines = body.replace("\\\n", " ").splitlines()
+        for k, line in enumerate(lines):
+            transcript = line.startswith("$ ")
+            command = line.removeprefix("$ ").split("  #", 1)[0].strip()
+            if not command.startswith("cortex-opt examples/"):
+                continue
+            shown = lines[k + 1] if transcript and k + 1 < len(lines) else ""
+            found.append((command, shown if shown.startswith("error:") else None))
+    return found
+
+
+def test_the_readme_finds_its_commands():
+    commands = [c for c, _ in readme_commands()]
+    assert len(commands) >= 10 and any("cortex-schedule" in c for c in commands) and any("turbo" in c for c in commands)
+
+
+@pytest.mark.parametrize(("command", "error"), readme_commands(), ids=lambda v: v if isinstance(v, str) else "ok")
+def test_every_readme_cortex_opt_command_runs_as_shown(command, error):
+    """The bundled pipeline became shape-generic and three README commands (cortex-profile on it, the frame
+    split, the lowering) failed with it, one as a crash: each command now runs as the README shows it."""
+    done = subprocess.run(command, shell=True, cwd=README.parent, env=dict(os.environ), capture_output=True, text=True,
+                          timeout=300, check=False)
+    if error is None:
+        assert done.returncode == 0, f"{command}\n{done.stderr[-2000:]}"
+    else:
+        assert done.returncode != 0 and error in done.stderr, f"{command}\n{done.stderr[-2000:]}"

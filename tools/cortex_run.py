@@ -51,10 +51,11 @@ from cortex.tools.run_summary import RunClock, RunSummary, library_threads, proc
 from cortex.tools.versions import VersionAction
 from cortex.video.overlay import SCALES
 from cortex.video.source import Seconds, parse_position
+from cortex.video.synthetic import DEFAULT_SIZE
 
 BUNDLED_PIPELINE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
 BACKENDS = ("numpy", "iree", "reference")
-SYNTHETIC_SIZE = (480, 640)
+SYNTHETIC_SIZE = DEFAULT_SIZE
 """The synthetic video's size when neither --size nor a static pipeline gives one."""
 
 

@@ -83,10 +83,15 @@ class Scene:
     thickness: int
 
 
+DEFAULT_SIZE = (480, 640)
+"""The synthetic video's (height, width) when nothing else gives one (`cortex-run` on a shape-generic
+pipeline, `cortex-profile` of one)."""
+
+
 class SyntheticVideo:
     """`frame(i)`: uint8 H×W×3 BGR; the `is_*`/`*_blocks` methods are the ground truth."""
 
-    def __init__(self, height: int = 480, width: int = 640, seed: int = 0):
+    def __init__(self, height: int = DEFAULT_SIZE[0], width: int = DEFAULT_SIZE[1], seed: int = 0):
         if height < 64 or width < 64:
             raise ValueError(f"the synthetic video needs at least 64x64 pixels, got {height}x{width}")
         self.height, self.width, self.seed = int(height), int(width), int(seed)
