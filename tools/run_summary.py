@@ -116,6 +116,8 @@ class RunSummary:
     threads: dict[str, Any] = field(default_factory=dict)
     stages: StageTimes | None = None
     outputs: dict[str, str] = field(default_factory=dict)
+    memory: str = ""
+    """What glibc does with freed memory (`cortex.tools.memory_policy`), in words."""
 
     def rates(self) -> dict[str, float | None]:
         c = self.clock
@@ -155,7 +157,7 @@ class RunSummary:
             "outputs written (the progress bar's rate)",
             f"  pipeline    {_fps(r['pipeline']):>7} frames/s  {1e3 * c.pipeline_seconds / n:.2f} ms/frame: {pipeline_how}",
             f"  {self.threads_line()}",
-        ]
+        ] + ([f"  {self.memory}"] if self.memory else [])
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -183,6 +185,7 @@ class RunSummary:
                 "pipeline": c.pipeline_seconds,
             },
             "threads": dict(self.threads),
+            "memory": self.memory,
             "outputs": dict(self.outputs),
         }
         if self.stages is not None:
