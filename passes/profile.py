@@ -76,15 +76,23 @@ def entry_function(module: ModuleOp, entry: str | None = None) -> func.FuncOp:
     raise CortexError(f"no function '@{wanted}' to run in the module (functions: {names})")
 
 
+def _frame_sides(t: Attribute) -> list[int] | None:
+    """(H, W) of tensor<HxWx3xui8>, one BGR frame (a side is -1 where it is dynamic); None for any other type."""
+    if isinstance(t, TensorType) and t.element_type == ui8 and t.get_num_dims() == 3 and t.get_shape()[2] == 3:
+        return list(t.get_shape()[:2])
+    return None
+
+
 def is_frame_type(t: Attribute) -> bool:
     """tensor<HxWx3xui8>: one BGR frame, which the synthetic video can supply."""
-    return (
-        isinstance(t, TensorType)
-        and t.element_type == ui8
-        and t.get_num_dims() == 3
-        and t.get_shape()[2] == 3
-        and min(t.get_shape()) > 0
-    )
+    sides = _frame_sides(t)
+    return sides is not None and min(sides) > 0
+
+
+def is_generic_frame_type(t: Attribute) -> bool:
+    """tensor<?x?x3xui8> (any side dynamic): a frame of a size the video decides."""
+    sides = _frame_sides(t)
+    return sides is not None and min(sides) < 0
 
 
 def random_value(t: Attribute, rng: np.random.Generator, index: int) -> Any:
@@ -123,17 +131,6 @@ def sample_inputs(fn: func.FuncOp, frames: int, seed: int = 0) -> Iterator[tuple
 
 MAX_PROFILE_FRAMES = 10_000
 """More frames than this adds nothing to a median, and would run for hours."""
-
-
-def is_generic_frame_type(t: Attribute) -> bool:
-    """tensor<?x?x3xui8> (any side dynamic): a frame of a size the video decides."""
-    return (
-        isinstance(t, TensorType)
-        and t.element_type == ui8
-        and t.get_num_dims() == 3
-        and t.get_shape()[2] == 3
-        and min(t.get_shape()[:2]) < 0
-    )
 
 
 def profile_module(
