@@ -171,6 +171,17 @@ def predicted(times: dict[str, float], workers: int) -> str:
             f"the caller {1e3 / caller.frame_ms:.2f})")
 
 
+def predicted_batch(times: dict[str, float], workers: int, frames: int, cpu_ms: float) -> str:
+    """The same bound for the batch that ran: the run's own CPU per frame (`cpu_ms`: two frames at once are slower
+    than the parts alone, and the caller's work counts) per frame, plus the last frame's own path (delayed, parallel,
+    tail), of which (N - 1)/N finishes after the other workers ran out of frames (the batch's drain)."""
+    per_frame = max(cpu_ms / workers, times["delayed"], times["recurrence"])
+    path = times["delayed"] + times["parallel"] + times["tail"]
+    batch_ms = frames * per_frame + path * (workers - 1) / workers
+    return (f"for this batch ({frames} frames at the run's {cpu_ms:.2f} CPU ms/frame, and its drain): "
+            f"{1e3 * frames / batch_ms:.2f} frames/s")
+
+
 def report(title: str, results: dict[str, tuple[float, float, float, float]]) -> str:
     base_lat, base_fps, _, _ = results["hand-written sequential"]
     width = max(len(n) for n in results)
@@ -234,7 +245,8 @@ def main(argv=None) -> int:
             ratios.append(f"ratio {text} {mode} latency compiled sequential/hand-written: {results['compiled sequential'][0] / base_lat:.3g}")
             ratios.append(f"ratio {text} {mode} latency frame-parallel/hand-written: {results[par][0] / base_lat:.3g}")
             times = part_times(size, mode, [SyntheticVideo(*size).frame(i) for i in range(n)], args.repeat)
-            ratios.append(f"ratio {text} {mode} frame-parallel throughput: {predicted(times, workers)}, measured "
+            ratios.append(f"ratio {text} {mode} frame-parallel throughput: {predicted(times, workers)}; "
+                          f"{predicted_batch(times, workers, n, results[par][2])}; measured "
                           f"{results[par][1]:.2f} frames/s (part CPU ms/frame: "
                           + ", ".join(f"{k} {v:.2f}" for k, v in times.items()) + ")")
             for name in (par, con, "compiled sequential"):

@@ -118,6 +118,10 @@ def test_bench_schedule_predicts_with_cortex_schedules_bound():
         "predicted 81.63 frames/s (1 frame per max(work/2 12.25 ms, delayed 1.00 ms, recurrence 0.50 ms) = 12.25 ms")
     many = bench_schedule.predicted(parts, 64)
     assert many.startswith("predicted 1000.00 frames/s") and many.endswith("on the caller 666.67)")
+    # the batch that ran: 16 frames at 26 CPU ms/frame on 2 workers = 208 ms, plus half the last frame's 24 ms path
+    assert bench_schedule.predicted_batch(parts, 2, 16, 26.0) == (
+        "for this batch (16 frames at the run's 26.00 CPU ms/frame, and its drain): 72.73 frames/s")
+    assert bench_schedule.predicted_batch(parts, 1, 4, 24.5).endswith(f"{4e3 / (4 * 24.5):.2f} frames/s")
 
 
 def test_bench_schedule_help_says_its_whole_first_sentence(capsys):
