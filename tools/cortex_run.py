@@ -187,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     parallel_run.add_arguments(p)  # --workers, --engine, several videos (issue 8)
     p.add_argument("--return-memory", action="store_true",
                    help="let glibc give the memory each frame frees back to the OS (default: kept for the next frame, "
-                        "20-25%% faster at 1088x1920: every freed page came back zero-filled, a fault each)")
+                        "15-25%% faster at 1088x1920: every freed page came back zero-filled, a fault each)")
     return p
 
 

@@ -11,9 +11,10 @@ one arena for every thread, blocks up to 32 MiB from the heap, no trimming,
 the heap grown 256 MiB at a time.
 
 Measured (`cortex-run --size 1088x1920 --frames 24`, 2 cores, load ~1,
-default vs kept, two runs each): 1 worker 9.6–9.9 s → 7.7–7.9 s, 2 workers
-6.8–7.8 s → 5.2–5.5 s; at 480×640 no change. The cost: the process keeps
-its peak heap until it ends. Only the tool does this — it owns its process;
+`--return-memory` vs kept, two runs each): 1 worker 9.2–10.0 s → 7.8–7.9 s,
+2 workers 6.7–6.8 s → 5.4–5.7 s (system time 2.3–3.1 s → 0.7–1.1 s); the
+480×640 main job 2.65–2.77 s → 2.49–2.55 s. The cost: the process keeps
+its peak heap until it ends (918 MB instead of 864 MB at 1088×1920). Only the tool does this — it owns its process;
 the library never retunes its host's allocator (the README gives the
 environment variables for a program of one's own).
 """
