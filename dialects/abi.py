@@ -204,13 +204,17 @@ SPLIT_ARGS = "cortex.split_args"
 SPLIT_RESULTS = "cortex.split_results"
 """On a part of a split entry: the wiring key of each result, in order."""
 
-WIRE_KINDS = ("input", "state", "update", "output", "weight", "value", "stage", "ahead")
+STAGE_KINDS = ("stage", "ahead")
+"""The kinds of the values one stage hands to another stage of the same part (the parallel part's, the delayed
+part's): never a part's own argument or result."""
+
+WIRE_KINDS = ("input", "state", "update", "output", "weight", "value", *STAGE_KINDS)
 """What a wiring key names: the entry's input #i, a state's value before the frame (`state:x`) and after it
 (`update:x`), the entry's output #i, a runtime weight, a value one frame-split part hands to a later one
 (`value:k`), a value one stage hands to another (`stage:k`), and one stage of the delayed part (which runs
 ahead of the frame's other parts) to another (`ahead:k`)."""
 
-_NUMBERED = frozenset({"input", "output", "value", "stage", "ahead"})
+_NUMBERED = frozenset({"input", "output", "value", *STAGE_KINDS})
 
 FRAME_PARTS = ("delayed", "parallel", "recurrence", "tail")
 """The frame split's parts (`@f__delayed`, ...), in the order one frame runs them."""
@@ -252,6 +256,7 @@ __all__ = [
     "PROPS",
     "SPLIT_ARGS",
     "SPLIT_RESULTS",
+    "STAGE_KINDS",
     "STATE",
     "UNSIGNED",
     "WEIGHT",

@@ -43,7 +43,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from cortex.dialects import abi
-from cortex.dialects.abi import SPLIT_ARGS, SPLIT_RESULTS, wire
+from cortex.dialects.abi import SPLIT_ARGS, SPLIT_RESULTS, STAGE_KINDS, wire
 from cortex.dialects.traits import External
 from cortex.passes.outlining import (
     FrameSplitError,
@@ -222,10 +222,6 @@ def _inner(op: scf.IfOp) -> list[Operation]:
             if not isinstance(o, scf.YieldOp) and not rematerialisable(o)]
 
 
-STAGE_VALUE_KINDS = ("stage", "ahead")
-"""Wiring kinds of the values one stage hands to another: the parallel part's (`stage:k`), the delayed part's (`ahead:k`)."""
-
-
 def split_stages(module: ModuleOp, name: str, value_kind: str = "stage") -> list[func.FuncOp]:
     """Replace `@name` by its stage functions (see the module docstring); returns them in order.
 
@@ -245,10 +241,10 @@ class StageSplitPass(ModulePass):
     value_kind: str = "stage"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.value_kind not in STAGE_VALUE_KINDS:
-            raise FrameSplitError(f"value-kind must be one of {', '.join(STAGE_VALUE_KINDS)}, got '{self.value_kind}'")
+        if self.value_kind not in STAGE_KINDS:
+            raise FrameSplitError(f"value-kind must be one of {', '.join(STAGE_KINDS)}, got '{self.value_kind}'")
         split_stages(op, self.function, self.value_kind)
         op.verify()
 
 
-__all__ = ["STAGE_VALUE_KINDS", "StageSplitPass", "split_stages", "stage_groups"]
+__all__ = ["StageSplitPass", "split_stages", "stage_groups"]

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from cortex.dialects.abi import FRAME_PARTS, Port, WireKey
+from cortex.dialects.abi import FRAME_PARTS, STAGE_KINDS, Port, WireKey
 from cortex.errors import CortexError
 from cortex.runtime.executables import LoadedExecutable, load_executable
 from cortex.runtime.generated import call_generated
@@ -77,7 +77,7 @@ class PartFunction:
             env[key] = value
 
 
-BETWEEN_STAGES = ("stage:", "ahead:")
+BETWEEN_STAGES = tuple(f"{kind}:" for kind in STAGE_KINDS)
 """Wiring keys of values one stage hands to another of the same part: not the part's own arguments or results."""
 
 

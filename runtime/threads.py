@@ -31,7 +31,7 @@ import contextlib
 import heapq
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, InvalidStateError, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -39,7 +39,7 @@ import cv2
 
 from cortex.runtime.blas import blas_limit
 from cortex.runtime.frames import frames_in_flight
-from cortex.runtime.parts import LoadedSplit, PartFunction
+from cortex.runtime.parts import InOrder, LoadedSplit, PartFunction
 
 MAX_WORKERS = 4096
 """The most workers (threads, or Ray actors) one run or one call may ask for: far beyond any machine's
@@ -207,7 +207,7 @@ class _StageGraph:
     pool; nothing passes through a dispatcher. A dispatching caller had to be woken for every hand-off,
     and while other stages held the GIL that took up to 0.6 ms each (measured on the L2 frame)."""
 
-    def __init__(self, stages: list[PartFunction], env: dict[str, Any], index: int | None, pool: ThreadPoolExecutor):
+    def __init__(self, stages: Sequence[PartFunction | InOrder], env: dict[str, Any], index: int | None, pool: ThreadPoolExecutor):
         producer = {key: k for k, s in enumerate(stages) for key in s.result_keys}
         needs = [{producer[key] for key in s.arg_keys if key in producer and producer[key] != k} for k, s in enumerate(stages)]
         self.readers: list[list[int]] = [[] for _ in stages]
@@ -262,7 +262,7 @@ class _StageGraph:
             raise self.failure
 
 
-def run_stages(stages: list[PartFunction], env: dict[str, Any], index: int | None, pool: ThreadPoolExecutor) -> None:
+def run_stages(stages: Sequence[PartFunction | InOrder], env: dict[str, Any], index: int | None, pool: ThreadPoolExecutor) -> None:
     """Each stage as soon as the stages whose results it reads are done, on the calling thread and `pool`'s
     (`workers` - 1 threads: the caller is one of the workers); the first failure is raised."""
     _StageGraph(stages, env, index, pool).run()
@@ -286,11 +286,9 @@ def call_with_concurrent_stages(split: LoadedSplit, state: dict[str, Any], input
     with thread_budget(workers), contextlib.ExitStack() as owned:
         if pool is None:
             pool = owned.enter_context(stage_pool(workers))
-        if split.delayed_stages:
-            run_stages([*split.delayed_stages, *split.stages], env, None, pool)
-        else:  # a program saved before the delayed part had stages
-            parts["delayed"](env, None)
-            run_stages(split.stages, env, None, pool)
+        # a program saved before the delayed part had stages runs that part as one stage of the graph
+        delayed: list[PartFunction | InOrder] = [*split.delayed_stages] or [parts["delayed"]]
+        run_stages([*delayed, *split.stages], env, None, pool)
         parts["recurrence"](env, None)
         parts["tail"](env, None)
     return split.outputs(env, inputs)

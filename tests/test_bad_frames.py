@@ -26,8 +26,20 @@ BAD_AT = 17
 ARG = r"argument #0 \(%frame\) of @l2_frame"
 
 
+_ALIVE_BEFORE: set[threading.Thread] = set()
+
+
+@pytest.fixture(autouse=True)
+def _threads_before_the_test():
+    """Stage threads a pipeline of another test module keeps (it keeps them for its next call) are not this test's."""
+    _ALIVE_BEFORE.clear()
+    _ALIVE_BEFORE.update(threading.enumerate())
+
+
 def frame_threads():
-    return [t for t in threading.enumerate() if t.name.startswith(("cortex-frame", "cortex-stage"))]
+    """The engine threads this test started that are still alive."""
+    return [t for t in threading.enumerate()
+            if t.name.startswith(("cortex-frame", "cortex-stage")) and t not in _ALIVE_BEFORE]
 
 
 BAD_FRAMES = {

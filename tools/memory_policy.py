@@ -30,7 +30,11 @@ M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -2, -3, -8
 KEPT = {M_ARENA_MAX: 1, M_MMAP_THRESHOLD: 32 << 20, M_TRIM_THRESHOLD: (1 << 31) - 1, M_TOP_PAD: 256 << 20}
 """The policy: one arena, blocks under 32 MiB (glibc's largest mmap threshold) from the heap, never trim, grow by 256 MiB."""
 
-ENVIRONMENT = "MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=2147483647 MALLOC_TOP_PAD_=268435456"
+VARIABLES = {M_ARENA_MAX: "MALLOC_ARENA_MAX", M_MMAP_THRESHOLD: "MALLOC_MMAP_THRESHOLD_",
+             M_TRIM_THRESHOLD: "MALLOC_TRIM_THRESHOLD_", M_TOP_PAD: "MALLOC_TOP_PAD_"}
+"""glibc's environment variable for each parameter."""
+
+ENVIRONMENT = " ".join(f"{VARIABLES[param]}={value}" for param, value in KEPT.items())
 """The same policy for a process of one's own, set before it starts (the README quotes it)."""
 
 
@@ -44,10 +48,10 @@ def keep_freed_memory() -> str:
     if mallopt is None:
         return "memory: the C library's own policy (no glibc mallopt here)"
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    refused = [name for name, (param, value) in zip(("arena", "mmap", "trim", "pad"), KEPT.items()) if mallopt(param, value) != 1]
+    refused = [VARIABLES[param] for param, value in KEPT.items() if mallopt(param, value) != 1]
     if refused:
         return f"memory: glibc refused {', '.join(refused)}: freed memory may go back to the OS after each frame"
     return "memory: freed memory kept for the next frame (glibc: 1 arena, no trim; --return-memory to give it back)"
 
 
-__all__ = ["ENVIRONMENT", "KEPT", "keep_freed_memory"]
+__all__ = ["ENVIRONMENT", "KEPT", "VARIABLES", "keep_freed_memory"]
