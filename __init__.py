@@ -22,6 +22,8 @@ from typing import Any
 from cortex.errors import CortexError
 
 _API_HOMES = {
+    "CompileOptions": "cortex.options",
+    "compile_pipeline_text": "cortex.options",
     "build_l2_pipeline": "cortex.examples.l2_pipeline",
     "calibrate": "cortex.driver",
     "compile": "cortex.driver",

@@ -9,7 +9,7 @@ module imports it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,28 +17,26 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import PassPipeline
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
 
-from cortex.backends.numpy_emitter import emit_numpy, numpy_executable
+from cortex.backends.backend import BACKENDS, Backend, backend_named
+from cortex.backends.numpy_emitter import emit_numpy
 from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
-from cortex.dialects.modes import DEFAULT_ENTRY, DEFAULT_MODE, INPUT_DEFAULTS
+from cortex.dialects.modes import DEFAULT_MODE
 from cortex.errors import CortexError, whole_number
-from cortex.interpreter.calling import find_entry, weights_for_call
+from cortex.interpreter.calling import find_entry, resolve_entry
 from cortex.interpreter.reference import ReferenceRunner
 from cortex.ir import make_context, parse, verify_located
-from cortex.lowering import POST_LOWERING_PASSES
-from cortex.lowering.cortex_to_extern import ConvertCortexToExternPass
-from cortex.lowering.cortex_to_linalg import ConvertCortexToLinalgPass
+from cortex.options import CompileOptions, compile_options, compile_phases, compile_pipeline_text
 from cortex.passes.calibrate import calibrate as _calibrate
-from cortex.passes.decompose_scene_change import PRECISIONS, decompose_scene_change
 from cortex.passes.frame_split import split_entry
 from cortex.passes.outlining import FrameSplitError, defined_function, split_keys
-from cortex.passes.specialize_mode import specialize_weights
 from cortex.passes.specialize_shapes import is_shape_generic
 from cortex.passes.stage_split import split_stages
 from cortex.passes.state_analysis import classify_states
-from cortex.passes.temporal_reuse import ReuseReport, temporal_reuse
+from cortex.passes.temporal_reuse import ReuseReport, TemporalReusePass, temporal_reuse
 from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import PipelineError, parse_pipeline
 from cortex.reports.quant_report import quantize_with_report
@@ -65,10 +63,27 @@ def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
     passes = build_pipeline(pipeline)
     verify_located(module)  # passes assume verified IR (dominance, yields, ...)
     work = module.clone()
+    apply_passes(work, passes.passes)
+    for block in list(module.body.blocks):
+        module.body.detach_block(block).erase(safe_erase=False)
+    work.body.move_blocks(module.body)
+    module.attributes = dict(work.attributes)
+    module.properties = dict(work.properties)
+    return module
+
+
+def apply_passes(module: ModuleOp, passes: Iterable[ModulePass]) -> list[ReuseReport]:
+    """Run `passes` on `module` in place, verifying after each (a failure names the pass); what temporal
+    reuse carried, when the pipeline has `cortex-temporal-reuse` (its reports are the one result of a
+    compile step that is more than IR)."""
     ctx = make_context()
-    for p in passes.passes:
+    reports: list[ReuseReport] = []
+    for p in passes:
         try:
-            p.apply(ctx, work)
+            if isinstance(p, TemporalReusePass):
+                reports += temporal_reuse(module, p.entry or None)
+            else:
+                p.apply(ctx, module)
         except CortexError:
             raise
         except DiagnosticException as e:
@@ -77,16 +92,11 @@ def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
             detail = " ".join(str(e).split())
             raise CortexError(f"internal error: pass '{p.name}' crashed: {type(e).__name__}: {detail}") from e
         try:
-            verify_located(work)
+            verify_located(module)
         except (VerifyException, CortexError, ValueError) as e:
             detail = " ".join(str(e).split())
             raise CortexError(f"pass '{p.name}' produced IR that does not verify: {detail}") from None
-    for block in list(module.body.blocks):
-        module.body.detach_block(block).erase(safe_erase=False)
-    work.body.move_blocks(module.body)
-    module.attributes = dict(work.attributes)
-    module.properties = dict(work.properties)
-    return module
+    return reports
 
 
 def lower(module: ModuleOp, passes: str | None = None, post_passes: str | None = None) -> ModuleOp:
@@ -97,16 +107,18 @@ def lower(module: ModuleOp, passes: str | None = None, post_passes: str | None =
     for name, value in (("passes", passes), ("post_passes", post_passes)):
         if value is not None and not isinstance(value, str):
             raise CortexError(f"{name} must be a pipeline string like 'canonicalize,cse', got {type(value).__name__}")
+    return lowered_copy(module, ",".join(filter(None, (passes, LOWERING, post_passes))))
+
+
+LOWERING = "convert-cortex-to-linalg,convert-cortex-to-extern"
+"""cortex → upstream dialects with OpenCV stages as `func.call` externs (`cortex.lowering`)."""
+
+
+def lowered_copy(module: ModuleOp, lowering: str) -> ModuleOp:
+    """A copy of `module` with the pipeline `lowering` applied (`compile_phases`' second half)."""
     verify_located(module)
     lowered = module.clone()
-    if passes:
-        run_pipeline(lowered, passes)
-    ctx = make_context()
-    ConvertCortexToLinalgPass().apply(ctx, lowered)
-    ConvertCortexToExternPass().apply(ctx, lowered)
-    if post_passes:
-        run_pipeline(lowered, post_passes)
-    verify_located(lowered)
+    apply_passes(lowered, build_pipeline(lowering).passes)
     return lowered
 
 
@@ -117,158 +129,100 @@ class Compilation:
     program: Program
     optimised: ModuleOp  # the cortex module after specialisation and `passes`, before lowering
     lowered: ModuleOp  # the lowered entry module the "entry" executable was generated from
-    temporal_reuse: list[ReuseReport] = field(default_factory=list)  # what `reduce_frame_work` carried
+    temporal_reuse: list[ReuseReport] = field(default_factory=list)  # what the frame's own work carried
+    options: CompileOptions = field(default_factory=CompileOptions)  # what it was compiled with (entry resolved)
 
 
-def compile_program(
-    module_or_path: ModuleOp | str | Path,
-    entry: str = DEFAULT_ENTRY,
-    mode: str | None = DEFAULT_MODE,
-    weights: Mapping[str, float] | None = None,
-    passes: str | None = None,
-    post_passes: str | None = "default",
-    specialize: bool = True,
-    split: bool = True,
-    frame_work: bool = True,
-    precision: str | None = None,
-    backend: str = "numpy",
-    device: str = "cpu",
-) -> Compilation:
-    """Lower `entry` of a cortex module (specialised to `mode`, then `passes`), run `post_passes` on the
-    lowered module ("default": `POST_LOWERING_PASSES`, elementwise fusion; None or "": none), and build
-    the `Program`: the entry's executable, and (`split=True`) the frame split and stage split's.
-
-    Everything is compiled here, before the program exists: the runtime only loads it.
-    `frame_work` (on by default): `reduce_frame_work` runs after `passes` — scene change decomposed,
-    temporal reuse — in `precision` ("f64", the default, keeps every result's bits; "f32" only when
-    asked for, or under the fast-math gate: `passes` with `fast-math=true`). On since the NumPy
-    backend releases dead arrays (`backends/numpy_release`): the decomposed float64 scene change with
-    reuse then measured less CPU than the OpenCV-backed kernel at 480×640 and 1080p
-    (benchmarks/bench_schedule.py --scene-only). `frame_work=False`: the kernel as one extern call.
-    `backend="iree"`: the extern-free parts run as code IREE compiled for `device` ("cpu" or "cuda";
-    `cortex.backends.iree_backend`), the rest as on the NumPy backend.
-    """
-    check_backend_choice(backend, device)
-    check_compile_flags(specialize=specialize, split=split, frame_work=frame_work, precision=precision)
-    if post_passes == "default":
-        post_passes = POST_LOWERING_PASSES
-    table, source = weights_for_call(mode, weights)
+def parsed(module_or_path: ModuleOp | str | Path) -> ModuleOp:
+    """`module_or_path` as a module (a path or MLIR text parsed), or a one-line CortexError."""
+    if isinstance(module_or_path, ModuleOp):
+        return module_or_path
     try:
-        module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
-        find_entry(module, entry)
-        if specialize and (mode is not None or weights):
-            optimised = specialized(module, table)
-        else:
-            optimised = module.clone()  # kept: the frame split cuts this module
-        if passes:
-            run_pipeline(optimised, passes)
-        reuse = reduce_frame_work(optimised, scene_precision(precision, passes)) if frame_work else []
-        lowered = lower(optimised, post_passes=post_passes)
-        program = build_program(optimised, lowered, entry, table, source, post_passes, split, backend, device)
-    except CortexError:
-        raise
-    except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
-        raise CortexError(str(e).strip()) from None
-    return Compilation(program, optimised, lowered, reuse)
-
-
-def compile_pipeline(
-    module_or_path: ModuleOp | str | Path,
-    entry: str = DEFAULT_ENTRY,
-    mode: str | None = DEFAULT_MODE,
-    weights: Mapping[str, float] | None = None,
-    passes: str | None = None,
-    post_passes: str | None = "default",
-    workers: int = 1,
-    specialize: bool = True,
-    profile: bool = False,
-    split: bool = True,
-    frame_work: bool = True,
-    precision: str | None = None,
-    backend: str = "numpy",
-    device: str = "cpu",
-) -> CompiledPipeline | ShapeGenericPipeline:
-    """`compile_program`, loaded by the runtime: the object `cortex.compile` returns.
-
-    With a mode (or weights), the module is specialised first: the weights
-    become constants, then canonicalize and dce (in power_save saliency and
-    motion are never computed); `specialize=False` keeps them runtime
-    inputs, a mode-agnostic artifact. Runtime inputs every mode shares (the
-    blur gate's, `INPUT_DEFAULTS`) always stay inputs. `profile=True` turns
-    `compiled.profile()` on. `workers` > 1: each call runs the frame's
-    independent stages on that many threads (`cortex.runtime.threads`).
-    `split=False` leaves out the frame and stage splits (a faster compile;
-    `run_video` and `workers` > 1 then say so). `frame_work`, `precision`, `backend`, `device`: see
-    `compile_program`; `compiled.temporal_reuse` says what temporal reuse carried. An entry with `?`
-    input dimensions gives a `ShapeGenericPipeline`: the same compilation, run per concrete input shape
-    (`cortex.shape_generic`).
-    """
-    check_backend_choice(backend, device)
-    check_compile_flags(specialize=specialize, profile=profile, split=split, frame_work=frame_work, precision=precision)
-    whole_number("workers", workers, 1, MAX_WORKERS)
-    try:
-        module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
-        find_entry(module, entry)
+        return parse(module_or_path)
     except CortexError:
         raise
     except (DiagnosticException, ParseError, ValueError) as e:
         raise CortexError(str(e).strip()) from None
-    if is_shape_generic(module, entry):  # compiled per concrete shape, on first use or `specialize`
-        per_shape = functools.partial(
-            compile_pipeline, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
-            workers=workers, specialize=specialize, profile=profile, split=split, frame_work=frame_work,
-            precision=precision, backend=backend, device=device,
-        )
-        return ShapeGenericPipeline(module, entry, per_shape)
-    compilation = compile_program(module, entry, mode, weights, passes, post_passes, specialize, split,
-                                  frame_work, precision, backend, device)
+
+
+def compile_program(module_or_path: ModuleOp | str | Path, options: CompileOptions | None = None,
+                    **fields: Any) -> Compilation:
+    """Compile a cortex module to a `Program` (everything compiled here: the runtime only loads it).
+
+    `options` (a `CompileOptions`), or its fields as keywords, say what to make. The steps are the pipelines
+    `compile_phases(options)` names — the weights baked in, `passes`, the frame's own work (scene change
+    decomposed in `precision`, temporal reuse: on since the NumPy backend releases dead arrays, the decomposed
+    float64 scene change with reuse measured less CPU than the OpenCV-backed kernel at 480×640 and 1080p),
+    the lowering, `post_passes` — then the program builder cuts the frame and stage splits from the optimised
+    module and hands every lowered part to the backend (`build_program`).
+    """
+    options = compile_options(options, **fields)
+    table, source = options.weight_table()
+    module = parsed(module_or_path)
+    options = options.replace(entry=resolve_entry(module, options.entry))
+    optimise, lowering = compile_phases(options, table)
+    try:
+        optimised = module.clone()  # kept: the frame split cuts this module
+        verify_located(optimised)
+        reuse = apply_passes(optimised, build_pipeline(optimise).passes) if optimise else []
+        lowered = lowered_copy(optimised, lowering)
+        program = build_program(optimised, lowered, table, source, options, lowering)
+    except CortexError:
+        raise
+    except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
+        raise CortexError(str(e).strip()) from None
+    return Compilation(program, optimised, lowered, reuse, options)
+
+
+def compile_pipeline(module_or_path: ModuleOp | str | Path, options: CompileOptions | None = None, *,
+                     workers: int = 1, profile: bool = False,
+                     **fields: Any) -> CompiledPipeline | ShapeGenericPipeline:
+    """`compile_program`, loaded by the runtime: the object `cortex.compile` returns.
+
+    `workers` and `profile` are the runtime's, not the compile's: `workers` > 1 runs each call's independent
+    stages on that many threads (`cortex.runtime.threads`); `profile=True` turns `compiled.profile()` on.
+    An entry with `?` input dimensions gives a `ShapeGenericPipeline`: the same options, compiled per
+    concrete input shape (`cortex.shape_generic`) — checked now, so a bad option fails here, not on the
+    first frame.
+    """
+    options = compile_options(options, **fields)
+    if not isinstance(profile, (bool, np.bool_)):
+        raise CortexError(f"profile must be True or False, got {profile!r:.60}")
+    whole_number("workers", workers, 1, MAX_WORKERS)
+    module = parsed(module_or_path)
+    options = options.replace(entry=resolve_entry(module, options.entry))
+    if is_shape_generic(module, options.entry):  # compiled per concrete shape, on first use or `specialize`
+        per_shape = functools.partial(compile_pipeline, options=options, workers=workers, profile=profile)
+        return ShapeGenericPipeline(module, options.entry, per_shape)
+    compilation = compile_program(module, options)
     compiled = CompiledPipeline(compilation.program, workers=workers, profile=profile)
     compiled.temporal_reuse = list(compilation.temporal_reuse)
     return compiled
 
 
-def check_compile_flags(precision: Any = None, **flags: Any) -> None:
-    """A CortexError for a flag that is not a bool (`split="no"` is truthy: it compiled the splits) or a
-    precision no scene change knows, or one that `frame_work=False` would silently ignore (the float
-    type is chosen by the decomposition that frame work runs)."""
-    for name, value in flags.items():
-        if not isinstance(value, (bool, np.bool_)):
-            raise CortexError(f"{name} must be True or False, got {value!r:.60}")
-    if scene_precision(precision, None) != "f64" and flags.get("frame_work") is False:
-        raise CortexError(f"precision={precision!r} needs frame_work=True (the default): without it scene change "
-                          "is the float64 kernel")
-
-
-def check_backend_choice(backend: str, device: str) -> None:
-    """A CortexError for a backend or device no compile knows (before anything is compiled)."""
-    if backend not in ("numpy", "iree") or not isinstance(device, str):
-        raise CortexError(f"unknown backend {backend!r} (backends: numpy, iree)")
-    if backend != "numpy" or device != "cpu":
-        from cortex.backends.iree_backend import check_backend
-
-        check_backend(backend, device)
-
-
-def compile_lowered(lowered: ModuleOp, entry: str = DEFAULT_ENTRY, mode: str | None = None,
+def compile_lowered(lowered: ModuleOp, entry: str | None = None, mode: str | None = None,
                     weights: Mapping[str, float] | None = None) -> CompiledPipeline:
     """A module already lowered (upstream IR, e.g. read back from `cortex-opt` output) as a runner.
 
     There is no cortex module to cut, so the program has no frame split."""
-    find_entry(lowered, entry)
-    table, source = weights_for_call(mode, weights)
-    return CompiledPipeline(build_program(None, lowered, entry, table, source, None, split=False))
+    options = CompileOptions(entry=resolve_entry(lowered, entry), mode=mode, weights=weights, split=False)
+    table, source = options.weight_table()
+    return CompiledPipeline(build_program(None, lowered, table, source, options, None))
 
 
-def build_program(optimised: ModuleOp | None, lowered: ModuleOp, entry: str, table: Mapping[str, float], weight_source: str,
-                  post_passes: str | None, split: bool = True, backend: str = "numpy", device: str = "cpu") -> Program:
-    """The `Program` of an entry: `lowered` (its lowering) as the "entry" executable and, when `split`, the frame
-    split's parts and the stage split's stages of `optimised`, lowered together as the "split" executable.
+def build_program(optimised: ModuleOp | None, lowered: ModuleOp, table: Mapping[str, float], weight_source: str,
+                  options: CompileOptions, lowering: str | None) -> Program:
+    """The `Program` of `options.entry`: `lowered` (its lowering) as the "entry" executable and, when
+    `options.split`, the frame split's parts and the stage split's stages of `optimised`, lowered together by
+    `lowering` as the "split" executable.
 
     `backend="iree"`: "iree" executables (`iree_executable`); the split always runs its parallel part as
     stages (meta `split_in_stages`), and an entry with state runs the split for every call (meta
     `calls_split`): IREE compiles each cut into its own code, so one cut keeps every engine bit-identical.
     Its entry executable is then NumPy code (never called, kept for `compiled.source`). Unless the outlining
     cost rule left no IREE code in either (the L2 frame): then calls run the entry, as on the NumPy backend."""
+    entry, backend, device = options.entry, backend_named(options.backend), options.device
+    assert entry is not None, "build_program takes options with the entry resolved"
     args, results = entry_ports(find_entry(lowered, entry))
     for port in args:
         if port.kind == "weight" and port.name not in table:
@@ -276,12 +230,8 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, entry: str, tab
     weights = {p.name: float(table[p.name]) for p in args if p.kind == "weight"}
     executables: dict[str, Executable] = {}
 
-    def executable(module: ModuleOp, label: str, kind: str) -> Executable:
-        if kind == "iree":
-            from cortex.backends.iree_backend import iree_executable
-
-            return iree_executable(module, label, device)
-        return numpy_executable(module, label)
+    def executable(module: ModuleOp, label: str, target: Backend) -> Executable:
+        return target.produce(module, label, device)
 
     entry_part = Part(
         "entry", "entry", entry,
@@ -292,27 +242,27 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, entry: str, tab
     frame_split: FrameSplit | None = None
     split_error: str | None = "this pipeline was compiled with split=False: compile it with split=True to run frames in flight"
     classes = None
-    if split and optimised is not None:
+    if options.split and optimised is not None and lowering is not None:
         try:
             classes = classify_states(defined_function(optimised, entry, "split"))
             split_module = split_for_schedules(optimised, entry)
         except FrameSplitError as e:
             split_error = f"this pipeline cannot be frame-split: {e}"
         else:
-            lowered_split = lower(split_module, post_passes=post_passes)
+            lowered_split = lowered_copy(split_module, lowering)
             executables["split"] = executable(lowered_split, f"@{entry} split", backend)
             frame_split = split_parts(lowered_split, entry)
             split_error = None
     has_state = any(p.kind == "state" for p in args)
-    calls_split = backend == "iree" and has_state and frame_split is not None
+    calls_split = backend.stateful_calls_split and has_state and frame_split is not None
     if calls_split and not executables["split"].meta.get("segments"):
         entry_executable = executable(lowered, f"@{entry}", backend)
-        if not entry_executable.meta.get("segments"):  # the cost rule left no IREE code: the NumPy backend's shape
+        if not entry_executable.meta.get("segments"):  # the cost rule left no native code: the NumPy backend's shape
             calls_split, executables["entry"] = False, entry_executable
     if "entry" not in executables:
-        executables["entry"] = executable(lowered, f"@{entry}", "numpy" if calls_split else backend)
-    meta: dict[str, Any] = {"backend": backend, "device": device}
-    if backend == "iree":
+        executables["entry"] = executable(lowered, f"@{entry}", BACKENDS["numpy"] if calls_split else backend)
+    meta: dict[str, Any] = {"backend": backend.name, "device": device}
+    if backend.stages_always:
         meta |= {"split_in_stages": True, "calls_split": calls_split}
     if classes is None:
         states = tuple(StateInfo(p.name, "unclassified", "the frame split did not run") for p in args if p.kind == "state")
@@ -364,93 +314,46 @@ def split_parts(lowered: ModuleOp, entry: str) -> FrameSplit:
     return FrameSplit({name: part(name, f"{entry}__{name}") for name in FRAME_PARTS}, stages("parallel"), stages("delayed"))
 
 
-def scene_precision(precision: str | None, passes: str | None) -> str:
-    """The float type scene change is computed in: `precision` when given, else "f32" only under
-    the fast-math gate (a `fast-math=true` pass option in `passes`), else "f64"."""
-    if precision is None:
-        return "f32" if passes and "fast-math=true" in passes.replace(" ", "") else "f64"
-    if not isinstance(precision, str) or precision not in PRECISIONS:
-        raise CortexError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r:.60}")
-    return precision
-
-
-def reduce_frame_work(module: ModuleOp, precision: str = "f64") -> list[ReuseReport]:
-    """The passes that reduce a frame's own work, in place (issue 21): each `cortex.scene_change`
-    decomposed into Gaussian blurs and elementwise ops (in `precision`), then temporal reuse
-    carries what a delayed input lets the next frame reuse. Returns temporal reuse's reports.
-    With "f64" every output keeps its bits (tests/test_frame_work.py)."""
-    decompose_scene_change(module, precision)
-    reports = temporal_reuse(module)
-    verify_located(module)
-    return reports
-
-
-def specialized(module: ModuleOp, table: Mapping[str, float]) -> ModuleOp:
-    """A copy of `module` with the weights of `table` as constants (runtime inputs kept), canonicalized, DCE'd."""
-    copy = module.clone()
-    specialize_weights(copy, {k: v for k, v in table.items() if k not in INPUT_DEFAULTS})
-    return run_pipeline(copy, "canonicalize,dce")
-
-
-def reference(
-    module, entry: str = DEFAULT_ENTRY, mode: str | None = DEFAULT_MODE, weights=None, op_timer=None
-) -> ReferenceRunner | ShapeGenericPipeline:
-    """The eager reference interpreter over `module`'s `entry` function.
+def reference(module: ModuleOp | str | Path, entry: str | None = None, mode: str | None = DEFAULT_MODE,
+              weights: Mapping[str, float] | None = None,
+              op_timer: Callable[[Operation, float], None] | None = None) -> ReferenceRunner | ShapeGenericPipeline:
+    """The eager reference interpreter over `module`'s `entry` function (None: its only public function).
 
     `op_timer(op, seconds)`, when given, is called after each cortex op runs. An entry with `?` input
     dimensions gives a `ShapeGenericPipeline` of interpreters, one per concrete input shape.
     """
-    if isinstance(module, (str, Path)):
-        module = parse(module)
-    if isinstance(module, ModuleOp) and is_shape_generic(module, entry):
+    module = parsed(module)
+    entry = resolve_entry(module, entry)
+    if is_shape_generic(module, entry):
         make = functools.partial(ReferenceRunner, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
         return ShapeGenericPipeline(module, entry, make)
     return ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
 
 
 def compile(  # noqa: A001
-    module_or_path,
-    entry: str = DEFAULT_ENTRY,
-    mode: str | None = DEFAULT_MODE,
-    weights=None,
-    passes=None,
-    post_passes="default",
+    module_or_path: ModuleOp | str | Path,
+    options: CompileOptions | None = None,
+    *,
     workers: int = 1,
-    specialize: bool = True,
     profile: bool = False,
-    split: bool = True,
-    frame_work: bool = True,
-    precision: str | None = None,
-    backend: str = "numpy",
-    device: str = "cpu",
-):
-    """Lower and compile `entry` to NumPy (or `backend="iree"`: native code); same call shape as `reference`.
+    **fields: Any,
+) -> CompiledPipeline | ShapeGenericPipeline:
+    """Compile a module's entry to NumPy (or `backend="iree"`: native code); same call shape as `reference`.
 
-    The module is specialised to `mode` first (its weights become constants,
-    canonicalize and dce drop the stages a zero weight leaves unused: no
-    saliency or motion in power_save); `specialize=False` keeps the weights
-    as runtime inputs (one artifact for every mode's weights). `passes` run
-    on the cortex module before lowering; `post_passes` on the lowered module
-    ("default": `cortex.lowering.POST_LOWERING_PASSES`, elementwise fusion;
-    None: none). With `profile=True`, `compiled.profile()` reports ms per
-    source op (otherwise it says how to turn it on). `workers` > 1: a frame's
-    independent stages run concurrently; `compiled.run_video(frames,
-    workers=N)` runs several frames at once (`cortex.runtime.threads`).
-    The frame and stage splits are compiled here too (`split=False` skips
-    them): nothing compiles after this returns. `compiled.save(path)` writes
-    the program; `cortex.load(path)` runs it again without the compiler.
-    `backend="iree"` compiles the extern-free parts with IREE for `device` ("cpu", or "cuda" for an
-    NVIDIA GPU): one IREE module per executable, cached on disk; externs stay Python calls
-    (`cortex.backends.iree_backend`; the program carries "iree" executables).
-    `frame_work` (on by default; False turns it off) decomposes scene change and applies temporal
-    reuse (`reduce_frame_work`; `compiled.temporal_reuse` says what was carried; see compile_program);
-    `precision="f32"` computes scene change in float32 (also under `fast-math=true` in `passes`).
+    What to compile is `options` (a `cortex.CompileOptions`) or its fields as keywords (`entry`, `mode`,
+    `weights`, `passes`, `post_passes`, `specialize`, `split`, `frame_work`, `precision`, `backend`,
+    `device`: see `CompileOptions`); every option is checked before anything compiles. By default the module
+    is specialised to the "balanced" mode (its weights become constants; canonicalize and dce drop the
+    stages a zero weight leaves unused); `specialize=False` keeps the weights as runtime inputs (one
+    artifact for every mode's weights). `cortex.compile_pipeline_text(options)` prints the passes it runs.
+    The frame and stage splits are compiled here too: nothing compiles after this returns.
+
+    How the result runs is the runtime's: `workers` > 1 runs a frame's independent stages concurrently
+    (`compiled.run_video(frames, workers=N)` runs several frames at once); `profile=True` turns on
+    `compiled.profile()` (ms per source op). `compiled.save(path)` writes the program; `cortex.load(path)`
+    runs it again without the compiler.
     """
-    return compile_pipeline(
-        module_or_path, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
-        workers=workers, specialize=specialize, profile=profile, split=split, frame_work=frame_work,
-        precision=precision, backend=backend, device=device,
-    )
+    return compile_pipeline(module_or_path, options, workers=workers, profile=profile, **fields)
 
 
 def calibrate(module, inputs, entry: str | None = None):
@@ -497,6 +400,7 @@ def validate_pipeline(
 
 
 __all__ = [
+    "CompileOptions",
     "Compilation",
     "build_pipeline",
     "build_program",
@@ -504,11 +408,12 @@ __all__ = [
     "compile",
     "compile_lowered",
     "compile_pipeline",
+    "compile_pipeline_text",
     "compile_program",
+    "lowered_copy",
     "emit_numpy",
     "lower",
     "quantize",
-    "reduce_frame_work",
     "reference",
     "run_passes",
     "run_pipeline",

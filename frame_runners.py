@@ -3,9 +3,10 @@
 `make_backend(backend, module, entry, mode, passes, weights)` gives a runner — `CompiledRun` ("numpy",
 "iree": `cortex.compile` with its profile on) or `InterpretedRun` ("reference": the eager interpreter with
 its op timer) — called as `runner(frame)` and read as `runner.stage_times(reset=)`, a `StageTimes`
-(per-stage seconds summed over frames, the table cortex-run prints). The pass policy lives here too:
-`default_passes` (specialise the mode, then canonicalize and dce, on the compiled backends) and
-`UNSPECIALISED` (what the mode's dead-node elimination is priced against).
+(per-stage seconds summed over frames, the table cortex-run prints). The compiled backends compile with
+`cortex.compile`'s own steps (`CompileOptions`: the mode's weights baked in, canonicalize and dce), or with
+the tool's `--passes` instead of that specialisation; `UNSPECIALISED` is what the mode's dead-node
+elimination is priced against.
 
 `cortex-run` and `benchmarks/run_benchmarks.py` run these; they are library code (above the driver, which
 `CompiledRun` calls) so that a tool only parses arguments and prints.
@@ -21,6 +22,7 @@ from xdsl.ir import Operation
 
 from cortex.dialects import op_kind
 from cortex.driver import compile_pipeline, run_passes
+from cortex.options import CompileOptions
 
 
 def stage_name(name: str) -> str:
@@ -132,18 +134,12 @@ class CompiledRun:
 
     name = "numpy"
 
-    def __init__(
-        self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
-        post_passes: str | None = "default", backend: str = "numpy", device: str = "cpu",
-    ):
-        self.name = backend
+    def __init__(self, module: ModuleOp, options: CompileOptions):
+        self.name = options.backend
         self.labels = stage_table(module)
-        self.labels[entry] = ("(glue)", "compilable")  # ops with no cortex origin: the gate, returns
-        # cortex-run states its own passes (default_passes), so no implicit specialisation here.
-        self.compiled = compile_pipeline(
-            module, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
-            specialize=False, profile=True, backend=backend, device=device,
-        )
+        assert options.entry is not None
+        self.labels[options.entry] = ("(glue)", "compilable")  # ops with no cortex origin: the gate, returns
+        self.compiled = compile_pipeline(module, options, profile=True)
 
     def __call__(self, frame: np.ndarray) -> tuple:
         return self.compiled(frame)
@@ -157,18 +153,16 @@ class CompiledRun:
         return times
 
 
-def default_passes(backend: str, mode: str) -> str | None:
-    """numpy: specialise the mode and clean up, so zero-weight stages are never computed."""
-    return f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce" if backend != "reference" else None
-
-
 UNSPECIALISED = {"numpy": "canonicalize,dce", "iree": "canonicalize,dce", "reference": ""}
 """Passes that keep every stage: what the mode's DCE is priced against."""
 
 
 def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
                  post_passes: str | None = "default", device: str = "cpu"):
-    passes = passes if passes is not None else default_passes(backend, mode)
+    """A runner: the compiled backends compile with `cortex.compile`'s steps for the mode (`passes`, when
+    given, instead of its specialisation); the reference runs `passes` (if any), then interprets."""
     if backend in ("numpy", "iree"):
-        return CompiledRun(module, entry, mode, passes, weights, post_passes=post_passes, backend=backend, device=device)
+        options = CompileOptions(entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
+                                 specialize=passes is None, backend=backend, device=device)
+        return CompiledRun(module, options)
     return InterpretedRun(module, entry, mode, passes, weights)

@@ -24,38 +24,28 @@ import numpy as np
 import onnx
 from onnx.backend.base import Backend, BackendRep
 
+from cortex.backends.backend import BACKENDS, backend_named
 from cortex.driver import compile_pipeline, reference
 from cortex.errors import CortexError
 from cortex.frontends.onnx import ENTRY, from_onnx, load_model
 from cortex.lowering import POST_LOWERING_PASSES
-from cortex.passes.convert_layout import convert_layout
 
 RUNNERS = ("compiled", "reference")
 """How a prepared model runs: compiled to NumPy (`cortex.compile`) or in the reference interpreter."""
 COMPILE_PASSES = f"cortex-conv-im2col,cortex-unroll-pooling,cortex-fold-constant-layouts,{POST_LOWERING_PASSES}"
 """The post-lowering passes the compiled runner runs: convolutions as one im2col matrix product each,
 small pooling windows unrolled into elementwise maxima (sums), broadcasts and transposes of constants
-done at compile time, then the default post-lowering slot (elementwise fusion)."""
-
-
-IREE_LAYOUT = "nhwc"
-"""The IREE backend converts an imported graph's convolutions and pooling to NHWC before lowering
-(`cortex-convert-layout`, then canonicalize), the layout IREE's CPU code generation does best (measured:
-benchmarks/onnx_vs_ort.py). The NumPy backend's post-lowering passes (im2col, unrolled pooling) are for
-NumPy; IREE does its own."""
-BACKENDS = ("numpy", "iree")
-DEVICES = {"CPU": "cpu", "CUDA": "cuda"}
+done at compile time, then the default post-lowering slot (elementwise fusion). The IREE backend chooses
+its own layout (`cortex.backends.backend`) and needs none of these: it does its own."""
+POST_PASSES = {"numpy": COMPILE_PASSES, "iree": None}
+"""The post-lowering passes of an imported graph, per backend."""
 
 
 def _make_runner(module, runner: str, backend: str = "numpy", device: str = "CPU"):
     if runner == "reference":
         return reference(module, entry=ENTRY, mode=None)
-    if backend == "iree":
-        module = module.clone()
-        convert_layout(module, IREE_LAYOUT)  # its report (what moved) is not a user's concern here
-        return compile_pipeline(module, entry=ENTRY, mode=None, passes="canonicalize", post_passes=None,
-                                backend="iree", device=DEVICES[device.upper()])
-    return compile_pipeline(module, entry=ENTRY, mode=None, post_passes=COMPILE_PASSES)
+    return compile_pipeline(module, entry=ENTRY, mode=None, post_passes=POST_PASSES[backend], backend=backend,
+                            device=device.lower())
 
 
 class CortexRep(BackendRep):
@@ -64,8 +54,7 @@ class CortexRep(BackendRep):
     def __init__(self, model: onnx.ModelProto, runner: str = "compiled", backend: str = "numpy", device: str = "CPU"):
         if runner not in RUNNERS:
             raise CortexError(f"unknown runner '{runner}' (runners: {', '.join(RUNNERS)})")
-        if backend not in BACKENDS:
-            raise CortexError(f"unknown backend '{backend}' (backends: {', '.join(BACKENDS)})")
+        backend_named(backend)
         self.model = model
         self.runner = runner
         self.backend, self.device = backend, device
@@ -119,10 +108,13 @@ class CortexBackend(Backend):
     @classmethod
     def prepare(cls, model: onnx.ModelProto | str | bytes, device: str = "CPU", runner: str | None = None,
                 backend: str | None = None, **kwargs: Any) -> CortexRep:
-        backend = backend or cls.backend
-        if not isinstance(device, str) or device.upper() not in (DEVICES if backend == "iree" else ("CPU",)):
-            where = "CPU or CUDA with backend='iree'" if backend == "iree" else "the numpy backend runs on the CPU; backend='iree' also on CUDA"
-            raise CortexError(f"device '{device}' is not supported ({where})")
+        target = backend_named(backend or cls.backend)
+        if not isinstance(device, str) or device.lower() not in target.devices:
+            others = [b.name for b in BACKENDS.values() if isinstance(device, str) and device.lower() in b.devices]
+            also = f"; backend='{others[0]}' runs there" if others else ""
+            raise CortexError(f"device '{device}' is not supported (the {target.name} backend runs on "
+                              f"{', '.join(d.upper() for d in target.devices)}{also})")
+        backend = target.name
         return CortexRep(load_model(model), runner or cls.runner, backend, device)
 
     @classmethod
@@ -146,7 +138,7 @@ class CortexBackend(Backend):
 
     @classmethod
     def supports_device(cls, device: str) -> bool:
-        return device.upper() == "CPU"
+        return isinstance(device, str) and device.lower() in BACKENDS[cls.backend].devices
 
 
 class CompiledBackend(CortexBackend):
@@ -161,10 +153,6 @@ class IreeBackend(CortexBackend):
     """The compiled backend on IREE (`backend="iree"`): `IreeBackend.prepare(model, device="CUDA")`."""
 
     backend = "iree"
-
-    @classmethod
-    def supports_device(cls, device: str) -> bool:
-        return isinstance(device, str) and device.upper() in DEVICES
 
 
 prepare = CompiledBackend.prepare

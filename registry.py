@@ -28,6 +28,7 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     # graph passes (issue 3)
     "cortex-canonicalize": ("cortex.passes.canonicalize", "CortexCanonicalizePass"),
     "cortex-specialize-mode": ("cortex.passes.specialize_mode", "SpecializeModePass"),
+    "cortex-specialize-weights": ("cortex.passes.specialize_mode", "SpecializeWeightsPass"),
     "cortex-dce": ("cortex.passes.dce", "CortexDCEPass"),
     "cortex-shape-inference": ("cortex.passes.shape_inference", "ShapeInferencePass"),
     "cortex-specialize-shapes": ("cortex.passes.specialize_shapes", "SpecializeShapesPass"),

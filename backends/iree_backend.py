@@ -29,6 +29,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.target import Target
 
+from cortex.backends.backend import backend_named
 from cortex.backends.iree_compile import DEVICES, compile_module, legalized, target_named
 from cortex.backends.numpy_emitter import numpy_executable
 from cortex.dialects.abi import SEGMENT
@@ -39,16 +40,10 @@ from cortex.runtime.iree_executable import VMFB
 from cortex.runtime.iree_runtime import LoadedModule
 from cortex.runtime.program import Executable
 
-BACKENDS = ("numpy", "iree")
-
 
 def check_backend(backend: str, device: str) -> None:
-    if backend not in BACKENDS:
-        raise CortexError(f"unknown backend '{backend}' (backends: {', '.join(BACKENDS)})")
-    if backend == "numpy" and device != "cpu":
-        raise CortexError(f"the numpy backend runs on the CPU only, not device '{device}' (use backend='iree')")
-    if backend == "iree" and device not in DEVICES:
-        raise CortexError(f"unknown device '{device}' for the IREE backend (devices: {', '.join(DEVICES)})")
+    """A CortexError for a backend or device none compiles for (`cortex.backends.backend.BACKENDS`)."""
+    backend_named(backend).check_device(device)
 
 
 def segment_module(segments: list[func.FuncOp]) -> ModuleOp:
@@ -201,4 +196,4 @@ def origins(program: IreeProgram) -> list[str]:
     return out
 
 
-__all__ = ["BACKENDS", "IreeProgram", "IreeTarget", "check_backend", "iree_executable", "segment_module"]
+__all__ = ["IreeProgram", "IreeTarget", "check_backend", "iree_executable", "segment_module"]

@@ -263,7 +263,7 @@ def load(emitted: EmittedModule, filename: str) -> dict:
     return run_source(emitted.source, emitted.blobs, filename)
 
 
-def numpy_executable(module: ModuleOp, label: str) -> Executable:
+def numpy_executable(module: ModuleOp, label: str, device: str = "cpu") -> Executable:
     """The "numpy" executable of a lowered module (`cortex.runtime.numpy_executable` loads it).
 
     Both the plain and the profiled module are generated now (emitting is

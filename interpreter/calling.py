@@ -33,6 +33,23 @@ def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
     raise CortexError(f"no function '@{entry}' in the module (functions: {names})")
 
 
+def resolve_entry(module: ModuleOp, entry: str | None) -> str:
+    """`entry`, checked to exist; None: the module's only public function with a body, or a CortexError
+    listing the functions to choose from (a compiler has no favourite entry name)."""
+    if entry is not None:
+        if not isinstance(entry, str):
+            raise CortexError(f"entry must be a function name, got {entry!r:.60}")
+        find_entry(module, entry)
+        return entry
+    defined = functions(module)
+    public = [f for f in defined if f.sym_visibility is None or f.sym_visibility.data == "public"]
+    if len(public) == 1:
+        return public[0].sym_name.data
+    names = ", ".join(f"@{f.sym_name.data}" for f in (public or defined)) or "none"
+    which = "no public function with a body" if not public else f"{len(public)} public functions"
+    raise CortexError(f"the module has {which} ({names}): say which to run with entry=...")
+
+
 def weights_for_call(mode: str | None, weights: Mapping[str, float] | None) -> tuple[dict[str, float], str]:
     """The weights a call binds to `cortex.weight` reads: the runtime inputs' defaults, then `mode`'s row
     (the built-in table), then the explicit `weights` (checked: finite numbers); and, for the diagnostic of a

@@ -207,9 +207,12 @@ class ConvertLayoutPass(ModulePass):
 
     name = "cortex-convert-layout"
     layout: str = "nhwc"
+    report: bool = True  # what moved, on stderr (off when a compile runs it as its backend's legalisation)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        print(convert_layout(op, self.layout), file=sys.stderr)
+        report = convert_layout(op, self.layout)
+        if self.report:
+            print(report, file=sys.stderr)
 
 
 __all__ = ["ConvertLayoutPass", "LayoutReport", "convert_layout"]

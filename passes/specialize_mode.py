@@ -94,3 +94,30 @@ class SpecializeModePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         specialize_mode(op, self.mode, self.table)
+
+
+def parse_weight_values(text: str) -> dict[str, float]:
+    """`"wc=0.5,wt=0.25"` as {"wc": 0.5, "wt": 0.25}, or a SpecializeModeError naming the bad entry."""
+    values: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, number = item.partition("=")
+        try:
+            if not sep or not name.strip():
+                raise ValueError
+            values[name.strip()] = float(number)
+        except ValueError:
+            raise SpecializeModeError(f"cortex-specialize-weights: '{item}' is not name=number") from None
+    return values
+
+
+@dataclass(frozen=True)
+class SpecializeWeightsPass(ModulePass):
+    """`cortex-specialize-weights{weights="wc=0.5,wt=0.25"}`: the named weights become constants, others stay
+    runtime inputs — the step `cortex.compile` bakes a call's weights with (its mode's row and overrides)."""
+
+    name = "cortex-specialize-weights"
+
+    weights: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        specialize_weights(op, parse_weight_values(self.weights))

@@ -42,18 +42,16 @@ def graphs():
     import onnxruntime as ort
 
     import cortex
+    from cortex.backends.backend import BACKENDS
     from cortex.examples.small_cnn import ENTRY as CNN_ENTRY
     from cortex.examples.small_cnn import build_small_cnn, small_cnn_inputs
     from cortex.examples.tensor_graphs import EXAMPLES
     from cortex.frontends.onnx import ENTRY, from_onnx
     from cortex.frontends.onnx_models import cnn, cnn_large, mlp, sample_input
-    from cortex.onnx_backend import IREE_LAYOUT
-    from cortex.passes.convert_layout import convert_layout
 
     for name, model in (("cnn", cnn()), ("mlp", mlp()), ("cnn_large", cnn_large()), ("cnn_large_b16", cnn_large(batch=16))):
         module = from_onnx(model)
-        convert_layout(module, IREE_LAYOUT)
-        cortex.run_passes(module, "canonicalize")
+        cortex.run_passes(module, BACKENDS["iree"].legalisation())  # the layout IREE's code wants
         x = sample_input(model)
         session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
         yield name, cortex.lower(module), ENTRY, [x], session.run(None, {"x": x}), model

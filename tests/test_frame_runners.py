@@ -17,7 +17,6 @@ from cortex.frame_runners import (
     CompiledRun,
     InterpretedRun,
     StageTimes,
-    default_passes,
     make_backend,
     stage_table,
 )
@@ -26,10 +25,17 @@ from cortex.video.synthetic import SyntheticVideo
 ROOT = Path(cortex.__file__).resolve().parent
 
 
-def test_default_passes_specialise_the_mode_on_compiled_backends_only():
-    assert default_passes("numpy", "motion") == "cortex-specialize-mode{mode=motion},canonicalize,dce"
-    assert default_passes("iree", "balanced") == "cortex-specialize-mode{mode=balanced},canonicalize,dce"
-    assert default_passes("reference", "motion") is None
+def test_the_compiled_runner_compiles_with_the_compile_steps_of_the_mode():
+    """No second driver: the compiled runner's program is `cortex.compile`'s for the mode (same generated
+    code), and `--passes` replace the specialisation (the weights stay runtime inputs)."""
+    module = cortex.parse(small_l2_text())
+    text = str(module)
+    runner = make_backend("numpy", module, "l2_frame", "motion", None)
+    assert runner.compiled.source == cortex.compile(module, entry="l2_frame", mode="motion").source
+    assert str(module) == text  # the module itself is never changed
+    assert not set(runner.compiled.program.weights) & {"wc", "wt"}  # baked in
+    unspecialised = make_backend("numpy", module, "l2_frame", "motion", UNSPECIALISED["numpy"])
+    assert {"wc", "wt"} <= set(unspecialised.compiled.program.weights)
     assert set(UNSPECIALISED) == {"numpy", "iree", "reference"}
     assert all("specialize-mode" not in p for p in UNSPECIALISED.values())
 

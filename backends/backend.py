@@ -1,0 +1,72 @@
+"""Each backend as one object, registered in one table: what the driver asks instead of testing names.
+
+A backend says which devices it runs on, how a cortex module is legalised for it before the lowering
+(the image layout its code generation does best), what its programs need from the runtime (the
+parallel part of the split run as stages; every stateful call through the split) and how a lowered
+module becomes one of its executables (the producer, imported when first used, so the NumPy backend
+needs nothing optional). The runtime half of a backend is its executable kind's loader
+(`cortex.runtime.executables.KINDS`). Adding a backend is a row in `BACKENDS`, a producer and a loader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+from cortex.errors import CortexError
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
+    from cortex.runtime.program import Executable
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One backend: its name, devices, legalisation and producer (see the module docstring)."""
+
+    name: str
+    devices: tuple[str, ...]
+    producer: tuple[str, str]  # (module, function): f(lowered module, label, device) -> Executable
+    layout: str | None = None  # the image layout its code wants (`cortex-convert-layout`); None: as written
+    stages_always: bool = False  # its split runs the parallel part as stages (one compiled unit per stage)
+    stateful_calls_split: bool = False  # a call with state runs the split's parts (each part compiled alone)
+    needs: str | None = None  # the pip extra it needs, for the message when it is missing
+
+    def check_device(self, device: str) -> None:
+        if not isinstance(device, str) or device not in self.devices:
+            hint = " (use backend='iree')" if self.devices == ("cpu",) else ""
+            raise CortexError(f"the {self.name} backend runs on {', '.join(self.devices)}, not device "
+                              f"{device!r:.40}{hint}")
+
+    def legalisation(self) -> str:
+        """The passes that fit a cortex module to this backend, before anything else (`compile_phases`)."""
+        return f"cortex-convert-layout{{layout={self.layout} report=false}},canonicalize" if self.layout else ""
+
+    def produce(self, lowered: ModuleOp, label: str, device: str) -> Executable:
+        """`lowered` as an executable of this backend for `device`."""
+        make: Callable[[ModuleOp, str, str], Executable] = getattr(import_module(self.producer[0]), self.producer[1])
+        return make(lowered, label, device)
+
+
+BACKENDS: dict[str, Backend] = {
+    "numpy": Backend("numpy", ("cpu",), ("cortex.backends.numpy_emitter", "numpy_executable")),
+    # IREE's CPU and GPU code generation does convolutions and pooling best channels-last (measured:
+    # benchmarks/onnx_vs_ort.py); each cut of the frame is compiled into its own code, so the split's parallel
+    # part always runs as stages and a call with state runs the split: one cut keeps every engine bit-identical.
+    "iree": Backend("iree", ("cpu", "cuda"), ("cortex.backends.iree_backend", "iree_executable"), layout="nhwc",
+                    stages_always=True, stateful_calls_split=True, needs="iree"),
+}
+"""Every backend a compile can target, by name."""
+
+
+def backend_named(name: str) -> Backend:
+    """The backend called `name`, or a CortexError listing them."""
+    if not isinstance(name, str) or name not in BACKENDS:
+        raise CortexError(f"unknown backend {name!r:.60} (backends: {', '.join(BACKENDS)})")
+    return BACKENDS[name]
+
+
+__all__ = ["BACKENDS", "Backend", "backend_named"]

@@ -1,0 +1,61 @@
+"""A backend is one object (`cortex.backends.backend.BACKENDS`): the driver and the compile options ask it and
+never test a backend's name, and a compile for IREE picks the layout IREE's code wants by itself."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cortex
+from cortex.backends.backend import BACKENDS, backend_named
+from cortex.driver import compile_program
+from cortex.frontends.onnx_models import cnn, sample_input
+from cortex.ir import to_text
+from cortex.options import CompileOptions, compile_pipeline_text
+
+ROOT = Path(cortex.__file__).resolve().parent
+
+
+@pytest.mark.parametrize("path", ["driver.py", "options.py", "onnx_backend.py", "frame_runners.py"])
+def test_generic_code_names_no_backend(path):
+    """Backend names appear only as data (defaults, the registry), never in a comparison or a membership test."""
+    tree = ast.parse((ROOT / path).read_text())
+    tested = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        and any(isinstance(c, ast.Constant) and c.value in BACKENDS for c in [node.left, *node.comparators])
+    ]
+    assert not tested, f"{path} tests a backend's name on lines {tested}: ask its Backend instead"
+
+
+def test_the_backend_table_answers_what_the_driver_asks():
+    assert backend_named("numpy").legalisation() == ""
+    assert backend_named("iree").legalisation().startswith("cortex-convert-layout{layout=nhwc")
+    with pytest.raises(cortex.CortexError, match=r"unknown backend 'tpu' \(backends: numpy, iree\)"):
+        backend_named("tpu")
+    with pytest.raises(cortex.CortexError, match="the numpy backend runs on cpu, not device 'cuda'"):
+        CompileOptions(device="cuda")
+    with pytest.raises(cortex.CortexError, match="the iree backend runs on cpu, cuda, not device 'tpu'"):
+        CompileOptions(backend="iree", device="tpu")
+    assert compile_pipeline_text(CompileOptions(backend="iree")).startswith("cortex-convert-layout{layout=nhwc")
+
+
+def test_a_compile_for_iree_runs_convolutions_channels_last():
+    """The target chooses its layout: `cortex.compile(from_onnx(cnn), backend="iree")` lowers NHWC
+    convolutions (as the ONNX backend's `prepare(..., backend="iree")` does: one path), NumPy keeps NCHW."""
+    pytest.importorskip("iree.compiler")
+    model = cnn()
+    module = cortex.from_onnx(model)
+    iree = compile_program(module, backend="iree", mode=None, split=False)
+    numpy = compile_program(module, mode=None, split=False)
+    assert "linalg.conv_2d_nhwc_hwcf" in to_text(iree.lowered)
+    assert "linalg.conv_2d_nchw_fchw" in to_text(numpy.lowered)
+    assert "nhwc" not in to_text(module)  # the caller's module is left as it was
+    x = sample_input(model)
+    (got,) = cortex.compile(module, backend="iree")(x)
+    (want,) = cortex.reference(module, mode=None)(x)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
