@@ -36,10 +36,13 @@ class Backend:
     needs: str | None = None  # the pip extra it needs, for the message when it is missing
 
     def check_device(self, device: str) -> None:
-        if not isinstance(device, str) or device not in self.devices:
-            hint = " (use backend='iree')" if self.devices == ("cpu",) else ""
-            raise CortexError(f"the {self.name} backend runs on {', '.join(self.devices)}, not device "
-                              f"{device!r:.40}{hint}")
+        if isinstance(device, str) and device in self.devices:
+            return
+        if self.devices == ("cpu",):
+            elsewhere = [b.name for b in BACKENDS.values() if isinstance(device, str) and device in b.devices]
+            hint = f" (use backend='{elsewhere[0]}')" if elsewhere else ""
+            raise CortexError(f"the {self.name} backend runs on the CPU only, not device {device!r:.40}{hint}")
+        raise CortexError(f"unknown device {device!r:.40} for the {self.name} backend (devices: {', '.join(self.devices)})")
 
     def legalisation(self) -> str:
         """The passes that fit a cortex module to this backend, before anything else (`compile_phases`)."""

@@ -37,9 +37,9 @@ def test_the_backend_table_answers_what_the_driver_asks():
     assert backend_named("iree").legalisation().startswith("cortex-convert-layout{layout=nhwc")
     with pytest.raises(cortex.CortexError, match=r"unknown backend 'tpu' \(backends: numpy, iree\)"):
         backend_named("tpu")
-    with pytest.raises(cortex.CortexError, match="the numpy backend runs on cpu, not device 'cuda'"):
+    with pytest.raises(cortex.CortexError, match=r"the numpy backend runs on the CPU only, not device 'cuda' \(use backend='iree'\)"):
         CompileOptions(device="cuda")
-    with pytest.raises(cortex.CortexError, match="the iree backend runs on cpu, cuda, not device 'tpu'"):
+    with pytest.raises(cortex.CortexError, match=r"unknown device 'tpu' for the iree backend \(devices: cpu, cuda\)"):
         CompileOptions(backend="iree", device="tpu")
     assert compile_pipeline_text(CompileOptions(backend="iree")).startswith("cortex-convert-layout{layout=nhwc")
 
