@@ -35,7 +35,7 @@ from cortex.runtime.program import Program
 from cortex.runtime.threads import MAX_WINDOW, MAX_WORKERS, as_args, machine_cores, stage_pool
 from cortex.runtime.values import aliased, initial_zeros, to_caller, to_internal
 
-ENGINES = ("threads", "ray")
+ENGINES = ("threads", "processes", "ray")
 """The executors of the frames-in-flight loop (`run_video(engine=...)`): the one meaning of "engine"."""
 
 
@@ -243,8 +243,10 @@ class CompiledPipeline:
         or chunks on Ray) to 2 × workers. Frames are read ahead: the source must not
         overwrite a frame it has already yielded (OpenCV's `VideoCapture.read()`
         returns a new array each time). `engine`: "threads" (`cortex.runtime.threads`;
-        `profile`: per-stage wall-clock and CPU time in `loaded_split(profile=True).sections`)
-        or "ray" (`cortex.runtime.ray_executor`; options address, chunk, num_cpus, worker_setup).
+        `profile`: per-stage wall-clock and CPU time in `loaded_split(profile=True).sections`),
+        "processes" (`cortex.runtime.processes`: worker processes past the GIL, frames through shared
+        memory, the pool kept for the next run; option chunk) or "ray" (`cortex.runtime.ray_executor`;
+        options address, chunk, num_cpus, worker_setup).
         A bad frame (wrong shape or dtype, None, ...) stops the run as the loop above would:
         the frames before it are delivered, then "frame k: ..." is raised; a failure while
         frame k runs names frame k too, in every engine.
@@ -261,6 +263,14 @@ class CompiledPipeline:
             split = self.loaded_split(profile=profile)
             source = NumberedFrames(frames, split.inputs)
             return source.then_its_error(self._run_threads(split, source, workers, window))
+        if engine == "processes":
+            from cortex.runtime.processes import check_process_options, run_processes
+
+            check_process_options(engine_options)
+            split = self.loaded_split()
+            source = NumberedFrames(frames, split.inputs)
+            return source.then_its_error(run_processes(self, self.program, split, source, workers, window,
+                                                       **engine_options))
         if engine == "ray":
             from cortex.runtime.ray_executor import check_ray_options, run_ray
 

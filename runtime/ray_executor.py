@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cortex.errors import CortexError, whole_number
+from cortex.runtime.chunk_worker import FrameWorker, chunks_of, limit_library_threads
 from cortex.runtime.frames import frames_in_flight
 from cortex.runtime.parts import LoadedSplit
 from cortex.runtime.program import Program
@@ -53,79 +54,6 @@ def _ray():
     return ray
 
 
-def limit_library_threads(threads: int) -> None:
-    """OpenCV and BLAS threads of this (worker) process."""
-    import cv2
-
-    cv2.setNumThreads(threads)
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(limits=threads, user_api="blas")
-    except ImportError:  # pragma: no cover
-        pass
-
-
-class FrameWorker:
-    """One actor's loaded frame split (a Ray actor class through `_actor_class`)."""
-
-    def __init__(self, program: Program, threads: int, setup: Callable[[], None] | None = None):
-        """`program`: the compiled program, sent whole; `setup`, when given, runs first (a worker hook)."""
-        if setup is not None:
-            setup()
-        limit_library_threads(threads)
-        self.split = LoadedSplit(program)
-        parts = self.split.parts
-        wanted = dict.fromkeys([*parts["recurrence"].arg_keys, *parts["tail"].arg_keys])
-        self.returned = [k for k in wanted if not k.startswith("input:")]
-
-    def front(self, frames: list, first: int, before: Any, delayed: dict | None, fixed: dict) -> list[dict]:
-        """Delayed and parallel parts of `frames` (numbered from `first`).
-
-        `delayed`: the delayed inputs (and leading recurrences) of the first frame, or None to compute
-        them from `before`, the frame before the chunk. `fixed`: read-only states.
-        """
-        split = self.split
-        if delayed is None:
-            env = {**split.inputs((before,)), **{f"state:{n}": v for n, v in fixed.items()}}
-            split.parts["delayed"](env, first - 1)
-            delayed = {n: env[f"update:{n}"] for n in split.ahead}
-        values = []
-        for k, frame in enumerate(frames):
-            env = self._delayed(frame, first + k, delayed, fixed)
-            split.parts["parallel"](env, first + k)
-            delayed = {n: env[f"update:{n}"] for n in split.ahead}
-            values.append({key: env[key] for key in self.returned if key in env})
-        if values:
-            values[-1]["delayed"] = delayed
-        return values
-
-    def ahead(self, frames: list, first: int, delayed: dict, fixed: dict) -> dict:
-        """The delayed part alone over `frames`, from `delayed` (the values before the first frame): the
-        values after the last one, which start the next chunk. The chain of leading recurrences (the blur
-        gate's history) runs here, chunk after chunk on the actors, in its own thread of the actor, so
-        it never waits behind a chunk's parallel part, and the caller runs none of it."""
-        for k, frame in enumerate(frames):
-            env = self._delayed(frame, first + k, delayed, fixed)
-            delayed = {n: env[f"update:{n}"] for n in self.split.ahead}
-        return delayed
-
-    def _delayed(self, frame: Any, index: int, delayed: dict, fixed: dict) -> dict:
-        split = self.split
-        env = split.inputs((frame,))
-        env.update({f"state:{n}": v for n, v in {**delayed, **fixed}.items() if n in split.state_ports})
-        split.parts["delayed"](env, index)
-        return env
-
-    def tail(self, frames: list, first: int, values: list[dict]) -> list[dict]:
-        split, out = self.split, []
-        for k, (frame, env) in enumerate(zip(frames, values)):
-            env = {**env, **split.inputs((frame,))}
-            split.parts["tail"](env, first + k)
-            out.append({key: v for key, v in env.items() if key.startswith("output:")})
-        return out
-
-
 CHAIN = "chain"
 """The actor's concurrency group of `FrameWorker.ahead` (one thread): the leading-recurrence chain runs
 beside the chunk in progress (`front`, `tail`: the default group, one at a time, in order)."""
@@ -133,12 +61,6 @@ beside the chunk in progress (`front`, `tail`: the default group, one at a time,
 
 def _actor_class(ray):
     return ray.remote(num_cpus=1, concurrency_groups={CHAIN: 1})(FrameWorker)
-
-
-def _chunks(frames: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    it = iter(frames)
-    while chunk := list(itertools.islice(it, size)):
-        yield chunk
 
 
 CONNECT_TIMEOUT = 5.0
@@ -376,7 +298,7 @@ def run_ray(pipeline: Any, program: Program, split: LoadedSplit, frames: Iterabl
         threads = max(1, cores // workers)
         program_ref = ray.put(program)
         actors = [worker_class.remote(program_ref, threads, worker_setup) for _ in range(workers)]
-        yield from frames_in_flight(_chunks(frames, chunk), window, RayFrames(ray, pipeline, split, actors))
+        yield from frames_in_flight(chunks_of(frames, chunk), window, RayFrames(ray, pipeline, split, actors))
     finally:
         for actor in actors:
             ray.kill(actor)

@@ -1,0 +1,112 @@
+"""Scaling: frames/s of every engine for 1, 2, 4, ... workers up to the machine's cores, with the hand-written
+sequential pipeline's rate beside them.
+
+    python benchmarks/scaling.py                         # 480x640 and 1088x1920, threads and processes
+    python benchmarks/scaling.py --sizes 480x640 --ray   # also Ray actors on one node (starts a local Ray)
+    python benchmarks/scaling.py --quick                 # smoke run: 96x128, few frames
+
+One process; for each size and worker count the contenders run in turn (A, B, C, A, B, C, ...) over the
+same frames of the synthetic video from a fresh state, `--repeat` rounds; figures are medians. Each
+engine's pool (processes, Ray actors) is started before its first timed batch and kept, as a user's
+second `run_video` keeps it: start-up is printed apart. Efficiency = rate / (workers × the engine's own
+1-worker rate). The machine load is printed with the figures. No figure is asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from handwritten_pipeline import HandwrittenPipeline  # noqa: E402
+from timing import load  # noqa: E402
+
+import cortex  # noqa: E402
+from cortex.runtime.processes import close_pools  # noqa: E402
+from cortex.runtime.threads import machine_cores  # noqa: E402
+from cortex.video.synthetic import SyntheticVideo  # noqa: E402
+
+
+def worker_counts(cores: int) -> list[int]:
+    counts, c = [], 1
+    while c < cores:
+        counts.append(c)
+        c *= 2
+    return [*counts, cores]
+
+
+def batch_seconds(run, frames) -> float:
+    start = time.perf_counter()
+    for _ in run(frames):
+        pass
+    return time.perf_counter() - start
+
+
+def engine_run(compiled, engine: str, workers: int, options: dict):
+    def run(frames):
+        compiled.reset()
+        return compiled.run_video(frames, workers=workers, engine=engine, **options)
+
+    return run
+
+
+def scaling_table(size: tuple[int, int], frames_n: int, repeat: int, engines: list[str], cores: int) -> str:
+    h, w = size
+    video = SyntheticVideo(h, w)
+    frames = [video.frame(i) for i in range(frames_n)]
+    compiled = cortex.compile(cortex.build_l2_pipeline(h, w))
+    hand = HandwrittenPipeline(h, w)
+    hand_rate = frames_n / statistics.median(
+        batch_seconds(lambda fs: [hand(f) for f in fs], frames) for _ in range(max(repeat, 1)))
+    lines = [f"scaling {h}x{w}, {frames_n} frames a batch, medians of {repeat} ({load()})",
+             f"  hand-written sequential: {hand_rate:7.1f} frames/s"]
+    options = {"ray": {"num_cpus": cores}}
+    base: dict[str, float] = {}
+    for workers in worker_counts(cores):
+        runs = {engine: engine_run(compiled, engine, workers, options.get(engine, {})) for engine in engines}
+        startup = {}
+        for engine, run in runs.items():  # pools start here, apart from the timed batches
+            t = time.perf_counter()
+            list(run(frames[: 2 * workers]))
+            startup[engine] = time.perf_counter() - t
+        times: dict[str, list[float]] = {e: [] for e in engines}
+        for r in range(repeat):
+            for engine in engines if r % 2 == 0 else engines[::-1]:
+                times[engine].append(batch_seconds(runs[engine], frames))
+        cells = []
+        for engine in engines:
+            rate = frames_n / statistics.median(times[engine])
+            base.setdefault(engine, rate)
+            cells.append(f"{engine} {rate:7.1f}/s {rate / hand_rate:5.2f}× hand {rate / (workers * base[engine]):4.0%} eff "
+                         f"(start {startup[engine]:.1f} s)")
+        lines.append(f"  workers {workers:3d}: " + " | ".join(cells))
+    close_pools()
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", default="480x640,1088x1920")
+    p.add_argument("--frames", type=int, default=None, help="frames a batch (default: 8 per core, at least 32)")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--cores", type=int, default=None, help="the largest worker count (default: the machine's cores)")
+    p.add_argument("--ray", action="store_true", help="also the Ray engine (a local Ray on this machine)")
+    p.add_argument("--quick", action="store_true", help="smoke run: 96x128, 8 frames, one round")
+    args = p.parse_args(argv)
+    cores = args.cores or machine_cores()
+    engines = ["threads", "processes"] + (["ray"] if args.ray else [])
+    sizes = [(96, 128)] if args.quick else [tuple(int(x) for x in s.split("x")) for s in args.sizes.split(",")]
+    frames_n = 8 if args.quick else (args.frames or max(32, 8 * cores))
+    repeat = 1 if args.quick else args.repeat
+    for size in sizes:
+        print(scaling_table(size, frames_n, repeat, engines, cores), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

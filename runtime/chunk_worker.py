@@ -1,0 +1,99 @@
+"""What one worker of a chunked engine runs: a loaded frame split, fed chunks of frames.
+
+Ray actors (`cortex.runtime.ray_executor`) and worker processes (`cortex.runtime.processes`) are the
+same worker: sent the compiled `Program` (plain data) once, it loads the frame split and runs, for a chunk
+of frames, the delayed and parallel parts (`front`), the delayed part alone (`ahead`: the chain of leading
+recurrences that starts the next chunk) and the tail (`tail`); the recurrence runs on the caller, in frame
+order. It never compiles anything: the compiler need not be importable where it runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from cortex.runtime.parts import LoadedSplit
+from cortex.runtime.program import Program
+
+
+def limit_library_threads(threads: int) -> None:
+    """OpenCV and BLAS threads of this (worker) process."""
+    import cv2
+
+    cv2.setNumThreads(threads)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=threads, user_api="blas")
+    except ImportError:  # pragma: no cover
+        pass
+
+
+class FrameWorker:
+    """One worker's loaded frame split: a Ray actor (`ray_executor._actor_class`) or a worker process."""
+
+    def __init__(self, program: Program, threads: int, setup: Callable[[], None] | None = None):
+        """`program`: the compiled program, sent whole; `setup`, when given, runs first (a worker hook)."""
+        if setup is not None:
+            setup()
+        limit_library_threads(threads)
+        self.split = LoadedSplit(program)
+        parts = self.split.parts
+        wanted = dict.fromkeys([*parts["recurrence"].arg_keys, *parts["tail"].arg_keys])
+        self.returned = [k for k in wanted if not k.startswith("input:")]
+
+    def front(self, frames: list, first: int, before: Any, delayed: dict | None, fixed: dict) -> list[dict]:
+        """Delayed and parallel parts of `frames` (numbered from `first`).
+
+        `delayed`: the delayed inputs (and leading recurrences) of the first frame, or None to compute
+        them from `before`, the frame before the chunk. `fixed`: read-only states.
+        """
+        split = self.split
+        if delayed is None:
+            env = {**split.inputs((before,)), **{f"state:{n}": v for n, v in fixed.items()}}
+            split.parts["delayed"](env, first - 1)
+            delayed = {n: env[f"update:{n}"] for n in split.ahead}
+        values = []
+        for k, frame in enumerate(frames):
+            env = self._delayed(frame, first + k, delayed, fixed)
+            split.parts["parallel"](env, first + k)
+            delayed = {n: env[f"update:{n}"] for n in split.ahead}
+            values.append({key: env[key] for key in self.returned if key in env})
+        if values:
+            values[-1]["delayed"] = delayed
+        return values
+
+    def ahead(self, frames: list, first: int, delayed: dict, fixed: dict) -> dict:
+        """The delayed part alone over `frames`, from `delayed` (the values before the first frame): the
+        values after the last one, which start the next chunk. The chain of leading recurrences (the blur
+        gate's history) runs here, chunk after chunk on the actors, in its own thread of the actor, so
+        it never waits behind a chunk's parallel part, and the caller runs none of it."""
+        for k, frame in enumerate(frames):
+            env = self._delayed(frame, first + k, delayed, fixed)
+            delayed = {n: env[f"update:{n}"] for n in self.split.ahead}
+        return delayed
+
+    def _delayed(self, frame: Any, index: int, delayed: dict, fixed: dict) -> dict:
+        split = self.split
+        env = split.inputs((frame,))
+        env.update({f"state:{n}": v for n, v in {**delayed, **fixed}.items() if n in split.state_ports})
+        split.parts["delayed"](env, index)
+        return env
+
+    def tail(self, frames: list, first: int, values: list[dict]) -> list[dict]:
+        split, out = self.split, []
+        for k, (frame, env) in enumerate(zip(frames, values)):
+            env = {**env, **split.inputs((frame,))}
+            split.parts["tail"](env, first + k)
+            out.append({key: v for key, v in env.items() if key.startswith("output:")})
+        return out
+
+
+def chunks_of(frames: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    it = iter(frames)
+    while chunk := list(itertools.islice(it, size)):
+        yield chunk
+
+
+__all__ = ["FrameWorker", "chunks_of", "limit_library_threads"]

@@ -1,0 +1,357 @@
+"""Worker processes as executors of the frames-in-flight loop: past the GIL, on one machine.
+
+    for encoded, score in compiled.run_video(frames, workers=16, engine="processes"):
+
+The generated code of a frame is Python between NumPy and OpenCV calls, so threads stop scaling where
+the interpreter's share of a frame saturates one GIL. Here each worker is a process with its own
+interpreter: it is sent the compiled `Program` (plain data) once, when the pool starts, and loads its frame
+split (`chunk_worker.FrameWorker`, the same worker a Ray actor is); it never compiles. Frames go to the
+workers in chunks through shared memory — one block per chunk, written once by the caller and mapped by
+the workers, never pickled — and only the small values between the parts (the score map, the gate's
+scalars, the encoded bytes) come back through the pool's pipes. The loop is the one every engine runs
+(`cortex.runtime.frames`), with the Ray engine's protocol: a chunk's `front` (delayed and parallel parts)
+on a worker, the recurrence on the caller in frame order, the chunk's `tail` (the encoder) on a worker.
+When the entry has leading recurrences (the blur gate's sharpness history) each chunk's starting values
+are the delayed part chained over the chunks before it: that chain runs in one more process of its own,
+so it never waits behind the chunks' heavy work.
+
+The pool is kept with the pipeline and reused by its next `run_video` with the same worker count (the
+start-up — a process, its imports, loading the program — is paid once); `close_pools()` ends them (also at
+exit). Outputs and state equal `[compiled(f) for f in frames]` bit for bit, as with every engine.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.machinery
+import multiprocessing
+import sys
+import threading
+import weakref
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from multiprocessing.shared_memory import SharedMemory
+from typing import Any
+
+import numpy as np
+
+from cortex.errors import CortexError, whole_number
+from cortex.runtime.chunk_worker import FrameWorker, chunks_of
+from cortex.runtime.frames import frames_in_flight
+from cortex.runtime.parts import LoadedSplit
+from cortex.runtime.program import Program
+from cortex.runtime.threads import MAX_WORKERS, machine_cores
+
+PROCESS_OPTIONS = ("chunk",)
+MAX_CHUNK = 4096
+
+
+def check_process_options(options: dict[str, Any]) -> None:
+    """A CortexError for an option `run_video(engine="processes")` does not take (before any process starts)."""
+    unknown = sorted(set(options) - set(PROCESS_OPTIONS))
+    if unknown:
+        raise CortexError(f"engine 'processes' takes the option chunk; got {', '.join(map(str, unknown))}")
+    whole_number("chunk", options.get("chunk", 4), 1, MAX_CHUNK)
+
+
+# ---------------------------------------------------------------- frames in shared memory
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    """Where a chunk's frames lie in a shared-memory block: its name and each frame's (shape, dtype, offset).
+    A frame that is not a NumPy array travels by value (`values`)."""
+
+    name: str | None
+    frames: tuple[tuple[tuple[int, ...], str, int] | None, ...]
+    values: tuple[Any, ...]
+
+
+class FrameBlock:
+    """The caller's side of one chunk's frames: written into a block once, unlinked when the chunk is done."""
+
+    def __init__(self, frames: list[Any]):
+        arrays = [f if isinstance(f, np.ndarray) and f.dtype != object else None for f in frames]
+        size = sum(a.nbytes for a in arrays if a is not None)
+        self.shm = SharedMemory(create=True, size=max(size, 1)) if size else None
+        layout: list[tuple[tuple[int, ...], str, int] | None] = []
+        offset = 0
+        for a in arrays:
+            if a is None:
+                layout.append(None)
+                continue
+            if self.shm is not None:
+                np.ndarray(a.shape, a.dtype, buffer=self.shm.buf, offset=offset)[...] = a
+            layout.append((tuple(a.shape), a.dtype.str, offset))
+            offset += a.nbytes
+        values = tuple(None if a is not None else f for a, f in zip(arrays, frames))
+        self.spec = BlockSpec(self.shm.name if self.shm is not None else None, tuple(layout), values)
+
+    def free(self) -> None:
+        if self.shm is not None:
+            self.shm.close()
+            try:
+                self.shm.unlink()
+            except FileNotFoundError:  # pragma: no cover - already gone
+                pass
+            self.shm = None
+
+
+class _Mapped:
+    """A worker's view of a block while one task runs (the views are dropped before the block is closed)."""
+
+    def __init__(self, spec: BlockSpec):
+        self.shm = SharedMemory(name=spec.name) if spec.name is not None else None
+        self.frames: list[Any] = [
+            np.ndarray(at[0], np.dtype(at[1]), buffer=self.shm.buf, offset=at[2]) if at is not None and self.shm else v
+            for at, v in zip(spec.frames, spec.values)
+        ]
+
+    def close(self) -> None:
+        self.frames.clear()
+        if self.shm is not None:
+            self.shm.close()
+
+
+# ---------------------------------------------------------------- the worker process
+
+_WORKER: FrameWorker | None = None
+
+
+def _start_worker(program: Program, threads: int) -> None:
+    global _WORKER
+    _WORKER = FrameWorker(program, threads)
+
+
+def _task(method: str, spec: BlockSpec, *args: Any) -> Any:
+    """Run `FrameWorker.<method>` over the chunk in `spec`; results are pickled copies (no view escapes)."""
+    assert _WORKER is not None
+    mapped = _Mapped(spec)
+    try:
+        frames = mapped.frames
+        if method == "front":  # the block holds the frame before the chunk first, when there is one
+            first, before_given, delayed, fixed = args
+            before = frames[0] if before_given else None
+            chunk = frames[1:] if before_given else frames
+            return _WORKER.front(chunk, first, before, delayed, fixed)
+        if method == "ahead":
+            first, before_given, delayed, fixed = args
+            return _WORKER.ahead(frames[1:] if before_given else frames, first, delayed, fixed)
+        first, before_given, values = args
+        return _WORKER.tail(frames[1:] if before_given else frames, first, values)
+    finally:
+        del frames
+        mapped.close()
+
+
+# ---------------------------------------------------------------- the pools, kept with their pipeline
+
+
+@contextlib.contextmanager
+def _main_not_rerun() -> Iterator[None]:
+    """While worker processes start: they must not run the caller's script again.
+
+    A forkserver or spawned child imports the parent's `__main__` from its path, which runs a script
+    without an `if __name__ == "__main__":` guard a second time (and its `run_video` would start processes
+    of its own). A worker needs nothing from `__main__` (its functions live in this module), so while the
+    pool starts `__main__` is described by name as "__main__", which multiprocessing never imports."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(main, "__spec__", None) is not None:
+        yield
+        return
+    main.__spec__ = importlib.machinery.ModuleSpec("__main__", None)
+    try:
+        yield
+    finally:
+        main.__spec__ = None
+
+
+def worker_context() -> multiprocessing.context.BaseContext:
+    """Linux: the fork server, which imports this module (NumPy, OpenCV, the runtime) once and forks each
+    worker from that clean, single-threaded process — a worker starts in milliseconds, and nothing of the
+    caller's threads (BLAS, OpenCV, the engines') is forked. Elsewhere: spawn."""
+    if not sys.platform.startswith("linux"):
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
+
+
+def _ready() -> None:
+    """A task that only makes the pool start one more process."""
+
+
+class ProcessPool:
+    """`workers` processes that run chunks, plus one that runs the chain of leading recurrences; all started
+    at once, now (a process per task submitted while none is idle: `workers` empty tasks start them all)."""
+
+    def __init__(self, program: Program, workers: int, chain: bool):
+        context = worker_context()
+        threads = max(1, machine_cores() // workers)
+        self.workers = workers
+        self.fronts = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
+                                          initargs=(program, threads))
+        self.chain = (ProcessPoolExecutor(1, mp_context=context, initializer=_start_worker, initargs=(program, 1))
+                      if chain else None)
+        with _main_not_rerun():
+            started = [self.fronts.submit(_ready) for _ in range(workers)]
+            if self.chain is not None:
+                started.append(self.chain.submit(_ready))
+        try:
+            for future in started:
+                future.result()
+        except BrokenProcessPool as e:
+            self.close()
+            raise CortexError(f"the worker processes could not start: {e}") from None
+
+    def pids(self) -> list[int]:
+        """The worker processes' ids (the executor's table of its processes)."""
+        return sorted(pid for pool in (self.fronts, self.chain) if pool is not None for pid in pool._processes)
+
+    def close(self) -> None:
+        for pool in (self.fronts, self.chain):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+
+_POOLS: weakref.WeakKeyDictionary[Any, ProcessPool] = weakref.WeakKeyDictionary()
+_POOLS_LOCK = threading.Lock()
+
+
+def pool_for(pipeline: Any, program: Program, workers: int, chain: bool) -> ProcessPool:
+    """The pipeline's pool of `workers` processes: the one its last run used when the count is the same."""
+    with _POOLS_LOCK:
+        pool = _POOLS.get(pipeline)
+        if pool is not None and (pool.workers != workers or (chain and pool.chain is None)):
+            pool.close()
+            pool = None
+        if pool is None:
+            pool = ProcessPool(program, workers, chain)
+            _POOLS[pipeline] = pool
+            weakref.finalize(pipeline, pool.close)
+        return pool
+
+
+def drop_pool(pipeline: Any) -> None:
+    with _POOLS_LOCK:
+        pool = _POOLS.pop(pipeline, None)
+    if pool is not None:
+        pool.close()
+
+
+def close_pools() -> None:
+    """End every kept worker process (their pipelines start new ones when they run again)."""
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+        _POOLS.clear()
+    for pool in pools:
+        pool.close()
+
+
+atexit.register(close_pools)
+
+
+# ---------------------------------------------------------------- the executor
+
+
+class ProcessFrames:
+    """The executor of `frames_in_flight` on worker processes: one item is a chunk of frames."""
+
+    def __init__(self, pipeline: Any, split: LoadedSplit, pool: ProcessPool):
+        self.pipeline, self.split, self.pool = pipeline, split, pool
+        self.state = split.internal_state(pipeline.state)
+        self.fixed = {n: self.state[n] for n in split.read_only}
+        self.ahead: Any = {n: self.state.get(n) for n in split.ahead}  # values, then the chain's future
+        self.first, self.before = 0, None
+
+    def start(self, frames_chunk: list) -> Any:
+        split, first = self.split, self.first
+        before_given = first > 0
+        block = FrameBlock(([self.before] if before_given else []) + frames_chunk)
+        try:
+            delayed = self.ahead if first == 0 or split.leading else None
+            if isinstance(delayed, Future):
+                delayed = self._result(delayed, first, len(frames_chunk))
+            front = self._submit(self.pool.fronts, "front", block.spec, first, before_given, delayed, self.fixed)
+            if split.leading:
+                assert self.pool.chain is not None
+                self.ahead = self._submit(self.pool.chain, "ahead", block.spec, first, before_given, delayed, self.fixed)
+        except BaseException:
+            block.free()
+            raise
+        self.first += len(frames_chunk)
+        self.before = frames_chunk[-1]
+        return first, frames_chunk, block, before_given, front
+
+    def settle(self, flight: Any) -> Any:
+        at, frames_chunk, block, before_given, future = flight
+        split, state = self.split, self.state
+        values = self._result(future, at, len(frames_chunk))
+        for k, env in enumerate(values):
+            env.update({f"state:{n}": state[n] for n in split.recurrent})
+            split.parts["recurrence"](env, at + k)
+            state.update({n: env[f"update:{n}"] for n in split.recurrent})
+        state.update(values[-1].pop("delayed"))
+        tail_args = [{key: env[key] for key in split.parts["tail"].arg_keys if key in env} for env in values]
+        tail = self._submit(self.pool.fronts, "tail", block.spec, at, before_given, tail_args)
+        return at, frames_chunk, block, dict(state), tail
+
+    def done(self, flight: Any) -> bool:
+        return bool(flight[-1].done())
+
+    def wait(self, flights: list[Any]) -> None:
+        wait([f[-1] for f in flights], return_when=FIRST_COMPLETED)
+
+    def finish(self, flight: Any) -> Iterator[tuple[Any, ...]]:
+        at, frames_chunk, block, state_after, future = flight
+        try:
+            outputs = [self.split.caller_outputs(out) for out in self._result(future, at, len(frames_chunk))]
+        finally:
+            block.free()
+        for k, (frame, result) in enumerate(zip(frames_chunk, outputs)):
+            if k == len(outputs) - 1:
+                self.pipeline.state = self.split.caller_state(state_after, result, (frame,))
+            yield result
+
+    def close(self, flights: list[Any]) -> None:
+        for flight in flights:
+            flight[-1].cancel()
+        wait([f[-1] for f in flights])  # a worker may still map a block: let it finish before it is freed
+        for flight in flights:
+            flight[2].free()
+        if isinstance(self.ahead, Future):
+            self.ahead.cancel()
+
+    def _submit(self, pool: ProcessPoolExecutor, method: str, *args: Any) -> Future:
+        try:
+            return pool.submit(_task, method, *args)
+        except BrokenProcessPool:
+            drop_pool(self.pipeline)
+            raise CortexError("a worker process died (the pool is restarted on the next run)") from None
+
+    def _result(self, future: Future, first: int, count: int) -> Any:
+        """The task's result; a worker's CortexError as itself, anything else naming the chunk's frames."""
+        try:
+            return future.result()
+        except CortexError as e:
+            if str(e).startswith("frame "):
+                raise CortexError(str(e)) from None
+            frames = f"frame {first}" if count == 1 else f"frames {first} to {first + count - 1}"
+            raise CortexError(f"{frames}: {e}") from None
+        except BrokenProcessPool:
+            drop_pool(self.pipeline)
+            raise CortexError("a worker process died (the pool is restarted on the next run)") from None
+
+
+def run_processes(pipeline: Any, program: Program, split: LoadedSplit, frames: Iterable[Any], workers: int,
+                  window: int, chunk: int = 4) -> Iterator[tuple[Any, ...]]:
+    """`compiled.run_video(..., engine="processes")`: see the module docstring."""
+    whole_number("workers", workers, 1, MAX_WORKERS)
+    pool = pool_for(pipeline, program, workers, chain=bool(split.leading))
+    yield from frames_in_flight(chunks_of(frames, chunk), window, ProcessFrames(pipeline, split, pool))
+
+
+__all__ = ["PROCESS_OPTIONS", "check_process_options", "close_pools", "run_processes"]
