@@ -9,7 +9,10 @@ programs — `CompiledPipeline` (`pipeline.py`) called frame after frame, and
 the schedulers: concurrent stages and frames in flight on threads
 (`threads.py`) or Ray actors (`ray_executor.py`), both driving the one loop
 of `frames.py`. No module of this level imports `cortex.passes`,
-`cortex.lowering`, `cortex.backends` or `cortex.driver` (tests/test_layers.py),
-so a program runs wherever the runtime is installed, compiler or not;
-`cortex.load(path)` reads a saved one back.
+`cortex.lowering`, `cortex.backends`, `cortex.driver`, the dialect or, even
+indirectly, xDSL (tests/test_layers.py): the ABI's facts and the kernel table
+it reads live in `cortex.semantics` (`abi.py`, `all_kernels.py`). So a
+program runs wherever the runtime is installed, compiler or not, and
+importing the runtime changes nothing in xDSL; `cortex.load(path)` reads a
+saved one back.
 """

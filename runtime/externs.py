@@ -8,12 +8,13 @@ op it stands for have one implementation.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from cortex.errors import CortexError
-from cortex.semantics.kernels import KERNELS, NO_KERNEL
+from cortex.semantics.all_kernels import KERNELS, NO_KERNEL
 
 EXTERNS: Mapping[str, Callable[..., Any]] = KERNELS
 """Kernel per extern name (`cortex.extern` on a declaration)."""
@@ -23,7 +24,7 @@ def bind_extern(name: str, props: Mapping[str, Any]) -> Callable[..., Any]:
     """The callable a loaded program uses for one extern declaration (checked now, not per frame)."""
     kernel = EXTERNS.get(name) if name not in NO_KERNEL else None
     if kernel is None:
-        raise CortexError(f"unknown extern '{name}': no kernel in the extern table (external ops: {', '.join(_external_ops())})")
+        raise CortexError(f"unknown extern '{name}': no kernel in the extern table{_did_you_mean(name)}")
     try:
         inspect.signature(kernel).bind_partial(**props)
     except TypeError as e:
@@ -41,11 +42,11 @@ def bind_extern(name: str, props: Mapping[str, Any]) -> Callable[..., Any]:
     return call
 
 
-def _external_ops() -> list[str]:
-    from cortex.dialects import ALL_OPS
-    from cortex.dialects.traits import External
-
-    return sorted(op.name for op in ALL_OPS if External() in op.traits and op.name in EXTERNS)
+def _did_you_mean(name: str) -> str:
+    """The nearest kernel names, read from the table itself (the runtime cannot ask the dialect)."""
+    stems = {known.removeprefix("cortex."): known for known in set(EXTERNS) - NO_KERNEL}
+    near = difflib.get_close_matches(name.removeprefix("cortex."), sorted(stems), n=3)
+    return f" (did you mean {', '.join(stems[n] for n in near)}?)" if near else ""
 
 
 __all__ = ["EXTERNS", "bind_extern"]

@@ -2,7 +2,7 @@
 
 Every call of a loaded generated function (the whole entry, a part of the
 frame split, a stage) goes through `call_generated`: it runs under the
-kernels' floating-point policy (`cortex.semantics.kernels.FLOAT_ERRORS`:
+kernels' floating-point policy (`cortex.semantics.all_kernels.FLOAT_ERRORS`:
 IEEE results and no RuntimeWarning, e.g. on an all-black frame, as the
 reference interpreter), and turns an exception raised inside generated code
 into a `GeneratedCodeError` naming the cortex op whose code raised it (the
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from cortex.errors import CortexError
-from cortex.semantics.kernels import FLOAT_ERRORS
+from cortex.semantics.all_kernels import FLOAT_ERRORS
 
 SOURCE_NAME = "__cortex_source__"
 """The generated source, kept in its own namespace: a traceback frame of generated code finds it there."""

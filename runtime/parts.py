@@ -1,7 +1,7 @@
 """A program's frame split, loaded: each part callable on an environment of wired values.
 
 The four parts of the frame split (`Program.split`) and the stages of its
-parallel part exchange values by wiring key (`cortex.dialects.abi.WireKey`):
+parallel part exchange values by wiring key (`cortex.semantics.abi.WireKey`):
 a part reads `env[key]` for each argument key and adds `env[key] = value`
 for each result key. `LoadedSplit` also converts between the caller's values
 and the generated code's (as `CompiledPipeline.__call__` does), and knows
@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from cortex.dialects.abi import FRAME_PARTS, STAGE_KINDS, Port, WireKey
 from cortex.errors import CortexError
 from cortex.runtime.executables import LoadedExecutable, load_executable
 from cortex.runtime.generated import call_generated
 from cortex.runtime.program import Part, Program
 from cortex.runtime.values import aliased, to_caller, to_internal
+from cortex.semantics.abi import FRAME_PARTS, STAGE_KINDS, Port, WireKey
 
 PARTS = FRAME_PARTS
 

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from cortex.dialects.abi import Port
 from cortex.errors import CortexError, whole_number
 from cortex.runtime.blas import BLAS_THREADS, blas_limit, calls_blas
 from cortex.runtime.executables import load_executable
@@ -34,6 +33,7 @@ from cortex.runtime.profiling import PROFILING_OFF, Profile, split_fused
 from cortex.runtime.program import Program
 from cortex.runtime.threads import MAX_WINDOW, MAX_WORKERS, as_args, machine_cores, stage_pool
 from cortex.runtime.values import aliased, initial_zeros, to_caller, to_internal
+from cortex.semantics.abi import Port
 
 ENGINES = ("threads", "processes", "ray")
 """The executors of the frames-in-flight loop (`run_video(engine=...)`): the one meaning of "engine"."""

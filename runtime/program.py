@@ -14,7 +14,7 @@ compiler is not even importable:
   split's four parts and the stage split's stages);
 - `entry_part`, and `split` (`FrameSplit`: the four parts and the stages),
   each `Part` naming its executable, its function there, and the wiring key
-  of each argument and result (`cortex.dialects.abi.WireKey`).
+  of each argument and result (`cortex.semantics.abi.WireKey`).
 
 The file (`Program.save`, `Program.load`; `compiled.save(path)`,
 `cortex.load(path)`) is a zip archive:
@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cortex.dialects.abi import Port, ValueSpec, WireKey
 from cortex.errors import CortexError
+from cortex.semantics.abi import Port, ValueSpec, WireKey
 
 FORMAT = "cortex-program"
 VERSION = 1

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from cortex.dialects.abi import Port, ValueSpec
 from cortex.errors import CortexError
+from cortex.semantics.abi import Port, ValueSpec
 
 
 def describe_type(spec: ValueSpec) -> str:

@@ -2,7 +2,7 @@
 
 Keyed by op name, not op class: this folder imports no dialect code (the
 kernels are the meaning the dialect points to, not the other way round).
-`cortex.semantics.kernels` imports every kernel module, so reading
+`cortex.semantics.all_kernels` imports every kernel module, so reading
 `KERNELS` there sees them all.
 """
 

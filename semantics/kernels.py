@@ -19,24 +19,8 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.irdl import IRDLOperation, OptOperandDef, VarOperandDef
 
 from cortex.errors import CortexError
-from cortex.semantics import (  # noqa: F401 - their @kernel registrations
-    layout_kernels,
-    quant_kernels,
-    tensor_kernels,
-    vision_kernels,
-    window_kernels,
-)
-from cortex.semantics.kernel_table import KERNELS
+from cortex.semantics.all_kernels import FLOAT_ERRORS, KERNELS, NO_KERNEL
 from cortex.semantics.values import numpy_dtype, op_params
-
-FLOAT_ERRORS: dict[str, str] = {"divide": "ignore", "invalid": "ignore", "over": "ignore"}
-"""The floating-point error policy of every computation Cortex runs: IEEE results (x/0 = ±inf,
-0/0 = nan, overflow to inf), no warnings. The kernels state it op by op (`np.errstate` around what
-can produce them); the NumPy backend runs its generated code under it as a whole
-(`cortex.runtime.generated.call_generated`), so both engines behave alike on, say, an all-black frame."""
-
-NO_KERNEL = frozenset({"cortex.state", "cortex.update_state", "cortex.weight"})
-"""Ops whose value is not a function of their operands: the interpreter handles them."""
 
 
 def _reshape_shape(op: IRDLOperation) -> dict[str, object]:

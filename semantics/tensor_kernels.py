@@ -18,14 +18,10 @@ from collections.abc import Sequence
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-)
 
 from cortex.errors import CortexError
 from cortex.semantics import defaults as D
 from cortex.semantics.kernel_table import kernel
-from cortex.semantics.values import dense_to_numpy
 
 F32 = np.float32
 
@@ -44,9 +40,7 @@ def float_type(*values) -> type[np.floating]:
 
 @kernel("cortex.constant")
 def constant(*, value) -> np.ndarray:
-    """`value`: a DenseIntOrFPElementsAttr (as `op_params` gives it) or anything array-like."""
-    if isinstance(value, DenseIntOrFPElementsAttr):
-        return dense_to_numpy(value)
+    """`value`: anything array-like (`op_params` gives a `dense<...>` property as its array)."""
     return np.asarray(value)
 
 

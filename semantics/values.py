@@ -118,8 +118,14 @@ def properties_with_defaults(op: IRDLOperation) -> dict[str, Attribute]:
 
 
 def op_params(op: IRDLOperation) -> dict[str, object]:
-    """The op's properties as Python values, defaults filled in: a kernel's keyword arguments."""
-    return {k: attr_value(v) for k, v in properties_with_defaults(op).items()}
+    """The op's properties as Python values, defaults filled in: a kernel's keyword arguments.
+
+    A `dense<...>` property becomes its array here, so the kernels take plain NumPy values and
+    import no xDSL (the runtime calls them where xDSL cannot be imported)."""
+    return {
+        k: dense_to_numpy(v) if isinstance(v, DenseIntOrFPElementsAttr) else attr_value(v)
+        for k, v in properties_with_defaults(op).items()
+    }
 
 
 __all__ = ["attr_value", "dense_to_numpy", "element_dtype", "numpy_dtype", "numpy_to_dense", "op_params", "properties_with_defaults"]

@@ -151,8 +151,9 @@ def test_imports_run_downward():
     assert not bad, "imports against the declared layer order:\n" + "\n".join(bad)
 
 
-COMPILER = ("cortex.passes", "cortex.lowering", "cortex.linalg_opt", "cortex.backends", "cortex.registry", "cortex.driver", "cortex.ir")
-"""What the runtime must run without: the passes, the lowering, the emitter, the driver (and IR parsing)."""
+COMPILER = ("cortex.dialects", "cortex.passes", "cortex.lowering", "cortex.linalg_opt", "cortex.backends", "cortex.registry",
+            "cortex.driver", "cortex.ir")
+"""What the runtime must run without: the dialect, the passes, the lowering, the emitter, the driver (and IR parsing)."""
 
 
 def runtime_imports_of_the_compiler(root: Path = ROOT) -> list[str]:
@@ -182,6 +183,7 @@ def test_the_runtime_never_imports_the_compiler():
         ("runtime/threads.py", "from cortex.passes.frame_split import split_entry"),
         ("runtime/ray_executor.py", "    import cortex.lowering"),
         ("runtime/parts.py", "from cortex.backends.numpy_emitter import emit"),
+        ("runtime/values.py", "from cortex.dialects.abi import Port"),
     ],
 )
 def test_a_runtime_import_of_the_compiler_is_caught(tmp_path, source, statement):
@@ -189,6 +191,51 @@ def test_a_runtime_import_of_the_compiler_is_caught(tmp_path, source, statement)
     _plant(copy / source, statement)
     bad = runtime_imports_of_the_compiler(copy)
     assert len(bad) == 1 and bad[0].startswith(source), bad
+
+
+def imports_xdsl(path: Path) -> list[int]:
+    """The lines of `path` that import xDSL (at any depth)."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        if any(n == "xdsl" or n.startswith("xdsl.") for n in names):
+            lines.append(node.lineno)
+    return lines
+
+
+def runtime_reaches_xdsl(root: Path = ROOT) -> list[str]:
+    """Every module the runtime imports, directly or through others (inside functions too), that imports xDSL."""
+    graph, modules = import_graph(root), package_modules(root)
+    reached = [m for m in graph if unit_of(m) == "cortex.runtime"]
+    seen = set(reached)
+    while reached:
+        for target in graph[reached.pop()] - seen:
+            seen.add(target)
+            reached.append(target)
+    return [f"{modules[m].relative_to(root)}:{line}: imports xDSL" for m in sorted(seen) for line in imports_xdsl(modules[m])]
+
+
+def test_the_runtime_reaches_no_xdsl():
+    """The runtime runs where xDSL is not installed: nothing it imports, however indirectly, imports xDSL."""
+    assert not runtime_reaches_xdsl(), "\n".join(runtime_reaches_xdsl())
+
+
+@pytest.mark.parametrize(
+    "source, statement",
+    [
+        ("semantics/abi.py", "from xdsl.ir import Attribute"),
+        ("semantics/vision_kernels.py", "    import xdsl.dialects.builtin"),
+        ("runtime/values.py", "    from cortex.semantics.values import numpy_dtype"),  # a level-1 module that imports xDSL
+    ],
+)
+def test_an_xdsl_import_the_runtime_reaches_is_caught(tmp_path, source, statement):
+    copy = _copy_package(tmp_path)
+    _plant(copy / source, statement)
+    bad = runtime_reaches_xdsl(copy)
+    assert bad and all(b.startswith("semantics/") for b in bad), bad
+    assert source.startswith("runtime/") or any(b.startswith(source) for b in bad), bad
 
 
 def file_imports(path: Path, module: str, modules: dict[str, Path]) -> set[str]:

@@ -186,7 +186,7 @@ def test_executables_hold_text_or_bytes():
 
 
 COMPILER = ("cortex.driver", "cortex.passes", "cortex.lowering", "cortex.linalg_opt", "cortex.backends", "cortex.registry",
-            "xdsl.passes")
+            "cortex.dialects", "cortex.ir", "xdsl")
 RUN_WITHOUT_COMPILER = """
 import sys
 program, frame_file, out_file, *poisoned = sys.argv[1:]
@@ -204,7 +204,7 @@ arrays = {f"called/{k}/{i}": np.asarray(v) for k, out in enumerate(called) for i
 arrays |= {f"in_flight/{k}/{i}": np.asarray(v) for k, out in enumerate(in_flight) for i, v in enumerate(out)}
 arrays |= {f"state/{name}": np.asarray(v) for name, v in state.items()}
 np.savez(out_file, **arrays)
-loaded = sorted(m for m in sys.modules if m.startswith(("cortex.", "iree.")) and sys.modules[m] is not None)
+loaded = sorted(m for m, module in sys.modules.items() if module is not None)
 unwanted = [m for m in loaded if any(m == p or m.startswith(p + ".") for p in poisoned)]
 assert not unwanted, unwanted
 """

@@ -46,6 +46,7 @@ from cortex.registry import PipelineError, all_passes, cortex_passes, cortex_tar
 from cortex.tools.atomic import OutputError, detach_stdout, is_write_failure, write_bytes_atomic
 from cortex.tools.diagnostics import Diagnostic, check_expectations, from_parse_error, parse_expectations
 from cortex.tools.instrumentation import IRPrinter, NullTimer, PassInstrumentation, PassTimer, PassVerificationError
+from cortex.tools.versions import OPT_VERSION_FORMAT
 
 STARTED = time.perf_counter()
 
@@ -251,7 +252,7 @@ def pass_summary(cls: type[ModulePass]) -> str:
 class CortexOptMain(xDSLOptMain):
     """xDSL's opt driver with cortex registered and MLIR-grade diagnostics."""
 
-    version_format = "cortex-opt (xDSL {xdsl_version})"
+    version_format = OPT_VERSION_FORMAT
 
     def __init__(self, args: Sequence[str] | None = None, description: str = DESCRIPTION):
         self.timer: PassTimer = NullTimer()

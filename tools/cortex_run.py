@@ -22,37 +22,32 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
+# What the parser and main need, and nothing that loads xDSL or the dialect: `--help` and `--version`
+# answer without them. The compiler's modules are imported where a run first needs them.
 import cortex
-from cortex.dialects import EncoderOp
-from cortex.dialects.modes import BLUR_AUTO, DEFAULT_MODE, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
-from cortex.driver import build_pipeline
 from cortex.errors import CortexError
-from cortex.examples.l2_pipeline import ENTRY
-from cortex.frame_runners import UNSPECIALISED, StageTimes, make_backend
-from cortex.ir import function_named
-from cortex.passes.dce import eliminate_dead_nodes
-from cortex.passes.expose_gate import expose_blur_gate
-from cortex.passes.specialize_mode import specialize_weights
-from cortex.passes.specialize_shapes import bind_to_video, is_shape_generic, video_block
+from cortex.semantics.modes import BLUR_AUTO, DEFAULT_MODE, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
+from cortex.semantics.modes import DEFAULT_ENTRY as ENTRY
 from cortex.tools import parallel_run
 from cortex.tools.atomic import detach_stdout, is_write_failure
 from cortex.tools.memory_policy import keep_freed_memory
 from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
-from cortex.tools.pipeline_check import check_signature, check_weights, parse_weights
-from cortex.tools.probes import expose_scene_change
 from cortex.tools.report import dce_summary, progress_bar
-from cortex.tools.report_html import ReportRecorder, write_report
 from cortex.tools.run_summary import RunClock, RunSummary, library_threads, process_start
 from cortex.tools.versions import VersionAction
 from cortex.video.overlay import SCALES
 from cortex.video.source import Seconds, parse_position
 from cortex.video.synthetic import DEFAULT_SIZE
+
+if TYPE_CHECKING:
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import ModuleOp
+
+    from cortex.frame_runners import StageTimes
 
 BUNDLED_PIPELINE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
 BACKENDS = ("numpy", "iree", "reference")
@@ -195,6 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def entry_function(module: ModuleOp, entry: str) -> func.FuncOp:
+    from cortex.ir import function_named
+
     fn = function_named(module, entry, defined=False)
     if fn is None:
         raise CortexError(f"the pipeline has no function @{entry}")
@@ -204,6 +201,10 @@ def entry_function(module: ModuleOp, entry: str) -> func.FuncOp:
 def frame_geometry(module: ModuleOp, entry: str) -> tuple[int | None, int | None, int]:
     """(H, W, block) of the pipeline: its frame argument and its score-map result
     (H and W None for a shape-generic pipeline, block from its ops)."""
+    from xdsl.dialects.builtin import TensorType
+
+    from cortex.passes.specialize_shapes import is_shape_generic, video_block
+
     fn = entry_function(module, entry)
     inputs, outputs = fn.function_type.inputs.data, fn.function_type.outputs.data
     frame_t = inputs[0] if inputs else None
@@ -220,6 +221,8 @@ def frame_geometry(module: ModuleOp, entry: str) -> tuple[int | None, int | None
 
 
 def load_pipeline(path: str | None, entry: str) -> tuple[ModuleOp, tuple[int | None, int | None, int]]:
+    from cortex.tools.pipeline_check import check_signature
+
     module = cortex.parse(Path(path or BUNDLED_PIPELINE))
     check_signature(entry_function(module, entry), path or "the bundled pipeline")  # before any frame
     return module, frame_geometry(module, entry)
@@ -261,6 +264,8 @@ def blas_line(runner, backend) -> str:
 
 def check_passes(passes: str) -> None:
     """Parse a `-p` pipeline now, so a typo fails before any video is opened."""
+    from cortex.driver import build_pipeline
+
     try:
         build_pipeline(passes)
     except CortexError as e:
@@ -345,6 +350,9 @@ def dce_report(args, module: ModuleOp, measured: StageTimes, frames: int, frame_
     any `--passes`) never executed them, so the unspecialised pipeline on
     the same backend is profiled on the first `--dce-frames` frames.
     """
+    from cortex.frame_runners import UNSPECIALISED, make_backend
+    from cortex.passes.dce import eliminate_dead_nodes
+
     removed = eliminate_dead_nodes(module.clone(), args.mode).names
     if not removed:
         return dce_summary(args.mode, removed, {}, None)
@@ -380,6 +388,15 @@ def position_arg(flag: str, text: str | None) -> int | Seconds | None:
 
 def run_one(args: argparse.Namespace) -> int:
     """One video through the pipeline."""
+    from cortex.frame_runners import make_backend
+    from cortex.passes.dce import eliminate_dead_nodes
+    from cortex.passes.expose_gate import expose_blur_gate
+    from cortex.passes.specialize_mode import specialize_weights
+    from cortex.passes.specialize_shapes import bind_to_video
+    from cortex.tools.pipeline_check import check_weights, parse_weights
+    from cortex.tools.probes import expose_scene_change
+    from cortex.tools.report_html import ReportRecorder, write_report
+
     # End to end: as a program, the first video's clock starts with the process (imports count);
     # called from Python (main(argv)), and for the next videos, it starts here.
     box = getattr(args, "clock_origin", None)  # a list shared by the per-video copies of args: the first takes it
@@ -499,6 +516,8 @@ def run_one(args: argparse.Namespace) -> int:
 
 def encoder_threshold(module: ModuleOp) -> float | None:
     """The pipeline's encoder threshold (blocks scoring >= it x the frame's max stay sharp); None without one."""
+    from cortex.dialects import EncoderOp
+
     for op in module.walk():
         if isinstance(op, EncoderOp):
             return float(op.threshold.value.data)
@@ -517,6 +536,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The program (`argv` None: the command line, and the end-to-end clock starts with the process)."""
     started = (process_start(), "process start") if argv is None else (time.perf_counter(), "cortex-run's start")
     args = build_parser().parse_args(argv)
+    from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+
     args.clock_origin = [started]
     if argv is not None:  # called as a function: the host process's allocator is not ours to retune
         args.memory = "memory: the host process's malloc policy (cortex-run called in-process)"

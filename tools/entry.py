@@ -3,7 +3,9 @@
 `cortex-opt`, `cortex-run` and `cortex-import-onnx` handle KeyboardInterrupt once running, but
 importing them takes a while (xDSL, NumPy, OpenCV) and an interrupt there
 would print a traceback. This module imports nothing heavy itself (`cortex`
-loads its API lazily), so the window before the `try` is tiny.
+loads its API lazily), so the window before the `try` is tiny. `cortex-opt
+--version` is answered here: cortex-opt's driver is xDSL's, so importing it
+loads xDSL and the dialect, which the version line does not need.
 """
 
 from __future__ import annotations
@@ -23,6 +25,11 @@ def run(module: str) -> None:
 
 
 def cortex_opt() -> None:
+    if sys.argv[1:] == ["--version"]:  # the driver is xDSL's: answered here, before xDSL loads
+        from cortex.tools.versions import opt_version_line
+
+        print(opt_version_line())
+        sys.exit(0)
     run("cortex.tools.cortex_opt")
 
 

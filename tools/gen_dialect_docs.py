@@ -6,7 +6,7 @@
 Everything on a page comes from the code, so it cannot drift from it: a page's introduction is
 its module's docstring; each op's summary and description are its class docstring; operands,
 results, properties (with their defaults), traits and the custom syntax come from the IRDL
-definition; the mode table and the runtime inputs from `cortex.dialects.modes`. Each op's
+definition; the mode table and the runtime inputs from `cortex.semantics.modes`. Each op's
 example is a real use of the op — the shortest one in `examples/` (as written and rewritten
 channels-last), else the first in `lit/` — cut out into a function of its own, printed by the op's own printer; tests/test_dialect_docs.py parses and
 verifies every example and fails when a committed page differs from what this writes.
@@ -45,10 +45,11 @@ from xdsl.irdl import (
 )
 from xdsl.printer import Printer
 
-from cortex.dialects import layout, modes, quant, state, stencil, tensor_ops, vision, window
+from cortex.dialects import layout, quant, state, stencil, tensor_ops, vision, window
 from cortex.dialects.cortex import ALL_OPS
 from cortex.dialects.traits import Compilable, External, FrameBoundary
 from cortex.ir import make_context, parse_module
+from cortex.semantics import modes
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "dialects"

@@ -18,14 +18,17 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cortex.errors import CortexError, whole_number
-from cortex.frame_runners import StageTimes
 from cortex.runtime.pipeline import ENGINES
 from cortex.runtime.threads import MAX_WORKERS, machine_cores
 from cortex.tools.report import progress_bar
+
+if TYPE_CHECKING:  # the runners load the compiler: imported when stage times are asked for, not for cortex-run --help
+    from cortex.frame_runners import StageTimes
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -214,6 +217,8 @@ class ParallelRunner:
 
     def stage_times(self) -> StageTimes:
         """Wall-clock seconds per stage, summed over frames and threads (threads engine)."""
+        from cortex.frame_runners import StageTimes
+
         times = StageTimes()
         for label, section in self._sections().items():
             stage, kind = self._stage(label)

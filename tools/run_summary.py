@@ -22,9 +22,10 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cortex.frame_runners import StageTimes
+if TYPE_CHECKING:  # an annotation only: importing the runners loads the compiler, which cortex-run --help must not
+    from cortex.frame_runners import StageTimes
 
 _IMPORTED = time.perf_counter()
 

@@ -34,6 +34,15 @@ def version_line(program: str, backend: str | None = None) -> str:
     return f"{program} {cortex.__version__} ({libraries}{used})"
 
 
+OPT_VERSION_FORMAT = "cortex-opt (xDSL {xdsl_version})"
+"""cortex-opt's `--version` line: xDSL's driver prints it, and `opt_version_line` without loading xDSL."""
+
+
+def opt_version_line() -> str:
+    """What `cortex-opt --version` prints, read from the installed xDSL's metadata (xDSL is not imported)."""
+    return OPT_VERSION_FORMAT.format(xdsl_version=library_version("xdsl", "xdsl"))
+
+
 class VersionAction(argparse.Action):
     """`--version`: prints `version_line` with the backend chosen so far on the command line (or the default)."""
 
@@ -46,4 +55,4 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
-__all__ = ["VersionAction", "library_version", "version_line"]
+__all__ = ["OPT_VERSION_FORMAT", "VersionAction", "library_version", "opt_version_line", "version_line"]
