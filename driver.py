@@ -190,10 +190,11 @@ def compile_pipeline(module_or_path: ModuleOp | str | Path, options: CompileOpti
         raise CortexError(f"profile must be True or False, got {profile!r:.60}")
     whole_number("workers", workers, 1, MAX_WORKERS)
     module = parsed(module_or_path)
-    options = options.replace(entry=resolve_entry(module, options.entry))
-    if is_shape_generic(module, options.entry):  # compiled per concrete shape, on first use or `specialize`
+    entry = resolve_entry(module, options.entry)
+    options = options.replace(entry=entry)
+    if is_shape_generic(module, entry):  # compiled per concrete shape, on first use or `specialize`
         per_shape = functools.partial(compile_pipeline, options=options, workers=workers, profile=profile)
-        return ShapeGenericPipeline(module, options.entry, per_shape)
+        return ShapeGenericPipeline(module, entry, per_shape)
     compilation = compile_program(module, options)
     compiled = CompiledPipeline(compilation.program, workers=workers, profile=profile)
     compiled.temporal_reuse = list(compilation.temporal_reuse)
