@@ -80,6 +80,10 @@ claims more is refused before a member is read, instead of filling memory (the L
 MAX_DIMENSION = 2**31 - 1
 """The largest size a port's dimension may have (as ONNX import bounds a dimension)."""
 
+MAX_ELEMENTS = 1 << 30
+"""The most elements a port's value may have (8 GiB of float64): a state's zeros are made when the program
+loads, so a shape beyond this is refused there, not left to the allocator."""
+
 DYNAMIC = (-1, -(2**63))
 """How a dynamic size is written (MLIR's kDynamic, and -1)."""
 
@@ -398,6 +402,8 @@ def _spec_of(doc: dict[str, Any]) -> ValueSpec:
         isinstance(shape, list) and all(type(d) is int and (0 <= d <= MAX_DIMENSION or d in DYNAMIC) for d in shape)
     ):
         raise CortexError(f"port type {str(doc['type'])[:60]!r} has shape {str(shape)[:60]}: sizes are 0 to {MAX_DIMENSION}, or dynamic")
+    if shape is not None and math.prod(d for d in shape if d >= 0) > MAX_ELEMENTS:
+        raise CortexError(f"port type {str(doc['type'])[:60]!r} has shape {str(shape)[:60]}: more than {MAX_ELEMENTS} elements")
     return ValueSpec(str(doc["type"]), dtype, None if shape is None else tuple(shape), bool(doc["unsigned"]))
 
 

@@ -152,6 +152,15 @@ def test_an_older_format_says_recompile(tmp_path):
     assert "format version 1; this runtime reads version 2" in text
 
 
+def test_a_state_too_large_to_allocate_is_refused(tmp_path):
+    """A state's zeros are made at load: a resealed 2**31-1 × 2**31-1 state was the allocator's raw error."""
+    def grow(doc):
+        port = next(p for p in doc["args"] if p["kind"] == "state" and p["spec"]["shape"])
+        port["spec"]["shape"] = [2**31 - 1] * len(port["spec"]["shape"])
+
+    refused(tmp_path, rebuilt(grow), "elements")
+
+
 # ---------------------------------------------------------------- the inflated size, counted per reference
 
 
