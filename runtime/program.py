@@ -273,7 +273,10 @@ def _read_file(path: Path) -> bytes:
         if info.st_size > MAX_PROGRAM_BYTES:
             raise CortexError(f"cannot read program '{path}': the file is too large ({info.st_size} bytes, at most {MAX_PROGRAM_BYTES})")
         with os.fdopen(os.dup(fd), "rb") as file:
-            return file.read(MAX_PROGRAM_BYTES + 1)
+            data = file.read()  # a regular file no larger than the cap (read(n) would reserve n bytes first)
+        if len(data) > MAX_PROGRAM_BYTES:
+            raise CortexError(f"cannot read program '{path}': the file is too large (it grew while it was read)")
+        return data
     except OSError as e:
         raise CortexError(f"cannot read program '{path}': {e.strerror or e}") from None
     finally:

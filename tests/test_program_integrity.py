@@ -207,6 +207,14 @@ def test_twice_referenced_entries_under_the_cap_still_load(tmp_path, small_cap):
     assert_same_results(cortex.load(path))
 
 
+def test_a_file_larger_than_the_cap_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    import cortex.runtime.program as program_module
+
+    monkeypatch.setattr(program_module, "MAX_PROGRAM_BYTES", len(GOOD) - 1)
+    text = refused(tmp_path, GOOD, "the file is too large")
+    assert text.startswith("cannot read program '")
+
+
 def test_an_encrypted_entry_is_one_line(tmp_path):
     """program.json (the first entry) marked encrypted, in its local header and its central directory record:
     zipfile raised a raw RuntimeError asking for a password."""
