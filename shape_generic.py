@@ -171,7 +171,7 @@ class ShapeGenericPipeline:
         program = self._switch(self.key_of(inputs))
         return program.run_video(chain([first], iterator), workers=workers, engine=engine, **options)
 
-    def save(self, path: Any) -> Any:
+    def save(self, path: Any, key: Any = None) -> Any:
         """A program is compiled per shape: save one shape's (`specialize(shape).save(path)`)."""
         raise CortexError(
             f"@{self.entry} is shape-generic ({self.signature}): a saved program has one shape; "

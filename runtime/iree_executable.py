@@ -5,7 +5,8 @@ What `cortex.backends.iree_backend.iree_executable` writes: the members of a
 runs outlined as segment functions), plus `module.vmfb`, the one IREE VM
 module of every segment; meta `driver` (IREE's HAL driver: local-sync for the
 CPU targets, cuda) and `segments` (each segment's argument and result types as
-text, what a call needs). Loading runs the host source as the "numpy" kind
+text, what a call needs; checked against the module's own declaration when it
+loads, so a program.json that says otherwise is refused). Loading runs the host source as the "numpy" kind
 does, loads the VM module (`cortex.runtime.iree_runtime.LoadedModule`, needs
 only `iree.runtime`) and points the host's segment functions at the compiled
 ones. A host function that only calls one segment with its own arguments and
@@ -51,22 +52,38 @@ class LoadedIree(LoadedNumpy):
         vmfb = exe.members.get(VMFB)
         if not isinstance(vmfb, bytes):
             return
+        label = exe.meta.get("label", "program")
         try:
             self.module = LoadedModule(vmfb, driver_for(exe))
+            for symbol, (args, results) in _signatures(exe).items():
+                name = exe.symbols.get(symbol)
+                if name is not None:
+                    self.namespace[name] = self.module.function(symbol, args, results)
         except CortexError as e:
-            raise CortexError(f"executable {exe.meta.get('label', 'program')} does not load: {e}") from None
-        segments = exe.meta.get("segments", {})
-        for symbol, signature in segments.items():
-            name = exe.symbols.get(symbol)
-            if name is None:
-                continue
-            self.namespace[name] = self.module.function(symbol, signature["args"], signature["results"])
+            raise CortexError(f"executable {label} does not load: {e}") from None
         if profile:
             return  # the profiled host code times each segment call under its source ops
-        for host, segment in exe.meta.get("whole", {}).items():
+        whole = exe.meta.get("whole", {})
+        if not isinstance(whole, dict) or not all(isinstance(segment, str) for segment in whole.values()):
+            raise CortexError(f"executable {label} does not load: its 'whole' functions are not a mapping")
+        for host, segment in whole.items():
             host_name, segment_name = exe.symbols.get(host), exe.symbols.get(segment)
             if host_name in self.namespace and segment_name in self.namespace:
                 self.namespace[host_name] = self.namespace[segment_name]  # a tensor graph: call IREE directly
+
+
+def _signatures(exe: Executable) -> dict[str, tuple[list[str], list[str]]]:
+    """meta `segments`: symbol → (argument types, result types), each a list of type texts."""
+    segments = exe.meta.get("segments", {})
+
+    def texts(value: object) -> bool:
+        return isinstance(value, list) and all(isinstance(t, str) for t in value)
+
+    if not isinstance(segments, dict) or not all(
+        isinstance(s, dict) and texts(s.get("args")) and texts(s.get("results")) for s in segments.values()
+    ):
+        raise CortexError("its segment signatures are not lists of tensor types")
+    return {str(symbol): (s["args"], s["results"]) for symbol, s in segments.items()}
 
 
 def LOADER(exe: Executable, profile: bool) -> LoadedIree:  # noqa: N802 - the name KINDS looks up

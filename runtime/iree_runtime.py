@@ -18,6 +18,12 @@ buffers saved another ~1.4 µs but is not thread-safe without a buffer per
 thread and argument; not worth it here. Results are copied to fresh NumPy
 arrays (a mapped result would alias IREE's memory; the copy of a 640×480 f32
 map is ~0.1 ms against a ~40 ms frame).
+
+The types a caller declares for a function (a saved program's segment
+signatures) are checked against the module's own declaration (IREE's ABI
+reflection) when the function is looked up, and each result's buffer view
+against the shape and element type it is read as before it is read: a
+mismatch is a CortexError, never a read past IREE's buffer.
 """
 
 from __future__ import annotations
@@ -55,16 +61,27 @@ def _element_types(rt) -> dict[type, Any]:
     }
 
 
+_ELEMENT_TEXT = {dtype: text for text, dtype in ELEMENT_DTYPES.items()}
+
+
+def _type_text(view: Any, rt: Any) -> str:
+    element = next((_ELEMENT_TEXT[d] for d, e in _element_types(rt).items() if int(e) == view.element_type), str(view.element_type))
+    return f"tensor<{''.join(f'{d}x' for d in view.shape)}{element}>"
+
+
 class Spec:
     """A boundary tensor: NumPy dtype, shape, the HAL element type."""
 
-    __slots__ = ("dtype", "shape", "element")
+    __slots__ = ("dtype", "shape", "element", "code")
 
     def __init__(self, dtype: type, shape: tuple[int, ...], element: Any):
         self.dtype, self.shape, self.element = np.dtype(dtype), shape, element
+        self.code = int(element)  # what a buffer view's element_type reads as
 
 
 TENSOR_TEXT = re.compile(r"tensor<((?:\d+x)*)(\w+)>")
+DECLARATION = re.compile(r"(?:\w+\s+)*func\s+@\S+?\((.*?)\)\s*->\s*(.*)", re.S)
+"""IREE's `iree.abi.declaration`: `sync func @f(%input0: tensor<4x8xf32>) -> (%output0: tensor<4x8xf32>)`."""
 
 
 def spec_of(t: object, rt) -> Spec:
@@ -77,6 +94,28 @@ def spec_of(t: object, rt) -> Spec:
     dtype = ELEMENT_DTYPES[match.group(2)]
     shape = tuple(int(d) for d in match.group(1).split("x") if d)
     return Spec(dtype, shape, _element_types(rt)[dtype])
+
+
+def declared_types(vm_function: Any, name: str) -> tuple[list[str], list[str]]:
+    """The argument and result types a compiled function declares (the module's ABI reflection)."""
+    reflection = getattr(vm_function, "reflection", None)
+    text = reflection.get("iree.abi.declaration") if isinstance(reflection, dict) else None
+    match = DECLARATION.fullmatch(text.strip()) if isinstance(text, str) else None
+    if match is None:
+        raise CortexError(f"the compiled IREE function @{name} declares no signature to check its callers against")
+    halves = []
+    for half in (match.group(1), match.group(2).strip().removeprefix("(").removesuffix(")")):
+        pieces = [p.strip() for p in re.split(r",\s*(?=%)", half) if p.strip()]
+        halves.append([p.split(":", 1)[1].strip() if ":" in p else p for p in pieces])
+    return halves[0], halves[1]
+
+
+def _same(specs: list[Spec], types: list[str], rt) -> bool:
+    try:
+        theirs = [spec_of(t, rt) for t in types]
+    except CortexError:
+        return False
+    return [(s.dtype, s.shape) for s in specs] == [(s.dtype, s.shape) for s in theirs]
 
 
 class LoadedModule:
@@ -107,10 +146,20 @@ class LoadedModule:
         return ctx
 
     def function(self, name: str, args: Sequence[object], results: Sequence[object]) -> Callable[..., tuple]:
+        """Function `name`, called with `args` and read as `results` (tensor types), once they are checked
+        against the module's own declaration of it."""
         vm_function = self.module.lookup_function(name)
         if vm_function is None:
             raise CortexError(f"the compiled IREE module has no function @{name}")
-        return SegmentCall(self, name, vm_function, [spec_of(t, self.rt) for t in args], [spec_of(t, self.rt) for t in results])
+        arg_specs, result_specs = [spec_of(t, self.rt) for t in args], [spec_of(t, self.rt) for t in results]
+        own_args, own_results = declared_types(vm_function, name)
+        if not (_same(arg_specs, own_args, self.rt) and _same(result_specs, own_results, self.rt)):
+            def shown(types: Sequence[object]) -> str:
+                return ", ".join(str(t) for t in types)[:160]
+
+            raise CortexError(f"@{name}: the declared signature ({shown(args)}) -> ({shown(results)}) does not match the "
+                              f"compiled module's ({shown(own_args)}) -> ({shown(own_results)})")
+        return SegmentCall(self, name, vm_function, arg_specs, result_specs)
 
 
 class SegmentCall:
@@ -153,6 +202,9 @@ class SegmentCall:
 
     def _result(self, outputs: Any, index: int, spec: Spec) -> np.ndarray:
         view = outputs.get_as_object(index, self._view_type)
+        if view.element_type != spec.code or tuple(view.shape) != spec.shape:
+            raise CortexError(f"@{self.name}: result {index} is {_type_text(view, self.loaded.rt)}, not the "
+                              f"tensor<{''.join(f'{d}x' for d in spec.shape)}{_ELEMENT_TEXT[spec.dtype.type]}> it is read as")
         if self.loaded.host_memory:
             return np.array(view.map().asarray(spec.shape, spec.dtype), copy=True)
         return np.asarray(self.loaded.rt.DeviceArray(self.loaded.device, view, implicit_host_transfer=True).to_host()).copy()

@@ -95,9 +95,10 @@ class CompiledPipeline:
         """The generated code of the entry (NumPy source), for reading."""
         return self._executable.text("source")
 
-    def save(self, path: str | Path) -> Path:
-        """Write the program (`cortex.load(path)` reads it back; the state is not saved)."""
-        return self.program.save(path)
+    def save(self, path: str | Path, key: str | bytes | None = None) -> Path:
+        """Write the program (`cortex.load(path)` reads it back; the state is not saved), atomically; signed
+        with `key` (else `CORTEX_PROGRAM_KEY`) when there is one."""
+        return self.program.save(path, key)
 
     # ---- state and profiling
 
@@ -335,12 +336,18 @@ def _plain_signature(args: list[Port], results: list[Port]) -> list[tuple[np.dty
     return signature
 
 
-def load(path: str | Path, workers: int = 1, profile: bool = False) -> CompiledPipeline:
-    """A saved program (`compiled.save(path)`), ready to run: `cortex.load(path)`."""
+def load(path: str | Path, workers: int = 1, profile: bool = False, key: str | bytes | None = None) -> CompiledPipeline:
+    """A saved program (`compiled.save(path)`), ready to run: `cortex.load(path)`.
+
+    A program file is code, as a pickle or a `.vmfb` is: loading runs the Python source it carries. Load
+    only files you trust. Its digests catch a damaged file, not an edited one; to load programs from
+    elsewhere, save them with a key and load with the same key (`key=`, else the CORTEX_PROGRAM_KEY
+    environment variable): then only a file whose HMAC-SHA256 matches loads.
+    """
     if not isinstance(path, (str, PathLike)):
         raise CortexError(f"cortex.load takes a path (str or pathlib.Path), got {type(path).__name__}")
     whole_number("workers", workers, 1, MAX_WORKERS)  # before reading the file
-    return CompiledPipeline(Program.load(path), workers=workers, profile=profile)
+    return CompiledPipeline(Program.load(path, key), workers=workers, profile=profile)
 
 
 __all__ = ["ENGINES", "CompiledPipeline", "NumberedFrames", "load"]

@@ -19,29 +19,40 @@ compiler is not even importable:
 The file (`Program.save`, `Program.load`; `compiled.save(path)`,
 `cortex.load(path)`) is a zip archive:
 
-    program.json                  {"format": "cortex-program", "version": 1, ...every field above,
+    program.json                  {"format": "cortex-program", "version": 2, ...every field above,
                                    each executable's members listed as
-                                   {"file": ..., "encoding": "text"|"bytes", "sha256": ...}}
+                                   {"file": ..., "encoding": "text"|"bytes", "sha256": ...},
+                                   "sha256": the digest of this document's canonical JSON,
+                                   "hmac_sha256": its keyed signature (only when saved with a key)}
     executables/<name>/<member>   each member's payload: UTF-8 text or raw bytes
 
-Nothing is pickled, but a "numpy" executable is Python source that loading
-runs: a program file is code, so load only files you trust. Each member's
-SHA-256 is written beside it in program.json and checked before anything
-runs (a damaged or edited member is refused, not run). A file of another
-format or version, a member missing, damaged or malformed, a field of the
-wrong type or out of range, an archive that inflates beyond
-`MAX_PROGRAM_BYTES`, is a one-line CortexError.
+A program file is code, as a pickle or a `.vmfb` is: a "numpy" executable is
+Python source that loading runs. Load only files you trust, or sign them:
+saved with a key (`key=` or `CORTEX_PROGRAM_KEY`), a file loads with that key
+only if its HMAC-SHA256 matches. The digests catch damage, not an edit (anyone
+can recompute a SHA-256): program.json's own digest is checked before any
+field is read, every member's before it is decoded, and a missing one is
+refused. A file of another format or version, a member missing, damaged or
+malformed, a field of the wrong type or out of range, an archive whose
+members (counted once per reference) inflate beyond `MAX_PROGRAM_BYTES`, a
+path that is not a regular file: each is a one-line CortexError. Saving
+writes a temporary sibling and renames it over the path, so a failed save
+leaves the old file whole.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import io
 import json
 import math
+import os
 import re
+import stat
+import tempfile
 import zipfile
-import zlib
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,18 +61,28 @@ from cortex.errors import CortexError
 from cortex.semantics.abi import Port, ValueSpec, WireKey
 
 FORMAT = "cortex-program"
-VERSION = 1
-"""Bumped whenever a field changes meaning; a runtime reads its own version only."""
+VERSION = 2
+"""Bumped whenever a field changes meaning; a runtime reads its own version only (1: no document digest,
+member digests optional)."""
+
+KEY_VARIABLE = "CORTEX_PROGRAM_KEY"
+"""The environment variable holding the key that signs saved programs and checks loaded ones (`key=` overrides it)."""
 
 STATE_KINDS = ("delayed", "leading", "recurrence", "read-only")
 """The classes of a state (`cortex.passes.state_analysis`), as the engines read them."""
 
 MAX_PROGRAM_BYTES = 1 << 32
-"""The most a program archive may inflate to (all members together): a zip that claims more is refused
-before it is read, instead of filling memory (the L2 pipeline's program is ~100 kB, a CNN's some MB)."""
+"""The most a program may inflate to: program.json plus every member it references, counted once per
+reference (two members naming one entry read it twice), and the archive's entries together. A zip that
+claims more is refused before a member is read, instead of filling memory (the L2 pipeline's program is
+~100 kB, a CNN's some MB). The file itself may be no larger."""
 
 MAX_DIMENSION = 2**31 - 1
 """The largest size a port's dimension may have (as ONNX import bounds a dimension)."""
+
+MAX_ELEMENTS = 1 << 30
+"""The most elements a port's value may have (8 GiB of float64): a state's zeros are made when the program
+loads, so a shape beyond this is refused there, not left to the allocator."""
 
 DYNAMIC = (-1, -(2**63))
 """How a dynamic size is written (MLIR's kDynamic, and -1)."""
@@ -69,6 +90,7 @@ DYNAMIC = (-1, -(2**63))
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64")
 """The element dtypes a port may name."""
 
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _MEMBER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
 
 
@@ -166,15 +188,47 @@ class Program:
 
     # ---- the file
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, key: str | bytes | None = None) -> Path:
+        """Write the file atomically: a temporary sibling, flushed to disk, renamed over `path` (a full disk or
+        a crash leaves the old file whole). Signed when a key is given (`key=`, else `CORTEX_PROGRAM_KEY`)."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise CortexError(f"save takes a path (str or pathlib.Path), got {type(path).__name__}")
         path = Path(path)
-        path.write_bytes(self.to_bytes())
+        data = self.to_bytes(key)
+        if path.is_dir():
+            raise CortexError(f"cannot save program to '{path}': it is a directory")
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+            fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except OSError as e:
+            raise CortexError(f"cannot save program to '{path}': {e.strerror or e}") from None
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
+                file.flush()
+                os.fchmod(file.fileno(), mode)
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+        except OSError as e:
+            with suppress(OSError):
+                os.unlink(temporary)
+            raise CortexError(f"cannot save program to '{path}': {e.strerror or e}") from None
+        with suppress(OSError):  # the rename itself survives a crash once the folder is on disk
+            folder = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
         return path
 
-    def to_bytes(self) -> bytes:
+    def to_bytes(self, key: str | bytes | None = None) -> bytes:
         buffer = io.BytesIO()
         files: dict[str, bytes] = {}
         doc = _encode_program(self, files)
+        doc["sha256"] = document_digest(doc)
+        signing = _key_of(key)
+        if signing is not None:
+            doc["hmac_sha256"] = _signature(doc, signing)
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
             archive.writestr("program.json", json.dumps(doc, indent=1, sort_keys=True))
             for name, data in files.items():
@@ -182,56 +236,157 @@ class Program:
         return buffer.getvalue()
 
     @classmethod
-    def load(cls, path: str | Path) -> Program:
+    def load(cls, path: str | Path, key: str | bytes | None = None) -> Program:
+        """Read a saved program (a file is code: see the module docstring); with a key (`key=`, else
+        `CORTEX_PROGRAM_KEY`) only a file signed with it loads."""
         path = Path(path)
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise CortexError(f"cannot read program '{path}': {e.strerror or e}") from None
-        return cls.from_bytes(data, str(path))
+        return cls.from_bytes(_read_file(path), str(path), key)
 
     @classmethod
-    def from_bytes(cls, data: bytes, where: str = "program") -> Program:
+    def from_bytes(cls, data: bytes, where: str = "program", key: str | bytes | None = None) -> Program:
+        signing = _key_of(key)
         try:
-            archive = zipfile.ZipFile(io.BytesIO(data))
-        except zipfile.BadZipFile:
-            raise CortexError(f"{where}: not a cortex program (not a zip archive)") from None
-        with archive:
-            inflated = sum(info.file_size for info in archive.infolist())
-            if inflated > MAX_PROGRAM_BYTES:
-                raise CortexError(f"{where}: the archive is too large ({inflated} bytes inflated, at most {MAX_PROGRAM_BYTES})")
-            try:
-                doc = json.loads(_read(archive, "program.json"))
-            except KeyError:
-                raise CortexError(f"{where}: not a cortex program (no program.json)") from None
-            except CortexError as e:
-                raise CortexError(f"{where}: {e}") from None
-            except RecursionError:
-                raise CortexError(f"{where}: program.json is not a cortex program's (nested too deeply)") from None
-            except ValueError as e:
-                raise CortexError(f"{where}: program.json is not JSON: {e}") from None
-            if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-                got = doc.get("format") if isinstance(doc, dict) else None
-                raise CortexError(f"{where}: not a cortex program (format {got!r}, expected '{FORMAT}')")
-            if type(doc.get("version")) is not int or doc.get("version") != VERSION:
-                raise CortexError(
-                    f"{where}: cortex program format version {doc.get('version')!r}; this runtime reads version {VERSION} "
-                    "(compile the pipeline again with this version)"
-                )
-            try:
-                return _decode_program(doc, archive)
-            except CortexError as e:
-                raise CortexError(f"{where}: {e}") from None
-            except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as e:
-                raise CortexError(f"{where}: malformed program.json ({type(e).__name__}: {' '.join(str(e).split())[:200]})") from None
+            return _decode_file(data, signing)
+        except CortexError as e:
+            raise CortexError(f"{where}: {e}") from None
+        except Exception as e:  # noqa: BLE001 - only data is read here (no member runs): any failure is a bad file
+            raise CortexError(f"{where}: malformed program ({type(e).__name__}: {_one_line(e, 200)})") from None
+
+
+def _one_line(error: object, limit: int) -> str:
+    return " ".join(str(error).split())[:limit]
+
+
+def _read_file(path: Path) -> bytes:
+    """The file's bytes; anything but a regular file (a FIFO would block, a device never end) is refused
+    before it is read: opened without blocking, then checked on the open descriptor (no race)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise CortexError(f"cannot read program '{path}': {e.strerror or e}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            what = "a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else \
+                "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "a socket"
+            raise CortexError(f"cannot read program '{path}': it is {what}, not a regular file")
+        if info.st_size > MAX_PROGRAM_BYTES:
+            raise CortexError(f"cannot read program '{path}': the file is too large ({info.st_size} bytes, at most {MAX_PROGRAM_BYTES})")
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read()  # a regular file no larger than the cap (read(n) would reserve n bytes first)
+        if len(data) > MAX_PROGRAM_BYTES:
+            raise CortexError(f"cannot read program '{path}': the file is too large (it grew while it was read)")
+        return data
+    except OSError as e:
+        raise CortexError(f"cannot read program '{path}': {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+
+
+def _key_of(key: str | bytes | None) -> bytes | None:
+    """The signing key: `key`, else the environment's `CORTEX_PROGRAM_KEY`, else none (an empty one is none)."""
+    if key is None:
+        key = os.environ.get(KEY_VARIABLE) or None
+    if key is None:
+        return None
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    if not isinstance(key, bytes) or not key:
+        raise CortexError(f"a program key is non-empty text or bytes, got {type(key).__name__}")
+    return key
+
+
+def _canonical(doc: dict[str, Any]) -> bytes:
+    """program.json's content, less its digest and signature, as one canonical text (what both cover)."""
+    body = {k: v for k, v in doc.items() if k not in ("sha256", "hmac_sha256")}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def document_digest(doc: dict[str, Any]) -> str:
+    """The SHA-256 of program.json's canonical content (`sha256` in the file)."""
+    return hashlib.sha256(_canonical(doc)).hexdigest()
+
+
+def _signature(doc: dict[str, Any], key: bytes) -> str:
+    return hmac.new(key, _canonical(doc), hashlib.sha256).hexdigest()
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique (two readers of one with a key twice may disagree on its value)."""
+    doc = dict(pairs)
+    if len(doc) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise CortexError(f"program.json names '{str(twice)[:60]}' twice in one object")
+    return doc
+
+
+def _decode_file(data: bytes, key: bytes | None) -> Program:
+    """Check the archive, then program.json's format, version and digest, before any field is trusted."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except Exception as e:  # noqa: BLE001 - zipfile raises many kinds on crafted headers
+        raise CortexError(f"not a cortex program (not a zip archive: {_one_line(e, 120)})") from None
+    with archive:
+        entries = archive.infolist()
+        names = [info.filename for info in entries]
+        if len(set(names)) != len(names):
+            twice = next(n for n in names if names.count(n) > 1)
+            raise CortexError(f"the archive holds '{twice[:80]}' twice")
+        inflated = sum(info.file_size for info in entries)
+        if inflated > MAX_PROGRAM_BYTES:
+            raise CortexError(f"the archive is too large ({inflated} bytes inflated, at most {MAX_PROGRAM_BYTES})")
+        try:
+            text = _read(archive, "program.json")
+        except KeyError:
+            raise CortexError("not a cortex program (no program.json)") from None
+        try:
+            doc = json.loads(text, object_pairs_hook=_unique_keys)
+        except RecursionError:
+            raise CortexError("program.json is not a cortex program's (nested too deeply)") from None
+        except ValueError as e:
+            raise CortexError(f"program.json is not JSON: {_one_line(e, 200)}") from None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            got = doc.get("format") if isinstance(doc, dict) else None
+            raise CortexError(f"not a cortex program (format {str(got)[:60]!r}, expected '{FORMAT}')")
+        version = doc.get("version")
+        if type(version) is not int or version != VERSION:
+            hint = "saved by an older Cortex; recompile the pipeline" if type(version) is int and version < VERSION \
+                else "saved by a newer Cortex" if type(version) is int else "not a version number"
+            raise CortexError(f"cortex program format version {repr(version)[:40]}; this runtime reads version {VERSION} ({hint})")
+        _check_document(doc, key)
+        try:
+            return _decode_program(doc, archive)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as e:
+            raise CortexError(f"malformed program.json ({type(e).__name__}: {_one_line(e, 200)})") from None
+
+
+def _check_document(doc: dict[str, Any], key: bytes | None) -> None:
+    """program.json's digest (always) and signature (when loading with a key): nothing else is read before."""
+    digest = doc.get("sha256")
+    if not isinstance(digest, str) or not _SHA256.match(digest):
+        raise CortexError("program.json carries no SHA-256 of its content: refused (a digest is mandatory)")
+    if not hmac.compare_digest(digest, document_digest(doc)):
+        raise CortexError("program.json does not match its SHA-256 (changed or damaged after it was saved)")
+    if key is None:
+        return
+    signature = doc.get("hmac_sha256")
+    if not isinstance(signature, str):
+        raise CortexError(f"the program is not signed, and a key was given (`key=` or {KEY_VARIABLE}): refused")
+    if not hmac.compare_digest(signature, _signature(doc, key)):
+        raise CortexError("the program's signature does not match the key: refused")
 
 
 def _read(archive: zipfile.ZipFile, name: str) -> bytes:
-    """A member's bytes; a damaged one (bad CRC, bad deflate data) is a CortexError. KeyError: no such member."""
+    """A member's bytes; a damaged one (bad CRC, bad deflate data, encrypted) is a CortexError. KeyError: no
+    such member."""
+    info = archive.getinfo(name)
+    if info.flag_bits & 0x1:
+        raise CortexError(f"member '{name[:80]}' is encrypted")
     try:
-        return archive.read(name)
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as e:
-        raise CortexError(f"member '{name}' is damaged ({' '.join(str(e).split())[:120]})") from None
+        return archive.read(info)
+    except Exception as e:  # noqa: BLE001 - zipfile and its decompressors raise many kinds on bad data
+        raise CortexError(f"member '{name[:80]}' is damaged ({type(e).__name__}: {_one_line(e, 120)})") from None
 
 
 # ---------------------------------------------------------------- JSON encoding
@@ -250,6 +405,8 @@ def _spec_of(doc: dict[str, Any]) -> ValueSpec:
         isinstance(shape, list) and all(type(d) is int and (0 <= d <= MAX_DIMENSION or d in DYNAMIC) for d in shape)
     ):
         raise CortexError(f"port type {str(doc['type'])[:60]!r} has shape {str(shape)[:60]}: sizes are 0 to {MAX_DIMENSION}, or dynamic")
+    if shape is not None and math.prod(d for d in shape if d >= 0) > MAX_ELEMENTS:
+        raise CortexError(f"port type {str(doc['type'])[:60]!r} has shape {str(shape)[:60]}: more than {MAX_ELEMENTS} elements")
     return ValueSpec(str(doc["type"]), dtype, None if shape is None else tuple(shape), bool(doc["unsigned"]))
 
 
@@ -335,25 +492,35 @@ def _encode_program(program: Program, files: dict[str, bytes]) -> dict[str, Any]
 
 
 def _decode_program(doc: dict[str, Any], archive: zipfile.ZipFile) -> Program:
+    refs = [(str(name), str(member), ref) for name, exe in doc["executables"].items() for member, ref in exe["members"].items()]
+    inflated = archive.getinfo("program.json").file_size
+    for name, member, ref in refs:
+        try:
+            inflated += archive.getinfo(ref["file"]).file_size  # once per reference: two members may name one entry
+        except KeyError:
+            raise CortexError(f"executable '{name[:60]}': member '{member[:60]}' is missing ({str(ref['file'])[:80]})") from None
+    if inflated > MAX_PROGRAM_BYTES:
+        raise CortexError(f"the program is too large ({inflated} bytes inflated, members counted once per reference; "
+                          f"at most {MAX_PROGRAM_BYTES})")
     executables = {}
     for name, exe in doc["executables"].items():
         members: dict[str, str | bytes] = {}
         for member, ref in exe["members"].items():
-            try:
-                raw = _read(archive, ref["file"])
-            except KeyError:
-                raise CortexError(f"executable '{name}': member '{member}' is missing ({ref['file']})") from None
             digest = ref.get("sha256")
-            if digest is not None and hashlib.sha256(raw).hexdigest() != digest:
+            if not isinstance(digest, str) or not _SHA256.match(digest):
+                raise CortexError(f"executable '{str(name)[:60]}': member '{str(member)[:60]}' carries no SHA-256: refused "
+                                  "(a digest is mandatory)")
+            raw = _read(archive, ref["file"])
+            if not hmac.compare_digest(hashlib.sha256(raw).hexdigest(), digest):
                 raise CortexError(
                     f"executable '{name}': member '{member}' does not match its SHA-256 (changed or damaged after it was saved)"
                 )
             if ref["encoding"] == "text":
-                members[member] = raw.decode("utf-8")
+                members[str(member)] = raw.decode("utf-8")
             elif ref["encoding"] == "bytes":
-                members[member] = raw
+                members[str(member)] = raw
             else:
-                raise CortexError(f"executable '{name}': member '{member}' has unknown encoding {ref['encoding']!r}")
+                raise CortexError(f"executable '{name}': member '{member}' has unknown encoding {str(ref['encoding'])[:40]!r}")
         executables[str(name)] = Executable(str(exe["kind"]), members, {str(k): str(v) for k, v in exe["symbols"].items()},
                                             dict(exe.get("meta", {})))
     split = None
@@ -381,4 +548,4 @@ def _split_error_of(value: Any) -> str | None:
     return value
 
 
-__all__ = ["FORMAT", "MAX_PROGRAM_BYTES", "VERSION", "Executable", "FrameSplit", "Part", "Program", "StateInfo"]
+__all__ = ["FORMAT", "KEY_VARIABLE", "MAX_PROGRAM_BYTES", "VERSION", "document_digest", "Executable", "FrameSplit", "Part", "Program", "StateInfo"]

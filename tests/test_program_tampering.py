@@ -23,6 +23,7 @@ from helpers.pipelines import EVERY_RUN_ON_IREE, small_l2_text
 
 import cortex
 from cortex.errors import CortexError
+from cortex.runtime.program import document_digest
 
 COMPILED = cortex.compile(cortex.parse(small_l2_text()))
 GOOD = COMPILED.program.to_bytes()
@@ -30,11 +31,14 @@ FRAME = np.zeros((96, 128, 3), np.uint8)
 
 
 def rezip(doc_change=None, files_change=None, compression=zipfile.ZIP_STORED, raw_doc=None) -> bytes:
+    """GOOD with program.json and the members changed; program.json's digest rewritten to match (as anyone
+    can: it catches damage, not an edit), so what is tested is the check of each field behind it."""
     source = zipfile.ZipFile(io.BytesIO(GOOD))
     files = {n: source.read(n) for n in source.namelist()}
     doc = json.loads(files["program.json"])
     if doc_change is not None:
         doc_change(doc)
+        doc["sha256"] = document_digest(doc)
     files["program.json"] = raw_doc if raw_doc is not None else json.dumps(doc).encode()
     if files_change is not None:
         files_change(files)
@@ -107,6 +111,7 @@ def test_a_source_edited_with_its_digest_still_fails_in_one_line(tmp_path):
 
     def doc_change(doc):
         doc["executables"]["entry"]["members"]["source"]["sha256"] = hashlib.sha256(b"raise ValueError('boom')\n").hexdigest()
+        doc["sha256"] = document_digest(doc)
 
     path = tmp_path / "p.cortex"
     path.write_bytes(rezip(doc_change, change))
@@ -180,6 +185,7 @@ def test_a_damaged_iree_module_with_its_digest_rewritten_is_one_line(tmp_path, m
     for _exe, ref in cut:
         bad = files[ref["file"]][:200] + b"\x00" * 50
         files[ref["file"]], ref["sha256"] = bad, hashlib.sha256(bad).hexdigest()
+    doc["sha256"] = document_digest(doc)
     files["program.json"] = json.dumps(doc).encode()
     path = tmp_path / "bad.cortex"
     with zipfile.ZipFile(path, "w") as archive:
