@@ -311,4 +311,36 @@ WAVE = [
            "if readable != self.count:", "if False:", (T_RUN_OUT,)),
 ]
 
-MUTANTS: list[Mutant] = [*ISSUE_14, *FRESH, *ISSUE_24, *WAVE]
+# Survivors of an independent whole-suite run, each with the test written for the behaviour it breaks.
+GAPS = [
+    Mutant("gaps-profile-reset-keeps-frame-count", "runtime/pipeline.py",
+           "            profiler.reset()\n            self._frames_profiled = 0\n", "            profiler.reset()\n",
+           ("tests/test_profile_reset.py",)),
+    Mutant("gaps-split-profile-reset-keeps-frame-count", "runtime/pipeline.py",
+           "s.seconds, s.cpu_seconds, s.count = 0.0, 0.0, 0\n                self._frames_profiled = 0\n",
+           "s.seconds, s.cpu_seconds, s.count = 0.0, 0.0, 0\n", ("tests/test_profile_reset.py",)),
+    Mutant("gaps-split-cache-key-ignores-stages", "runtime/pipeline.py",
+           'key = (profile, stages or bool(self.program.meta.get("split_in_stages")))',
+           'key = (profile, bool(self.program.meta.get("split_in_stages")))', ("tests/test_split_cache.py",)),
+    Mutant("gaps-old-program-skips-delayed-part", "runtime/threads.py",
+           '[*split.delayed_stages] or [parts["delayed"]]', "[*split.delayed_stages]",
+           ("tests/test_old_program_workers.py",)),
+    Mutant("gaps-ray-port-65536-accepted", "runtime/ray_executor.py",
+           "int(port_text) < 65536", "int(port_text) <= 65536", ("tests/test_ray_port_range.py",)),
+    Mutant("gaps-reuse-key-ignores-properties", "passes/temporal_reuse.py",
+           "props = tuple(sorted((k, str(a)) for k, a in owner.properties.items()))", "props = ()",
+           ("tests/test_reuse_keys.py",)),
+    Mutant("gaps-reuse-accepts-negative-zero", "passes/temporal_reuse.py",
+           "np.all(array == 0) and not np.any(np.signbit(array))", "np.all(array == 0)", ("tests/test_reuse_keys.py",)),
+    Mutant("gaps-leading-one-sweep", "passes/state_analysis.py",
+           "    while changed:  # drop candidates", "    if changed:  # drop candidates", ("tests/test_leading_fixpoint.py",)),
+    Mutant("gaps-stage-run-spans-branches", "passes/stage_split.py",
+           " and op.parent_region() is groups[-1][-1].parent_region():", ":", ("tests/test_stage_split_branches.py",)),
+    Mutant("gaps-block-padding-max", "passes/specialize_shapes.py",
+           "return math.lcm(*blocks) if blocks else 1", "return max(blocks) if blocks else 1", ("tests/test_block_padding.py",)),
+    Mutant("gaps-iree-cache-key-without-cpu", "backends/iree_compile.py",
+           '    if target.host_specific:\n        fields["cpu"] = cpu_fingerprint()\n', "",
+           ("tests/test_iree_cache_cpu.py",)),
+]
+
+MUTANTS: list[Mutant] = [*ISSUE_14, *FRESH, *ISSUE_24, *WAVE, *GAPS]

@@ -17,6 +17,8 @@ counted as killed, and the run exits non-zero.
     python3 scripts/mutate.py -k transpose    # mutants whose id contains "transpose" (-k a,b: either)
     python3 scripts/mutate.py --list          # the mutants and their tests, no runs
     python3 scripts/mutate.py --check         # only check every edit still applies
+    python3 scripts/mutate.py --build-impact-map impact.json           # which test files run which module
+    python3 scripts/mutate.py --whole-suite --impact-map impact.json   # those files first, per mutant
 
 `--whole-suite` first runs the whole unmutated suite once (it must pass),
 timing each test file; then, per mutant, `pytest -x` over every test file:
@@ -24,6 +26,15 @@ the mutant's named files first, then the files that import the mutated
 module, then the rest, fastest first, so that a killed mutant stops early.
 A mutant pytest cannot kill goes through lit as well. Hypothesis does not
 shrink during a mutation run (only pass or fail matters).
+
+The test-impact map (`--build-impact-map FILE [TEST_FILE ...]`) runs the tests
+once under coverage.py, its context switched to the test file being collected
+or run, and writes {module: [test files that executed a statement in one of its
+functions]} as JSON.
+With `--impact-map FILE`, `--whole-suite` runs, after a mutant's named files,
+the files the map says execute the mutated module (fastest first), then the
+files importing it, then the rest. Code run in a subprocess (the CLI tests)
+or a Ray worker is not measured: such files keep the import heuristic.
 
 Not run in CI: a whole-suite run is minutes per surviving mutant on two
 cores. The list lives in `scripts/mutants.py`; the scores are in
@@ -33,6 +44,7 @@ CONTRIBUTING.md ("Mutation testing").
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -92,6 +104,70 @@ settings.load_profile("mutation")
 '''
 
 
+IMPACT_PLUGIN = '''"""Loaded by scripts/mutate.py --build-impact-map (pytest -p): the coverage context is the test file."""
+import coverage
+import pytest
+
+
+def _switch(context):
+    cov = coverage.Coverage.current()
+    if cov is not None:
+        cov.switch_context(context)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    if isinstance(collector, pytest.Module):  # module-level code runs while the file is collected
+        _switch(collector.nodeid)
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _switch(item.nodeid.split("::")[0])  # fixtures' setup and teardown included
+    yield
+'''
+
+
+def function_lines(source: str) -> set[int]:
+    """Lines of statements inside functions: what a test exercises (module-level lines run once, at the
+    first import, whichever test file that was)."""
+    lines: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            lines |= {n.lineno for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.stmt)}
+    return lines
+
+
+def build_impact_map(tree: Path, path: Path, tests: list[str], timeout: float) -> dict[str, list[str]]:
+    """{module path: sorted test files that executed it}, from one coverage run of `tests` in the copy."""
+    (path / "cortex_impact_plugin.py").write_text(IMPACT_PLUGIN)
+    data_file = path / "impact.coverage"
+    cmd = [sys.executable, "-m", "coverage", "run", f"--data-file={data_file}", f"--source={tree}", "-m", "pytest", "-q",
+           "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "cortex_impact_plugin", *tests]
+    returncode, out = run_group(cmd, tree, path, timeout)
+    if returncode is None or not data_file.exists():
+        raise SystemExit(f"the coverage run did not finish:\n{out[-2000:]}")
+    from coverage import CoverageData
+
+    data = CoverageData(basename=str(data_file))
+    data.read()
+    covering: dict[str, list[str]] = {}
+    for measured in data.measured_files():
+        module = Path(measured).resolve()
+        if not module.is_relative_to(tree.resolve()):
+            continue
+        rel = str(module.relative_to(tree.resolve()))
+        if rel.startswith("tests/"):
+            continue
+        inside = function_lines(module.read_text())
+        contexts = {c for line, cs in data.contexts_by_lineno(measured).items() if line in inside for c in cs}
+        files = sorted(c for c in contexts if c.startswith("tests/") and c.endswith(".py"))
+        if files:
+            covering[rel] = files
+    return covering
+
+
 def environment(path: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"}
 
@@ -147,9 +223,10 @@ def file_seconds(output: str) -> dict[str, float]:
     return seconds
 
 
-def suite_order(mutant: Mutant, tree: Path, files: list[str], seconds: dict[str, float]) -> tuple[str, ...]:
-    """Every test file once: the mutant's named tests, then the files importing its module, then the rest,
-    each group fastest first."""
+def suite_order(mutant: Mutant, tree: Path, files: list[str], seconds: dict[str, float],
+                covering: dict[str, list[str]] | None = None) -> tuple[str, ...]:
+    """Every test file once: the mutant's named tests, then the files the impact map says execute its module
+    (`covering`), then the files importing it, then the rest, each group fastest first."""
     named = list(dict.fromkeys(mutant.tests))
     named_files = {t.split("::")[0] for t in named}
     module = "cortex." + mutant.path.removesuffix(".py").replace("/", ".")
@@ -160,9 +237,11 @@ def suite_order(mutant: Mutant, tree: Path, files: list[str], seconds: dict[str,
         return module in text or re.search(rf"\bimport\b[^\n]*\b{re.escape(stem)}\b", text) is not None
 
     rest = [f for f in files if f not in named_files]
-    near = sorted((f for f in rest if imports(f)), key=lambda f: seconds.get(f, 0.0))
-    far = sorted((f for f in rest if f not in near), key=lambda f: seconds.get(f, 0.0))
-    return (*named, *near, *far)
+    measured = set((covering or {}).get(mutant.path, ()))
+    covers = sorted((f for f in rest if f in measured), key=lambda f: seconds.get(f, 0.0))
+    near = sorted((f for f in rest if f not in measured and imports(f)), key=lambda f: seconds.get(f, 0.0))
+    far = sorted((f for f in rest if f not in measured and f not in near), key=lambda f: seconds.get(f, 0.0))
+    return (*named, *covers, *near, *far)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,6 +259,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--durations-from", type=Path,
                         help="order test files by a saved `pytest --durations=0` output (e.g. check.sh's) "
                              "instead of timing a baseline run")
+    parser.add_argument("--build-impact-map", type=Path, metavar="FILE",
+                        help="run the test files given (default: all) once under coverage, write which test files "
+                             "execute which module to FILE (JSON), and exit (needs coverage, in the test extra)")
+    parser.add_argument("--impact-map", type=Path, metavar="FILE",
+                        help="with --whole-suite: per mutant, the test files FILE says execute its module run first")
+    parser.add_argument("tests", nargs="*", help="test files for --build-impact-map (default: every test file)")
     parser.add_argument("--shard", default="1/1", help="i/n: run every n-th selected mutant from the i-th (n processes)")
     args = parser.parse_args(argv)
     timeout = args.timeout or (1800.0 if args.whole_suite else 600.0)
@@ -193,9 +278,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.id:40} {m.path}: {m.old!r} -> {m.new!r}\n{'':40} tests: {' '.join(m.tests)}")
         return 0
     results: list[dict[str, object]] = []
+    covering: dict[str, list[str]] = json.loads(args.impact_map.read_text()) if args.impact_map else {}
     with tempfile.TemporaryDirectory(prefix="cortex-mutate-") as tmp:
         tree, path = copy_tree(ROOT, Path(tmp))
         (path / "cortex_mutation_plugin.py").write_text(PLUGIN)
+        if args.build_impact_map:
+            tests = args.tests or test_files(tree)
+            impact = build_impact_map(tree, path, tests, timeout * 10)
+            args.build_impact_map.write_text(json.dumps(impact, indent=1, sort_keys=True) + "\n")
+            print(f"impact map of {len(tests)} test file(s) over {len(impact)} module(s): {args.build_impact_map}")
+            return 0
         stale = {m.id: why for m in mutants if (why := check(m, tree))}
         for m in mutants:
             if m.id in stale:
@@ -227,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
             file.write_text(original.replace(m.old, m.new, 1))
             by = "pytest"
             try:
-                tests = suite_order(m, tree, files, seconds) if args.whole_suite else m.tests
+                tests = suite_order(m, tree, files, seconds, covering) if args.whole_suite else m.tests
                 outcome, took, last, _ = run_tests(tests, tree, path, timeout)
                 if outcome == "survived" and args.whole_suite:
                     outcome, lit_took, failed = run_lit(tree, path, timeout)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import settings
 
 import cortex
 
@@ -22,3 +23,14 @@ IMPORTED = os.path.realpath(os.path.dirname(cortex.__file__))
 def pytest_configure(config: pytest.Config) -> None:
     if IMPORTED != TREE:
         pytest.exit(f"`import cortex` resolves to {IMPORTED}, not the tree under test {TREE}", returncode=4)
+
+
+# Hypothesis: no test depends on the clock or on the last run. No deadline (a shared, loaded machine
+# makes any per-example time limit flaky; pytest-timeout still bounds each test), a fixed example
+# sequence (derandomize: a run's outcome is a function of the code alone) and no example database
+# (nothing replayed from an earlier run). Built on whatever profile is active (scripts/mutate.py's
+# plugin loads one before this file), so its settings are kept. HYPOTHESIS_PROFILE=explore draws
+# fresh random examples each run instead (e.g. a nightly job looking for new failures).
+settings.register_profile("cortex", settings.default, deadline=None, derandomize=True, database=None)
+settings.register_profile("explore", settings.default, deadline=None, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "cortex"))

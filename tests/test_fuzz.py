@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import random
-from datetime import timedelta
 
 import numpy as np
 import pytest
@@ -33,7 +32,7 @@ def examples(n: int) -> int:
 
 FUZZ = settings(
     max_examples=examples(40),
-    deadline=timedelta(seconds=20),  # generous: the machine is shared; a hang still fails
+    deadline=None,  # no per-case time limit (a loaded machine makes one flaky); pytest-timeout stops a hang
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     derandomize=SCALE == 1,  # the same cases on every CI run; a scaled run explores new ones
 )

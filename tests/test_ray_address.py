@@ -9,7 +9,6 @@ into one CortexError. None of these tests starts Ray.
 from __future__ import annotations
 
 import socket
-import time
 
 import pytest
 
@@ -20,6 +19,23 @@ from helpers.scheduling import compiled, frames_of  # noqa: E402
 
 from cortex.errors import CortexError  # noqa: E402
 from cortex.runtime.ray_executor import start_ray  # noqa: E402
+
+
+@pytest.fixture
+def no_ray_init(monkeypatch):
+    """`ray.init` fails the test if called: a bad address must be refused before it (ray.init retries
+    for minutes). This, not a wall-clock bound, is what "fails at once" means here."""
+    import ray
+
+    calls: list[tuple] = []
+
+    def init(*args, **kwargs):
+        calls.append(args)
+        raise AssertionError("ray.init was called for an address the probe should have refused")
+
+    monkeypatch.setattr(ray, "init", init)
+    yield calls
+    assert not calls, "ray.init was called: the address was not refused before it"
 
 
 def unused_port() -> int:
@@ -60,17 +76,15 @@ def test_addresses_ray_accepts_are_read(text, host, port, client):
 
 
 @pytest.mark.parametrize("scheme", ["", "ray://"])
-def test_an_unreachable_port_fails_at_once_in_one_line(scheme):
+def test_an_unreachable_port_fails_at_once_in_one_line(scheme, no_ray_init):
     port = unused_port()
-    start = time.monotonic()
     with pytest.raises(CortexError) as info:
         start_ray(f"{scheme}127.0.0.1:{port}")
-    assert time.monotonic() - start < 10
     text = str(info.value)
     assert text.startswith(f"cannot reach the Ray cluster at 127.0.0.1:{port}") and "\n" not in text
 
 
-def test_a_host_that_never_answers_fails_within_the_timeout(monkeypatch):
+def test_a_host_that_never_answers_fails_within_the_timeout(monkeypatch, no_ray_init):
     """A listener that accepts nothing in time (a full backlog stands in for a black-holed host)."""
     import cortex.runtime.ray_executor as rx
 
@@ -82,10 +96,9 @@ def test_a_host_that_never_answers_fails_within_the_timeout(monkeypatch):
         raise TimeoutError("timed out")
 
     monkeypatch.setattr(rx.socket, "create_connection", never)
-    start = time.monotonic()
     with pytest.raises(CortexError, match=r"^cannot reach the Ray cluster at 10\.255\.255\.1:6379 \(no answer within 0\.5 s\)"):
         start_ray("10.255.255.1:6379")
-    assert calls == [0.5] and time.monotonic() - start < 5
+    assert calls == [0.5]
 
 
 @pytest.fixture
@@ -119,16 +132,14 @@ def listener():
     server.close()
 
 
-def test_a_listener_that_never_answers_fails_within_the_timeout(listener, monkeypatch):
+def test_a_listener_that_never_answers_fails_within_the_timeout(listener, monkeypatch, no_ray_init):
     """ray.init on a port where something accepts but is not Ray retried for minutes, printing as it went."""
     import cortex.runtime.ray_executor as rx
 
     monkeypatch.setattr(rx, "CONNECT_TIMEOUT", 0.5)
     port, _ = listener
-    start = time.monotonic()
     with pytest.raises(CortexError, match=rf"^cannot reach the Ray cluster at 127\.0\.0\.1:{port} \(no answer within 0\.5 s\)$"):
         start_ray(f"127.0.0.1:{port}")
-    assert time.monotonic() - start < 5
 
 
 def test_a_listener_that_is_not_ray_is_one_line(listener):
@@ -150,15 +161,14 @@ def test_run_video_with_a_bad_address_is_one_line_and_starts_nothing():
 
 
 @pytest.mark.parametrize("address", ["garbage", None])
-def test_cortex_run_with_a_bad_ray_address_is_one_line(capsys, address):
+def test_cortex_run_with_a_bad_ray_address_is_one_line(capsys, address, no_ray_init):
     from cortex.tools.cortex_run import main
 
     address = address or f"127.0.0.1:{unused_port()}"
-    start = time.monotonic()
     rc = main(["--size", "96x128", "--frames", "2", "--engine", "ray", "--ray-address", address, "--quiet",
                "--no-frame-log", "--dce-frames", "0"])
     err = capsys.readouterr().err
-    assert rc == 1 and time.monotonic() - start < 30
+    assert rc == 1
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -124,10 +126,41 @@ def test_the_readme_finds_its_commands():
     assert len(commands) >= 10 and any("cortex-schedule" in c for c in commands) and any("turbo" in c for c in commands)
 
 
+def installed_tool(name: str) -> list[str]:
+    """How to run console script `name` of the cortex this interpreter imports, PATH or not.
+
+    The script installed beside this interpreter (its environment's scripts directory, where pip puts
+    `[project.scripts]`), else what that script runs: the entry point in `cortex.tools.entry`, under
+    this interpreter. Never a `name` found elsewhere on PATH: that may belong to another environment
+    (another Python, another cortex)."""
+    for directory in (Path(sysconfig.get_path("scripts")), Path(sys.executable).parent):
+        script = directory / name
+        if script.is_file() and os.access(script, os.X_OK):
+            return [str(script)]
+    return entry_point(name)
+
+
+def entry_point(name: str) -> list[str]:
+    """What console script `name` runs (pyproject's `[project.scripts]`), under this interpreter."""
+    function = name.replace("-", "_")
+    return [sys.executable, "-c", f"import sys; sys.argv[0] = {name!r}; from cortex.tools.entry import {function}; {function}()"]
+
+
+@pytest.mark.parametrize("find", [installed_tool, entry_point], ids=["installed", "entry-point"])
+def test_the_tool_runs_without_path(find, tmp_path):
+    """With PATH holding no cortex tools at all, the command found for cortex-opt still runs."""
+    env = dict(os.environ, PATH=str(tmp_path))
+    done = subprocess.run([*find("cortex-opt"), "--help"], env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0 and "cortex-opt" in done.stdout, done.stderr[-2000:]
+
+
 @pytest.mark.parametrize(("command", "error"), readme_commands(), ids=lambda v: v if isinstance(v, str) else "ok")
 def test_every_readme_cortex_opt_command_runs_as_shown(command, error):
     """The bundled pipeline became shape-generic and three README commands (cortex-profile on it, the frame
-    split, the lowering) failed with it, one as a crash: each command now runs as the README shows it."""
+    split, the lowering) failed with it, one as a crash: each command now runs as the README shows it
+    (`cortex-opt` being the one installed with this cortex, found even when it is not on PATH)."""
+    tool = shlex.join(installed_tool("cortex-opt"))
+    command = re.sub(r"(^|\|\s*)cortex-opt\b", lambda m: m.group(1) + tool, command)  # each stage of a pipe
     done = subprocess.run(command, shell=True, cwd=README.parent, env=dict(os.environ), capture_output=True, text=True,
                           timeout=300, check=False)
     if error is None:
