@@ -139,7 +139,9 @@ def elementwise(op: Operation, args: Sequence[Term], out: ast.expr | None = None
         exprs = [a.expr for a in args]
         if out is not None:
             return syntax.call(uf.fn, *exprs, out=out)
-        if uf.infix and len(exprs) == 2:
+        # A scalar float division stays NumPy's: a Python float divisor (a literal a select picked) would
+        # raise ZeroDivisionError where IEEE gives ±inf or NaN.
+        if uf.infix and len(exprs) == 2 and not (uf.infix == "/" and not array):
             return syntax.binop(exprs[0], uf.infix, exprs[1])
         if uf.infix and len(exprs) == 1:
             return syntax.unary(uf.infix, exprs[0])
