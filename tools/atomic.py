@@ -425,11 +425,11 @@ def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike | None]],
     Each entry is (what to call it in the message, e.g. "--overlay", path or None when not given).
     A character device (/dev/null) may take several outputs: nothing there is destroyed.
     """
-    outputs = [(name, path) for name, path in outputs if path]
-    for folder_name, folder in outputs:
+    named: list[tuple[str, str | os.PathLike]] = [(name, path) for name, path in outputs if path]
+    for folder_name, folder in named:
         if folder_name not in folders:
             continue
-        for name, path in outputs:
+        for name, path in named:
             if name != folder_name and inside(path, folder):
                 raise OutputError(
                     f"{name} {path} is inside {folder_name} {folder}, whose files this run writes: "
@@ -437,9 +437,7 @@ def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike | None]],
                 )
     given_inputs = [(name, path) for name, path in inputs if path]
     seen: dict[tuple, tuple[str, str | os.PathLike]] = {}
-    for name, path in outputs:
-        if not path:
-            continue
+    for name, path in named:
         key = identity(path)
         for input_name, input_path in given_inputs:
             if identity(input_path) == key:
