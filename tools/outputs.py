@@ -58,9 +58,11 @@ JSONL_FIELDS = {
 }
 """The fields of a --scores-jsonl record (one JSON object per line, one line per frame)."""
 
-READ_BACK_PSNR = 25.0
-"""dB: a sampled frame of the overlay video must decode at least this close to the picture written
-(MJPG and mp4v give 35-45 dB on overlays; a frame whose bytes were cut decodes far below)."""
+READ_BACK_PSNR = 22.0
+"""dB: a sampled frame of the overlay video must decode at least this close to the picture written.
+Measured worst sampled frame: 30.7-36.9 dB (MJPG and mp4v, opencv-doc's tree/Megamind/vtest clips and
+the synthetic video at 480x640 and 1088x1920 side by side); a frame whose bytes never landed decodes
+far below (a black frame: about 11 dB). The margin is wide because a false alarm loses the whole video."""
 READ_BACK_SAMPLES = 8
 """Pictures of the overlay video kept to compare after writing (always the first and the last)."""
 
