@@ -17,6 +17,18 @@ not a regular file. So the target is looked at first (`Destination`):
   no rename, and no atomicity to promise (a stream has no "whole or absent");
 - a directory is refused.
 
+A new file gets the user's umask (0666 & ~umask, as `>` would), a replaced
+file keeps its mode: the temporary file mkstemp makes is 0600 and would
+otherwise hand that mode on.
+
+Per-frame files (a folder of PNGs or JPEGs) go through `FrameFolder`: the
+folder is opened once and every file is made and renamed relative to it,
+so a symlink planted in the folder is refused, never followed out of it.
+
+Every temporary file is named `.NAME.partial-PID-XXXX`; `remove_temporaries`
+deletes this process's ones in every folder one was made in, so an
+interrupted or terminated run (`install_signal_handlers`) leaves none.
+
 `check_distinct` refuses an output that is one of the run's inputs or
 another output -- the same file by device and inode, not by spelling -- since
 the rename would otherwise replace the user's video with our output.
@@ -27,10 +39,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
+import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+import threading
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from cortex.errors import CortexError
@@ -58,6 +73,80 @@ def remove_quietly(path: Path) -> None:
         pass
 
 
+_FOLDERS: set[str] = set()
+"""Folders this process has made temporary files in (added before a file is made)."""
+_FOLDERS_LOCK = threading.Lock()
+
+
+def partial_prefix(stem: str) -> str:
+    return f".{stem}.partial-{os.getpid()}-"
+
+
+def note_folder(folder: str | os.PathLike) -> None:
+    with _FOLDERS_LOCK:
+        _FOLDERS.add(os.fspath(folder))
+
+
+def remove_temporaries() -> None:
+    """Delete this process's temporary files (`.NAME.partial-PID-*`) in every folder it made one in."""
+    marker = f".partial-{os.getpid()}-"
+    with _FOLDERS_LOCK:
+        folders = list(_FOLDERS)
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(".") and marker in name:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(folder, name))
+
+
+class Signalled(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds like KeyboardInterrupt; exit with `code` (128 + the signal)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.code = 128 + signum
+
+
+def _raise_signalled(signum: int, _frame: object) -> None:
+    raise Signalled(signum)
+
+
+def install_signal_handlers() -> None:
+    """SIGTERM and SIGHUP raise `Signalled` (SIGINT already raises KeyboardInterrupt), so the run
+    unwinds through its cleanup instead of dying with its temporary files on disk. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) in (signal.SIG_DFL, None):
+            signal.signal(signum, _raise_signalled)
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where /proc says it (Linux), else set and restored."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def mode_for(existing: os.stat_result | None) -> int:
+    """An existing regular file's permission bits, or what a new file gets under the umask."""
+    if existing is not None and stat.S_ISREG(existing.st_mode):
+        return stat.S_IMODE(existing.st_mode)
+    return 0o666 & ~current_umask()
+
+
 class Destination:
     """Where the bytes for `target` go: `path` (symlinks followed) and whether it is a stream.
 
@@ -76,6 +165,7 @@ class Destination:
         if info is not None and stat.S_ISDIR(info.st_mode):
             raise OutputError(f"cannot write {self.target}: it is a directory")
         self.stream = info is not None and not stat.S_ISREG(info.st_mode)
+        self.mode = mode_for(info)
         # A stream is opened by the name given (/dev/stdout is a link the kernel resolves per process);
         # a regular file by its real path, so the rename replaces the link's target, not the link.
         self.path = self.target if self.stream else Path(os.path.realpath(self.target))
@@ -86,11 +176,16 @@ class Destination:
         OpenCV picks a video container by suffix, so the suffix is the target's.
         """
         directory = Path(tempfile.gettempdir()) if self.stream else self.path.parent
+        note_folder(directory)
         try:
-            fd, name = tempfile.mkstemp(
-                prefix=f".{self.path.stem}.partial-{os.getpid()}-", suffix=self.path.suffix, dir=directory
-            )
+            fd, name = tempfile.mkstemp(prefix=partial_prefix(self.path.stem), suffix=self.path.suffix, dir=directory)
         except OSError as e:
+            raise OutputError(f"cannot write {self.target}: {describe(e)}") from None
+        try:
+            os.fchmod(fd, self.mode)
+        except OSError as e:
+            os.close(fd)
+            remove_quietly(Path(name))
             raise OutputError(f"cannot write {self.target}: {describe(e)}") from None
         os.close(fd)
         return Path(name)
@@ -167,8 +262,89 @@ class AtomicFile:
 def write_bytes_atomic(target: str | os.PathLike, data: bytes | memoryview) -> None:
     """`target` holds `data` afterwards, or an OutputError is raised and `target` is untouched."""
     out = AtomicFile(target)
-    out.write(bytes(data) if isinstance(data, memoryview) else data)
-    out.commit()
+    try:
+        out.write(bytes(data) if isinstance(data, memoryview) else data)
+        out.commit()
+    except BaseException:  # an interrupt between the two: no temporary file left behind
+        out.discard()
+        raise
+
+
+class FrameFolder:
+    """A folder of per-frame files, written relative to a descriptor of the folder opened once.
+
+    A name in it that is a symlink is refused (the link could point out of
+    the folder: its target would be replaced); the temporary file is made
+    with O_EXCL|O_NOFOLLOW and renamed onto the name, which replaces the
+    directory entry itself, never what a link there points to.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        try:
+            self.fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as e:
+            raise OutputError(f"cannot write {self.path}: {describe(e)}") from None
+        note_folder(os.path.realpath(self.path))
+
+    def existing(self, name: str) -> os.stat_result | None:
+        try:
+            return os.stat(name, dir_fd=self.fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise OutputError(f"cannot write {self.path / name}: {describe(e)}") from None
+
+    def write(self, name: str, data: bytes, protected: Collection[tuple] = ()) -> None:
+        """`name` in the folder holds `data` afterwards (whole), or an OutputError names the file."""
+        target = self.path / name
+        info = self.existing(name)
+        if info is not None:
+            if stat.S_ISLNK(info.st_mode):
+                raise OutputError(f"cannot write {target}: it is a symbolic link; refusing to follow it out of {self.path}")
+            if stat.S_ISDIR(info.st_mode):
+                raise OutputError(f"cannot write {target}: it is a directory")
+            if not stat.S_ISREG(info.st_mode):  # a device or FIFO: written into, as the module's docstring says
+                self.write_into(name, data)
+                return
+            if (info.st_dev, info.st_ino) in protected:
+                raise OutputError(f"cannot write {target}: it is an input of this run; refusing to overwrite it")
+        stem = name.rsplit(".", 1)[0]
+        temporary = f"{partial_prefix(stem)}{secrets.token_hex(4)}.{name.rsplit('.', 1)[-1]}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(temporary, flags, 0o666, dir_fd=self.fd)  # the umask applies, as for any new file
+        except OSError as e:
+            raise OutputError(f"cannot write {target}: {describe(e)}") from None
+        try:
+            try:
+                if info is not None:
+                    os.fchmod(fd, stat.S_IMODE(info.st_mode))
+                write_all(fd, data)
+            finally:
+                os.close(fd)
+            os.replace(temporary, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        except BaseException as e:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=self.fd)
+            if isinstance(e, OSError):
+                raise OutputError(f"cannot write {target}: {describe(e)}") from None
+            raise
+
+    def write_into(self, name: str, data: bytes) -> None:
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_NOCTTY | os.O_NOFOLLOW, dir_fd=self.fd)
+            try:
+                write_all(fd, data)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise OutputError(f"cannot write {self.path / name}: {describe(e)}") from None
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            os.close(fd)
 
 
 def commit_file(temporary: Path, target: str | os.PathLike) -> None:
@@ -234,18 +410,34 @@ def is_character_device(path: str | os.PathLike) -> bool:
         return False
 
 
+def inside(path: str | os.PathLike, folder: str | os.PathLike) -> bool:
+    """Whether `path` names something in `folder` or below it (links resolved)."""
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return real != top and os.path.commonpath([real, top]) == top
+
+
 def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike | None]],
-                   inputs: Iterable[tuple[str, str | os.PathLike | None]] = ()) -> None:
-    """Refuse an output that is an input, or the same file as another output (by inode, not spelling).
+                   inputs: Iterable[tuple[str, str | os.PathLike | None]] = (),
+                   folders: Collection[str] = ()) -> None:
+    """Refuse an output that is an input, or the same file as another output (by inode, not spelling),
+    or that lies inside the folder of an output named in `folders` (the run writes that folder's files).
 
     Each entry is (what to call it in the message, e.g. "--overlay", path or None when not given).
     A character device (/dev/null) may take several outputs: nothing there is destroyed.
     """
+    named: list[tuple[str, str | os.PathLike]] = [(name, path) for name, path in outputs if path]
+    for folder_name, folder in named:
+        if folder_name not in folders:
+            continue
+        for name, path in named:
+            if name != folder_name and inside(path, folder):
+                raise OutputError(
+                    f"{name} {path} is inside {folder_name} {folder}, whose files this run writes: "
+                    "give it a path outside that folder"
+                )
     given_inputs = [(name, path) for name, path in inputs if path]
     seen: dict[tuple, tuple[str, str | os.PathLike]] = {}
-    for name, path in outputs:
-        if not path:
-            continue
+    for name, path in named:
         key = identity(path)
         for input_name, input_path in given_inputs:
             if identity(input_path) == key:
@@ -261,13 +453,17 @@ def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike | None]],
 __all__ = [
     "AtomicFile",
     "Destination",
+    "FrameFolder",
+    "Signalled",
     "OutputError",
     "WRITE_FAILURES",
     "check_distinct",
     "detach_stdout",
     "is_write_failure",
     "commit_file",
+    "install_signal_handlers",
     "remove_quietly",
+    "remove_temporaries",
     "temporary_path",
     "write_bytes_atomic",
 ]

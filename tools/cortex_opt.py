@@ -43,7 +43,7 @@ from cortex.dialects import Cortex
 from cortex.errors import CortexError
 from cortex.ir import ONLY_COMMENTS, LocatedVerifyException, LocatingParser, reject_byte_order_mark, verify_located
 from cortex.registry import PipelineError, all_passes, cortex_passes, cortex_targets, describe_options, parse_pipeline, unanchored
-from cortex.tools.atomic import OutputError, detach_stdout, is_write_failure, write_bytes_atomic
+from cortex.tools.atomic import OutputError, check_distinct, detach_stdout, is_write_failure, write_bytes_atomic
 from cortex.tools.diagnostics import Diagnostic, check_expectations, from_parse_error, parse_expectations
 from cortex.tools.instrumentation import IRPrinter, NullTimer, PassInstrumentation, PassTimer, PassVerificationError
 from cortex.tools.versions import OPT_VERSION_FORMAT
@@ -385,6 +385,12 @@ class CortexOptMain(xDSLOptMain):
             sys.stdout.write(self.list_passes())
             return 0
         self.timer.add("Start-up", "Start-up (imports, registration, pass set-up)", time.perf_counter() - STARTED)
+        source = self.args.input_file if self.args.input_file != "-" else None
+        try:  # before any pass: replacing the input with an output would lose the user's file
+            check_distinct([("-o", self.args.output_file), ("--graph-dot", self.args.graph_dot)],
+                           [("the input file", source)])
+        except OutputError as e:
+            raise UsageError(str(e)) from None
         text, name = self.read_input()
         chunks = split_input(text) if self.args.split_input_file else [(text, 0)]
         to_file = self.args.output_file is not None

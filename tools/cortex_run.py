@@ -33,7 +33,13 @@ from cortex.errors import CortexError
 from cortex.semantics.modes import BLUR_AUTO, DEFAULT_MODE, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
 from cortex.semantics.modes import DEFAULT_ENTRY as ENTRY
 from cortex.tools import parallel_run
-from cortex.tools.atomic import detach_stdout, is_write_failure
+from cortex.tools.atomic import (
+    Signalled,
+    detach_stdout,
+    install_signal_handlers,
+    is_write_failure,
+    remove_temporaries,
+)
 from cortex.tools.memory_policy import keep_freed_memory
 from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
 from cortex.tools.report import dce_summary, progress_bar
@@ -80,6 +86,9 @@ the blur gate:
 
 outputs are written atomically: a JPEG or PNG appears whole, the JSONL and an
 overlay video when the run ends; a failed write exits 1 naming the file.
+No output may lie inside the --encoded or --overlay folder; frame_NNNNN files
+there that the run did not write (an earlier run's) are removed at its end.
+A run that processes no frame (--start past the end) exits 1.
 """
 
 
@@ -415,6 +424,7 @@ def run_one(args: argparse.Namespace) -> int:
         check_passes(args.post_passes)
     from cortex.video.source import open_video
 
+    check_not_an_image(args.video)
     module, (h, w, block) = load_pipeline(args.pipeline, args.entry)
     size = parse_size(args.size) if args.size else (h or SYNTHETIC_SIZE[0], w or SYNTHETIC_SIZE[1])
     source = open_video(args.video, block, frames_arg, height=size[0], width=size[1], start=start_arg)
@@ -469,12 +479,18 @@ def run_one(args: argparse.Namespace) -> int:
             )
     except BaseException:
         try:  # keep what is complete (whole records, a readable video); the error below is what counts
-            outputs.close()
+            outputs.close(finished=False)
         except CortexError:
             pass
         raise
     clock.loop_end = time.perf_counter()
+    if not frames:  # nothing to show: empty outputs would pass for a run
+        outputs.discard()
+        reasons = "; ".join(source.warnings()) or f"{source.name} gave no frame"
+        raise CortexError(f"no frame processed ({reasons}): no output written")
     outputs.close()
+    for note in outputs.notes:
+        print(f"note: {note}", file=sys.stderr)
     clock.outputs_closed = time.perf_counter()
     clock.pipeline_seconds = seconds
     args.frames_done = frames
@@ -514,6 +530,21 @@ def run_one(args: argparse.Namespace) -> int:
     return 0
 
 
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm", ".pbm",
+                            ".jp2", ".exr", ".hdr", ".pfm", ".pnm", ".sr", ".ras", ".avif"})
+
+
+def check_not_an_image(path: str | None) -> None:
+    """Refuse a still image given as the video: OpenCV would read it (and its numbered siblings,
+    photo_001.jpg → photo_002.jpg ...) as an image sequence, not as the one file named."""
+    if not path or not os.path.isfile(path) or Path(path).suffix.lower() not in IMAGE_SUFFIXES:
+        return
+    import cv2
+
+    if cv2.haveImageReader(path):
+        raise CortexError(f"{path}: is an image, not a video (cortex-run reads video files: .mp4, .avi, .mkv ...)")
+
+
 def encoder_threshold(module: ModuleOp) -> float | None:
     """The pipeline's encoder threshold (blocks scoring >= it x the frame's max stay sharp); None without one."""
     from cortex.dialects import EncoderOp
@@ -535,6 +566,8 @@ def write_summary_json(path: str, summary: RunSummary) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """The program (`argv` None: the command line, and the end-to-end clock starts with the process)."""
     started = (process_start(), "process start") if argv is None else (time.perf_counter(), "cortex-run's start")
+    if argv is None:
+        install_signal_handlers()  # SIGTERM/SIGHUP unwind like Ctrl-C: no temporary file is left behind
     args = build_parser().parse_args(argv)
     from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
@@ -561,8 +594,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        remove_temporaries()
         print("error: interrupted", file=sys.stderr)
         return 130
+    except Signalled as e:
+        remove_temporaries()
+        print(f"error: terminated by {e}", file=sys.stderr)
+        return e.code
     except Exception as e:  # a bug, not bad input: still one line (rerun with --debug for the traceback)
         if args.debug:
             raise

@@ -5,12 +5,23 @@ appears whole, the JSONL and an overlay video appear when the run has
 finished (renamed from a temporary sibling), and a failed write raises
 `OutputError` naming the file, leaving nothing half-written behind. An
 overlay video is read back after writing: if OpenCV cannot read every
-frame that was written, that is a failed write too.
+frame that was written, or a sampled frame (the first, the last, a few
+between) decodes to other pictures than were written, that is a failed
+write too (a full disk can cut a frame's bytes and keep the count).
+
+Per-frame files go into their folder through `atomic.FrameFolder` (a
+symlink there is refused, not followed). A reused folder's files named as
+this tool names them (frame_NNNNN.jpg / .png) that the run did not write
+are removed when the run ends, and a note says so: the folder then holds
+exactly this run's frames, and a file named otherwise is never touched.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,13 +31,13 @@ import numpy as np
 from cortex.semantics.vision_kernels import low_score_mask
 from cortex.tools.atomic import (
     AtomicFile,
+    FrameFolder,
     OutputError,
     check_distinct,
     commit_file,
     identity,
     remove_quietly,
     temporary_path,
-    write_bytes_atomic,
 )
 from cortex.video.overlay import FrameInfo, overlay_picture
 
@@ -46,6 +57,14 @@ JSONL_FIELDS = {
     "each in [0, 1]",
 }
 """The fields of a --scores-jsonl record (one JSON object per line, one line per frame)."""
+
+READ_BACK_PSNR = 22.0
+"""dB: a sampled frame of the overlay video must decode at least this close to the picture written.
+Measured worst sampled frame: 30.7-36.9 dB (MJPG and mp4v, opencv-doc's tree/Megamind/vtest clips and
+the synthetic video at 480x640 and 1088x1920 side by side); a frame whose bytes never landed decodes
+far below (a black frame: about 11 dB). The margin is wide because a false alarm loses the whole video."""
+READ_BACK_SAMPLES = 8
+"""Pictures of the overlay video kept to compare after writing (always the first and the last)."""
 
 
 def overlay_kind(dest: str | Path) -> str:
@@ -75,7 +94,11 @@ class OverlayWriter:
         self.protected: set[tuple] = set()  # the inputs' identities: a frame file never replaces one
         self.size: tuple[int, int] | None = None
         self.count = 0
+        self.samples: dict[int, np.ndarray] = {}  # frame position in the video → the picture written
+        self.stride = 1
+        self.written: set[str] = set()  # the PNGs this run wrote (a directory)
         make_directory(self.dest.parent if self.kind == "video" else self.dest)
+        self.folder = FrameFolder(self.dest) if self.kind == "directory" else None
 
     def write(self, frame: np.ndarray, score: np.ndarray, info: FrameInfo, encoded: np.ndarray | None = None,
               kept: np.ndarray | None = None) -> None:
@@ -85,12 +108,13 @@ class OverlayWriter:
         )
 
     def write_picture(self, image: np.ndarray, info: FrameInfo) -> None:
-        if self.kind == "directory":
-            path = self.dest / f"frame_{info.index:05d}.png"
+        if self.folder is not None:
+            name = f"frame_{info.index:05d}.png"
             ok, png = cv2.imencode(".png", image)
             if not ok:
-                raise OutputError(f"cannot write {path}: PNG encoding failed")
-            write_frame_file(path, png, self.protected)
+                raise OutputError(f"cannot write {self.dest / name}: PNG encoding failed")
+            self.folder.write(name, png.tobytes(), self.protected)
+            self.written.add(name)
         else:
             if self.video is None:
                 h, w = image.shape[:2]
@@ -103,7 +127,19 @@ class OverlayWriter:
                     self.discard()
                     raise OutputError(f"cannot write {self.dest}: OpenCV cannot open a video writer for it")
             self.video.write(image)
+            self.sample(image)
         self.count += 1
+
+    def sample(self, image: np.ndarray) -> None:
+        """Keep pictures spread over the video (every `stride`-th; the stride doubles as they pile up),
+        and always the latest, to compare with what the video decodes to."""
+        last = self.count - 1
+        if last in self.samples and last % self.stride:
+            del self.samples[last]  # the previous "latest", not on the stride
+        self.samples[self.count] = sampled(image)
+        if len(self.samples) > 2 * READ_BACK_SAMPLES:
+            self.stride *= 2
+            self.samples = {k: v for k, v in self.samples.items() if k % self.stride == 0 or k == self.count}
 
     def close(self) -> None:
         """Finish the video, check it reads back whole, and rename it into place."""
@@ -111,12 +147,18 @@ class OverlayWriter:
             return
         self.video.release()
         self.video = None
-        readable = count_readable_frames(self.temporary, self.size)
+        readable, worst = read_back(self.temporary, self.size, self.samples)
         if readable != self.count:
             remove_quietly(self.temporary)
             raise OutputError(
                 f"cannot write {self.dest}: the video written reads back {readable} of {self.count} frames "
                 "(disk full?)"
+            )
+        if worst is not None and worst[1] < READ_BACK_PSNR:
+            remove_quietly(self.temporary)
+            raise OutputError(
+                f"cannot write {self.dest}: frame {worst[0]} of the video written reads back as another picture "
+                f"(PSNR {worst[1]:.1f} dB < {READ_BACK_PSNR:g}; disk full?)"
             )
         commit_file(self.temporary, self.dest)
 
@@ -126,6 +168,8 @@ class OverlayWriter:
             self.video = None
         if self.temporary is not None:
             remove_quietly(self.temporary)
+        if self.folder is not None:
+            self.folder.close()
 
 
 def make_directory(path: Path) -> None:
@@ -138,29 +182,61 @@ def make_directory(path: Path) -> None:
         raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
 
 
-def write_frame_file(path: Path, data: bytes | np.ndarray, protected: set[tuple]) -> None:
-    """One frame's PNG or JPEG, atomically, unless that file is one of the run's inputs."""
-    if protected and identity(path) in protected:
-        raise OutputError(f"cannot write {path}: it is an input of this run; refusing to overwrite it")
-    write_bytes_atomic(path, data if isinstance(data, bytes) else np.asarray(data, np.uint8).tobytes())
+def remove_stale_frames(folder: Path, written: set[str], suffix: str) -> int:
+    """Remove `folder`'s regular files named frame_NNNNN`suffix` (this tool's naming) not in `written`."""
+    pattern = re.compile(r"frame_\d{5,}" + re.escape(suffix))
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        if name in written or not pattern.fullmatch(name):
+            continue
+        path = folder / name
+        try:
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                path.unlink()
+                removed += 1
+        except OSError:
+            pass
+    return removed
 
 
-def count_readable_frames(path: Path, size: tuple[int, int] | None) -> int:
-    """Frames OpenCV decodes from `path` at `size` (H, W); 0 when it cannot open it."""
+def sampled(image: np.ndarray) -> np.ndarray:
+    """Every 4th pixel of every 4th row: enough to tell a frame from a damaged one, 1/16 of the memory."""
+    return np.ascontiguousarray(image[::4, ::4])
+
+
+def read_back(path: Path, size: tuple[int, int] | None,
+              samples: dict[int, np.ndarray] | None = None) -> tuple[int, tuple[int, float] | None]:
+    """(frames OpenCV decodes from `path` at `size` (H, W), 0 when it cannot open it;
+    the sampled frame that decodes least like the picture written, as (position, PSNR dB), or None)."""
+    samples = samples or {}
+    worst: tuple[int, float] | None = None
     capture = cv2.VideoCapture(str(path))
     try:
         if not capture.isOpened():
-            return 0
+            return 0, worst
         count = 0
         while True:
             ok, image = capture.read()
             if not ok:
-                return count
+                return count, worst
             if size is not None and image.shape[:2] != size:
-                return count
+                return count, worst
+            if count in samples:
+                psnr = float(cv2.PSNR(sampled(image), samples[count]))
+                if worst is None or psnr < worst[1]:
+                    worst = (count, psnr)
             count += 1
     finally:
         capture.release()
+
+
+def count_readable_frames(path: Path, size: tuple[int, int] | None) -> int:
+    """Frames OpenCV decodes from `path` at `size` (H, W); 0 when it cannot open it."""
+    return read_back(path, size)[0]
 
 
 class Outputs:
@@ -180,13 +256,19 @@ class Outputs:
         the overlay outlines those blocks and marks the cut on the colour bar. None: no encoder, no outline.
         `inputs`: (name, path) of the files the run reads; no output may be one of them (see the class doc);
         `others`: the run's other outputs (--summary-json, --report), checked against all of these too."""
+        folders = {"--encoded"} | ({"--overlay"} if overlay and overlay_kind(overlay) == "directory" else set())
         check_distinct(
-            [("--scores-jsonl", scores_jsonl), ("--overlay", overlay), ("--encoded", encoded), *others], inputs
+            [("--scores-jsonl", scores_jsonl), ("--overlay", overlay), ("--encoded", encoded), *others], inputs,
+            folders,
         )
         self.protected = {identity(path) for _, path in inputs if path}
         self.jsonl = AtomicFile(scores_jsonl) if scores_jsonl else None
         self.overlay = None
         self.encoded = Path(encoded) if encoded else None
+        self.encoded_folder: FrameFolder | None = None
+        self.encoded_written: set[str] = set()
+        self.notes: list[str] = []
+        """What the run did beside writing (stale frame files removed), for cortex-run to print."""
         self.keep_ratio = keep_ratio
         self.block, self.mode, self.side_by_side, self.scale = block, mode, side_by_side, scale
         self.recorders: list[Callable[..., object]] = []
@@ -203,6 +285,7 @@ class Outputs:
                 self.overlay.protected = self.protected
             if self.encoded:
                 make_directory(self.encoded)
+                self.encoded_folder = FrameFolder(self.encoded)
         except BaseException:
             self.discard()
             raise
@@ -252,10 +335,13 @@ class Outputs:
             self.overlay.write_picture(render(), info)
         for recorder in self.recorders:
             recorder(index, info, score, results, render)
-        if self.encoded:
-            write_frame_file(self.encoded / f"frame_{number:05d}.jpg", encoded, self.protected)
+        if self.encoded_folder is not None:
+            name = f"frame_{number:05d}.jpg"
+            self.encoded_folder.write(name, np.asarray(encoded, np.uint8).tobytes(), self.protected)
+            self.encoded_written.add(name)
 
-    def close(self) -> None:
+    def close(self, finished: bool = True) -> None:
+        """Commit what was written; `finished` (the run ended normally): also remove the stale frame files."""
         try:
             if self.jsonl:
                 self.jsonl.commit()
@@ -264,12 +350,32 @@ class Outputs:
         except BaseException:
             self.discard()
             raise
+        if finished:
+            folders = [(self.encoded, self.encoded_written, ".jpg")]
+            if self.overlay and self.overlay.folder is not None:
+                folders.append((self.overlay.dest, self.overlay.written, ".png"))
+            for folder, written, suffix in folders:
+                if folder is not None and (removed := remove_stale_frames(folder, written, suffix)):
+                    self.notes.append(
+                        f"removed {removed} frame_NNNNN{suffix} file(s) from {folder} that this run did not write "
+                        "(an earlier run's)"
+                    )
+        self.release()
+
+    def release(self) -> None:
+        if self.encoded_folder is not None:
+            self.encoded_folder.close()
+        if self.overlay and self.overlay.folder is not None:
+            self.overlay.folder.close()
 
     def discard(self) -> None:
         if self.jsonl:
             self.jsonl.discard()
         if self.overlay:
             self.overlay.discard()
+        self.release()
 
 
-__all__ = ["JSONL_FIELDS", "VIDEO_CODECS", "Outputs", "OverlayWriter", "count_readable_frames", "overlay_kind"]
+__all__ = [
+    "JSONL_FIELDS", "VIDEO_CODECS", "Outputs", "OverlayWriter", "count_readable_frames", "overlay_kind", "read_back",
+]
