@@ -46,6 +46,9 @@ from cortex.runtime.program import Program
 from cortex.runtime.threads import MAX_WORKERS, machine_cores
 
 PROCESS_OPTIONS = ("chunk",)
+CHUNK = 8
+"""Frames a worker gets at once by default: fewer chunks, fewer hand-offs (each sends the values that start the
+next chunk); 4 ran at 15 frames/s, 12 at 24 on 2 cores at 480x640 (benchmarks/scaling.py)."""
 MAX_CHUNK = 4096
 
 
@@ -54,7 +57,7 @@ def check_process_options(options: dict[str, Any]) -> None:
     unknown = sorted(set(options) - set(PROCESS_OPTIONS))
     if unknown:
         raise CortexError(f"engine 'processes' takes the option chunk; got {', '.join(map(str, unknown))}")
-    whole_number("chunk", options.get("chunk", 4), 1, MAX_CHUNK)
+    whole_number("chunk", options.get("chunk", CHUNK), 1, MAX_CHUNK)
 
 
 # ---------------------------------------------------------------- frames in shared memory
@@ -347,7 +350,7 @@ class ProcessFrames:
 
 
 def run_processes(pipeline: Any, program: Program, split: LoadedSplit, frames: Iterable[Any], workers: int,
-                  window: int, chunk: int = 4) -> Iterator[tuple[Any, ...]]:
+                  window: int, chunk: int = CHUNK) -> Iterator[tuple[Any, ...]]:
     """`compiled.run_video(..., engine="processes")`: see the module docstring."""
     whole_number("workers", workers, 1, MAX_WORKERS)
     pool = pool_for(pipeline, program, workers, chain=bool(split.leading))
