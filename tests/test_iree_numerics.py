@@ -166,7 +166,7 @@ def test_expand_powf_computes_numpys_power():
     assert not any(op.name == "math.powf" for op in module.walk())
     emitted = emit(module)
     with np.errstate(all="ignore"):
-        got = load(emitted, "<test>")[emitted.functions["f"]](BASES, EXPONENTS)
+        (got,) = load(emitted, "<test>")[emitted.functions["f"]](BASES, EXPONENTS)
         want = np.power(BASES, EXPONENTS)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     number = ~np.isnan(want)
