@@ -58,22 +58,25 @@ def constant(*, value) -> np.ndarray:
 
 @kernel("cortex.add")
 def add(lhs, rhs):
-    return np.add(lhs, rhs, dtype=float_type(lhs, rhs))
+    with np.errstate(over="ignore", invalid="ignore"):  # IEEE: overflow to ±inf, inf - inf = nan
+        return np.add(lhs, rhs, dtype=float_type(lhs, rhs))
 
 
 @kernel("cortex.sub")
 def sub(lhs, rhs):
-    return np.subtract(lhs, rhs, dtype=float_type(lhs, rhs))
+    with np.errstate(over="ignore", invalid="ignore"):  # IEEE: overflow to ±inf, inf - inf = nan
+        return np.subtract(lhs, rhs, dtype=float_type(lhs, rhs))
 
 
 @kernel("cortex.mul")
 def mul(lhs, rhs):
-    return np.multiply(lhs, rhs, dtype=float_type(lhs, rhs))
+    with np.errstate(over="ignore", invalid="ignore"):  # IEEE: overflow to ±inf, inf · 0 = nan
+        return np.multiply(lhs, rhs, dtype=float_type(lhs, rhs))
 
 
 @kernel("cortex.div")
 def div(lhs, rhs):
-    with np.errstate(divide="ignore", invalid="ignore"):  # IEEE: x/0 = ±inf, 0/0 = nan
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # IEEE: x/0 = ±inf, 0/0 = nan
         return np.divide(lhs, rhs, dtype=float_type(lhs, rhs))
 
 

@@ -9,6 +9,7 @@ the ground truth, and every folded constant, float32-accurate only (an f64
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -97,3 +98,13 @@ def test_canonicalize_folds_f64_as_the_program_computes():
     folded, computed = cortex.reference(module, entry="f", mode=None)(np.array([1.0000000001]))
     assert computed[0] == pytest.approx(1.0000000001 - 1, rel=1e-6)
     assert folded[0] == computed[0]
+
+
+def test_arithmetic_on_special_values_warns_nothing():
+    """IEEE results without warnings (`FLOAT_ERRORS`): overflow to inf, inf - inf and inf · 0 = nan."""
+    big = np.array([np.inf, -np.inf, 3e38, 1e-38, 0.0], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for op in ("add", "sub", "mul", "div"):
+            KERNELS[f"cortex.{op}"](big, big[::-1].copy())
+            KERNELS[f"cortex.{op}"](big, big)
