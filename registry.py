@@ -62,6 +62,7 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-outline-segments": ("cortex.lowering.outline_segments", "OutlineSegmentsPass"),
     "cortex-crop-generic-inputs": ("cortex.lowering.crop_generic_inputs", "CropGenericInputsPass"),
     "cortex-raise-pooling": ("cortex.lowering.raise_pooling", "RaisePoolingPass"),
+    "cortex-expand-powf": ("cortex.lowering.expand_powf", "ExpandPowFPass"),
 }
 
 TARGET_LOCATIONS: dict[str, tuple[str, str]] = {

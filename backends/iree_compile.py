@@ -119,17 +119,19 @@ def legalized(module: ModuleOp) -> ModuleOp:
     """A copy of `module` in the form IREE accepts and compiles well: constant pads as `tensor.pad` (IREE's CPU
     codegen fails on fill + insert_slice feeding an NCHW convolution), generic inputs cut to the extent their
     loops read (MLIR's verifier rejects a ceil-mode pool's longer padded input), NHWC pooling generics as the
-    named `linalg.pooling_nhwc_max`/`_sum` (IREE runs the named ops 4-6x faster), then DCE of the fills and
-    empties left unused."""
+    named `linalg.pooling_nhwc_max`/`_sum` (IREE runs the named ops 4-6x faster), `math.powf` as exp/log with
+    pow's special cases (IREE's own expansion is NaN for negative bases: `cortex.lowering.expand_powf`), then
+    DCE of the fills and empties left unused."""
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
     from cortex.lowering.crop_generic_inputs import CropGenericInputsPass
+    from cortex.lowering.expand_powf import ExpandPowFPass
     from cortex.lowering.pad_as_tensor_pad import PadAsTensorPadPass
     from cortex.lowering.raise_pooling import RaisePoolingPass
 
     copy = module.clone()
     ctx = Context(allow_unregistered=True)
-    for p in (PadAsTensorPadPass(), CropGenericInputsPass(), RaisePoolingPass(), DeadCodeElimination()):
+    for p in (PadAsTensorPadPass(), CropGenericInputsPass(), RaisePoolingPass(), ExpandPowFPass(), DeadCodeElimination()):
         p.apply(ctx, copy)
     return copy
 

@@ -157,6 +157,15 @@ def maxf(a: SSAValue, b: SSAValue) -> SSAValue:
     return arith.MaximumfOp(a, b).result
 
 
+def minf(a: SSAValue, b: SSAValue) -> SSAValue:
+    """IEEE minimum (NaN-propagating), as np.minimum."""
+    return arith.MinimumfOp(a, b).result
+
+
+def floor(a: SSAValue) -> SSAValue:
+    return math.FloorOp(a).result
+
+
 def negf(a: SSAValue) -> SSAValue:
     return arith.NegfOp(a).result
 

@@ -15,6 +15,8 @@ below). An op that calls an extern is kept, and the blocks of its regions
 branch skipped on the host costs nothing, while IREE may compute both
 branches of an `scf.if` inside a dispatch and select (the blur gate's
 zeros-or-saliency stage cost 2 ms on gated frames that way).
+An f64 `math` op IREE cannot compile (f64 `math.tanh` links to a libm
+symbol IREE lacks; `F64_MATH_ON_IREE`) is kept like a call: the host computes it.
 
 Constants and `tensor.empty` ops are not moved (other code may use them):
 each run clones the ones it reads. Values crossing the boundary travel as
@@ -86,11 +88,27 @@ def _dialect(op: Operation) -> str:
     return op.name.split(".", 1)[0]
 
 
+F64_MATH_ON_IREE = frozenset({
+    "math.absf", "math.ceil", "math.copysign", "math.exp", "math.exp2", "math.expm1", "math.floor", "math.log",
+    "math.log1p", "math.powf", "math.round", "math.roundeven", "math.rsqrt", "math.sinh", "math.sqrt", "math.trunc",
+})
+"""The `math` ops IREE's CPU backend compiles on f64 (IREE 3.13, each checked): it has f32 approximations of
+every math op, but on f64 `math.tanh`, `sin`, `cos`, `atan`, `log2` ... become libm calls its linker cannot
+resolve ("undefined symbol: tanh") and `math.erf`, `erfc`, `cbrt` fail to legalise. A run holding any other
+f64 math op stays on the host, where the NumPy backend computes it."""
+
+
+def _f64_math_ok(op: Operation) -> bool:
+    if _dialect(op) != "math" or op.name in F64_MATH_ON_IREE:
+        return True
+    return all(str(v.type) != "f64" for v in (*op.operands, *op.results))
+
+
 def compilable(op: Operation) -> bool:
-    """No call anywhere inside, every op of a compilable dialect, not a terminator."""
+    """No call anywhere inside, every op of a compilable dialect (f64 math: one IREE compiles), not a terminator."""
     if op.has_trait(IsTerminator):
         return False
-    return all(_dialect(inner) in COMPILABLE_DIALECTS for inner in op.walk())
+    return all(_dialect(inner) in COMPILABLE_DIALECTS and _f64_math_ok(inner) for inner in op.walk())
 
 
 def cloneable(op: Operation) -> bool:
@@ -353,5 +371,5 @@ class OutlineSegmentsPass(ModulePass):
         outline_segments(op, self.min_linalg, self.min_intensity, self.min_work)
 
 
-__all__ = ["MIN_INTENSITY", "MIN_WORK", "OutlineSegmentsPass", "compilable", "crossing_type", "estimate", "linalg_work",
+__all__ = ["F64_MATH_ON_IREE", "MIN_INTENSITY", "MIN_WORK", "OutlineSegmentsPass", "compilable", "crossing_type", "estimate", "linalg_work",
            "outline_segments", "runs_of", "worth_compiling"]

@@ -50,18 +50,60 @@ def _sigmoid(x: SSAValue) -> SSAValue:
     return s.divf(_c(x, 1.0), s.addf(_c(x, 1.0), s.exp(s.negf(x))))
 
 
+ERFC_COEFFICIENTS = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398,
+                     1.48851587, -0.82215223, 0.17087277)
+"""erfc(z) ≈ t·exp(-z² + c₀ + t·(c₁ + t·(c₂ + … + t·c₉))), t = 1/(1 + z/2), for z ≥ 0: relative error under
+1.2e-7 everywhere (Numerical Recipes' Chebyshev fit), i.e. the tail keeps its digits where 1 + erf cancels."""
+
+
+def _tail_factors(x: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(f, g) with f·g = erfc(|x|/√2)/2 = Φ(-|x|), accurate in relative terms out to where it underflows;
+    f is of order 1 and g = exp(-h²/2) carries the magnitude.
+
+    exp(-x²/2) is exp(-h²/2)·exp(-(|x|-h)(|x|+h)/2) with h = ⌊64|x|⌋/64: h² is exact, so the large exponent
+    carries no rounding error (computing z = |x|/√2 first and squaring it cost ~x² ULPs: 100 at x = -9).
+    The caller multiplies x into f before g, so no intermediate underflows before the result does (IREE
+    flushes subnormals). |x| is clamped where Φ underflows (16 for f32, 40 for f64): inf stays finite.
+    """
+    limit = 16.0 if getattr(x.type, "bitwidth", 32) <= 32 else 40.0
+    a = s.minf(s.absf(x), _c(x, limit))
+    t = s.divf(_c(x, 1.0), s.addf(_c(x, 1.0), s.mulf(a, _c(x, 0.5 * pymath.sqrt(0.5)))))
+    poly = _c(x, ERFC_COEFFICIENTS[-1])
+    for c in reversed(ERFC_COEFFICIENTS[1:-1]):
+        poly = s.addf(_c(x, c), s.mulf(t, poly))
+    h = s.mulf(s.floor(s.mulf(a, _c(x, 64.0))), _c(x, 1.0 / 64.0))
+    big = s.exp(s.mulf(s.mulf(h, h), _c(x, -0.5)))
+    small = s.addf(s.mulf(s.mulf(s.subf(h, a), s.addf(h, a)), _c(x, 0.5)), s.addf(_c(x, ERFC_COEFFICIENTS[0]), s.mulf(t, poly)))
+    return s.mulf(s.mulf(_c(x, 0.5), t), s.exp(small)), big
+
+
 def _gelu_erf(x: SSAValue) -> SSAValue:
-    """0.5·x·(1 + erf(x/√2))."""
-    cdf = s.mulf(_c(x, 0.5), s.addf(_c(x, 1.0), s.erf(s.mulf(x, _c(x, pymath.sqrt(0.5))))))
-    return s.mulf(x, cdf)
+    """x·Φ(x), Φ(x) = erfc(-x/√2)/2: x·Φ(-|x|) directly for x < 0, x·(1 - Φ(-|x|)) otherwise (no 1 + erf to cancel)."""
+    f, g = _tail_factors(x)
+    negative = s.mulf(s.mulf(x, f), g)
+    positive = s.mulf(x, s.subf(_c(x, 1.0), s.mulf(f, g)))
+    return s.select(s.cmpf(x, _c(x, 0.0), "olt"), negative, positive)
 
 
 def _gelu_tanh(x: SSAValue) -> SSAValue:
-    """0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
+    """0.5·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³), as x·σ(2u) without the cancelling 1 + tanh.
+
+    With e = exp(-2|u|): x/(1 + e) for u ≥ 0, x·e/(1 + e) for u < 0, where x·e is x·exp(16 - 2|u|)·exp(-16):
+    e alone is subnormal from u ≈ -44 on, while the result x·e still is a normal number, and IREE flushes
+    subnormal intermediates (gelu(-10) came out -0.0 instead of -1.1e-37).
+    """
     cube = s.mulf(s.mulf(x, x), x)
-    inner = s.mulf(_c(x, D.GELU_TANH_C), s.addf(x, s.mulf(_c(x, D.GELU_TANH_K), cube)))
-    cdf = s.mulf(_c(x, 0.5), s.addf(_c(x, 1.0), s.tanh(inner)))
-    return s.mulf(x, cdf)
+    u = s.mulf(_c(x, D.GELU_TANH_C), s.addf(x, s.mulf(_c(x, D.GELU_TANH_K), cube)))
+    minus_two_abs = s.mulf(s.absf(u), _c(x, -2.0))
+    denominator = s.addf(_c(x, 1.0), s.exp(minus_two_abs))
+    positive = s.divf(x, denominator)
+    scaled = s.mulf(x, s.exp(s.addf(minus_two_abs, _c(x, GELU_TAIL_SHIFT))))
+    negative = s.mulf(s.divf(scaled, denominator), _c(x, pymath.exp(-GELU_TAIL_SHIFT)))
+    return s.select(s.cmpf(u, _c(x, 0.0), "olt"), negative, positive)
+
+
+GELU_TAIL_SHIFT = 16.0
+"""The tanh GELU's tail computes x·exp(16 - 2|u|)·exp(-16): the first product stays normal as long as the result can."""
 
 
 UNARY_BODIES: dict[type[Operation], Callable[[SSAValue], SSAValue]] = {

@@ -2,11 +2,12 @@
 
 Operands are NumPy arrays in the op's operand order (an absent optional
 bias is `None`); properties are keyword arguments named as the op's
-properties. Elementwise ops broadcast as NumPy does; every result is a
-float32 `ndarray` (rank 0 for a full reduction without keepdims), except
-that add, sub, mul, div and reduce_mean keep float64 operands in float64
-(`cortex.cast` makes them: scene change's decomposition computes its SSIM
-moments in float64, as its kernel does).
+properties. Elementwise ops broadcast as NumPy does; every result is an
+`ndarray` of the op's declared float type (rank 0 for a full reduction
+without keepdims): float64 operands (`cortex.cast` makes them: scene
+change's decomposition computes its SSIM moments in float64) give float64,
+anything else float32. The reference is the ground truth and canonicalize
+folds with these kernels, so none may round an f64 operand to float32.
 Convolution and pooling are vectorised over sliding-window views: no
 per-pixel Python loops.
 """
@@ -30,6 +31,11 @@ def as_f32(x) -> np.ndarray:
     return np.asarray(x, dtype=F32)
 
 
+def as_float(x, *others) -> np.ndarray:
+    """`x` as the op's float type (`float_type` of `x` and the op's other operands)."""
+    return np.asarray(x, dtype=float_type(x, *others))
+
+
 def float_type(*values) -> type[np.floating]:
     """float64 when an operand is a float64 array (the op's type says f64), else float32."""
     return np.float64 if any(getattr(v, "dtype", None) == np.float64 for v in values) else F32
@@ -46,90 +52,101 @@ def constant(*, value) -> np.ndarray:
 
 @kernel("cortex.add")
 def add(lhs, rhs):
-    return np.add(lhs, rhs, dtype=float_type(lhs, rhs))
+    with np.errstate(over="ignore", invalid="ignore"):  # IEEE: overflow to ±inf, inf - inf = nan
+        return np.add(lhs, rhs, dtype=float_type(lhs, rhs))
 
 
 @kernel("cortex.sub")
 def sub(lhs, rhs):
-    return np.subtract(lhs, rhs, dtype=float_type(lhs, rhs))
+    with np.errstate(over="ignore", invalid="ignore"):  # IEEE: overflow to ±inf, inf - inf = nan
+        return np.subtract(lhs, rhs, dtype=float_type(lhs, rhs))
 
 
 @kernel("cortex.mul")
 def mul(lhs, rhs):
-    return np.multiply(lhs, rhs, dtype=float_type(lhs, rhs))
+    with np.errstate(over="ignore", invalid="ignore"):  # IEEE: overflow to ±inf, inf · 0 = nan
+        return np.multiply(lhs, rhs, dtype=float_type(lhs, rhs))
 
 
 @kernel("cortex.div")
 def div(lhs, rhs):
-    with np.errstate(divide="ignore", invalid="ignore"):  # IEEE: x/0 = ±inf, 0/0 = nan
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # IEEE: x/0 = ±inf, 0/0 = nan
         return np.divide(lhs, rhs, dtype=float_type(lhs, rhs))
 
 
 @kernel("cortex.pow")
 def pow(lhs, rhs):  # noqa: A001 - the op's name
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        return np.power(as_f32(lhs), as_f32(rhs), dtype=F32)
+        t = float_type(lhs, rhs)
+        return np.power(np.asarray(lhs, t), np.asarray(rhs, t), dtype=t)
 
 
 @kernel("cortex.neg")
 def neg(x):
-    return np.negative(x, dtype=F32)
+    return np.negative(x, dtype=float_type(x))
 
 
 @kernel("cortex.exp")
 def exp(x):
     with np.errstate(over="ignore"):
-        return np.exp(x, dtype=F32)
+        return np.exp(x, dtype=float_type(x))
 
 
 @kernel("cortex.log")
 def log(x):
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(x, dtype=F32)
+        return np.log(x, dtype=float_type(x))
 
 
 @kernel("cortex.sqrt")
 def sqrt(x):
     with np.errstate(invalid="ignore"):
-        return np.sqrt(x, dtype=F32)
+        return np.sqrt(x, dtype=float_type(x))
 
 
 @kernel("cortex.abs")
 def abs(x):  # noqa: A001 - the op's name
-    return np.abs(x, dtype=F32)
+    return np.abs(x, dtype=float_type(x))
 
 
 @kernel("cortex.relu")
 def relu(x):
-    return np.maximum(x, F32(0), dtype=F32)
+    t = float_type(x)
+    return np.maximum(x, t(0), dtype=t)
 
 
 @kernel("cortex.sigmoid")
 def sigmoid(x):
     """1 / (1 + e^−x), with e^−x allowed to overflow to inf (giving 0)."""
     with np.errstate(over="ignore"):
-        return (1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))).astype(F32)
+        return (1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))).astype(float_type(x))
 
 
 @kernel("cortex.tanh")
 def tanh(x):
-    return np.tanh(x, dtype=F32)
+    return np.tanh(x, dtype=float_type(x))
 
 
-_erf = np.frompyfunc(math.erf, 1, 1)
+_erfc = np.frompyfunc(math.erfc, 1, 1)
 
 
 @kernel("cortex.gelu")
 def gelu(x, *, approximate: str = D.GELU_APPROXIMATE):
-    """x·Φ(x): exact with erf ("none"), or 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))) ("tanh")."""
+    """x·Φ(x): exact with erf ("none"), or 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))) ("tanh").
+
+    Written without the cancelling 1 + erf / 1 + tanh, so the negative tail keeps its digits
+    (gelu(-6) = -5.9e-9, not 0): Φ(x) = erfc(-x/√2)/2, and 1 + tanh(u) = 2/(1 + e^(-2u)).
+    """
     x64 = np.asarray(x, np.float64)
     if approximate == "none":
-        cdf = 0.5 * (1.0 + np.asarray(_erf(x64 / math.sqrt(2.0)), np.float64))
+        cdf = 0.5 * np.asarray(_erfc(-x64 / math.sqrt(2.0)), np.float64)
     elif approximate == "tanh":
-        cdf = 0.5 * (1.0 + np.tanh(D.GELU_TANH_C * (x64 + D.GELU_TANH_K * x64**3)))
+        with np.errstate(over="ignore"):
+            cdf = 1.0 / (1.0 + np.exp(-2.0 * D.GELU_TANH_C * (x64 + D.GELU_TANH_K * x64**3)))
     else:
         raise CortexError(f'gelu: approximate must be "none" or "tanh", got "{approximate}"')
-    return (x64 * cdf).astype(F32)
+    with np.errstate(invalid="ignore"):  # -inf · 0
+        return (x64 * cdf).astype(float_type(x))
 
 
 # ---------------------------------------------------------------- linear algebra
@@ -137,7 +154,7 @@ def gelu(x, *, approximate: str = D.GELU_APPROXIMATE):
 
 @kernel("cortex.matmul")
 def matmul(a, b):
-    return np.matmul(a, b, dtype=F32)
+    return np.matmul(a, b, dtype=float_type(a, b))
 
 
 @kernel("cortex.linear")
@@ -213,7 +230,7 @@ def max_pool(x, *, kernel_shape, strides=D.STRIDES, pads=D.PADS, dilations=D.DIL
 
 @kernel("cortex.transpose")
 def transpose(x, *, perm):
-    return np.transpose(as_f32(x), perm)
+    return np.transpose(as_float(x), perm)
 
 
 @kernel("cortex.reshape")
@@ -225,7 +242,7 @@ def reshape(x, *, shape):
 
 @kernel("cortex.softmax")
 def softmax(x, *, axis: int = D.SOFTMAX_AXIS):
-    x = as_f32(x)
+    x = as_float(x)
     if x.size == 0:  # nothing to normalise (a zero-size axis has no max): the empty result, as ONNX Runtime gives
         return x.copy()
     shifted = x - x.max(axis=axis, keepdims=True)
@@ -239,7 +256,8 @@ def _axes(axes: Sequence[int]) -> tuple[int, ...] | None:
 
 @kernel("cortex.reduce_sum")
 def reduce_sum(x, *, axes=(), keepdims: int = D.KEEPDIMS):
-    return np.asarray(np.sum(as_f32(x), axis=_axes(axes), keepdims=bool(keepdims), dtype=F32))
+    t = float_type(x)
+    return np.asarray(np.sum(np.asarray(x, t), axis=_axes(axes), keepdims=bool(keepdims), dtype=t))
 
 
 @kernel("cortex.reduce_mean")
@@ -263,5 +281,5 @@ def to_scalar(x, *, dtype):
 @kernel("cortex.reduce_max")
 def reduce_max(x, *, axes=(), keepdims: int = D.KEEPDIMS):
     """The maximum; of an empty set, −inf (ONNX ReduceMax)."""
-    return np.asarray(np.max(as_f32(x), axis=_axes(axes), keepdims=bool(keepdims), initial=-np.inf))
+    return np.asarray(np.max(as_float(x), axis=_axes(axes), keepdims=bool(keepdims), initial=-np.inf))
 

@@ -59,18 +59,3 @@ func.func @unary(%x: tensor<4xf32>) -> tensor<4xf32> {
   %9 = cortex.pow %8, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return %9 : tensor<4xf32>
 }
-
-// CHECK-LABEL: func.func @gelu
-// CHECK:         %exact = linalg.generic
-// CHECK:           arith.constant 0.707106769 : f32
-// CHECK:           math.erf
-// CHECK:         %approx = linalg.generic
-// CHECK:           arith.constant 0.797884583 : f32
-// CHECK:           arith.constant 4.471500e-02 : f32
-// CHECK:           math.tanh
-// CHECK-NOT:   cortex.
-func.func @gelu(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
-  %exact = cortex.gelu %x : tensor<4xf32> -> tensor<4xf32>
-  %approx = cortex.gelu %x {approximate = "tanh"} : tensor<4xf32> -> tensor<4xf32>
-  func.return %exact, %approx : tensor<4xf32>, tensor<4xf32>
-}
