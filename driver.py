@@ -164,7 +164,8 @@ def compile_program(
             run_pipeline(optimised, passes)
         reuse = reduce_frame_work(optimised, scene_precision(precision, passes)) if frame_work else []
         lowered = lower(optimised, post_passes=post_passes)
-        program = build_program(optimised, lowered, entry, table, source, post_passes, split, backend, device)
+        derived = with_derivations(lowered, [r for r in reuse if r.function == entry], post_passes)
+        program = build_program(optimised, lowered, entry, table, source, post_passes, split, backend, device, derived)
     except CortexError:
         raise
     except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
@@ -259,8 +260,25 @@ def compile_lowered(lowered: ModuleOp, entry: str = DEFAULT_ENTRY, mode: str | N
     return CompiledPipeline(build_program(None, lowered, entry, table, source, None, split=False))
 
 
+def with_derivations(lowered: ModuleOp, reports: list[ReuseReport], post_passes: str | None) -> list[tuple[str, str, str]]:
+    """Lower each carried state's `derive` function into `lowered` (so into the entry executable);
+    (state, source, symbol) per derived state, for `build_program`."""
+    carried = [c for r in reports for c in r.carried if c.derive is not None]
+    if not carried:
+        return []
+    derivations = lower(ModuleOp([c.derive.clone() for c in carried if c.derive is not None]), post_passes=post_passes)
+    present = {op.sym_name.data for op in lowered.ops if isinstance(op, func.FuncOp)}
+    for op in list(derivations.ops):
+        if isinstance(op, func.FuncOp) and op.sym_name.data in present:
+            continue  # an extern's declaration the entry already has
+        derivations.body.block.detach_op(op)
+        lowered.body.block.add_op(op)
+    return [(c.state, c.source, c.derive.sym_name.data) for c in carried if c.derive is not None]
+
+
 def build_program(optimised: ModuleOp | None, lowered: ModuleOp, entry: str, table: Mapping[str, float], weight_source: str,
-                  post_passes: str | None, split: bool = True, backend: str = "numpy", device: str = "cpu") -> Program:
+                  post_passes: str | None, split: bool = True, backend: str = "numpy", device: str = "cpu",
+                  derived: list[tuple[str, str, str]] | None = None) -> Program:
     """The `Program` of an entry: `lowered` (its lowering) as the "entry" executable and, when `split`, the frame
     split's parts and the stage split's stages of `optimised`, lowered together as the "split" executable.
 
@@ -319,8 +337,13 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, entry: str, tab
     else:
         states = tuple(StateInfo(c.name, c.kind, c.reason) for c in classes.values())
     executables = {"entry": executables.pop("entry"), **executables}
+    derived_parts = []
+    for state, source, symbol in derived or ():  # temporal reuse's states, each recomputed from its source on demand
+        ports, _ = entry_ports(find_entry(lowered, symbol))
+        keys = (wire("state", source), *(wire("weight", p.name) for p in ports[1:] if p.kind == "weight"))
+        derived_parts.append(Part(f"derive {state}", "entry", symbol, keys, (wire("update", state),)))
     return Program(entry, tuple(args), tuple(results), weights, states, executables, entry_part, frame_split, split_error,
-                   meta)
+                   meta, tuple(derived_parts))
 
 
 def split_for_schedules(module: ModuleOp, entry: str) -> ModuleOp:
