@@ -9,7 +9,11 @@ its i8 result dequantised and compared with the float result:
 - SQNR           10·log10(Σf² / Σ(q − f)²) dB (higher is better)
 
 and so do the function's results, with the top-1 agreement of the last
-axis (for a classifier). Given a held-out set, the same figures for it.
+axis (for a classifier). An input where either output is constant along
+that axis has no top-1 (argmax of equal values is index 0 on both sides, an
+"agreement" that means nothing, e.g. an all-zero quantised output): it is
+left out of the figure and the report says on how many inputs and why.
+Given a held-out set, the same figures for it.
 """
 
 from __future__ import annotations
