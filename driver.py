@@ -166,7 +166,8 @@ def compile_program(module_or_path: ModuleOp | str | Path, options: CompileOptio
         verify_located(optimised)
         reuse = apply_passes(optimised, build_pipeline(optimise).passes) if optimise else []
         lowered = lowered_copy(optimised, lowering)
-        program = build_program(optimised, lowered, table, source, options, lowering)
+        derived = with_derivations(lowered, [r for r in reuse if r.function == options.entry], lowering)
+        program = build_program(optimised, lowered, table, source, options, lowering, derived)
     except CortexError:
         raise
     except (DiagnosticException, ParseError, ValueError, ArgSpecParseError) as e:
@@ -211,8 +212,25 @@ def compile_lowered(lowered: ModuleOp, entry: str | None = None, mode: str | Non
     return CompiledPipeline(build_program(None, lowered, table, source, options, None))
 
 
+def with_derivations(lowered: ModuleOp, reports: list[ReuseReport], lowering: str) -> list[tuple[str, str, str]]:
+    """Lower each carried state's `derive` function into `lowered` (so into the entry executable);
+    (state, source, symbol) per derived state, for `build_program`."""
+    carried = [c for r in reports for c in r.carried if c.derive is not None]
+    if not carried:
+        return []
+    derivations = lowered_copy(ModuleOp([c.derive.clone() for c in carried if c.derive is not None]), lowering)
+    present = {op.sym_name.data for op in lowered.ops if isinstance(op, func.FuncOp)}
+    for op in list(derivations.ops):
+        if isinstance(op, func.FuncOp) and op.sym_name.data in present:
+            continue  # an extern's declaration the entry already has
+        derivations.body.block.detach_op(op)
+        lowered.body.block.add_op(op)
+    return [(c.state, c.source, c.derive.sym_name.data) for c in carried if c.derive is not None]
+
+
 def build_program(optimised: ModuleOp | None, lowered: ModuleOp, table: Mapping[str, float], weight_source: str,
-                  options: CompileOptions, lowering: str | None) -> Program:
+                  options: CompileOptions, lowering: str | None,
+                  derived: list[tuple[str, str, str]] | None = None) -> Program:
     """The `Program` of `options.entry`: `lowered` (its lowering) as the "entry" executable and, when
     `options.split`, the frame split's parts and the stage split's stages of `optimised`, lowered together by
     `lowering` as the "split" executable.
@@ -270,8 +288,13 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, table: Mapping[
     else:
         states = tuple(StateInfo(c.name, c.kind, c.reason) for c in classes.values())
     executables = {"entry": executables.pop("entry"), **executables}
+    derived_parts = []
+    for state, source, symbol in derived or ():  # temporal reuse's states, each recomputed from its source on demand
+        ports, _ = entry_ports(find_entry(lowered, symbol))
+        keys = (wire("state", source), *(wire("weight", p.name) for p in ports[1:] if p.kind == "weight"))
+        derived_parts.append(Part(f"derive {state}", "entry", symbol, keys, (wire("update", state),)))
     return Program(entry, tuple(args), tuple(results), weights, states, executables, entry_part, frame_split, split_error,
-                   meta)
+                   meta, tuple(derived_parts))
 
 
 def split_for_schedules(module: ModuleOp, entry: str) -> ModuleOp:

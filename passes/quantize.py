@@ -7,6 +7,14 @@ Glow's profile-guided quantisation, step two (run `cortex-calibrate` first):
    `cortex.quantize` of its input and a `cortex.dequantize` of its result.
    Weights are quantised now, at compile time (symmetric, per tensor or per
    output channel), and a bias becomes i32 at the scale x_scale·w_scale.
+   The int32 accumulator must hold Σ x·w plus the bias without wrapping: the
+   products' bound K·|x|max·127 is checked (else a CortexError names the op),
+   and the weight scale is raised, where needed, until the bias fits the rest
+   (`bias_floor`). A raised scale only costs weight bits the bias outweighs
+   (the error it adds is below K·255·|b|/2³¹), so the numbers stay right,
+   whereas keeping the bias in float would change the op, and refusing would
+   give no numbers at all. It also gives zero weights (a zero-range tensor) a
+   scale fine enough for the bias, which the default 1.0 rounded away.
    An op whose only user is a relu takes the relu's range for its output
    (the relu is folded into the range: no code is spent on negatives).
 2. relu, max_pool and reshape of a dequantised value run on the i8 value
@@ -111,15 +119,21 @@ class Scheme:
         zero_point = int(np.clip(round(Q_MIN - lo / scale), Q_MIN, Q_MAX))
         return scale, zero_point
 
-    def weights(self, w: np.ndarray, channel_axis: int) -> tuple[np.ndarray, np.ndarray]:
-        """(i8 weights, f32 scales): symmetric over [−127, 127], per tensor or along `channel_axis`."""
+    def weights(self, w: np.ndarray, channel_axis: int, minimum: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(i8 weights, f32 scales): symmetric over [−127, 127], per tensor or along `channel_axis`;
+        each scale at least `minimum` (per channel, f64) where given (`bias_floor`)."""
         w = np.asarray(w, np.float64)
         if self.granularity == "channel":
             axes = tuple(a for a in range(w.ndim) if a != channel_axis)
             peak = np.abs(w).max(axis=axes)
         else:
             peak = np.array([np.abs(w).max()])
-        scales = np.where(peak > 0, peak / Q_MAX, 1.0).astype(np.float32)
+        wanted = peak / Q_MAX
+        if minimum is not None:
+            floor = np.asarray(minimum, np.float64)
+            wanted = np.maximum(wanted, floor if self.granularity == "channel" else floor.max(initial=0.0))
+        scales = np.where(wanted > 0, wanted, 1.0).astype(np.float32)
+        scales = np.where(scales.astype(np.float64) < wanted, np.nextafter(scales, np.float32(np.inf)), scales)
         shape = [1] * w.ndim
         if len(scales) > 1:
             shape[channel_axis] = -1
@@ -202,12 +216,18 @@ class QuantizeCompute(RewritePattern):
         if x is None:
             return
         (xq, x_params), out = x, self.scheme.activation(out_range)
-        wq, w_scales = self.scheme.weights(weight, 0)
+        name = f"{self.labels.get(op, op.name)} ({op.name})"
+        terms = int(np.prod(np.asarray(weight).shape[1:]))
+        headroom = accumulator_headroom(name, terms, x_params[1], Q_MAX)
+        minimum = None if bias is None else bias_floor(np.asarray(bias, np.float64), x_params[0], headroom)
+        wq, w_scales = self.scheme.weights(weight, 0, minimum)
+        check_scales(name, w_scales, x_params[0], out[0])
         w_value = constant(rewriter, wq, i8)
         b_value = None
         if bias is not None:
             bias_q = np.rint(np.asarray(bias, np.float64) / (x_params[0] * w_scales.astype(np.float64)))
-            b_value = constant(rewriter, np.clip(bias_q, -(2**31), 2**31 - 1).astype(np.int32), i32)
+            assert np.abs(bias_q).max(initial=0) <= headroom, "bias_floor keeps the bias inside the headroom"
+            b_value = constant(rewriter, bias_q.astype(np.int32), i32)
         common = {"x_q": x_params, "w_scales": w_scales.tolist(), "out_q": out}
         qop: QConv2dOp | QLinearOp
         if isinstance(op, ops.Conv2dOp):
@@ -229,7 +249,9 @@ class QuantizeCompute(RewritePattern):
         a = quantized_input(rewriter, self.scheme, op.a)
         if a is None:
             return
+        name = f"{self.labels.get(op, op.name)} ({op.name})"
         if isinstance(b_const, np.ndarray):
+            accumulator_headroom(name, a_shape[1], a[1][1], Q_MAX)
             bq, w_scales = self.scheme.weights(b_const, 1)
             b_value, w_zero_point = constant(rewriter, bq, i8), 0
         else:
@@ -237,10 +259,48 @@ class QuantizeCompute(RewritePattern):
             if b is None:
                 return
             b_value, (b_scale, w_zero_point) = b[0], b[1]
+            accumulator_headroom(name, a_shape[1], a[1][1], span(w_zero_point))
             w_scales = np.array([b_scale], np.float32)
         out = self.scheme.activation(out_range)
+        check_scales(name, w_scales, a[1][0], out[0])
         qop = QMatmulOp(a[0], b_value, x_q=a[1], w_scales=w_scales.tolist(), out_q=out, w_zero_point=w_zero_point)
         finish(rewriter, op, qop, out, self.labels)
+
+
+I32_MAX = 2**31 - 1
+F32_TINY = float(np.finfo(np.float32).tiny)
+
+
+def span(zero_point: int) -> int:
+    """The largest |q − zero_point| of an i8 value q."""
+    return max(Q_MAX - zero_point, zero_point - Q_MIN)
+
+
+def accumulator_headroom(name: str, terms: int, x_zero_point: int, w_span: int) -> int:
+    """What the int32 accumulator has left for a bias once `terms` products are summed; a CortexError
+    naming the op when the products alone could overflow it (the sum would wrap)."""
+    bound = terms * span(x_zero_point) * w_span
+    if bound >= I32_MAX:
+        raise CortexError(
+            f"cannot quantise {name}: its int32 accumulator could overflow ({terms} products of up to "
+            f"{span(x_zero_point)}·{w_span} sum to {bound} > {I32_MAX})"
+        )
+    return I32_MAX - bound - 1
+
+
+def bias_floor(bias: np.ndarray, x_scale: float, headroom: int) -> np.ndarray:
+    """Per output channel, the least weight scale at which the bias, quantised at x_scale·w_scale, fits `headroom`."""
+    return np.abs(bias) / (x_scale * max(headroom - 1, 1))
+
+
+def check_scales(name: str, w_scales: np.ndarray, x_scale: float, out_scale: float) -> None:
+    """Refuse scales float32 cannot carry (an underflowed weight scale or rescale factor makes every output 0)."""
+    factors = x_scale * np.asarray(w_scales, np.float64) / out_scale
+    for what, values in (("weight scale", np.asarray(w_scales, np.float64)), ("rescale factor", factors)):
+        f32 = values.astype(np.float32)
+        if not np.all(np.isfinite(f32)) or np.any(np.abs(f32) < F32_TINY):
+            bad = float(values[~np.isfinite(f32) | (np.abs(f32) < F32_TINY)][0])
+            raise CortexError(f"cannot quantise {name}: its {what} {bad:.3g} is outside float32's normal range")
 
 
 def quantized_input_available(x: SSAValue) -> bool:

@@ -38,6 +38,14 @@ Conditions, each checked from the IR:
   says so and leaves f(s) alone (`cortex.state` has no initial value of its
   own today).
 
+The new state is *derived* from s: it must equal f(s) for whatever s the
+caller holds. Each carried value therefore also gets `Carried.derive`, the
+function f of s alone (`@<entry>__derive__<k>`, outside the module), which
+the driver compiles into the program (`Program.derived`): a runtime
+recomputes the carried state with it when the caller assigns s (an edited
+`prev_gray`, a state copied from another runner), and keeps the derived
+states out of the caller's `state`.
+
 The new state is itself a delayed input (its next value reads no state), so
 the frame split sends its update to the delayed part and every engine stays
 frame-parallel. `report=true` (cortex-opt's default) prints, per carried
@@ -164,6 +172,7 @@ class Carried:
     value: str  # label of f(s)
     next_value: str  # label of f(g)
     hoisted: list[str] = field(default_factory=list)  # labels of ops moved out of an scf.if
+    derive: func.FuncOp | None = field(default=None, repr=False, compare=False)  # f: source → this state
 
     def describe(self) -> str:
         text = f"carried {self.value} = f('{self.source}') as state '{self.state}': its next value is {self.next_value}, f(the next '{self.source}')"
@@ -223,6 +232,24 @@ def _initial_is_zero(fn: func.FuncOp, value: SSAValue) -> bool:
     return bool(np.all(array == 0) and not np.any(np.signbit(array)))
 
 
+def _derive_function(value: SSAValue, symbol: str) -> func.FuncOp:
+    """`value` = f(s) as a function of s alone (its state reads become the argument): what a runtime
+    runs to recompute the carried state from a source the caller assigned."""
+    chain = _chain(value)
+    reads = [o for op in chain for o in op.operands if isinstance(o.owner, StateOp)]
+    assert reads, "a carried value reads its source"
+    block = Block(arg_types=[reads[0].type])
+    block.args[0].name_hint = "source"
+    mapping: dict[SSAValue, SSAValue] = dict.fromkeys(reads, block.args[0])
+    for op in chain:
+        clone = op.clone(value_mapper=mapping)
+        block.add_op(clone)
+        for old, new in zip(op.results, clone.results):
+            mapping[old] = new
+    block.add_op(func.ReturnOp(mapping[value]))
+    return func.FuncOp(symbol, ((reads[0].type,), (value.type,)), Region(block))
+
+
 def _new_name(base: str, taken: set[str]) -> str:
     name, n = base, 1
     while name in taken:
@@ -272,6 +299,8 @@ def plan_and_apply(fn: func.FuncOp) -> ReuseReport:
     ret = block.last_op
     assert ret is not None
     after: Operation | None = None
+    # each f of its source alone, taken before any carried value replaces a read another chain goes through
+    derives = {v: _derive_function(v, f"{fn.sym_name.data}__derive__{k}") for k, v in enumerate(chosen)}
     for v in chosen:
         s, match = candidates[v]
         assert isinstance(v.owner, Operation)
@@ -280,6 +309,7 @@ def plan_and_apply(fn: func.FuncOp) -> ReuseReport:
                 f"{_label(v)} = f('{s}'): its first value f(zeros) is not zero, and states start at zeros"
             )
             continue
+        derive = derives[v]
         hoisted = _hoist(match, block)
         name = _new_name(f"{s}:{match.name_hint or 'value'}", taken)
         if after is None or not isinstance(after, StateOp):
@@ -290,7 +320,8 @@ def plan_and_apply(fn: func.FuncOp) -> ReuseReport:
         read.result.name_hint = v.name_hint
         v.replace_all_uses_with(read.result)
         Rewriter.insert_op(UpdateStateOp(name, match), InsertPoint.before(ret))
-        report.carried.append(Carried(name, s, _label(read.result), _label(match), [_label(op.results[0]) if op.results else op.name for op in hoisted]))
+        report.carried.append(Carried(name, s, _label(read.result), _label(match),
+                                      [_label(op.results[0]) if op.results else op.name for op in hoisted], derive))
     if report.carried:
         region_dce(fn.body)
     return report

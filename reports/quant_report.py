@@ -9,7 +9,11 @@ its i8 result dequantised and compared with the float result:
 - SQNR           10·log10(Σf² / Σ(q − f)²) dB (higher is better)
 
 and so do the function's results, with the top-1 agreement of the last
-axis (for a classifier). Given a held-out set, the same figures for it.
+axis (for a classifier). An input where either output is constant along
+that axis has no top-1 (argmax of equal values is index 0 on both sides, an
+"agreement" that means nothing, e.g. an all-zero quantised output): it is
+left out of the figure and the report says on how many inputs and why.
+Given a held-out set, the same figures for it.
 """
 
 from __future__ import annotations
@@ -54,6 +58,9 @@ class ErrorStats:
     noise: float = 0.0
     agree: int = 0
     samples: int = 0
+    top1_defined: int = 0  # samples whose both outputs vary along the class axis (a constant one has no top-1)
+    top1_undefined: int = 0  # samples with a constant row on either side
+    constant_value: float | None = None  # a constant quantised output's value, for the report
 
     def add(self, reference: np.ndarray, approx: np.ndarray, top1: bool = False) -> None:
         ref = np.asarray(reference, np.float64)
@@ -63,7 +70,15 @@ class ErrorStats:
         self.noise += float((err**2).sum())
         self.samples += 1
         if top1 and ref.ndim:
-            self.agree += int(np.array_equal(ref.argmax(-1), np.asarray(approx).argmax(-1)))
+            q = np.asarray(approx, np.float64)
+            if q.size and (np.ptp(q, axis=-1).min() == 0 or np.ptp(ref, axis=-1).min() == 0):
+                # argmax of a constant row is index 0 on both sides: agreement there means nothing
+                if np.ptp(q, axis=-1).min() == 0:
+                    self.constant_value = float(q.reshape(-1, q.shape[-1])[np.ptp(q, axis=-1).reshape(-1).argmin(), 0])
+                self.top1_undefined += 1
+                return
+            self.top1_defined += 1
+            self.agree += int(np.array_equal(ref.argmax(-1), q.argmax(-1)))
 
     @property
     def relative(self) -> float:
@@ -77,7 +92,18 @@ class ErrorStats:
 
     @property
     def top1(self) -> float:
-        return self.agree / self.samples if self.samples else 0.0
+        """Agreement over the samples where top-1 is defined (NaN where it never is)."""
+        return self.agree / self.top1_defined if self.top1_defined else math.nan
+
+    def top1_line(self) -> str:
+        if not self.top1_undefined:
+            return f"{self.label}: top-1 agreement {self.top1:.1%}" if self.top1_defined else f"{self.label}: no class axis, no top-1"
+        which = (f"the quantised output is constant (every value {self.constant_value:.4g})" if self.constant_value is not None
+                 else "the float output is constant")
+        if not self.top1_defined:
+            return f"{self.label}: top-1 agreement undefined on every input: {which}"
+        return (f"{self.label}: top-1 agreement {self.top1:.1%} on {self.top1_defined} of {self.samples} inputs; "
+                f"undefined on {self.top1_undefined}: {which}")
 
 
 @dataclass
@@ -94,7 +120,7 @@ class SetReport:
         for s in self.ops + self.outputs:
             lines.append(f"    {s.label:<14} {s.op:<18} {s.max_abs:>12.4g} {s.relative:>10.3g} {s.sqnr_db:>9.2f}")
         for s in self.outputs:
-            lines.append(f"    {s.label}: top-1 agreement {s.top1:.1%}")
+            lines.append(f"    {s.top1_line()}")
         return lines
 
 

@@ -20,7 +20,7 @@ from cortex.errors import CortexError
 from cortex.runtime.executables import LoadedExecutable, load_executable
 from cortex.runtime.generated import call_generated
 from cortex.runtime.program import Part, Program
-from cortex.runtime.values import aliased, to_caller, to_internal
+from cortex.runtime.values import RunnerState, aliased, initial_zeros, to_caller, to_internal
 from cortex.semantics.abi import FRAME_PARTS, STAGE_KINDS, Port, WireKey
 
 PARTS = FRAME_PARTS
@@ -75,6 +75,64 @@ class PartFunction:
             raise CortexError(f"{where}the {self.name} part failed: {type(e).__name__}: {' '.join(str(e).split())}") from e
         for key, value in zip(self.result_keys, results):
             env[key] = value
+
+
+class DerivedStates:
+    """The program's derived states (`Program.derived`), kept out of the caller's sight and in step with
+    their sources: a derived value is reused while the caller's state still holds the very source object
+    it was derived from (`RunnerState.derived`), else recomputed from the caller's source. A source is
+    handed out read-only, so an in-place write to it fails instead of going unseen."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.parts = {WireKey.parse(p.results[0]).ident: p for p in program.derived}
+        self.sources = {name: WireKey.parse(p.args[0]).ident for name, p in self.parts.items()}
+        # a source may be only updated (every read of it replaced by derived states): its result port then
+        self.ports = {p.name: p for p in (*program.results, *program.args) if p.kind == "state"}
+        self._loaded: dict[str, PartFunction] = {}
+
+    def values(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        """Each derived state's caller value for `state` (a caller's state: `RunnerState` or any dict)."""
+        if not self.parts:
+            return {}
+        for name in self.parts.keys() & state.keys():
+            raise CortexError(f"state '{name}' is derived from '{self.sources[name]}' (the program recomputes it): "
+                              f"set '{self.sources[name]}' instead")
+        carried = state.derived if isinstance(state, RunnerState) else {}
+        values = {}
+        for name, source in self.sources.items():
+            if source not in state:
+                raise CortexError(f"state '{source}' is missing from runner.state (runner.reset() restores every state)")
+            held = carried.get(name)
+            if held is not None and held[0] == source and held[1] is state[source]:
+                values[name] = held[2]
+            else:
+                values[name] = self.recompute(name, state[source])
+        return values
+
+    def recompute(self, name: str, source_value: Any) -> Any:
+        if name not in self._loaded:
+            part = self.parts[name]
+            exe = load_executable(self.program.executables[part.executable])
+            self._loaded[name] = PartFunction(part, exe.function(part.symbol), weight_values(self.program))
+        source = self.sources[name]
+        env = {f"state:{source}": to_internal(self.ports[source], source_value, f"state '{source}'")}
+        self._loaded[name](env, None)
+        return to_caller(self.ports[name], env[f"update:{name}"])
+
+    def initial(self) -> dict[str, Any]:
+        """The sources' values before the first frame (zeros), for a source the entry does not read itself."""
+        return {s: initial_zeros(self.ports[s].spec, f"state '{s}'") for s in set(self.sources.values())}
+
+    def attach(self, state: dict[str, Any]) -> RunnerState:
+        """`state` (every state, derived ones included) as the caller's `RunnerState`."""
+        caller = RunnerState({k: v for k, v in state.items() if k not in self.parts})
+        for name, source in self.sources.items():
+            value = caller.get(source)
+            if isinstance(value, np.ndarray) and value.flags.writeable:
+                value.flags.writeable = False  # an in-place write would not reach the states derived from it
+            caller.derived[name] = (source, value, state[name])
+        return caller
 
 
 BETWEEN_STAGES = tuple(f"{kind}:" for kind in STAGE_KINDS)
@@ -134,6 +192,7 @@ class LoadedSplit:
         self.ahead = [s.name for s in program.states if s.kind in ("delayed", "leading")]  # the delayed part's updates
         self.recurrent = program.states_of("recurrence")
         self.read_only = program.states_of("read-only")
+        self.derived = DerivedStates(program)
 
     # ---- the boundary with the caller
 
@@ -146,7 +205,10 @@ class LoadedSplit:
         }
 
     def internal_state(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        return {name: to_internal(self.state_ports[name], state[name], f"state '{name}'") for name in self.state_ports}
+        """The caller's state as the parts take it, derived states included (`DerivedStates.values`)."""
+        derived = self.derived.values(state)
+        return {name: to_internal(self.state_ports[name], derived[name] if name in derived else state[name], f"state '{name}'")
+                for name in self.state_ports}
 
     def outputs(self, env: Mapping[str, Any], args: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The caller's outputs and the caller's state after this frame (as `CompiledPipeline.__call__`).
@@ -165,14 +227,14 @@ class LoadedSplit:
     def caller_outputs(self, env: Mapping[str, Any]) -> tuple[Any, ...]:
         return tuple(to_caller(p, env[f"output:{k}"]) for k, p in enumerate(self.output_ports))
 
-    def caller_state(self, internal: Mapping[str, Any], outputs: tuple, args: tuple) -> dict[str, Any]:
+    def caller_state(self, internal: Mapping[str, Any], outputs: tuple, args: tuple) -> RunnerState:
         state = {}
         for name, port in {**self.state_ports, **self.update_ports}.items():
             value = to_caller(port, internal[name])
             if hasattr(value, "shape") and aliased(value, outputs, args):
                 value = value.copy()  # the caller may reuse its buffers or write into outputs
             state[name] = value
-        return state
+        return self.derived.attach(state)
 
     # ---- one frame, all parts in order (what the engines reorder)
 
@@ -182,4 +244,4 @@ class LoadedSplit:
         return env
 
 
-__all__ = ["PARTS", "InOrder", "LoadedSplit", "PartFunction", "weight_values"]
+__all__ = ["PARTS", "DerivedStates", "InOrder", "LoadedSplit", "PartFunction", "weight_values"]

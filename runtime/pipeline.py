@@ -28,7 +28,7 @@ from cortex.errors import CortexError, whole_number
 from cortex.runtime.blas import BLAS_THREADS, blas_limit, calls_blas
 from cortex.runtime.executables import load_executable
 from cortex.runtime.generated import call_generated
-from cortex.runtime.parts import LoadedSplit, weight_values
+from cortex.runtime.parts import DerivedStates, LoadedSplit, weight_values
 from cortex.runtime.profiling import PROFILING_OFF, Profile, split_fused
 from cortex.runtime.program import Program
 from cortex.runtime.threads import MAX_WINDOW, MAX_WORKERS, as_args, machine_cores, stage_pool
@@ -43,7 +43,8 @@ class CompiledPipeline:
     """A program's entry function, called frame after frame.
 
     `runner(*inputs) -> tuple` (arrays; Python floats for f32 scalars),
-    `runner.state` (state name → value, threaded between calls),
+    `runner.state` (state name → value, threaded between calls; the reference runner's names: states
+    temporal reuse derives from another are recomputed when their source is assigned, `RunnerState`),
     `runner.reset()`, `runner.source` (the generated Python),
     `runner.profiling = True` then `runner.profile()` (seconds per source op),
     `runner.workers` (threads for one frame's independent stages; 1: in order),
@@ -85,6 +86,7 @@ class CompiledPipeline:
         self._plain_signature = _plain_signature(self.args, self.results)
         self._splits: dict[tuple[bool, bool], LoadedSplit] = {}
         self._stage_pool: tuple[int, ThreadPoolExecutor] | None = None
+        self._derived = DerivedStates(program)
         self.state: dict[str, Any] = {}
         self.reset()
         if profile:
@@ -104,7 +106,9 @@ class CompiledPipeline:
 
     def reset(self) -> None:
         """Back to before the first frame: every state holds zeros of its type."""
-        self.state = {p.name: initial_zeros(p.spec, f"state '{p.name}'") for p in self.args if p.kind == "state"}
+        zeros = {p.name: initial_zeros(p.spec, f"state '{p.name}'") for p in self.args if p.kind == "state"}
+        zeros = {**self._derived.initial(), **zeros}
+        self.state = self._derived.attach(zeros)  # a derived state's first value is f(zeros) = zeros (temporal reuse)
 
     @property
     def profiling(self) -> bool:
@@ -188,13 +192,15 @@ class CompiledPipeline:
             values[port.index] = to_internal(port, value, f"argument #{k} (%{port.name}) of @{self.entry}")
         if not isinstance(self.state, dict):
             raise CortexError(f"runner.state must be a dict of state name to value, got {type(self.state).__name__}")
+        derived = self._derived.values(self.state)
         for port in self.args:
             if port.kind == "state":
-                if port.name not in self.state:
+                if port.name not in self.state and port.name not in derived:
                     raise CortexError(
                         f"state '{port.name}' is missing from runner.state (runner.reset() restores every state)"
                     )
-                values[port.index] = to_internal(port, self.state[port.name], f"state '{port.name}'")
+                value = derived[port.name] if port.name in derived else self.state[port.name]
+                values[port.index] = to_internal(port, value, f"state '{port.name}'")
             elif port.kind == "weight":
                 values[port.index] = self._weights[port.index]
         with blas_limit(self.blas_threads if self.calls_blas else None):
@@ -202,7 +208,7 @@ class CompiledPipeline:
         if self._call is not self._plain:
             self._frames_profiled += 1
         outputs = tuple(to_caller(p, r) for p, r in zip(self.results, results) if p.kind == "output")
-        state = dict(self.state)
+        state = {**self.state, **derived}
         for port, value in zip(self.results, results):
             if port.kind != "state":
                 continue
@@ -210,8 +216,8 @@ class CompiledPipeline:
             if isinstance(value, np.ndarray) and aliased(value, outputs, inputs):
                 value = value.copy()  # the caller may reuse its buffers or write into outputs
             state[port.name] = value
-        self.state = state
         held = [v for v in state.values() if isinstance(v, np.ndarray)]
+        self.state = self._derived.attach(state)
         # a state read but not updated this frame is still ours: the caller gets a copy
         return tuple(o.copy() if isinstance(o, np.ndarray) and aliased(o, held, ()) else o for o in outputs)
 
@@ -222,7 +228,7 @@ class CompiledPipeline:
         if not isinstance(self.state, dict):
             raise CortexError(f"runner.state must be a dict of state name to value, got {type(self.state).__name__}")
         for port in self.args:
-            if port.kind == "state" and port.name not in self.state:
+            if port.kind == "state" and port.name not in self.state and port.name not in self._derived.parts:
                 raise CortexError(f"state '{port.name}' is missing from runner.state (runner.reset() restores every state)")
         split = self.loaded_split(profile=self._split_profiling)
         env = split.inputs(inputs)

@@ -167,6 +167,9 @@ class Program:
     split: FrameSplit | None = None
     split_error: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    derived: tuple[Part, ...] = ()
+    """States derived from another (temporal reuse): each part computes `update:<state>` from `state:<source>`,
+    which the runtime runs when the caller's source is not the one the state was derived from."""
 
     @property
     def inputs(self) -> list[Port]:
@@ -488,6 +491,7 @@ def _encode_program(program: Program, files: dict[str, bytes]) -> dict[str, Any]
         "split": split,
         "split_error": program.split_error,
         "meta": program.meta,
+        "derived": [_part_json(p) for p in program.derived],
     }
 
 
@@ -539,7 +543,17 @@ def _decode_program(doc: dict[str, Any], archive: zipfile.ZipFile) -> Program:
         split=split,
         split_error=_split_error_of(doc.get("split_error")),
         meta=dict(doc.get("meta", {})),
+        derived=tuple(_derived_of(p, executables) for p in doc.get("derived", [])),
     )
+
+
+def _derived_of(doc: dict[str, Any], executables: dict[str, Executable]) -> Part:
+    """A derived state's part: one source state in (and weights), its state out."""
+    part = _part_of(doc, executables)
+    kinds = [WireKey.parse(k).kind for k in part.args]
+    if not kinds or kinds[0] != "state" or set(kinds[1:]) - {"weight"} or [WireKey.parse(k).kind for k in part.results] != ["update"]:
+        raise CortexError(f"derived part '{part.name[:60]}' must read one state and write one state")
+    return part
 
 
 def _split_error_of(value: Any) -> str | None:

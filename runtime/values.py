@@ -79,6 +79,24 @@ def initial_zeros(spec: ValueSpec, what: str) -> Any:
     return np.dtype(spec.dtype).type(0).item()
 
 
+class RunnerState(dict):
+    """A compiled runner's `state`: the caller's states by the reference runner's names.
+
+    The states a program derives from another (temporal reuse carries f(prev_gray) from the
+    previous frame) ride along hidden in `derived`, name → (source name, the source object they
+    were derived from, value): they hold only while the dict still holds that very object, so an
+    assigned source (`state["prev_gray"] = x`, a dict copied from another runner) is honoured by
+    recomputing them (`cortex.runtime.parts.DerivedStates`). `dict(state)` and `{**state}` are
+    plain dicts of the caller's states, which every runner accepts.
+    """
+
+    derived: dict[str, tuple[str, Any, Any]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.derived = {}
+
+
 # ---------------------------------------------------------------- the compiled code's side of the boundary
 
 
@@ -108,4 +126,4 @@ def aliased(value: np.ndarray, outputs, inputs) -> bool:
     return any(isinstance(o, np.ndarray) and np.may_share_memory(value, o) for o in (*outputs, *inputs))
 
 
-__all__ = ["aliased", "check_value", "describe_type", "describe_value", "initial_zeros", "to_caller", "to_internal"]
+__all__ = ["RunnerState", "aliased", "check_value", "describe_type", "describe_value", "initial_zeros", "to_caller", "to_internal"]

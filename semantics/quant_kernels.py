@@ -1,7 +1,8 @@
 """Reference kernels of the quantised ops: integer arithmetic, as the hardware would do it.
 
-Values are int8 arrays; products accumulate in int32 (`np.int32` matmul /
-tensordot: exact, no float emulation); only the final per-channel rescale
+Values are int8 arrays; products accumulate in int32 (exact integer matmul /
+tensordot, no float emulation; summed in int64 so that a sum beyond int32 is a
+CortexError naming the op instead of a wrapped value); only the final per-channel rescale
 multiplies the i32 accumulator by an f32 factor and rounds half to even,
 which is what the lowering and the NumPy backend compute too.
 """
@@ -10,11 +11,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from cortex.errors import CortexError
 from cortex.semantics.defaults import Q_MAX, Q_MIN, ZERO_POINT
 from cortex.semantics.kernel_table import kernel
 from cortex.semantics.tensor_kernels import _pad_hw, _windows
 
 I32 = np.int32
+I64 = np.int64
+I32_MAX = int(np.iinfo(np.int32).max)
+
+
+def accumulator(acc: np.ndarray, op: str) -> np.ndarray:
+    """The int64 sum `acc` as the int32 accumulator it stands for, or a CortexError naming `op` where it overflows."""
+    if acc.size and (int(acc.max()) > I32_MAX or int(acc.min()) < -I32_MAX - 1):
+        peak = int(max(acc.max(), -acc.min()))
+        raise CortexError(f"{op}: the int32 accumulator overflows (a sum reaches {peak}); it would wrap")
+    return acc.astype(I32)
 
 
 def saturate(values: np.ndarray) -> np.ndarray:
@@ -56,33 +68,40 @@ def centred(q, zero_point: int) -> np.ndarray:
     return np.asarray(q).astype(I32) - I32(zero_point)
 
 
+def wide(q, zero_point: int) -> np.ndarray:
+    """`centred` in int64: the accumulation's own type, so an overflow is seen, not wrapped."""
+    return np.asarray(q).astype(I64) - I64(zero_point)
+
+
 @kernel("cortex.qconv2d")
 def qconv2d(
     x, weight, bias=None, *, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1),
     x_scale, x_zero_point=0, w_scales, w_zero_point=0, out_scale, out_zero_point=0,
 ):
     """NCHW × OIHW; x is padded with its zero point (the quantised 0.0)."""
-    xc = _pad_hw(centred(x, x_zero_point), pads, 0)
+    xc = _pad_hw(wide(x, x_zero_point), pads, 0)
     patches = _windows(xc, np.asarray(weight).shape[2:], strides, dilations)
-    acc = np.tensordot(patches, centred(weight, w_zero_point), axes=([1, 4, 5], [1, 2, 3]))  # N×OH×OW×O, int32
-    acc = np.ascontiguousarray(acc.transpose(0, 3, 1, 2)).astype(I32)
+    acc = np.tensordot(patches, wide(weight, w_zero_point), axes=([1, 4, 5], [1, 2, 3]))  # N×OH×OW×O
+    acc = np.ascontiguousarray(acc.transpose(0, 3, 1, 2))
     if bias is not None:
-        acc += np.asarray(bias, I32).reshape(1, -1, 1, 1)
+        acc += np.asarray(bias, I32).astype(I64).reshape(1, -1, 1, 1)
+    acc = accumulator(acc, "cortex.qconv2d")
     factors = multipliers(x_scale, w_scales, out_scale).reshape(1, -1, 1, 1)
     return rescale(acc, factors, out_zero_point)
 
 
 @kernel("cortex.qlinear")
 def qlinear(x, weight, bias=None, *, x_scale, x_zero_point=0, w_scales, w_zero_point=0, out_scale, out_zero_point=0):
-    acc = np.matmul(centred(x, x_zero_point), centred(weight, w_zero_point).T).astype(I32)
+    acc = np.matmul(wide(x, x_zero_point), wide(weight, w_zero_point).T)
     if bias is not None:
-        acc += np.asarray(bias, I32)
+        acc += np.asarray(bias, I32).astype(I64)
+    acc = accumulator(acc, "cortex.qlinear")
     return rescale(acc, multipliers(x_scale, w_scales, out_scale), out_zero_point)
 
 
 @kernel("cortex.qmatmul")
 def qmatmul(a, b, *, x_scale, x_zero_point=0, w_scales, w_zero_point=0, out_scale, out_zero_point=0):
-    acc = np.matmul(centred(a, x_zero_point), centred(b, w_zero_point)).astype(I32)
+    acc = accumulator(np.matmul(wide(a, x_zero_point), wide(b, w_zero_point)), "cortex.qmatmul")
     return rescale(acc, multipliers(x_scale, w_scales, out_scale), out_zero_point)
 
 
