@@ -8,6 +8,7 @@ module imports it.
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,7 +23,8 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 
 from cortex.backends.numpy_emitter import emit_numpy, numpy_executable
 from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
-from cortex.dialects.modes import DEFAULT_ENTRY, DEFAULT_MODE, INPUT_DEFAULTS
+from cortex.dialects.modes import DEFAULT_ENTRY, DEFAULT_MODE, INPUT_DEFAULTS, MODES
+from cortex.dialects.state import WeightOp
 from cortex.errors import CortexError, whole_number
 from cortex.interpreter.calling import find_entry, weights_for_call
 from cortex.interpreter.reference import ReferenceRunner
@@ -156,6 +158,7 @@ def compile_program(
     try:
         module = module_or_path if isinstance(module_or_path, ModuleOp) else parse(module_or_path)
         find_entry(module, entry)
+        check_compile_options(module, mode, weights, passes, post_passes)
         if specialize and (mode is not None or weights):
             optimised = specialized(module, table)
         else:
@@ -213,6 +216,7 @@ def compile_pipeline(
         raise
     except (DiagnosticException, ParseError, ValueError) as e:
         raise CortexError(str(e).strip()) from None
+    check_compile_options(module, mode, weights, passes, post_passes)  # all at once: a shape-generic compile runs later
     if is_shape_generic(module, entry):  # compiled per concrete shape, on first use or `specialize`
         per_shape = functools.partial(
             compile_pipeline, entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
@@ -225,6 +229,32 @@ def compile_pipeline(
     compiled = CompiledPipeline(compilation.program, workers=workers, profile=profile)
     compiled.temporal_reuse = list(compilation.temporal_reuse)
     return compiled
+
+
+def check_compile_options(module: ModuleOp, mode: str | None, weights: Mapping[str, float] | None,
+                          passes: str | None, post_passes: str | None) -> None:
+    """A CortexError for any option no shape changes: an unknown mode, weights that are not a mapping of
+    finite numbers, a weight name neither the module reads nor any mode knows (`wq` for `wc` would
+    otherwise be silently unused), or a pass pipeline that does not parse.
+
+    The one check of these options for every compile: a shape-generic compile compiles per shape
+    on the first frame, so without it a misspelt option surfaced only there (or never).
+    """
+    weights_for_call(mode, weights)
+    if weights:
+        known = {w.state_name_attr.data for w in module.walk() if isinstance(w, WeightOp)}
+        known |= set(INPUT_DEFAULTS).union(*MODES.values())
+        for name in weights:
+            if name not in known:
+                close = difflib.get_close_matches(str(name), sorted(known), n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise CortexError(f"unknown weight {name!r} (known: {', '.join(sorted(known))}){hint}")
+    for label, pipeline in (("passes", passes), ("post_passes", post_passes)):
+        if pipeline is None or pipeline == "" or (label == "post_passes" and pipeline == "default"):
+            continue
+        if not isinstance(pipeline, str):
+            raise CortexError(f"{label} must be a pipeline string like 'canonicalize,cse', got {type(pipeline).__name__}")
+        build_pipeline(pipeline)
 
 
 def check_compile_flags(precision: Any = None, **flags: Any) -> None:
