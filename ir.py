@@ -52,6 +52,15 @@ STRING_LITERAL = re.compile(STRING_BODY + '"')
 STRING_PREFIX = re.compile(STRING_BODY)
 
 
+PREFIXED_NAMES = {
+    "%": "a value name (such as %x or %0)",
+    "^": "a block label (such as ^bb0)",
+    "#": "an attribute alias name (such as #map)",
+    "!": "a type alias name (such as !t)",
+}
+"""What follows each identifier prefix, for the lexer's message when nothing does."""
+
+
 class LinearTimeLexer(MLIRLexer):
     """xDSL's MLIR lexer with linear-time string literals and a located reason.
 
@@ -61,6 +70,17 @@ class LinearTimeLexer(MLIRLexer):
     """
 
     _unescaped_characters_regex = STRING_LITERAL
+
+    def _lex_prefixed_ident(self, start_pos: Position) -> MLIRToken:
+        try:
+            return super()._lex_prefixed_ident(start_pos)
+        except ParseError as e:
+            # xDSL 0.74 leaves its message's `{first_char}` placeholder unfilled.
+            if "{first_char}" not in e.msg:
+                raise
+            prefix = self.input.content[start_pos]
+            what = PREFIXED_NAMES.get(prefix, "a name")
+            raise ParseError(Span(start_pos, self.pos, self.input), f"expected {what} after '{prefix}'") from None
 
     def _lex_string_literal(self, start_pos: Position) -> MLIRToken:
         if STRING_LITERAL.match(self.input.content, start_pos) is None:
