@@ -105,7 +105,7 @@ def _property_kinds() -> list[tuple[Attribute, str, str]]:
         (DenseArrayBase.from_list(f32, [0.5]), "an f32 array", "`array<f32: 0.5>`"),
         (StringAttr("x"), "a string", '`"name"`'),
         (ArrayAttr([StringAttr("x")]), "an array of strings", '`["a", "b"]`'),
-        (DenseIntOrFPElementsAttr.from_list(tensor([1]), [0.5]), "a dense literal", "`dense<...> : tensor<...>`"),
+        (DenseIntOrFPElementsAttr.from_list(TensorType(f32, [1]), [0.5]), "a dense literal", "`dense<...> : tensor<...>`"),
     ]
 
 
