@@ -8,6 +8,7 @@ module imports it.
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,7 +25,8 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from cortex.backends.backend import BACKENDS, Backend, backend_named
 from cortex.backends.numpy_emitter import emit_numpy
 from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
-from cortex.dialects.modes import DEFAULT_MODE
+from cortex.dialects.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
+from cortex.dialects.state import WeightOp
 from cortex.errors import CortexError, whole_number
 from cortex.interpreter.calling import find_entry, resolve_entry
 from cortex.interpreter.reference import ReferenceRunner
@@ -160,6 +162,7 @@ def compile_program(module_or_path: ModuleOp | str | Path, options: CompileOptio
     table, source = options.weight_table()
     module = parsed(module_or_path)
     options = options.replace(entry=resolve_entry(module, options.entry))
+    check_weight_names(module, options.weights)
     optimise, lowering = compile_phases(options, table)
     try:
         optimised = module.clone()  # kept: the frame split cuts this module
@@ -193,6 +196,7 @@ def compile_pipeline(module_or_path: ModuleOp | str | Path, options: CompileOpti
     module = parsed(module_or_path)
     entry = resolve_entry(module, options.entry)
     options = options.replace(entry=entry)
+    check_weight_names(module, options.weights)  # all at once: a shape-generic compile runs later
     if is_shape_generic(module, entry):  # compiled per concrete shape, on first use or `specialize`
         per_shape = functools.partial(compile_pipeline, options=options, workers=workers, profile=profile)
         return ShapeGenericPipeline(module, entry, per_shape)
@@ -200,6 +204,21 @@ def compile_pipeline(module_or_path: ModuleOp | str | Path, options: CompileOpti
     compiled = CompiledPipeline(compilation.program, workers=workers, profile=profile)
     compiled.temporal_reuse = list(compilation.temporal_reuse)
     return compiled
+
+
+def check_weight_names(module: ModuleOp, weights: Mapping[str, float] | None) -> None:
+    """A CortexError for a weight name neither the module reads nor any mode knows (`wq` for `wc` would
+    otherwise be silently unused): the one option check that needs the module (`CompileOptions` checks
+    the rest when it is made)."""
+    if not weights:
+        return
+    known = {w.state_name_attr.data for w in module.walk() if isinstance(w, WeightOp)}
+    known |= set(INPUT_DEFAULTS).union(*MODES.values())
+    for name in weights:
+        if name not in known:
+            close = difflib.get_close_matches(str(name), sorted(known), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise CortexError(f"unknown weight {name!r} (known: {', '.join(sorted(known))}){hint}")
 
 
 def compile_lowered(lowered: ModuleOp, entry: str | None = None, mode: str | None = None,

@@ -16,7 +16,7 @@ from typing import Any
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, linalg, math, scf, tensor
 from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 from xdsl.parser import AttrParser, Parser
 from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.parser.generic_parser import ParserState
@@ -25,7 +25,9 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.lexer import Input, Position, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken
 
-from cortex.dialects import Cortex
+from cortex.dialects import Cortex, shapes
+from cortex.dialects.base import CortexOp, attribute_problem
+from cortex.dialects.shapes import ShapeError
 from cortex.dialects.structure import dominance_problems, structural_problems, walk_iterative
 from cortex.errors import CortexError
 
@@ -50,6 +52,15 @@ STRING_LITERAL = re.compile(STRING_BODY + '"')
 STRING_PREFIX = re.compile(STRING_BODY)
 
 
+PREFIXED_NAMES = {
+    "%": "a value name (such as %x or %0)",
+    "^": "a block label (such as ^bb0)",
+    "#": "an attribute alias name (such as #map)",
+    "!": "a type alias name (such as !t)",
+}
+"""What follows each identifier prefix, for the lexer's message when nothing does."""
+
+
 class LinearTimeLexer(MLIRLexer):
     """xDSL's MLIR lexer with linear-time string literals and a located reason.
 
@@ -59,6 +70,17 @@ class LinearTimeLexer(MLIRLexer):
     """
 
     _unescaped_characters_regex = STRING_LITERAL
+
+    def _lex_prefixed_ident(self, start_pos: Position) -> MLIRToken:
+        try:
+            return super()._lex_prefixed_ident(start_pos)
+        except ParseError as e:
+            # xDSL 0.74 leaves its message's `{first_char}` placeholder unfilled.
+            if "{first_char}" not in e.msg:
+                raise
+            prefix = self.input.content[start_pos]
+            what = PREFIXED_NAMES.get(prefix, "a name")
+            raise ParseError(Span(start_pos, self.pos, self.input), f"expected {what} after '{prefix}'") from None
 
     def _lex_string_literal(self, start_pos: Position) -> MLIRToken:
         if STRING_LITERAL.match(self.input.content, start_pos) is None:
@@ -144,6 +166,7 @@ class LocatingParser(Parser):
         self.spans: dict[Operation, Span] = {}
         self._name_spans: list[Span] = []
         self._first_uses: dict[str, Span] = {}
+        self._entries: tuple[int, dict[str, Attribute]] = (-1, {})
 
     def _parse_op_result_list(self):
         results = super()._parse_op_result_list()
@@ -157,6 +180,31 @@ class LocatingParser(Parser):
             return BitPatternElement(element.is_negative, element.value, element.span)
         return element
 
+    def parse_optional_attr_dict(self):
+        start = self._current_token.span.start
+        entries = super().parse_optional_attr_dict()
+        self._entries = (start, dict(entries))  # the format pops the properties out of `entries`
+        return entries
+
+    def _named_problem(self, name: Span, error: Exception) -> str:
+        """A cortex op's property that failed while parsing, named (xDSL's message names none)."""
+        op_type = self.ctx.get_optional_op(name.text.strip(chr(34)))
+        start, entries = self._entries
+        if op_type is not None and issubclass(op_type, CortexOp) and start > name.start:
+            problem = attribute_problem(op_type.get_irdl_definition(), entries)
+            if problem is not None:
+                return problem
+        return str(error)
+
+    def _parse_dense_literal_type(self):
+        start = self._current_token.span.start
+        type = super()._parse_dense_literal_type()
+        try:  # before xDSL expands the literal (a splat included) element by element
+            shapes.check_element_count(type.get_shape(), shapes.MAX_CONSTANT_ELEMENTS, "a dense literal")
+        except ShapeError as e:
+            self.raise_error(str(e), start, self._current_token.span.start)
+        return type
+
     def parse_optional_operation(self):
         start = self._current_token.span
         depth = len(self._name_spans)
@@ -166,7 +214,7 @@ class LocatingParser(Parser):
             if len(self._name_spans) <= depth:
                 raise
             name = self._name_spans[depth]
-            raise ParseError(name, f"'{name.text.strip(chr(34))}' op {e}") from None
+            raise ParseError(name, f"'{name.text.strip(chr(34))}' op {self._named_problem(name, e)}") from None
         if op is not None:
             span = self.spans[op] = self._name_spans[depth] if len(self._name_spans) > depth else start
             del self._name_spans[depth:]

@@ -8,25 +8,29 @@ static.
 
 from __future__ import annotations
 
+import difflib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from xdsl.dialects.builtin import (
     AnyFloat,
+    ArrayAttr,
     DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     Float32Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
     NoneType,
     Signedness,
+    StringAttr,
     TensorType,
     f32,
     i64,
 )
 from xdsl.ir import Attribute, OpResult, SSAValue
 from xdsl.ir.core import SSAValues
-from xdsl.irdl import IRDLOperation
+from xdsl.irdl import IRDLOperation, OpDef, VerificationContext
 from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
@@ -92,6 +96,62 @@ def f32_scalar(value: SSAValue, what: str) -> None:
         raise VerifyException(f"{what} must be an f32 scalar, got {value.type}")
 
 
+def _property_kinds() -> list[tuple[Attribute, str, str]]:
+    """Sample values, what they are, and how to write one: to say what a property expects."""
+    return [
+        (i64_attr(16), "an i64 integer", "`16 : i64`"),
+        (f32_attr(0.5), "an f32 float", "`0.5 : f32`"),
+        (i64_array([1, 2]), "an i64 array", "`array<i64: 1, 2>`"),
+        (DenseArrayBase.from_list(f32, [0.5]), "an f32 array", "`array<f32: 0.5>`"),
+        (StringAttr("x"), "a string", '`"name"`'),
+        (ArrayAttr([StringAttr("x")]), "an array of strings", '`["a", "b"]`'),
+        (DenseIntOrFPElementsAttr.from_list(TensorType(f32, [1]), [0.5]), "a dense literal", "`dense<...> : tensor<...>`"),
+    ]
+
+
+def _expected_kind(definition) -> tuple[str, str] | None:
+    for sample, what, example in _property_kinds():
+        try:
+            definition.constr.verify(sample, VerificationContext())
+        except VerifyException:
+            continue
+        return what, example
+    return None
+
+
+def attribute_problem(op_def: OpDef, entries: Mapping[str, Attribute]) -> str | None:
+    """Why an op's attribute and property entries do not fit its definition (None if they do).
+
+    One check for every cortex op, run before xDSL's own (whose messages name no
+    property): an unprefixed name the op does not define is a misspelling, not
+    extra information -- a default would silently stand in for it -- so it is
+    refused with the nearest defined name; a name with a dialect prefix
+    (`foo.bar`) is a discardable attribute and stays allowed. A value of the
+    wrong kind (`threshold = 1` for an f32) is named with how to write it.
+    """
+    known = {**op_def.properties, **op_def.attributes}
+    for name in entries:
+        if name in known or "." in name:
+            continue
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        defined = ", ".join(f"'{k}'" for k in sorted(known)) or "none"
+        return f"unknown property '{name}' (defined: {defined}){hint}"
+    for name, value in entries.items():
+        definition = known.get(name)
+        if definition is None:
+            continue
+        try:
+            definition.constr.verify(value, VerificationContext())
+        except VerifyException:
+            kind = _expected_kind(definition)
+            if kind is None:
+                return f"property '{name}' does not accept `{value}`"
+            what, example = kind
+            return f"property '{name}' must be {what}, e.g. {example}; got `{value}`"
+    return None
+
+
 class CortexOp(IRDLOperation):
     """Base of all cortex ops: one typing rule, `infer_result_types`, for builders and the verifier.
 
@@ -113,6 +173,18 @@ class CortexOp(IRDLOperation):
                 raise ValueError(f"'{self.name}' cannot infer its result types: pass result_types")
             # the results are fresh (no uses yet): give them the inferred types
             self.results = SSAValues(OpResult(t, self, i) for i, t in enumerate(inferred))
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        # Before xDSL's per-op checks (the generated `verify_` runs them first): a misspelt
+        # or mistyped property is reported by name, for every cortex op alike.
+        problem = attribute_problem(type(self).get_irdl_definition(), {**self.properties, **self.attributes})
+        if problem is not None:
+            raise VerifyException(problem)
+        for kind, values in (("operand", self.operands), ("result", self.results)):
+            for index, value in enumerate(values):
+                if isinstance(value.type, TensorType):
+                    shapes.check_element_count(value.type.get_shape(), what=f"{kind} #{index}")
+        super().verify(verify_nested_ops)
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         """The result types the operands and properties imply.
@@ -152,6 +224,7 @@ def tensor(shape: Sequence[int], element: Attribute = f32) -> TensorType:
 __all__ = [
     "CortexOp",
     "ShapeError",
+    "attribute_problem",
     "compatible",
     "f32_attr",
     "f32_scalar",

@@ -178,6 +178,28 @@ def num_elements(shape: Sequence[int]) -> int | None:
     return n
 
 
+MAX_TENSOR_ELEMENTS = 1 << 40
+"""The most elements a tensor type may have (its static dimensions' product): 1 TiB even of bytes,
+more than any machine runs, and far below where sizes in bytes stop fitting an int64 (a
+9.2e18-element dimension used to reach the lowering and NumPy as an internal error)."""
+
+MAX_CONSTANT_ELEMENTS = 1 << 24
+"""The most elements a `dense<...>` literal may have (16 Mi: 64 MiB of f32). The parser stores every
+element, a splat included, so `dense<1.0> : tensor<100000x100000xf32>` -- 143 bytes of text -- would
+expand to 40 GB; it is refused before expansion."""
+
+
+def check_element_count(shape: Sequence[int], limit: int = MAX_TENSOR_ELEMENTS, what: str = "a tensor") -> None:
+    """A ShapeError when the static dimensions of `shape` hold more than `limit` elements."""
+    n = 1
+    for d in shape:
+        if d != DYNAMIC:
+            n *= d
+    if n > limit:
+        dims = "x".join("?" if d == DYNAMIC else str(d) for d in shape)
+        raise ShapeError(f"{what} ({dims}) has {n} elements, more than the supported {limit}")
+
+
 MAX_IMAGE_SIDE = 8192
 """The largest frame side the pipeline accepts (8K video is 7680×4320): a larger
 frame would need gigabytes of constants in lowering, and is almost surely a typo."""

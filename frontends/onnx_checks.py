@@ -101,7 +101,12 @@ def tensors_of(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
 
 
 def load_external_data(model: onnx.ModelProto, path: Path) -> None:
-    """Read each tensor's external data, refusing a location outside the model's folder (`../`, absolute, a link)."""
+    """Read each tensor's external data, refusing a location outside the model's folder (`../`, absolute, a link).
+
+    Exactly the bytes the tensor declares (its element count times its element size) are read, and
+    checked before reading: a `length` that disagrees (`10**12` once reached a MemoryError), data past
+    the file's end, or no `length` at all (the whole neighbouring file was read) cannot make it read more.
+    """
     folder = Path(os.path.realpath(path.parent))
     for tensor in tensors_of(model):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
@@ -109,21 +114,71 @@ def load_external_data(model: onnx.ModelProto, path: Path) -> None:
         entries = {e.key: e.value for e in tensor.external_data}
         location = entries.get("location", "")
         where = f"onnx initializer '{tensor.name}'"
-        target = Path(os.path.realpath(folder / location)) if location else None
-        if target is None or (target != folder and folder not in target.parents):
-            raise OnnxImportError(f"{where}: external data '{location}' is outside the model's folder {folder}")
-        if not target.is_file():
-            raise OnnxImportError(f"{where}: external data file '{location}' does not exist")
+        shown = one_line(repr(location), 120)
+        if "\0" in location:
+            raise OnnxImportError(f"{where}: external data location {shown} contains a NUL character")
         try:
-            offset, length = int(entries.get("offset", 0)), entries.get("length")
+            target = Path(os.path.realpath(folder / location)) if location else None
+        except (OSError, ValueError) as e:
+            raise OnnxImportError(f"{where}: external data location {shown} is not a usable path ({e})") from None
+        if target is None or (target != folder and folder not in target.parents):
+            raise OnnxImportError(f"{where}: external data {shown} is outside the model's folder {folder}")
+        try:
+            exists = target.is_file()
+        except OSError as e:  # a name too long for the file system, ...
+            raise OnnxImportError(f"{where}: external data location {shown} is not a usable path ({e.strerror})") from None
+        if not exists:
+            raise OnnxImportError(f"{where}: external data file {shown} does not exist")
+        size = declared_bytes(tensor, where)
+        offset = external_number(entries, "offset", 0, where)
+        length = external_number(entries, "length", size, where)
+        if length != size:
+            raise OnnxImportError(
+                f"{where}: external data length {length} is not the {size} bytes its type and dimensions declare"
+            )
+        try:
+            available = target.stat().st_size
+            if offset + size > available:
+                raise OnnxImportError(
+                    f"{where}: external data {shown} holds {available} bytes, fewer than offset {offset} + {size}"
+                )
             with open(target, "rb") as f:
                 f.seek(offset)
-                raw = f.read(int(length)) if length is not None else f.read()
-        except (OSError, ValueError) as e:
-            raise OnnxImportError(f"{where}: cannot read external data '{location}': {e}") from None
+                raw = f.read(size)
+        except OSError as e:
+            raise OnnxImportError(f"{where}: cannot read external data {shown}: {e.strerror or e}") from None
+        if len(raw) != size:  # the file shrank while it was read
+            raise OnnxImportError(f"{where}: external data {shown} ended after {len(raw)} of {size} bytes")
         tensor.raw_data = raw
         tensor.data_location = onnx.TensorProto.DEFAULT
         del tensor.external_data[:]
+
+
+def declared_bytes(tensor: onnx.TensorProto, where: str) -> int:
+    """The bytes of raw data a tensor's data type and dimensions call for (bounded by MAX_ELEMENTS)."""
+    if any(d < 0 for d in tensor.dims) or math.prod(tensor.dims) > MAX_ELEMENTS:
+        raise OnnxImportError(f"{where}: dimensions {list(tensor.dims)} are negative or too large")
+    try:
+        itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)).itemsize
+    except Exception:  # noqa: BLE001 - an unknown data type (KeyError, TypeError, ...)
+        raise OnnxImportError(f"{where}: external data of data type {tensor.data_type} cannot be read") from None
+    if tensor.data_type == onnx.TensorProto.STRING:
+        raise OnnxImportError(f"{where}: external data of strings cannot be read")
+    return math.prod(tensor.dims) * itemsize
+
+
+def external_number(entries: dict[str, str], key: str, default: int, where: str) -> int:
+    """An external-data entry that is a byte count (`offset`, `length`): a whole number >= 0."""
+    text = entries.get(key)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise OnnxImportError(f"{where}: external data {key} must be a whole number of bytes >= 0, got {one_line(repr(text), 60)}")
+    return value
 
 
 def tensor_array(tensor: onnx.TensorProto, where: str) -> np.ndarray:

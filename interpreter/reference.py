@@ -34,7 +34,7 @@ from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.errors import CortexError
 from cortex.interpreter.calling import check_value, find_entry, initial_zeros, weights_for_call
 from cortex.ir import parse, verify_located
-from cortex.semantics.kernels import KERNELS, run_kernel
+from cortex.semantics.kernels import FLOAT_ERRORS, KERNELS, run_kernel
 
 OpTimer = Callable[[Operation, float], None]
 
@@ -196,7 +196,9 @@ class ReferenceRunner:
         functions = CortexFunctions(self.weights, self._weight_source)
         functions.state = self._checked_state()
         try:
-            results = self._interpreter(functions).call_op(self.function, args)
+            # The compiled code's floating-point policy (IEEE results, no RuntimeWarning): the two agree.
+            with np.errstate(**FLOAT_ERRORS):  # type: ignore[arg-type]
+                results = self._interpreter(functions).call_op(self.function, args)
         except CortexError as e:
             e.__notes__ = []  # xDSL attaches the whole module as a note; the message is enough
             raise

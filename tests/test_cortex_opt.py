@@ -94,7 +94,7 @@ MALFORMED = {
         '  %m = cortex.center_crop %g {block = "big"} : tensor<64x64xf32> -> tensor<2x2xf32>\n'
         "  func.return\n}\n",
         (2, 8),
-        "'cortex.center_crop' op \"big\" should be of base attribute integer",
+        "'cortex.center_crop' op property 'block' must be an i64 integer, e.g. `16 : i64`; got `\"big\"`",
     ),
     "unterminated region": ("func.func @f() {\n  func.return\n", (3, 1), ""),
     "unterminated string": (

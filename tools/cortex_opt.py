@@ -124,6 +124,39 @@ class ChunkFailure(Exception):
         self.from_parser = from_parser
 
 
+def semantic_reference(ctx, before: ModuleOp | None, passes: Sequence[ModulePass]) -> tuple[ModuleOp | None, str | None]:
+    """The module (and entry) `--verify-each-pass-semantics` takes its reference results from.
+
+    A shape-generic entry (the bundled pipeline) has no input to sample until the pipeline's
+    `cortex-specialize-shapes` binds its shapes: the reference is then the input bound to those
+    shapes, and the passes before the binding run on the same concrete inputs. Without that
+    pass it is a CortexError saying so.
+    """
+    from cortex.passes.specialize_shapes import is_shape_generic
+
+    binding = next((p for p in passes if p.name == "cortex-specialize-shapes"), None)
+    if before is None or binding is None:
+        return before, None
+    entry = getattr(binding, "entry", None)
+    if not isinstance(entry, str) or not is_shape_generic(before, entry):
+        return before, None
+    bound = before.clone()
+    binding.apply(ctx, bound)
+    return bound, entry
+
+
+def once_bound(check: Callable, entry: str) -> Callable:
+    """`check` from the pass that binds `entry`'s shapes on: before it the module cannot run on the
+    reference inputs (its states have no shape), so a change made there is reported at the binding."""
+    from cortex.passes.specialize_shapes import is_shape_generic
+
+    def checked(previous, module, following) -> None:
+        if not is_shape_generic(module, entry):
+            check(previous, module, following)
+
+    return checked
+
+
 def normalise_argv(argv: Sequence[str]) -> list[str]:
     """mlir-opt's spellings as cortex-opt's, and `--verify-each-pass-semantics` standing alone (`=3`).
 
@@ -143,7 +176,12 @@ def normalise_argv(argv: Sequence[str]) -> list[str]:
     while i < len(args):
         arg = args[i]
         if arg == flag:
-            out.append(f"{flag}={DEFAULT_SEMANTIC_FRAMES}")
+            # `--verify-each-pass-semantics 2`, as the usage line spells it; a number never names the input
+            if i + 1 < len(args) and args[i + 1].isdigit() and args[i + 1].isascii():
+                i += 1
+                out.append(f"{flag}={args[i]}")
+            else:
+                out.append(f"{flag}={DEFAULT_SEMANTIC_FRAMES}")
         elif arg == "--pass-pipeline" or arg.startswith("--pass-pipeline="):
             if arg == "--pass-pipeline":
                 if i + 1 >= len(args):
@@ -512,7 +550,9 @@ class CortexOptMain(xDSLOptMain):
         checks = []
         if self.semantics is not None:
             try:
-                checks.append(self.semantics(before, frames=self.args.verify_each_pass_semantics))
+                reference, entry = semantic_reference(self.ctx, before, passes)
+                check = self.semantics(reference, frames=self.args.verify_each_pass_semantics, entry=entry)
+                checks.append(check if entry is None else once_bound(check, entry))
             except (DiagnosticException, CortexError) as e:
                 raise ChunkFailure(Diagnostic(f"--verify-each-pass-semantics: {e}")) from None
         printer = IRPrinter(

@@ -123,7 +123,7 @@ func.func @center_crop_map_not_block_grid(%g: tensor<64x64xf32>) {
 // -----
 
 func.func @center_crop_block_wrong_type(%g: tensor<64x64xf32>) {
-  // expected-error@+1 {{'cortex.center_crop' op 3.000000e+00 : f32 should be of base attribute integer}}
+  // expected-error@+1 {{'cortex.center_crop' op property 'block' must be an i64 integer, e.g. `16 : i64`; got `3.000000e+00 : f32`}}
   %m = cortex.center_crop %g {block = 3.0 : f32} : tensor<64x64xf32> -> tensor<2x2xf32>
   func.return
 }

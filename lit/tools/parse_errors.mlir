@@ -42,7 +42,7 @@ func.func @property_of_wrong_kind(%g: tensor<64x64xf32>) {
   %m = cortex.center_crop %g {block = "big"} : tensor<64x64xf32> -> tensor<2x2xf32>
   func.return
 }
-// CHECK: parse_errors.mlir:[[# @LINE - 3]]:8: error: 'cortex.center_crop' op "big" should be of base attribute integer
+// CHECK: parse_errors.mlir:[[# @LINE - 3]]:8: error: 'cortex.center_crop' op property 'block' must be an i64 integer, e.g. `16 : i64`; got `"big"`
 
 // -----
 
