@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 import cortex
-from cortex.tools.cortex_run import entry_function, expose_blur_gate, main
+from cortex.passes.expose_gate import expose_blur_gate
+from cortex.tools.cortex_run import entry_function, main
 from cortex.tools.probes import expose_scene_change
 from cortex.tools.report_html import FrameFacts, plot_svg, stage_graph
 from cortex.video.synthetic import SCENE_LENGTH, SyntheticVideo
