@@ -384,6 +384,8 @@ def translate_elementwise(fe: FunctionEmitter, op: Operation) -> None:
             if fe.reusable(value, op) and term.shape == shape and term.dtype == dtype and list(op.operands).count(value) == 1:
                 out = term.expr
                 break
+        if out is None and all(a.dtype == dtype for a in args):  # the ufunc computes in the result's dtype: exact
+            out = fe.buffer(dtype, shape)
     fe.define(result, elementwise(op, args, out), owned=shape is not None)
 
 

@@ -128,6 +128,11 @@ class Body:
         if out is not None:
             self.fe.statement(syntax.evaluate(elementwise(op, args, out)))
             return Term(out, dtype, shape, owned=True)
+        if shape is not None and in_place_capable(op) and all(a.dtype == dtype for a in args):
+            # every operand of the result's dtype: the ufunc computes in it, so writing into a buffer is exact
+            buffer = self.fe.buffer(dtype, shape)
+            if buffer is not None:
+                return self.assign(elementwise(op, args, buffer), dtype, shape)
         return self.assign(elementwise(op, args), dtype, shape)
 
     def assign(self, expr: ast.expr, dtype: str, shape) -> Term:

@@ -362,6 +362,14 @@ class FunctionEmitter:
         else:
             self.sizes[name] = int(np.dtype(dtype).itemsize * prod(shape))
 
+    def buffer(self, dtype: str, shape: tuple[int, ...] | None) -> ast.expr | None:
+        """A buffer from the program's pool for a large result (`_pool.take(shape, dtype)`, written with `out=`);
+        None for a scalar, a small array (malloc's bins reuse those) or a dynamic shape."""
+        if shape is None or any(n < 0 for n in shape) or np.dtype(dtype).itemsize * prod(shape) < RELEASE_BYTES:
+            return None
+        self.module.pooled = True
+        return syntax.call("_pool.take", syntax.tuple_(*shape), syntax.string(dtype))
+
     def large(self, name: str) -> bool:
         """Whether `name` may hold an array worth releasing early (unknown: yes)."""
         size = self.sizes.get(name)

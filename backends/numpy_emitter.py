@@ -116,6 +116,7 @@ class ModuleEmitter:
         self.extern_lines: list[str] = []
         self._externs: dict[str, str] = {}
         self._sections: dict[str, str] = {}
+        self.pooled = False  # some function writes into `_pool`'s buffers (`FunctionEmitter.buffer`)
 
     # ---- what translators ask of the module
 
@@ -196,6 +197,8 @@ class ModuleEmitter:
         ]
         if self.extern_lines:
             head.append("from cortex.runtime.externs import bind_extern as _extern")
+        if self.pooled:
+            head += ["", "_pool = _rt.BufferPool()  # large intermediates: buffers kept from call to call, one set per thread"]
         if self.profile:
             head += ["from cortex.runtime.profiling import Profiler", "", "_prof = Profiler()"]
             head += [f"{name} = _prof.section({label!r})" for label, name in self._sections.items()]

@@ -59,6 +59,12 @@ class LoadedNumpy:
         self.sections = dict(sections)
         return sections
 
+    def working_set(self) -> int:
+        """Bytes of the buffers one frame in flight writes its large intermediates into, at their peak
+        (`numpy_support.BufferPool`; 0 before the first call, or where the generated code needs none)."""
+        pool = self.namespace.get("_pool")
+        return pool.working_set() if pool is not None else 0
+
     def function(self, symbol: str) -> Callable[..., Any]:
         name = self.symbols.get(symbol)
         if name is None or name not in self.namespace:

@@ -8,6 +8,9 @@ and math ops whose MLIR semantics differ from NumPy's operators.
 from __future__ import annotations
 
 import base64
+import sys
+import threading
+import weakref
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -70,6 +73,84 @@ def affine_view(x: np.ndarray, offset: tuple[int, ...], shape: tuple[int, ...], 
 
 _VIEW_LAYOUTS: dict[tuple, tuple[int, tuple[int, ...]]] = {}
 """(strides of x, offset, coefficients) → (byte offset, view strides): computed once per view of a program."""
+
+
+# ---- the buffers a program writes its large intermediates into
+
+
+class _Buffers:
+    """One thread's buffers: `kinds` maps (shape, dtype) to the arrays of that kind."""
+
+    __slots__ = ("kinds", "__weakref__")
+
+    def __init__(self) -> None:
+        self.kinds: dict[tuple[tuple[int, ...], str], list[np.ndarray]] = {}
+
+
+def _refs(arrays: list, i: int) -> int:
+    return sys.getrefcount(arrays[i])
+
+
+_FREE = _refs([np.empty(0)], 0)
+"""What `_refs` counts for an array nothing but its list refers to (measured: it depends on the interpreter)."""
+
+
+class BufferPool:
+    """The large arrays one loaded program writes its intermediates into (`out=`), kept from call to call.
+
+    Without it each frame allocates its intermediates afresh, and glibc's default policy hands large freed
+    blocks back to the OS between frames, so every page comes back zero-filled, one page fault each.
+    Each thread has its own buffers (frames in flight on several threads never share one), and an array
+    is handed out again only when nothing but the pool refers to it: a result the caller holds, a state
+    carried to the next frame, or any view of them keeps its buffer out of reuse for as long as it lives.
+    """
+
+    KEEP_IN_USE = 8
+    """Arrays of one kind the pool keeps while all are referred to elsewhere (results a caller collects): past
+    this it forgets them, so holding every frame's result does not make the pool hold them too."""
+
+    def __init__(self) -> None:
+        self.enabled = True
+        self._local = threading.local()
+        self._threads: weakref.WeakSet[_Buffers] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def take(self, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+        """An uninitialised array of `shape` and `dtype` that nothing else refers to."""
+        if not self.enabled:
+            return np.empty(shape, dtype)
+        try:
+            buffers = self._local.buffers
+        except AttributeError:
+            buffers = self._local.buffers = _Buffers()
+            with self._lock:
+                self._threads.add(buffers)
+        key = (shape, dtype)
+        arrays = buffers.kinds.get(key)
+        if arrays is None:
+            arrays = buffers.kinds[key] = []
+        for i in range(len(arrays)):
+            if _refs(arrays, i) == _FREE:
+                return arrays[i]
+        if len(arrays) >= self.KEEP_IN_USE:
+            arrays.clear()
+        array = np.empty(shape, dtype)
+        arrays.append(array)
+        return array
+
+    def working_set(self) -> int:
+        """Bytes of the buffers of the thread that holds most: the large intermediates of one frame in flight
+        at their peak (with the results and states of its earlier frames still referred to elsewhere)."""
+        with self._lock:
+            threads = list(self._threads)
+        return max((sum(a.nbytes for arrays in list(b.kinds.values()) for a in arrays) for b in threads), default=0)
+
+    def clear(self) -> None:
+        """Forget every buffer (this thread's and the others'): the next calls allocate afresh."""
+        with self._lock:
+            threads = list(self._threads)
+        for buffers in threads:
+            buffers.kinds.clear()
 
 
 # ---- integer semantics MLIR has and NumPy operators lack

@@ -79,7 +79,8 @@ class CompiledPipeline:
         self._executable = program.executables[part.executable]
         self.calls_blas = program.meta.get("backend", "numpy") == "numpy" and calls_blas(self.source)
         """Whether the generated code may reach BLAS (a matrix product or an extern call): if not, a call holds nothing."""
-        self._plain = load_executable(self._executable).function(part.symbol)
+        self._loaded = load_executable(self._executable)
+        self._plain = self._loaded.function(part.symbol)
         self._profiled: Any = None
         self._call = self._plain
         self._frames_profiled = 0
@@ -101,6 +102,12 @@ class CompiledPipeline:
         """Write the program (`cortex.load(path)` reads it back; the state is not saved), atomically; signed
         with `key` (else `CORTEX_PROGRAM_KEY`) when there is one."""
         return self.program.save(path, key)
+
+    def working_set(self) -> int:
+        """Peak bytes of the buffers a call keeps for its large intermediates, per frame in flight (NumPy
+        backend: buffers reused from call to call, one set per thread; 0 before the first call or for IREE)."""
+        loaded = [x for x in (self._loaded, self._profiled) if hasattr(x, "working_set")]
+        return max((int(x.working_set()) for x in loaded), default=0)
 
     # ---- state and profiling
 

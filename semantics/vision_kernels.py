@@ -15,6 +15,7 @@ the end: this is the ground truth the compiled code is compared against.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import cv2
@@ -153,6 +154,26 @@ def to_uint8(gray: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(gray), 0, 255).astype(np.uint8)
 
 
+_DETECTORS = threading.local()
+
+
+def _mser(delta: int, min_area: int, max_area: int):
+    """This thread's MSER detector for these parameters, kept between calls.
+
+    A detector keeps its per-pixel work buffers from one image to the next; a
+    new one per call allocates them again, and at 1088×1920 glibc hands them
+    back to the OS in between: ~27,000 zero-filled pages a frame. One per
+    thread: a detector is not safe to share between concurrent calls.
+    """
+    detectors = _DETECTORS.__dict__.setdefault("mser", {})
+    key = (delta, min_area, max_area)
+    if key not in detectors:
+        detectors[key] = cv2.MSER_create(  # type: ignore[attr-defined]
+            delta=delta, min_area=min_area, max_area=max_area, max_variation=0.25, min_diversity=0.0
+        )
+    return detectors[key]
+
+
 @kernel("cortex.text_roi")
 def text_roi(
     gray: np.ndarray, *, block: int = D.BLOCK, delta: int = D.MSER_DELTA, min_area: int = D.MSER_MIN_AREA, max_area: int = D.MSER_MAX_AREA
@@ -162,10 +183,7 @@ def text_roi(
     min_diversity=0.0: OpenCV 5.0's default drops stable regions (opencv/opencv#29652).
     """
     block_grid(gray.shape, block)
-    mser = cv2.MSER_create(  # type: ignore[attr-defined]
-        delta=int(delta), min_area=int(min_area), max_area=int(max_area), max_variation=0.25, min_diversity=0.0
-    )
-    regions, _ = mser.detectRegions(to_uint8(gray))
+    regions, _ = _mser(int(delta), int(min_area), int(max_area)).detectRegions(to_uint8(gray))
     mask = np.zeros(gray.shape[:2], np.uint8)
     if len(regions):
         points = np.concatenate(regions)  # each region: N×2 (x, y) pixel coordinates

@@ -34,7 +34,7 @@
 // CHECK:             = np.sum({{.*}}, axis=1) @ _k_ones8  # saliency: linalg.reduce
 // CHECK:             = _k_saliency @ {{.*}}  # saliency: linalg.matmul
 // CHECK:             saliency = np.multiply({{.*}}, 0.0625, out={{.*}})  # saliency: linalg.generic
-// CHECK:             _t{{[0-9]+}} = gray - prev_gray  # motion: linalg.generic
+// CHECK:             _t{{[0-9]+}} = np.subtract(gray, prev_gray, out=_pool.take((480, 640), 'float32'))  # motion: linalg.generic
 // CHECK:             del _t{{[0-9]+}}  # motion: linalg.generic
 // CHECK:             motion = np.multiply(
 // CHECK:             _t{{[0-9]+}} = _k_center * wc  # fused: linalg.generic
