@@ -18,7 +18,7 @@ def whole_number(what: str, value: object, low: int, high: int) -> int:
 
     The one check behind every numeric pass option and API argument (workers,
     window, frames, ...): an unbounded `workers=2**63-1` used to allocate until
-    the machine ran out of memory (issue 23, item 8).
+    the machine ran out of memory.
     """
     if isinstance(value, bool) or not isinstance(value, int):
         raise CortexError(f"{what} must be a whole number from {low} to {high}, got {value!r} ({type(value).__name__})")

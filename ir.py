@@ -125,7 +125,7 @@ class BitPatternElement(AttrParser._TensorLiteralElement):
     for an f32 NaN -- and reads it back as that float; xDSL's printer does the
     same, but its parser reads a hexadecimal element of a `dense<...>` as the
     integer 2143289344. This element reads it as MLIR does, so NaN and inf
-    survive a print/parse round trip (issue 23, item 2).
+    survive a print/parse round trip.
     """
 
     def to_type(self, parser, type):

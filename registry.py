@@ -25,7 +25,7 @@ from xdsl.utils.target import Target
 from cortex.errors import CortexError
 
 PASS_LOCATIONS: dict[str, tuple[str, str]] = {
-    # graph passes (issue 3)
+    # graph passes
     "cortex-canonicalize": ("cortex.passes.canonicalize", "CortexCanonicalizePass"),
     "cortex-specialize-mode": ("cortex.passes.specialize_mode", "SpecializeModePass"),
     "cortex-specialize-weights": ("cortex.passes.specialize_mode", "SpecializeWeightsPass"),
@@ -36,20 +36,20 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-profile": ("cortex.passes.profile", "ProfilePass"),
     "cortex-fuse-batch-norm": ("cortex.passes.fuse_batch_norm", "FuseBatchNormPass"),
     "cortex-recognize-gelu": ("cortex.passes.recognize_gelu", "RecognizeGeluPass"),
-    # scheduling (issue 8)
+    # scheduling
     "cortex-schedule": ("cortex.passes.schedule", "SchedulePass"),
     "cortex-frame-split": ("cortex.passes.frame_split", "FrameSplitPass"),
     "cortex-stage-split": ("cortex.passes.stage_split", "StageSplitPass"),
     "cortex-expose-blur-gate": ("cortex.passes.expose_gate", "ExposeBlurGatePass"),
-    # the frame's own work (issue 21)
+    # the frame's own work
     "cortex-decompose-scene-change": ("cortex.passes.decompose_scene_change", "DecomposeSceneChangePass"),
     "cortex-temporal-reuse": ("cortex.passes.temporal_reuse", "TemporalReusePass"),
     "cortex-stack-stencils": ("cortex.passes.stack_stencils", "StackStencilsPass"),
-    # quantisation (issue 11)
+    # quantisation
     "cortex-calibrate": ("cortex.passes.calibrate", "CalibratePass"),
     "cortex-quantize": ("cortex.passes.quantize", "QuantizePass"),
     "cortex-convert-layout": ("cortex.passes.convert_layout", "ConvertLayoutPass"),
-    # lowering (issue 4)
+    # lowering
     "convert-cortex-to-linalg": ("cortex.lowering.cortex_to_linalg", "ConvertCortexToLinalgPass"),
     "convert-cortex-to-extern": ("cortex.lowering.cortex_to_extern", "ConvertCortexToExternPass"),
     "convert-cortex-frame-boundary": ("cortex.lowering.frame_boundary", "ConvertFrameBoundaryPass"),
@@ -57,7 +57,7 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-conv-im2col": ("cortex.linalg_opt.conv_im2col", "ConvIm2colPass"),
     "cortex-unroll-pooling": ("cortex.linalg_opt.unroll_pooling", "UnrollPoolingPass"),
     "cortex-fold-constant-layouts": ("cortex.linalg_opt.fold_constant_layouts", "FoldConstantLayoutsPass"),
-    # the IREE backend (issue 19)
+    # the IREE backend
     "cortex-pad-as-tensor-pad": ("cortex.lowering.pad_as_tensor_pad", "PadAsTensorPadPass"),
     "cortex-outline-segments": ("cortex.lowering.outline_segments", "OutlineSegmentsPass"),
     "cortex-crop-generic-inputs": ("cortex.lowering.crop_generic_inputs", "CropGenericInputsPass"),

@@ -12,7 +12,7 @@ of frames from a fresh state. Figures are medians over the repeats:
 latency = time from a frame entering to its output coming out; throughput =
 frames / batch time. The machine load (`os.getloadavg`) is printed with the
 figures: other processes on the machine depress every parallel speed-up.
-Targets (issue 8, 2 cores): throughput ≥ 1.8× the hand-written pipeline,
+Targets: throughput ≥ 1.8× the hand-written pipeline,
 latency ≤ 0.8×. No figure is asserted anywhere.
 
 The `ratio ... frame-parallel throughput` line sets cortex-schedule's bound (`ThroughputBound`:

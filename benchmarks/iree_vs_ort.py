@@ -1,4 +1,4 @@
-"""The IREE backend against ONNX Runtime, IREE's own ONNX importer and the NumPy backend (issue 19).
+"""The IREE backend against ONNX Runtime, IREE's own ONNX importer and the NumPy backend.
 
     python benchmarks/iree_vs_ort.py               # the three models, 1 then 2 threads, and the L2 frame
     python benchmarks/iree_vs_ort.py --quick       # smoke run

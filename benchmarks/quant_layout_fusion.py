@@ -1,4 +1,4 @@
-"""Benchmarks of issue 11: int8 vs f32, NCHW vs NHWC, fused vs unfused — one process, interleaved.
+"""Benchmarks: int8 vs f32, NCHW vs NHWC, fused vs unfused — one process, interleaved.
 
     python benchmarks/quant_layout_fusion.py            # all sections
     python benchmarks/quant_layout_fusion.py --quick    # smoke run: small sizes, few repeats

@@ -1,4 +1,4 @@
-"""Float32 scene change: its error against float64, and whether any decision changes (issue 21, item 4).
+"""Float32 scene change: its error against float64, and whether any decision changes.
 
     python benchmarks/scene_precision.py                     # synthetic 480x640 + OpenCV's sample clips
     python benchmarks/scene_precision.py --frames 60 --clips ''   # the synthetic video only

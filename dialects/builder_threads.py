@@ -1,4 +1,4 @@
-"""xDSL's `ImplicitBuilder`, made safe for many threads at once (issue 23, item 4).
+"""xDSL's `ImplicitBuilder`, made safe for many threads at once.
 
 `ImplicitBuilder` keeps the current builder per thread, but to make new ops
 find it, it swaps `Operation.__post_init__` -- one attribute of one class,

@@ -1,4 +1,4 @@
-"""What a model must be before the ONNX importer reads it (issue 23, item 6).
+"""What a model must be before the ONNX importer reads it.
 
 The importer's handlers assume well-formed nodes: enough inputs, attributes
 of the declared types, sizes that fit in memory. A hostile or broken model

@@ -351,7 +351,7 @@ def check_finite_weights(module: ModuleOp, labels: dict[Operation, str]) -> None
 
     int8 cannot hold it: a NaN became 0 and the report said "max abs err 0"
     while the float graph gave NaN; an inf gave an infinite scale and a raw
-    VerifyException (issue 23, item 7).
+    VerifyException.
     """
     for op in module.walk():
         if not isinstance(op, (ops.Conv2dOp, ops.LinearOp, ops.MatmulOp)):

@@ -27,8 +27,7 @@ as scene change's blurs and elementwise algebra after
 `cortex-decompose-scene-change`, stays one stage), and consecutive scalar ops
 (the blur gate's median, products, maximum and comparison: microseconds each).
 A top-level run of scalar ops that later stages read is no stage at all: it
-is grouped with its consumers, each of which computes it itself (issue 21
-item 6), so the gated stages start at once instead of after a gate stage.
+is grouped with its consumers, each of which computes it itself, so the gated stages start at once instead of after a gate stage.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""BLAS threads around a plain call of generated code (issue 21).
+"""BLAS threads around a plain call of generated code.
 
 The BLAS calls of generated code are small (gray's 3-term product,
 saliency's matmuls): on a loaded machine OpenBLAS's worker threads spin and

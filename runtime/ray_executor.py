@@ -14,8 +14,8 @@ compiler need not even be importable where it runs. An item of the loop
   inputs exactly; the very first chunk gets the caller's state instead.
   When the entry has leading recurrences (the blur gate's sharpness
   history), each chunk's starting values come from `ahead(previous chunk)`
-  on an actor: the delayed part alone, chained chunk after chunk (issue 21
-  item 6; the caller used to run it for every frame as it read them);
+  on an actor: the delayed part alone, chained chunk after chunk (the caller
+  used to run it for every frame as it read them);
 - the recurrence over the chunk, on the caller, in frame order;
 - `tail(chunk, values)` on the same actor: the tail part (the encoder).
 

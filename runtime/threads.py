@@ -96,8 +96,7 @@ class ThreadFrames:
     leading recurrences (the blur gate's history), so the fronts are chained
     by a small future per frame (`ahead`: the delayed part's updates): frame
     n+1's task waits for frame n's delayed part only, never for its parallel
-    part, and the caller runs no delayed part at all (issue 21 item 6: the
-    caller was the bottleneck). The pool takes tasks in submission order, so
+    part, and the caller runs no delayed part at all (it was the bottleneck when it did). The pool takes tasks in submission order, so
     a task only ever waits for one that is already running or done.
     """
 

@@ -227,7 +227,7 @@ T_WINDOW = "tests/test_window.py"
 T_CONVERT = "tests/test_convert_layout.py"
 T_RUN_OUT = "tests/test_cortex_run_outputs.py"
 
-# Issue 24: the survivors of an independent whole-suite run (the nine behaviours), each with its sibling.
+# The survivors of an independent whole-suite run (the nine behaviours), each with its sibling.
 ISSUE_24 = [
     Mutant("issue24-frame-window-one-more", "runtime/frames.py",
            "while not exhausted and len(fronts) + len(tails) < window:", "while not exhausted and len(fronts) + len(tails) <= window:",

@@ -1,4 +1,4 @@
-"""A bad frame, or a failure while frame k runs, is named `frame k: ...` in every engine (issue 23, item 8).
+"""A bad frame, or a failure while frame k runs, is named `frame k: ...` in every engine.
 
 A frame of the wrong shape or dtype, None, a NaN-filled float frame, a tuple of the wrong length
 in the middle of a video used to stop `run_video` with the argument's words but no frame number,

@@ -1,4 +1,4 @@
-"""Holding BLAS threads around a plain call, cheaply (issue 21 item 5; runtime/blas.py).
+"""Holding BLAS threads around a plain call, cheaply.
 
 threadpoolctl's `limit` context cost 20–50 µs per call; the hold now reads each
 BLAS library's thread count and sets and restores only what differs, and a
@@ -134,7 +134,7 @@ def test_a_program_without_blas_is_not_held_and_one_with_it_is():
 
 def test_the_engines_budget_holds_blas_the_same_cheap_way_and_restores_it(fake):
     """`thread_budget` (every concurrent-stage call, every run_video) goes through the hold: threadpoolctl's
-    `threadpool_limits` re-found every library on each entry, 1.1 ms per call (issue 21 item 6)."""
+    `threadpool_limits` re-found every library on each entry, 1.1 ms per call."""
     from cortex.runtime.threads import thread_budget
 
     wide, narrow = fake

@@ -1,4 +1,4 @@
-"""cortex-run's outputs and inputs as a user meets them (issues 9 item 5 and 10).
+"""cortex-run's outputs and inputs as a user meets them.
 
 No output is ever lost silently: every write is atomic, and a failed one
 (a full disk, injected here, and on a real 64 kB tmpfs where the test may

@@ -1,4 +1,4 @@
-"""cortex-run --workers/--engine and several videos (issue 8): same outputs as frame after frame."""
+"""cortex-run --workers/--engine and several videos: same outputs as frame after frame."""
 
 from __future__ import annotations
 

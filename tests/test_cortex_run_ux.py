@@ -1,4 +1,4 @@
-"""cortex-run as users meet it (issue 22): honest rates, readable heat maps, frame numbers and times,
+"""cortex-run as users meet it: honest rates, readable heat maps, frame numbers and times,
 warnings and errors from generated code, versions.
 
 Behaviour only; the one timing check compares the summary with the process's own wall-clock

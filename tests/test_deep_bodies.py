@@ -1,4 +1,4 @@
-"""Fused elementwise bodies of any depth compile (issue 23, item 5).
+"""Fused elementwise bodies of any depth compile.
 
 A fused linalg body is evaluated operand-first; that was a recursion per op,
 so a 400-op chain (from ONNX or .mlir) raised RecursionError in

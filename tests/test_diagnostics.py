@@ -1,6 +1,6 @@
 """Diagnostics: bad input is one located diagnostic (or one CortexError), never a traceback.
 
-A regression corpus (issue 9): every case once broke that promise. Sections:
+A regression corpus: every case once broke that promise. Sections:
 (1) structural IR the verifier accepted, (2) non-finite and degenerate values,
 (3) internal errors where a diagnostic belongs, and cases the fuzz campaign
 found. The Python API's errors are in test_api_errors.py, fusion at scale in

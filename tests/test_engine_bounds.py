@@ -1,4 +1,4 @@
-"""Counts given to the compiler and the engines are whole numbers within bounds (issue 23, item 8).
+"""Counts given to the compiler and the engines are whole numbers within bounds.
 
 `run_video(workers=2.5)` and `workers=True` were accepted, `workers="2"` was a raw TypeError,
 `window=0`/`-1`/`2**63` silently meant something else, and an unbounded `workers` or `window`

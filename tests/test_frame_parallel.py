@@ -143,7 +143,7 @@ def recording_delayed(split, calls, fail_at=None):
 
 @pytest.mark.parametrize(("workers", "window"), [(2, 4), (3, 2), (1, 3)])
 def test_the_delayed_part_runs_on_the_workers_chained_in_frame_order(workers, window):
-    """Issue 21 item 6: frame n+1's delayed part (gray, sharpness, the gate's history push) runs on a
+    """Frame n+1's delayed part (gray, sharpness, the gate's history push) runs on a
     worker, after frame n's has ended (the history is a leading recurrence), never on the caller —
     so the caller only reads frames and runs the recurrence; the outputs stay the sequential run's."""
     frames = frames_of(SMALL, 24)
@@ -219,7 +219,7 @@ def test_memory_is_bounded_by_the_window(window, n):
 
     When the caller gets frame k, frames k..k+window-1 may have been read, so
     `read - (k + 1)` peaks at exactly window - 1 (the first output waits for a
-    full window). Issue 24: the bound used to be `<= window`, one too loose,
+    full window). The bound used to be `<= window`, one too loose,
     and a loop reading one frame more than the window passed it."""
     b = compiled(small_l2_text())
     video = SyntheticVideo(*SMALL)

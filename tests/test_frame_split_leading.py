@@ -124,7 +124,7 @@ def test_concurrent_stages_equal_sequential_with_the_gate(gate):
     assert_same_state(b.state, a.state)
 
 
-# ---------------------------------------------------------------- two chained leading recurrences (issue 24)
+# ---------------------------------------------------------------- two chained leading recurrences
 
 
 def test_a_recurrence_a_leading_one_reads_is_leading_too():
@@ -145,7 +145,7 @@ CHAINED_RUNS = {
 
 @pytest.mark.parametrize("engine", sorted(CHAINED_RUNS))
 def test_chained_leading_recurrences_through_every_engine(engine):
-    """Issue 24: made non-transitive (`raw_history` left in the recurrence part), the caller ran
+    """Made non-transitive (`raw_history` left in the recurrence part), the caller ran
     `sharpness_history` ahead from a stale `raw_history` and the threaded run differed from the
     sequential one. The split's parts in order, frame threads and concurrent stages give the
     sequential call's bits and final state (Ray: tests/test_ray_engine.py)."""

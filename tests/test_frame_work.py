@@ -1,4 +1,4 @@
-"""Issue 21: scene change decomposed, temporal reuse, operator stacking — same results, less work.
+"""Scene change decomposed, temporal reuse, operator stacking — same results, less work.
 
 Equality is bit for bit: the decomposition writes the scene-change kernel's
 own float64 operations in its order; temporal reuse carries values that are
@@ -285,7 +285,7 @@ def test_a_decomposed_scene_change_is_one_stage_and_the_gates_scalars_go_with_th
     scene = [k for k, names in enumerate(ops) if "cortex.to_scalar" in names]
     assert len(scene) == 1 and "cortex.gaussian_blur" in ops[scene[0]]  # G(x·y) to the score: one stage
     assert not any("cortex.gaussian_blur" in names for k, names in enumerate(ops) if k != scene[0])
-    # issue 21 item 6: no stage of the gate's scalars alone; every stage (each under its copy of the gate,
+    # No stage of the gate's scalars alone; every stage (each under its copy of the gate,
     # the fusion stage yielding the condition on) computes median, product, maximum and comparison itself
     assert all("scf.if" in names for names in ops)
     assert all({"cortex.window_median", "arith.mulf", "arith.maximumf", "arith.cmpf"} <= set(names) for names in ops)

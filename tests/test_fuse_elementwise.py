@@ -194,7 +194,7 @@ def test_join_origins():
     assert join_origins(None, None) is None
 
 
-# ---------------------------------------------------------------- scale (issue 9)
+# ---------------------------------------------------------------- scale
 
 
 def _chain(n: int, branchy: bool = False) -> ModuleOp:

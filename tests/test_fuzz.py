@@ -1,4 +1,4 @@
-"""The fuzz suite (issue 9): mutated examples and API misuse, on a bounded budget.
+"""The fuzz suite: mutated examples and API misuse, on a bounded budget.
 
 Every case must end in success or a clean error: for text, one located
 `file:line:col: error:` line from `cortex.parse` and exit 1 from `cortex-opt`;
@@ -189,7 +189,7 @@ def test_run_passes_misuse_leaves_failed_modules_untouched(pipeline):
         cortex.ir.verify_located(module)
 
 
-# ---------------------------------------------------------------- beyond IR text (issue 23)
+# ---------------------------------------------------------------- beyond IR text
 
 
 @pytest.mark.timeout(240 * SCALE)

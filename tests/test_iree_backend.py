@@ -1,4 +1,4 @@
-"""The IREE backend (issue 19): legalisation, outlining, the disk cache, and the differential suites on IREE.
+"""The IREE backend: legalisation, outlining, the disk cache, and the differential suites on IREE.
 
 IREE compiles take about a second each on CI's 2 cores, so the compiled
 pipelines are session-scoped fixtures, the L2 pipeline runs at 96×128, and

@@ -1,5 +1,5 @@
 """cortex-convert-layout keeps pooling dilations (by leaving such a pool alone), and
-`cortex.run_passes` verifies after each pass and is all or nothing (issue 23, item 3).
+`cortex.run_passes` verifies after each pass and is all or nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lexing is linear time for every token, the first included (issue 13).
+"""Lexing is linear time for every token, the first included.
 
 xDSL 0.74's string-literal pattern backtracks exponentially on an
 unterminated string; `cortex.ir.LinearTimeLexer` replaces it. Each test has a

@@ -1,4 +1,4 @@
-"""NaN and ±inf constants survive Cortex's printer and parser exactly (issue 23, item 2).
+"""NaN and ±inf constants survive Cortex's printer and parser exactly.
 
 MLIR prints a non-finite float as its bit pattern (`0x7FC00000`) and reads
 that back as the float; xDSL's parser read a hexadecimal element of a

@@ -1,11 +1,11 @@
-"""ONNX's node conformance cases through the Backend interface on the IREE backend (issue 19).
+"""ONNX's node conformance cases through the Backend interface on the IREE backend.
 
 The same cases and the same bar as tests/test_onnx_conformance.py (NumPy backend): every applicable
 case matches ONNX's expected outputs within the case's tolerances, or is listed in
 data/onnx_unsupported.txt and fails to import with the listed reason — never a wrong answer.
 Each case is its own IREE compile (~0.5 s, most of it fixed cost: batching 50 functions into one
 module saved little), so CI runs an evenly spaced fifth of them; `CORTEX_IREE_CONFORMANCE=all` runs
-every case (the note of issue 19 gives that run's count).
+every case.
 """
 
 from __future__ import annotations

@@ -276,7 +276,7 @@ def test_unknown_attribute_and_unknown_operator():
 
 
 def test_symbolic_dimension_and_integer_data():
-    node = helper.make_node("Relu", ["x"], ["y"])  # a symbolic dimension imports as `?` (issue 20)
+    node = helper.make_node("Relu", ["x"], ["y"])  # a symbolic dimension imports as `?`
     assert "tensor<?x2xf32>" in cortex.to_text(from_onnx(one_node_model(node, [f32_info("x", ["N", 2])], [f32_info("y", None)])))
     model = one_node_model(node, [helper.make_tensor_value_info("x", TensorProto.INT32, [2])], [f32_info("y", None)])
     assert "(Relu): input 'x' is a graph input of int32; cortex tensors are float32" in error_of(model)

@@ -99,7 +99,7 @@ def test_random_nodes_import_right_or_fail_cleanly(case, seed):
 @given(seed=st.integers(0, 2**32 - 1))
 def test_damaged_protobufs_and_mistyped_attributes_fail_cleanly(seed):
     """Random nodes with attributes of any type, odd dimensions, short initializers, missing or
-    extra inputs and outputs, and damaged serialisations (issue 23): imported and run, or one CortexError."""
+    extra inputs and outputs, and damaged serialisations: imported and run, or one CortexError."""
     from helpers.fuzz_cases import onnx_case
 
     onnx_case(random.Random(seed))  # raises InternalError on anything else

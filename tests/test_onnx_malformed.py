@@ -1,5 +1,5 @@
 """Malformed ONNX models: each one `CortexError` line naming the node, the operator and
-the attribute or input -- never a raw exception, never a silently different graph (issue 23, item 6).
+the attribute or input -- never a raw exception, never a silently different graph.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ONNX models with a symbolic batch dimension (issue 20): imported as `?`, one prepared model runs any batch.
+"""ONNX models with a symbolic batch dimension: imported as `?`, one prepared model runs any batch.
 
 `from_onnx` keeps 'N' as `?`; the Backend's compiled engine binds it per call
 (`cortex.shape_generic`), and each batch equals ONNX Runtime. `input_shapes`

@@ -1,4 +1,4 @@
-"""Numeric pass options and API arguments are whole numbers within bounds (issue 23, item 8).
+"""Numeric pass options and API arguments are whole numbers within bounds.
 
 `cortex-schedule{workers=2**63-1}` allocated 17 GB in 40 s; a negative
 `max_elements`/`max_window` silently meant "never". Every such option now

@@ -1,4 +1,4 @@
-"""Output paths that must not destroy what they name (issue 23, item 1).
+"""Output paths that must not destroy what they name.
 
 Every output -- cortex-run's --scores-jsonl, --overlay (a video or a folder
 of PNGs), --encoded, cortex-opt's -o and --graph-dot, cortex-import-onnx's -o

@@ -36,7 +36,7 @@ func.func @main(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tenso
 RUNNERS = {
     "reference": cortex.reference,
     "compiled": cortex.compile,
-    # concurrent stages (workers > 1): the frame split's code path per call (issue 24's sibling)
+    # concurrent stages (workers > 1): the frame split's code path per call
     "compiled-stages": lambda module, **kw: cortex.compile(module, workers=2, **kw),
 }
 
@@ -118,7 +118,7 @@ def test_state_returned_without_update_stays_the_runners(kind):
 
 # ---------------------------------------------------------------- run_video (the frame-split engines)
 #
-# Issue 24: switching off the frame-split engines' own alias check (`SplitProgram.caller_state`) passed
+# Switching off the frame-split engines' own alias check (`SplitProgram.caller_state`) passed
 # every test: the tests above cover the sequential runners only. `run_video` reads frames ahead, so the
 # caller may overwrite a frame only once the run is over; a returned output is the caller's at once.
 

@@ -141,7 +141,7 @@ def test_table_rows_tags_order_times_and_total(l2):
 
 
 def test_table_without_profile_has_no_time_column():
-    """Issue 22: a module never profiled lists its stages without "(0.00ms)" on each, and says how to profile."""
+    """A module never profiled lists its stages without "(0.00ms)" on each, and says how to profile."""
     text = render_table(build_l2_pipeline(96, 128, 32))
     assert "ms)" not in text and "Total:" not in text
     assert "12 stages, not profiled: -p 'cortex-profile{frames=N}'" in text

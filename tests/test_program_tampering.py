@@ -1,4 +1,4 @@
-"""A damaged or altered saved program is refused with one line (issue 23, second session's attack).
+"""A damaged or altered saved program is refused with one line.
 
 A saved program is a zip of program.json and executables, and loading a "numpy" executable
 runs its source: the file is code, like a pickle. What held before: truncated files, other

@@ -1,4 +1,4 @@
-"""Quantisation on degenerate and bad input (issue 23, item 7): zero-range and huge-constant
+"""Quantisation on degenerate and bad input: zero-range and huge-constant
 calibration work; an unreadable .npz, a NaN/inf weight or calibration sample and a calibration set
 or module of the wrong type are each one CortexError naming what is wrong.
 """

@@ -1,4 +1,4 @@
-"""A bad Ray address fails in one line, quickly (issue 23, item 8).
+"""A bad Ray address fails in one line, quickly.
 
 A malformed `address` was an internal error from inside `ray.init`, and an unreachable one hung
 for minutes. `start_ray` now reads the address first (host:port, ray://host[:port], auto, local),

@@ -76,7 +76,7 @@ def test_ray_equals_sequential_with_the_auto_gate(local_ray, mode):
 
 
 def test_the_caller_runs_no_delayed_part_on_ray(local_ray):
-    """Issue 21 item 6: with a leading recurrence (the auto gate's history) the caller used to run the
+    """With a leading recurrence (the auto gate's history) the caller used to run the
     delayed part of every frame before handing out its chunk; now each chunk's start values come from
     the previous chunk's, chained on the actors, and the caller runs none of it (and stays exact)."""
     from cortex.dialects.modes import BLUR_AUTO
@@ -98,7 +98,7 @@ def test_the_caller_runs_no_delayed_part_on_ray(local_ray):
 
 @pytest.mark.parametrize("gate", ["auto", "fixed"])
 def test_every_engine_reports_every_value_of_every_frame_alike(local_ray, gate):
-    """Issue 21 item 2a (regression): cortex-run's report once showed frame 0's scene-change value as
+    """Cortex-run's report once showed frame 0's scene-change value as
     0.572 in a frame-parallel run and 0.999 sequentially. With the probes cortex-run adds (the blur
     gate's sharpness, condition and threshold; the scene measure), every result of every frame —
     not only the scores — is the same bits on every engine: sequential, concurrent stages, frame-
@@ -164,7 +164,7 @@ def test_actors_run_the_program_they_were_sent_without_the_compiler(local_ray):
 
 
 def test_ray_bad_frame_stops_the_run_and_kills_the_actors(local_ray):
-    """Issue 23: the bad frame is named, and the run stops as the sequential loop would: every frame
+    """The bad frame is named, and the run stops as the sequential loop would: every frame
     before it delivered (chunks of 4: frame 21 sits in the middle of a chunk), the state after them."""
     a, b = compiled(small_l2_text()), compiled(small_l2_text())
     frames = frames_of(SMALL, 21) + [np.zeros((5, 5, 3), np.uint8)] + frames_of(SMALL, 20)
@@ -246,7 +246,7 @@ def test_an_unknown_ray_option_is_one_error(local_ray):
 
 
 def test_the_address_probe_knows_a_real_ray(local_ray):
-    """The probe before ray.init (issue 23) passes a real GCS; joining the running Ray by its address works."""
+    """The probe before ray.init passes a real GCS; joining the running Ray by its address works."""
     from cortex.runtime.ray_executor import RayAddress, start_ray
 
     address = ray.get_runtime_context().gcs_address
@@ -294,7 +294,7 @@ def test_cortex_run_spreads_several_videos_over_ray(local_ray, capsys, tmp_path,
     assert rc == 1 and "missing.avi: no such video file" in out and "1 of 2 videos failed" in err
 
 
-# ---------------------------------------------------------------- issue 24: chunk boundaries, the window, ownership
+# ---------------------------------------------------------------- Chunk boundaries, the window, ownership
 
 
 def test_chunks_start_from_the_last_frame_before_them(local_ray):

@@ -1,4 +1,4 @@
-"""`cortex-run --report`: the HTML run report (issue 22 item 6), its pieces, and the page in a real browser.
+"""`cortex-run --report`: the HTML run report, its pieces, and the page in a real browser.
 
 The browser test loads the page in headless Chromium (Debian's `chromium`, installed by
 scripts/test.sh): no console message at all, and a screenshot in which the plot's line

@@ -1,4 +1,4 @@
-"""Shape-generic pipelines (issue 20): one module with `?` dimensions, compiled per concrete shape.
+"""Shape-generic pipelines: one module with `?` dimensions, compiled per concrete shape.
 
 The bundled L2 pipeline is shape-generic; bound to a size (and, for a padded
 video, told to crop) it must give the very bytes and scores of the static

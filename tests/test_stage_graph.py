@@ -1,4 +1,4 @@
-"""One call's stages as one dependency graph (issue 21 item 6): the delayed part's stages beside the parallel part's.
+"""One call's stages as one dependency graph: the delayed part's stages beside the parallel part's.
 
 `run_stages` runs each stage once, after every stage whose results it
 reads, on the caller and the pool's threads; the L2 frame's text_roi stage

@@ -64,7 +64,7 @@ def test_stage_split_gives_one_function_per_stage_each_gated_one_with_its_gate()
             assert sum(isinstance(o, scf.IfOp) for o in fn.walk()) == 1  # under its own copy of the gate
     assert heavy["cortex.text_roi"] is not heavy["cortex.scene_change"]
     assert not any(isinstance(o, func.FuncOp) and o.sym_name.data == "l2_frame__parallel" for o in module.ops)
-    # issue 21 item 6: the gate is no stage of its own, so no gated stage waits for another stage;
+    # The gate is no stage of its own, so no gated stage waits for another stage;
     # only the fusion (the last stage) reads other stages' values
     reads = [[k.data for k in fn.attributes[SPLIT_ARGS].data] for fn in stages]
     assert all(not k.startswith("stage:") for keys in reads[:-1] for k in keys)

@@ -1,4 +1,4 @@
-"""Compile, lower, parse and ONNX import from many threads at once (issue 23, item 4).
+"""Compile, lower, parse and ONNX import from many threads at once.
 
 xDSL's ImplicitBuilder swapped `Operation.__post_init__` process-wide on
 each outermost `with`; two threads interleaving that swap left a hook that

@@ -3,7 +3,7 @@
 Issue 24: `cortex-fold-constant-layouts` folding a transpose of a constant with the
 *inverse* permutation passed every test — every permutation its tests used was its
 own inverse — although the NumPy backend's own transpose had been pinned down against
-exactly that mistake (issue 14). The siblings, each against plain `np.transpose`:
+exactly that mistake. The siblings, each against plain `np.transpose`:
 
 - the NumPy backend's `linalg.transpose` of an argument (no post passes);
 - `cortex-fold-constant-layouts`, a `linalg.transpose` of a constant folded at compile time;

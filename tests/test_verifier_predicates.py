@@ -1,4 +1,4 @@
-"""The verifier on comparison predicates and unreachable blocks, as MLIR has them (issue 23, item 9)."""
+"""The verifier on comparison predicates and unreachable blocks, as MLIR has them."""
 
 from __future__ import annotations
 

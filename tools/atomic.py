@@ -8,7 +8,7 @@ is atomic within one filesystem, which the temporary file shares with its
 target. No fsync: this guards against a failed process or a full disk, not
 against power loss.
 
-What the rename must not do (issue 23, item 1): replace something that is
+What the rename must not do: replace something that is
 not a regular file. So the target is looked at first (`Destination`):
 
 - a symlink is followed: its target is replaced, the link stays a link;

@@ -188,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="frames of the unspecialised pipeline run to price the mode's DCE when this run is specialised (default: 10; 0: skip)",
     )
-    parallel_run.add_arguments(p)  # --workers, --engine, several videos (issue 8)
+    parallel_run.add_arguments(p)  # --workers, --engine, several videos
     p.add_argument("--return-memory", action="store_true",
                    help="let glibc give the memory each frame frees back to the OS (default: kept for the next frame, "
                         "15-25%% faster at 1088x1920: every freed page came back zero-filled, a fault each)")

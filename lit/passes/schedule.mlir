@@ -4,7 +4,7 @@
 //
 // The critical path, the schedule and every figure are checked on fixed times
 // (Inputs/l2_profiled.mlir: the profile attributes written out), never on
-// measured ones: a check of a measured critical path failed under load (issue 24).
+// measured ones: a check of a measured critical path failed under load.
 // The measured run (cortex-profile, then cortex-schedule) checks the structure only.
 // RUN: cortex-opt %S/Inputs/l2_profiled.mlir -p 'cortex-schedule{workers=2}' 2>&1 >/dev/null | filecheck %s
 // RUN: cortex-opt %l2_static -p 'cortex-profile{frames=1},cortex-schedule{workers=2}' 2>&1 >/dev/null | filecheck %s --check-prefix=MEASURED

@@ -204,7 +204,7 @@ def classify(text: str, mlir_opt: bool = False, cli: bool = True) -> str:
     return "accepted"
 
 
-# ---------------------------------------------------------------- beyond IR text (issue 23)
+# ---------------------------------------------------------------- beyond IR text
 #
 # The same promise for the other surfaces a user feeds: ONNX models (broken
 # protobufs, attributes of any type, odd dimensions, short initializers),
