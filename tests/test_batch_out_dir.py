@@ -96,3 +96,4 @@ def test_outputs_must_stay_in_the_video_folder(capsys, tmp_path, name):
     assert rc == 1 and "inside each video's folder" in err and len(err.strip().splitlines()) == 1
     rc, _, err = run_cli(capsys, a, *FAST, "--out-dir", str(tmp_path / "out"), "--scores-jsonl", "s.jsonl")
     assert rc == 1 and "--out-dir writes each video's scores.jsonl" in err
+

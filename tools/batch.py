@@ -53,9 +53,9 @@ def check_inside(flag: str, value: str) -> None:
 
 def options_key(args: argparse.Namespace) -> str:
     """A hash of the pipeline text and the options that change results."""
-    from cortex.tools.cortex_run import BUNDLED_PIPELINE
+    import cortex
 
-    pipeline = args.pipeline or str(BUNDLED_PIPELINE)
+    pipeline = args.pipeline or str(Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir")
     digest = hashlib.sha256(Path(pipeline).read_bytes())
     options = {k: getattr(args, k, None) for k in KEY_OPTIONS if k != "pipeline"}
     digest.update(json.dumps(options, sort_keys=True, default=str).encode())
@@ -91,7 +91,8 @@ def video_args(args: argparse.Namespace, name: str | None, folder: Path) -> argp
     return one
 
 
-def run_batch(args: argparse.Namespace, names: list[str | None], run_one: Callable[[argparse.Namespace], int]) -> int:
+def run_batch(args: argparse.Namespace, names: list[str | None], run_one: Callable[[argparse.Namespace], int],
+              video_task: Callable | None = None) -> int:
     """Every video into DIR/<stem>/, the manifest after each; failures are recorded and named at the end."""
     for flag in ("scores_jsonl", "summary_json"):
         if getattr(args, flag):
@@ -137,7 +138,7 @@ def run_batch(args: argparse.Namespace, names: list[str | None], run_one: Callab
         bar.set_postfix_str(f"{frames / max(time.perf_counter() - start, 1e-9):.1f} frames/s")
 
     if args.engine == "ray":
-        _batch_on_ray(args, jobs, run_one, record)
+        _batch_on_ray(args, jobs, run_one, record, video_task)
     else:
         for ident, name, folder, one in jobs:
             rc, error = 0, ""
@@ -160,15 +161,14 @@ def run_batch(args: argparse.Namespace, names: list[str | None], run_one: Callab
     return 0
 
 
-def _batch_on_ray(args, jobs, run_one, record) -> None:
-    """One Ray task per video; the driver records each result as it comes."""
+def _batch_on_ray(args, jobs, run_one, record, video_task) -> None:
+    """One Ray task per video (`video_task`: one whole video in a worker); the driver records each result."""
     import ray
 
     from cortex.runtime.ray_executor import _get
     from cortex.runtime.threads import machine_cores
-    from cortex.tools.parallel_run import run_video_task
 
-    task = ray.remote(num_cpus=1)(run_video_task)
+    task = ray.remote(num_cpus=1)(video_task)
     limit = machine_cores() if args.workers is None else args.workers
     waiting, running = list(jobs), {}
     try:

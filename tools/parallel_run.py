@@ -75,7 +75,7 @@ def _each_video(args: argparse.Namespace, names: list[str | None], run_one: Call
     if getattr(args, "out_dir", None):
         from cortex.tools.batch import run_batch
 
-        return run_batch(args, names, run_one)
+        return run_batch(args, names, run_one, run_video_task)
     if args.force:
         raise CortexError("--force goes with --out-dir (it recomputes videos its manifest says are done)")
     if len(names) == 1:
