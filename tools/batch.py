@@ -170,7 +170,7 @@ def _batch_on_ray(args, jobs, run_one, record, video_task) -> None:
 
     task = ray.remote(num_cpus=1)(video_task)
     limit = machine_cores() if args.workers is None else args.workers
-    waiting, running = list(jobs), {}
+    waiting, running = list(jobs), dict[object, tuple]()
     try:
         while waiting or running:
             while waiting and len(running) < limit:
