@@ -37,8 +37,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--workers", type=int, default=None, metavar="N",
         help="frames in flight at once (numpy backend; default: the machine's cores; 1: frame after frame)",
     )
-    p.add_argument("--engine", choices=ENGINES, default="threads", help="threads (this process) or ray (actors) (default: threads)")
+    p.add_argument("--engine", choices=ENGINES, default="threads",
+                   help="threads: worker threads in this process; processes: worker processes, past the GIL; "
+                        "ray: Ray actors, on one or several machines (default: threads)")
     p.add_argument("--ray-address", metavar="ADDR", help="join this Ray cluster (default: start a local Ray)")
+    p.add_argument("--out-dir", metavar="DIR",
+                   help="a batch: per video DIR/<stem>/ with scores.jsonl and summary.json (--encoded, --overlay, "
+                        "--report then name files inside it), and DIR/manifest.jsonl; a rerun skips videos done "
+                        "with the same pipeline and options; a failed video does not stop the others")
+    p.add_argument("--force", action="store_true", help="with --out-dir: recompute videos the manifest says are done")
 
 
 def videos(args: argparse.Namespace) -> list[str | None]:
@@ -65,6 +72,12 @@ def run_each_video(args: argparse.Namespace, run_one: Callable[[argparse.Namespa
 
 
 def _each_video(args: argparse.Namespace, names: list[str | None], run_one: Callable[[argparse.Namespace], int]) -> int:
+    if getattr(args, "out_dir", None):
+        from cortex.tools.batch import run_batch
+
+        return run_batch(args, names, run_one, run_video_task)
+    if args.force:
+        raise CortexError("--force goes with --out-dir (it recomputes videos its manifest says are done)")
     if len(names) == 1:
         return run_one(args)
     for flag in ("scores_jsonl", "overlay", "encoded", "summary_json", "report"):
@@ -109,6 +122,9 @@ def run_video_task(args: argparse.Namespace, run_one: Callable[[argparse.Namespa
             rc = run_one(args)
         except CortexError as e:
             print(f"error: {e}")
+            rc = 1
+        except Exception as e:  # a bad frame: this video fails, the driver goes on with the others
+            print(f"error: {type(e).__name__}: {' '.join(str(e).split())}")
             rc = 1
     return rc, out.getvalue(), args.frames_done
 
