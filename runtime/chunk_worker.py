@@ -96,4 +96,16 @@ def chunks_of(frames: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield chunk
 
 
-__all__ = ["FrameWorker", "chunks_of", "limit_library_threads"]
+def settle_chunk(split: LoadedSplit, state: dict[str, Any], values: list[dict[str, Any]], first: int) -> list[dict[str, Any]]:
+    """The caller's share of a chunk whose front came back as `values`: the recurrence over its frames in
+    frame order (updating `state`), then the delayed values that start the next chunk taken into `state`;
+    returns the tail's arguments, one dict per frame."""
+    for k, env in enumerate(values):
+        env.update({f"state:{n}": state[n] for n in split.recurrent})
+        split.parts["recurrence"](env, first + k)
+        state.update({n: env[f"update:{n}"] for n in split.recurrent})
+    state.update(values[-1].pop("delayed"))
+    return [{key: env[key] for key in split.parts["tail"].arg_keys if key in env} for env in values]
+
+
+__all__ = ["FrameWorker", "chunks_of", "limit_library_threads", "settle_chunk"]

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from cortex.errors import CortexError, whole_number
-from cortex.runtime.chunk_worker import FrameWorker, chunks_of
+from cortex.runtime.chunk_worker import FrameWorker, chunks_of, settle_chunk
 from cortex.runtime.frames import frames_in_flight
 from cortex.runtime.parts import LoadedSplit
 from cortex.runtime.program import Program
@@ -293,12 +293,7 @@ class ProcessFrames:
         at, frames_chunk, block, before_given, future = flight
         split, state = self.split, self.state
         values = self._result(future, at, len(frames_chunk))
-        for k, env in enumerate(values):
-            env.update({f"state:{n}": state[n] for n in split.recurrent})
-            split.parts["recurrence"](env, at + k)
-            state.update({n: env[f"update:{n}"] for n in split.recurrent})
-        state.update(values[-1].pop("delayed"))
-        tail_args = [{key: env[key] for key in split.parts["tail"].arg_keys if key in env} for env in values]
+        tail_args = settle_chunk(split, state, values, at)
         tail = self._submit(self.pool.fronts, "tail", block.spec, at, before_given, tail_args)
         return at, frames_chunk, block, dict(state), tail
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cortex.errors import CortexError, whole_number
-from cortex.runtime.chunk_worker import FrameWorker, chunks_of, limit_library_threads
+from cortex.runtime.chunk_worker import FrameWorker, chunks_of, limit_library_threads, settle_chunk
 from cortex.runtime.frames import frames_in_flight
 from cortex.runtime.parts import LoadedSplit
 from cortex.runtime.program import Program
@@ -216,12 +216,7 @@ class RayFrames:
         at, frames_chunk, ref, actor, future = flight
         split, state = self.split, self.state
         values = self._get(future, at, len(frames_chunk))
-        for k, env in enumerate(values):
-            env.update({f"state:{n}": state[n] for n in split.recurrent})
-            split.parts["recurrence"](env, at + k)
-            state.update({n: env[f"update:{n}"] for n in split.recurrent})
-        state.update(values[-1].pop("delayed"))
-        tail_args = [{key: env[key] for key in split.parts["tail"].arg_keys if key in env} for env in values]
+        tail_args = settle_chunk(split, state, values, at)
         return at, frames_chunk, dict(state), actor.tail.remote(ref, at, tail_args)
 
     def done(self, flight) -> bool:
