@@ -21,19 +21,33 @@ compiler need not even be importable where it runs. An item of the loop
 
 `compiled.state` is brought up to date at the end of each chunk (so the
 final state equals the sequential run's). The first failure stops the run
-(`CortexError` naming the frame); actors are killed on the way out, and a
-Ray the engine started itself is shut down. Ray is an optional extra
-(`pip install cortex[ray]`).
+(`CortexError` naming the frame). Ray is an optional extra (`pip install cortex[ray]`).
+
+Start-up: a run without a session joins (or starts) Ray, starts its actors,
+and at the end kills them and shuts down a Ray it started: seconds per call.
+A `RaySession` does that once and keeps both across runs:
+
+    with RaySession(address="ray://head:10001") as session:
+        for video in videos:
+            outputs = compiled.run_video(frames_of(video), workers=16, engine="ray", session=session)
+
+Several nodes: an actor whose node is lost is restarted elsewhere and its
+unfinished tasks are retried (`NODE_LOSSES` times): a chunk's parts are
+functions of their arguments (the chunk, its start values), so a retried
+task gives the same values, and the caller delivers each chunk once, in
+order. Every result comes back to the caller: nothing is written on the nodes.
 """
 
 from __future__ import annotations
 
+import atexit
 import ipaddress
 import itertools
 import os
 import re
 import socket
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -59,8 +73,14 @@ CHAIN = "chain"
 beside the chunk in progress (`front`, `tail`: the default group, one at a time, in order)."""
 
 
+NODE_LOSSES = 2
+"""How many times an actor is restarted, and a task of it retried, when its process or node dies: a
+chunk's parts are functions of their arguments alone, so a retried task gives the same bytes."""
+
+
 def _actor_class(ray):
-    return ray.remote(num_cpus=1, concurrency_groups={CHAIN: 1})(FrameWorker)
+    return ray.remote(num_cpus=1, concurrency_groups={CHAIN: 1}, max_restarts=NODE_LOSSES,
+                      max_task_retries=NODE_LOSSES)(FrameWorker)
 
 
 CONNECT_TIMEOUT = 5.0
@@ -151,7 +171,10 @@ SETTINGS_FRAME = 4
 
 
 def start_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
-    """Join `address` or start a local Ray (unless one is running); True when this call started it.
+    """Join `address` or start a local Ray (unless this process is connected already); True when this call started it.
+
+    No address (and no `RAY_ADDRESS`) starts a new local instance: a cluster started with `ray start` on this
+    machine is joined only when asked for (`address="auto"`).
 
     An address — given, or `RAY_ADDRESS` in the environment, which `ray.init()` joins
     when given none — is read and tried (a TCP connection, `CONNECT_TIMEOUT`) first, so
@@ -173,7 +196,9 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
             raise CortexError(f"RAY_ADDRESS in the environment: {e}") from None
     joined = address if address is not None else from_environment
     try:
-        ray.init(address=address, num_cpus=num_cpus if joined is None else None, include_dashboard=False,
+        # "local", not None: given no address, `ray.init` joins the cluster /tmp/ray/ray_current_cluster names,
+        # which a cluster that has since gone leaves behind (then it waits for a dead head)
+        ray.init(address=joined or "local", num_cpus=num_cpus if joined is None else None, include_dashboard=False,
                  log_to_driver=False, configure_logging=False)
     except Exception as e:
         if ray.is_initialized():
@@ -249,7 +274,7 @@ class RayFrames:
         pass  # the actors are killed by run_ray, whatever is still running on them goes with them
 
 
-RAY_OPTIONS = ("address", "chunk", "num_cpus", "worker_setup")
+RAY_OPTIONS = ("address", "chunk", "num_cpus", "session", "worker_setup")
 
 
 def check_ray_options(options: dict[str, Any]) -> None:
@@ -262,6 +287,12 @@ def check_ray_options(options: dict[str, Any]) -> None:
         whole_number("num_cpus", options["num_cpus"], 1, MAX_WORKERS)
     if options.get("address") is not None:
         RayAddress.parse(options["address"])
+    session = options.get("session")
+    if session is not None:
+        if not isinstance(session, RaySession):
+            raise CortexError(f"session must be a RaySession, got {type(session).__name__}")
+        if options.get("address") is not None or options.get("num_cpus") is not None:
+            raise CortexError("with a session, give address and num_cpus to RaySession, not to run_video")
     setup = options.get("worker_setup")
     if setup is not None and not callable(setup):
         raise CortexError(f"worker_setup must be a function, got {type(setup).__name__}")
@@ -275,30 +306,109 @@ MAX_CHUNK = 4096
 """The most frames in one chunk (one item of the loop on Ray: sent to an actor at once)."""
 
 
-def run_ray(pipeline: Any, program: Program, split: LoadedSplit, frames: Iterable[Any], workers: int, window: int,
-            address: str | None = None, chunk: int = 8, num_cpus: int | None = None,
-            worker_setup: Callable[[], None] | None = None) -> Iterator[tuple[Any, ...]]:
-    """`compiled.run_video(..., engine="ray")`: see the module docstring. `worker_setup`: run first in each actor."""
-    ray = _ray()
-    started = start_ray(address, num_cpus)
-    actors: list = []
-    try:
-        cores = int(ray.cluster_resources().get("CPU", machine_cores()))
-        if address is None and workers > cores:  # the missing actors would wait for CPUs forever
+class RaySession:
+    """A Ray connection and one group of actors, kept across `run_video(..., engine="ray", session=s)` calls.
+
+    Without a session each run joins (or starts) Ray, starts its actors and ends both: seconds per call.
+    A session connects once, now, and keeps the actors of its last run that ended cleanly; the next run
+    with the same program, worker count and `worker_setup` reuses them (any other run replaces them: a
+    group holds one CPU an actor, so a session keeps one group only). A run that ends early (an error,
+    the caller closing the generator) kills its actors, since work may still run on them. One run at a
+    time. `close()` kills them and shuts down a Ray the session started; so does leaving
+    `with RaySession() as s:`, and exit.
+    """
+
+    def __init__(self, address: str | None = None, num_cpus: int | None = None):
+        self.ray = _ray()
+        self.address = address
+        self.started = start_ray(address, num_cpus)
+        self.key: tuple[Any, ...] | None = None
+        self.actors: list = []
+        self.program_ref: Any = None
+        self.closed = self.running = False
+        _SESSIONS.add(self)
+
+    def actors_for(self, program: Program, workers: int, setup: Callable[[], None] | None) -> list:
+        """The session's actors for this run: the kept ones when the program, count and setup are the same."""
+        if self.closed:
+            raise CortexError("this RaySession is closed")
+        if not self.ray.is_initialized():
+            raise CortexError("Ray was shut down under this RaySession (start a new one)")
+        key = (program, workers, setup)
+        if self.actors and self.key is not None and all(a is b for a, b in zip(self.key, key)):
+            return self.actors
+        self.drop()
+        cores = int(self.ray.cluster_resources().get("CPU", machine_cores()))
+        if self.address is None and workers > cores:  # the missing actors would wait for CPUs forever
             raise CortexError(
                 f"workers={workers} needs {workers} CPUs on Ray (one actor each), the local Ray has {cores}"
-                + ("" if not started else f" (give workers <= {cores}, or num_cpus={workers})")
+                + ("" if not self.started else f" (give workers <= {cores}, or num_cpus={workers})")
             )
-        worker_class = _actor_class(ray)
+        worker_class = _actor_class(self.ray)
         threads = max(1, cores // workers)
-        program_ref = ray.put(program)
-        actors = [worker_class.remote(program_ref, threads, worker_setup) for _ in range(workers)]
-        yield from frames_in_flight(chunks_of(frames, chunk), window, RayFrames(ray, pipeline, split, actors))
+        # held while the actors live: an actor restarted on another node loads the program again
+        self.program_ref = self.ray.put(program)
+        self.actors = [worker_class.remote(self.program_ref, threads, setup) for _ in range(workers)]
+        self.key = key
+        return self.actors
+
+    def drop(self) -> None:
+        """Kill the kept actors (a later run starts new ones)."""
+        actors, self.actors, self.key, self.program_ref = self.actors, [], None, None
+        if actors and self.ray.is_initialized():
+            for actor in actors:
+                self.ray.kill(actor)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.drop()
+        _SESSIONS.discard(self)
+        if self.started and self.ray.is_initialized():
+            self.ray.shutdown()
+
+    def __enter__(self) -> RaySession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_SESSIONS: weakref.WeakSet[RaySession] = weakref.WeakSet()
+
+
+def close_ray_sessions() -> None:
+    """Close every open `RaySession` (also at exit)."""
+    for session in list(_SESSIONS):
+        session.close()
+
+
+atexit.register(close_ray_sessions)
+
+
+def run_ray(pipeline: Any, program: Program, split: LoadedSplit, frames: Iterable[Any], workers: int, window: int,
+            address: str | None = None, chunk: int = 8, num_cpus: int | None = None,
+            worker_setup: Callable[[], None] | None = None,
+            session: RaySession | None = None) -> Iterator[tuple[Any, ...]]:
+    """`compiled.run_video(..., engine="ray")`: see the module docstring. `worker_setup`: run first in each actor;
+    `session`: the Ray connection and actors to use and keep (`RaySession`), else this run's own."""
+    own = session is None
+    if session is None:
+        session = RaySession(address, num_cpus)
+    elif session.running:
+        raise CortexError("this RaySession is running another run_video (a session runs one at a time)")
+    clean, session.running = False, True
+    try:
+        actors = session.actors_for(program, workers, worker_setup)
+        yield from frames_in_flight(chunks_of(frames, chunk), window, RayFrames(session.ray, pipeline, split, actors))
+        clean = True
     finally:
-        for actor in actors:
-            ray.kill(actor)
-        if started:
-            ray.shutdown()
+        session.running = False
+        if own:
+            session.close()
+        elif not clean:
+            session.drop()
 
 
 class WorkerStartError(CortexError):
@@ -325,6 +435,6 @@ def _get(ray, ref):
 
 
 __all__ = [
-    "CHAIN", "FrameWorker", "RayAddress", "RayFrames", "check_chunk", "check_ray_options", "limit_library_threads", "run_ray",
-    "start_ray",
+    "CHAIN", "NODE_LOSSES", "FrameWorker", "RayAddress", "RayFrames", "RaySession", "check_chunk", "check_ray_options",
+    "close_ray_sessions", "limit_library_threads", "run_ray", "start_ray",
 ]

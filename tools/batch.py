@@ -3,6 +3,17 @@
 Each video writes into its own folder, DIR/<stem>/, and DIR/manifest.jsonl (rewritten atomically after
 each video) records what was done under which pipeline and options, so a rerun skips finished videos and
 a failed video is recorded instead of stopping the batch.
+
+On Ray (`--engine ray`) each video is one task, spread over the cluster, and the driver writes every file:
+a task writes the video's outputs into a scratch folder on its own node and returns them (scores,
+summary, encoded JPEGs, overlay, report: name and bytes) with its result; the driver writes them into
+DIR/<stem>/ atomically, then the manifest. The nodes need not share a disk with the driver, nothing
+is ever written on a node's disk outside its scratch folder (removed when the task ends), and a task
+retried after its node was lost (`RAY_RETRIES` times) starts afresh in a new scratch folder: only the
+attempt that returns is written, once. The inputs are read where the task runs, at their absolute
+path: the videos and `--pipeline` must be readable at that path on every node (a read-only mount, a
+copy per node). A video's outputs travel through Ray's object store: a long `--overlay` video is
+held there whole once.
 """
 
 from __future__ import annotations
@@ -161,33 +172,75 @@ def run_batch(args: argparse.Namespace, names: list[str | None], run_one: Callab
     return 0
 
 
+RAY_RETRIES = 3
+"""How many times a video's task is run again when its worker process or node dies (a video's outputs
+are made from its inputs alone, in a scratch folder of the attempt: a retry gives the same files)."""
+
+
+def video_on_node(args: argparse.Namespace, name: str | None, run_one: Callable[[argparse.Namespace], int],
+                  video_task: Callable) -> tuple[int, str, int, dict[str, bytes]]:
+    """One video in a Ray task: `video_task` with every output in a scratch folder of this node, then
+    (exit code, what it printed, frames, {path in the video's folder: bytes}); the scratch folder goes."""
+    import shutil
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix="cortex-video-"))
+    try:
+        rc, text, frames = video_task(video_args(args, name, scratch), run_one)
+        files = {
+            path.relative_to(scratch).as_posix(): path.read_bytes()
+            for path in sorted(scratch.rglob("*")) if path.is_file() and not path.is_symlink()
+        }
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return rc, text, frames, files
+
+
+def write_video_files(folder: Path, files: dict[str, bytes]) -> None:
+    """A task's outputs into the video's folder (each file atomically; names inside the folder only)."""
+    for rel, data in files.items():
+        path = folder / rel
+        if PurePath(rel).is_absolute() or ".." in PurePath(rel).parts:
+            raise CortexError(f"a Ray task returned the output {rel!r}, which is not inside {folder}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, data)
+
+
 def _batch_on_ray(args, jobs, run_one, record, video_task) -> None:
-    """One Ray task per video (`video_task`: one whole video in a worker); the driver records each result."""
+    """One Ray task per video (`video_on_node`), at most --workers at once; the driver writes each video's
+    files as its task returns them, then records it (the module docstring says why)."""
     import ray
 
     from cortex.runtime.ray_executor import _get
     from cortex.runtime.threads import machine_cores
 
-    task = ray.remote(num_cpus=1)(video_task)
+    task = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(video_on_node)
     limit = machine_cores() if args.workers is None else args.workers
+    base = copy.copy(args)
+    if base.pipeline:  # read where the task runs
+        base.pipeline = os.path.abspath(base.pipeline)
     waiting, running = list(jobs), dict[object, tuple]()
     try:
         while waiting or running:
             while waiting and len(running) < limit:
-                ident, name, folder, one = waiting.pop(0)
-                one = copy.copy(one)
-                if name is not None and os.path.exists(name):
-                    one.video = os.path.abspath(name)
-                for flag in ("scores_jsonl", "summary_json", *NAMED_INSIDE):
-                    if getattr(one, flag):
-                        setattr(one, flag, os.path.abspath(getattr(one, flag)))
-                running[task.remote(one, run_one)] = (ident, name, folder)
+                ident, name, folder, _ = waiting.pop(0)
+                where = os.path.abspath(name) if name is not None and os.path.exists(name) else name
+                running[task.remote(base, where, run_one, video_task)] = (ident, name, folder)
             done, _ = ray.wait(list(running), num_returns=1)
             ident, name, folder = running.pop(done[0])
-            rc, text, n = _get(ray, done[0])
-            print(text.rstrip() + f"\n[{name or 'synthetic'}: a Ray worker]\n")
+            try:
+                rc, text, n, files = _get(ray, done[0])
+            except CortexError as e:
+                rc, text, n, files = 1, f"error: {e}", 0, {}
+            except ray.exceptions.RayError as e:  # its node lost more often than it is retried
+                rc, text, n, files = 1, f"error: a Ray task was lost: {' '.join(str(e).split())[:300]}", 0, {}
             error = ""
-            if rc:
+            try:
+                write_video_files(folder, files)
+            except (CortexError, OSError) as e:
+                rc, error = rc or 1, f"writing its outputs: {e}"
+            print(text.rstrip() + f"\n[{name or 'synthetic'}: a Ray worker]\n")
+            if rc and not error:
                 lines = [line[len("error: "):] for line in text.splitlines() if line.startswith("error: ")]
                 error = lines[-1] if lines else f"exit {rc}"
             record(ident, name, folder, rc, error, n if not rc else 0)
