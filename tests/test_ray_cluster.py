@@ -144,6 +144,7 @@ def test_a_worker_node_killed_mid_video_loses_nothing(cluster, clips, tmp_path):
     head = cluster.head_node.node_id
     ledger = Ledger.options(scheduling_strategy=NodeAffinitySchedulingStrategy(head, soft=False)).remote()
     out = tmp_path / "ray"
+    scratch = {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("cortex-video-")}
     args = build_parser().parse_args([*videos, *FAST, "--out-dir", str(out), "--engine", "ray", "--workers", "3"])
     result: list = []
     batch = threading.Thread(target=lambda: result.append(
@@ -169,6 +170,8 @@ def test_a_worker_node_killed_mid_video_loses_nothing(cluster, clips, tmp_path):
     assert len(again) == 2 and again[1] != node_id  # run again, elsewhere
     assert outputs_of(out) == outputs_of(threads)  # each frame once: the same scores.jsonl bytes
     assert [e["status"] for e in manifest(out)] == ["done", "done", "done"]
+    for name in {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("cortex-video-")} - scratch:
+        shutil.rmtree(os.path.join(tempfile.gettempdir(), name))  # the killed attempt's scratch folder
 
 
 def test_a_session_keeps_its_actors_across_runs(cluster):

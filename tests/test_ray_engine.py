@@ -239,7 +239,7 @@ def test_more_workers_than_the_local_ray_has_cpus_is_one_error_not_a_hang(local_
 
 def test_an_unknown_ray_option_is_one_error(local_ray):
     b = compiled(small_l2_text())
-    with pytest.raises(CortexError, match=r"^engine 'ray' takes the options address, chunk, num_cpus, worker_setup; got chunks"):
+    with pytest.raises(CortexError, match=r"^engine 'ray' takes the options address, chunk, num_cpus, session, worker_setup; got chunks"):
         b.run_video(frames_of(SMALL, 2), workers=1, engine="ray", chunks=4)
     with pytest.raises(CortexError, match=r"^worker_setup must be a function, got str"):
         b.run_video(frames_of(SMALL, 2), workers=1, engine="ray", worker_setup="import os")
