@@ -432,6 +432,8 @@ def _get(ray, ref):
             said = message if name.rpartition(".")[2] == "CortexError" else last
             raise WorkerStartError(f"a Ray worker could not start: {' '.join(said.split())[:300]}") from None
         raise CortexError(f"a Ray worker died: {' '.join(text.split())[:300]}") from None
+    except ray.exceptions.RayError as e:  # a result lost with its node, past the retries (ObjectLostError ...)
+        raise CortexError(f"Ray lost a result: {type(e).__name__}: {' '.join(str(e).split())[:300]}") from None
 
 
 __all__ = [

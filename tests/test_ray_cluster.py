@@ -189,3 +189,32 @@ def test_a_session_keeps_its_actors_across_runs(cluster):
     assert session.actors == [] and ray.is_initialized()  # closed: actors gone, the caller's Ray still up
     with pytest.raises(CortexError, match=r"^this RaySession is closed$"):
         list(b.run_video(frames, workers=2, engine="ray", session=session))
+
+
+def node_of(actor) -> str:
+    return ray.get(actor.__ray_call__.remote(lambda self: ray.get_runtime_context().get_node_id()))
+
+
+def test_an_actor_whose_node_is_killed_mid_run_is_restarted_and_nothing_is_lost(cluster):
+    """run_video on a session, the blur gate's history chained across chunks on the actors: once the first
+    frame is delivered, with chunks in flight, the node under one actor is killed. Ray restarts the actor on
+    the spare CPU and runs its tasks again (each a function of its arguments); every frame is delivered
+    once, in order, with the sequential run's bits and final state."""
+    import cortex
+    from cortex.dialects.modes import BLUR_AUTO
+
+    cluster.add_node(**NODE)  # the spare CPU
+    frames = frames_of(SMALL, 32)  # blurred 8, 28, 29; a cut at 20
+    a, b = (cortex.compile(cortex.parse(small_l2_text()), mode="balanced", weights=BLUR_AUTO) for _ in range(2))
+    want = sequential(a, frames)
+    head, got, lost = cluster.head_node.node_id, [], None
+    with RaySession() as session:
+        for k, out in enumerate(b.run_video(frames, workers=2, engine="ray", chunk=4, window=4, session=session)):
+            got.append(out)
+            if k == 0:
+                hosts = {node_of(x) for x in session.actors} - {head}
+                lost = next(n for n in [*cluster.worker_nodes] if n.node_id in hosts)
+                cluster.remove_node(lost, allow_graceful=False)
+        assert lost is not None and lost.node_id not in {node_of(x) for x in session.actors}  # restarted elsewhere
+    assert_same(got, want)
+    assert_same_state(b.state, a.state)
