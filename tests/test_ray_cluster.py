@@ -105,16 +105,22 @@ def test_a_batch_on_three_nodes_writes_the_threads_outputs(cluster, clips, tmp_p
 
 @ray.remote(num_cpus=0)
 class Ledger:
-    """Who started which video on which node; the first start of a video on a worker node waits for `release`."""
+    """Who started which video on which node, and where its task was told to write its scores; the first
+    start of a video on a worker node waits for `release`."""
 
     def __init__(self):
         self.starts: list[tuple[str, str]] = []
+        self.scores: list[str] = []
         self.released = False
 
-    def start(self, video: str, node: str) -> bool:
+    def start(self, video: str, node: str, scores: str) -> bool:
         first = all(v != video for v, _ in self.starts)
         self.starts.append((video, node))
+        self.scores.append(scores)
         return first
+
+    def written(self) -> list[str]:
+        return self.scores
 
     def release(self) -> None:
         self.released = True
@@ -128,7 +134,7 @@ def held_run_one(ledger, head: str, args) -> int:
     from cortex.tools.cortex_run import run_one
 
     node = ray.get_runtime_context().get_node_id()
-    if ray.get(ledger.start.remote(args.video, node)) and node != head:
+    if ray.get(ledger.start.remote(args.video, node, args.scores_jsonl)) and node != head:
         while not ray.get(ledger.read.remote())[1]:
             time.sleep(0.05)
     return run_one(args)
@@ -170,6 +176,8 @@ def test_a_worker_node_killed_mid_video_loses_nothing(cluster, clips, tmp_path):
     assert len(again) == 2 and again[1] != node_id  # run again, elsewhere
     assert outputs_of(out) == outputs_of(threads)  # each frame once: the same scores.jsonl bytes
     assert [e["status"] for e in manifest(out)] == ["done", "done", "done"]
+    written = ray.get(ledger.written.remote())
+    assert len(written) == 4 and not any(path.startswith(str(out)) for path in written)  # the driver wrote out/
     for name in {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("cortex-video-")} - scratch:
         shutil.rmtree(os.path.join(tempfile.gettempdir(), name))  # the killed attempt's scratch folder
 
