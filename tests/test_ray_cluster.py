@@ -194,6 +194,13 @@ def test_a_session_keeps_its_actors_across_runs(cluster):
         assert_same(list(b.run_video(frames, workers=2, engine="ray", chunk=3, session=session)), want)
         assert_same_state(b.state, a.state)
         assert session.actors == actors  # the same actors: nothing started again
+        b.reset()
+        first = b.run_video(frames, workers=2, engine="ray", chunk=4, session=session)
+        got = [next(first)]
+        with pytest.raises(CortexError, match=r"^this RaySession is running another run_video"):
+            list(compiled(small_l2_text()).run_video(frames, workers=2, engine="ray", session=session))
+        assert_same(got + list(first), want)  # the run in progress is untouched
+        assert session.actors == actors
     assert session.actors == [] and ray.is_initialized()  # closed: actors gone, the caller's Ray still up
     with pytest.raises(CortexError, match=r"^this RaySession is closed$"):
         list(b.run_video(frames, workers=2, engine="ray", session=session))
