@@ -53,6 +53,7 @@ from pathlib import Path
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 
 from cortex.errors import CortexError
 from cortex.ir import to_text
@@ -151,23 +152,29 @@ def cpu_fingerprint() -> str:
 # ---------------------------------------------------------------- legalisation
 
 
-def legalized(module: ModuleOp) -> ModuleOp:
+def legalized(module: ModuleOp, im2col: bool = False) -> ModuleOp:
     """A copy of `module` in the form IREE accepts and compiles well: constant pads as `tensor.pad` (IREE's CPU
     codegen fails on fill + insert_slice feeding an NCHW convolution), generic inputs cut to the extent their
     loops read (MLIR's verifier rejects a ceil-mode pool's longer padded input), NHWC pooling generics as the
     named `linalg.pooling_nhwc_max`/`_sum` (IREE runs the named ops 4-6x faster), `math.powf` as exp/log with
     pow's special cases (IREE's own expansion is NaN for negative bases: `cortex.lowering.expand_powf`), then
-    DCE of the fills and empties left unused."""
+    DCE of the fills and empties left unused. With `im2col` (the flags compile convolutions as im2col + matmul),
+    convolutions over few input channels become generics that IREE compiles direct, faster for them
+    (`cortex.lowering.shallow_conv_generic`)."""
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
     from cortex.lowering.crop_generic_inputs import CropGenericInputsPass
     from cortex.lowering.expand_powf import ExpandPowFPass
     from cortex.lowering.pad_as_tensor_pad import PadAsTensorPadPass
     from cortex.lowering.raise_pooling import RaisePoolingPass
+    from cortex.lowering.shallow_conv_generic import ShallowConvGenericPass
 
     copy = module.clone()
     ctx = Context(allow_unregistered=True)
-    for p in (PadAsTensorPadPass(), CropGenericInputsPass(), RaisePoolingPass(), ExpandPowFPass(), DeadCodeElimination()):
+    passes: list[ModulePass] = [PadAsTensorPadPass(), CropGenericInputsPass(), RaisePoolingPass(), ExpandPowFPass()]
+    if im2col:
+        passes.append(ShallowConvGenericPass())
+    for p in (*passes, DeadCodeElimination()):
         p.apply(ctx, copy)
     return copy
 
@@ -262,7 +269,8 @@ def compile_text(text: str, target: Target, flags: Sequence[str] = ()) -> bytes:
 
 def compile_module(module: ModuleOp, target: Target, flags: Sequence[str] = ()) -> bytes:
     """Legalise `module` for IREE, print it (generic form) and compile it (cached)."""
-    return compile_text(to_text(legalized(module)), target, flags)
+    im2col = any(flag in IM2COL_FLAGS for flag in target.compiler_flags(flags))
+    return compile_text(to_text(legalized(module, im2col=im2col)), target, flags)
 
 
 def _first_error(message: str) -> str:

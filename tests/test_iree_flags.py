@@ -102,3 +102,43 @@ def test_im2col_code_matches_onnx_runtime(tmp_path, monkeypatch):
     assert len(list(tmp_path.glob("*.vmfb"))) >= 2  # two codes, two entries
     for name, y in got.items():
         np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def handed_over(tmp_path, monkeypatch, features: frozenset[str]) -> str:
+    """The MLIR text the IREE backend compiles for the small CNN (3→8, 8→8, 8→16 channel convs) on a CPU."""
+    import cortex
+    from cortex.frontends.onnx_models import cnn
+
+    on_cpu(monkeypatch, features)
+    monkeypatch.setenv("CORTEX_IREE_CACHE", str(tmp_path))
+    texts: list[str] = []
+    compile_text = ic.compile_text
+
+    def record(text, target, flags=()):
+        texts.append(text)
+        return compile_text(text, target, flags)
+
+    monkeypatch.setattr(ic, "compile_text", record)
+    cortex.compile(cortex.from_onnx(cnn()), backend="iree")
+    return "\n".join(texts)
+
+
+CONV_INPUT_CHANNELS = r"ins\(%\S+, %\S+ : tensor<1x\d+x\d+x(\d+)xf32>, tensor<3x3x"
+
+
+def conv_input_channels(text: str) -> tuple[list[int], list[int]]:
+    """Input channels of the named convolutions and of the convolution generics in `text`."""
+    import re
+
+    named = [int(c) for c in re.findall(r"linalg\.conv_2d_nhwc_hwcf [^\n]*" + CONV_INPUT_CHANNELS, text)]
+    generic = [int(c) for c in re.findall(r"linalg\.generic [^\n]*" + CONV_INPUT_CHANNELS, text)]
+    return named, generic
+
+
+def test_shallow_convolutions_stay_direct_under_im2col(tmp_path, monkeypatch):
+    """Under im2col, the 3-channel first conv is handed over as a generic (IREE's im2col pass skips it); the
+    8-channel ones stay named. Without im2col every conv stays named."""
+    named, generic = conv_input_channels(handed_over(tmp_path, monkeypatch, AVX2))
+    assert set(named) == {8} and set(generic) == {3}
+    named, generic = conv_input_channels(handed_over(tmp_path, monkeypatch, AVX512))
+    assert set(named) == {3, 8} and not generic
