@@ -4,6 +4,14 @@
     python benchmarks/onnx_vs_ort.py --quick      # smoke run
     python benchmarks/onnx_vs_ort.py --reference  # also the reference interpreter (slow)
     python benchmarks/onnx_vs_ort.py --baseline   # also the NumPy backend without cortex-conv-im2col
+    python benchmarks/onnx_vs_ort.py --iree       # the IREE backend on the 128x128 CNN (cnn_large) instead
+
+`--iree` times `cortex.compile(cortex.from_onnx(m), backend="iree")` and
+`cortex.onnx_backend.prepare(m, backend="iree")` against ONNX Runtime (one
+thread; IREE's local-sync driver is one thread by construction), and the
+same compile without this CPU's tuning flags (`cpu_tuning_flags` in
+`cortex.backends.iree_compile`: im2col convolutions on AVX2 without AVX-512),
+and prints `ratio cnn_large iree/ort` with the medians.
 
 Each model is imported with `cortex.from_onnx` and run through the ONNX
 backend interface (`cortex.onnx_backend.prepare(model).run([x])`, what a user
@@ -81,15 +89,56 @@ def bench_model(name: str, model, rounds: int, block: int, with_reference: bool,
     return lines
 
 
+def bench_iree(rounds: int, block: int) -> list[str]:
+    """The IREE backend on cnn_large: compile, prepare, the untuned compile, ONNX Runtime (see the module)."""
+    import cortex
+    import cortex.onnx_backend as backend
+    from cortex.backends import iree_compile
+    from cortex.frontends.onnx_models import cnn_large, sample_input
+
+    model = cnn_large()
+    x = sample_input(model)
+    session = ort_session(model)
+    compiled = cortex.compile(cortex.from_onnx(model), backend="iree")
+    prepared = backend.prepare(model, backend="iree")
+    tuning = iree_compile.cpu_tuning_flags(iree_compile.cpu_features())
+    saved = iree_compile.cpu_tuning_flags
+    iree_compile.cpu_tuning_flags = lambda features: ()  # type: ignore[assignment]
+    try:
+        untuned = cortex.compile(cortex.from_onnx(model), backend="iree")
+    finally:
+        iree_compile.cpu_tuning_flags = saved  # type: ignore[assignment]
+    (want,) = session.run(None, {"x": x})
+    diffs = {name: float(np.abs(np.asarray(y) - want).max())
+             for name, y in (("compile", compiled(x)[0]), ("prepare", prepared.run([x])[0]), ("untuned", untuned(x)[0]))}
+    contenders: dict[str, Callable[[], object]] = {
+        "onnxruntime": lambda: session.run(None, {"x": x}),
+        "cortex iree compile": lambda: compiled(x),
+        "cortex iree prepare": lambda: prepared.run([x]),
+        "cortex iree, no cpu tuning": lambda: untuned(x),
+    }
+    per_call_us(contenders, 2, block)  # warm-up
+    us = per_call_us(contenders, rounds, block)
+    ort_us = us["onnxruntime"]
+    lines = [f"cnn_large on IREE; this CPU's tuning flags: {' '.join(tuning) or 'none'}; max |cortex - ort| "
+             + ", ".join(f"{k} {v:.1e}" for k, v in diffs.items())]
+    lines += [f"  {k:<28} {v / 1e3:9.2f} ms/call  ({v / ort_us:.2f}x ort)" for k, v in us.items()]
+    lines.append(f"ratio cnn_large iree/ort: compile {us['cortex iree compile'] / ort_us:.2f}, "
+                 f"prepare {us['cortex iree prepare'] / ort_us:.2f}  (target <= 1.1)")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=40)
-    parser.add_argument("--block", type=int, default=25, help="calls per contender per round")
+    parser.add_argument("--rounds", type=int, help="default 40 (15 with --iree)")
+    parser.add_argument("--block", type=int, help="calls per contender per round: default 25 (5 with --iree)")
     parser.add_argument("--quick", action="store_true", help="3 rounds of 3 calls")
     parser.add_argument("--reference", action="store_true", help="also time the reference interpreter")
     parser.add_argument("--baseline", action="store_true", help="also time the NumPy backend without the extra lowering passes")
+    parser.add_argument("--iree", action="store_true", help="the IREE backend on cnn_large instead (see the module)")
     args = parser.parse_args()
-    rounds, block = (3, 3) if args.quick else (args.rounds, args.block)
+    defaults = (15, 5) if args.iree else (40, 25)  # an IREE call of the large CNN is milliseconds, not microseconds
+    rounds, block = (3, 3) if args.quick else (args.rounds or defaults[0], args.block or defaults[1])
 
     import onnxruntime
 
@@ -98,6 +147,9 @@ def main() -> None:
     load = os.getloadavg()
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
           f"numpy {np.__version__}, onnxruntime {onnxruntime.__version__}; {rounds} rounds x {block} calls, medians")
+    if args.iree:
+        print("\n".join(bench_iree(rounds, block)))
+        return
     for name, build in MODELS.items():
         print("\n".join(bench_model(name, build(), rounds, block, args.reference, args.baseline)))
 

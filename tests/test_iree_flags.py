@@ -1,0 +1,144 @@
+"""The `cpu` target's compiler flags follow this CPU's features, and the cache key follows the flags.
+
+On an AVX2 CPU without AVX-512, IREE's direct convolution code ran the large CNN ~2x slower than its
+im2col + matmul form (`benchmarks/onnx_vs_ort.py --iree`); on AVX-512 the direct code is already at
+ONNX Runtime's speed, so the choice is keyed by the CPU's features. CPUs are simulated by
+monkeypatching `cpu_features`; the compiler is replaced by a recorder where only its arguments matter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("iree.compiler")
+pytest.importorskip("iree.runtime")
+
+import iree.compiler  # noqa: E402
+
+from cortex.backends import iree_compile as ic  # noqa: E402
+
+IM2COL = "--iree-global-opt-use-im2col-for-convs"
+AVX2 = frozenset({"sse4_2", "avx", "avx2", "fma", "f16c"})
+AVX512 = AVX2 | {"avx512f", "avx512bw", "avx512vl", "avx512dq"}
+
+TWICE = """
+func.func @twice(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = arith.addf %a, %a : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+"""
+
+
+def on_cpu(monkeypatch, features: frozenset[str]) -> None:
+    monkeypatch.setattr(ic, "cpu_features", lambda: features)
+    monkeypatch.setattr(ic, "cpu_fingerprint", lambda: "one-fingerprint")  # only the features differ
+
+
+def compiler_args(monkeypatch, target: ic.Target) -> list[str]:
+    """The arguments `compile_text` hands the IREE compiler for `target` (cache off)."""
+    seen: list[list[str]] = []
+
+    def record(text, extra_args=()):
+        seen.append(list(extra_args))
+        return b"module"
+
+    monkeypatch.setenv("CORTEX_IREE_CACHE", "off")
+    monkeypatch.setattr(iree.compiler, "compile_str", record)
+    ic.compile_text(TWICE, target)
+    (args,) = seen
+    return args
+
+
+def test_avx2_without_avx512_compiles_convolutions_as_im2col(monkeypatch):
+    on_cpu(monkeypatch, AVX2)
+    assert IM2COL in compiler_args(monkeypatch, ic.TARGETS["cpu"])
+
+
+def test_avx512_keeps_direct_convolutions(monkeypatch):
+    on_cpu(monkeypatch, AVX512)
+    assert IM2COL not in compiler_args(monkeypatch, ic.TARGETS["cpu"])
+
+
+def test_portable_target_ignores_this_cpu(monkeypatch):
+    """`cpu-portable` is compiled for AVX-512 CPUs wherever it is built: this CPU's features do not matter."""
+    on_cpu(monkeypatch, AVX2)
+    avx2_args = compiler_args(monkeypatch, ic.TARGETS["cpu-portable"])
+    on_cpu(monkeypatch, AVX512)
+    assert compiler_args(monkeypatch, ic.TARGETS["cpu-portable"]) == avx2_args
+    assert IM2COL not in avx2_args
+
+
+def test_cache_key_holds_every_flag_the_compiler_gets(monkeypatch):
+    target = ic.TARGETS["cpu"]
+    keys = {}
+    for name, features in (("avx2", AVX2), ("avx512", AVX512)):
+        on_cpu(monkeypatch, features)
+        args = compiler_args(monkeypatch, target)
+        fields = ic.cache_fields(TWICE, target, ())
+        assert fields["flags"].split() == args
+        keys[name] = ic.cache_key(fields)
+    assert keys["avx2"] != keys["avx512"]
+
+
+def test_im2col_code_matches_onnx_runtime(tmp_path, monkeypatch):
+    """The AVX2 flags compile a CNN (3x3 convs, pooling, Gemm) to the same results, on any machine."""
+    ort = pytest.importorskip("onnxruntime")
+    import cortex
+    from cortex.frontends.onnx_models import cnn, sample_input
+
+    monkeypatch.setenv("CORTEX_IREE_CACHE", str(tmp_path))
+    model = cnn()
+    x = sample_input(model)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    model.ir_version = min(model.ir_version, 8)
+    (want,) = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(
+        None, {"x": x}
+    )
+    got = {}
+    for name, features in (("im2col", AVX2), ("direct", AVX512)):  # the flags only: the code is for this CPU
+        monkeypatch.setattr(ic, "cpu_features", lambda features=features: features)
+        got[name] = cortex.compile(cortex.from_onnx(model), backend="iree")(x)[0]
+    assert len(list(tmp_path.glob("*.vmfb"))) >= 2  # two codes, two entries
+    for name, y in got.items():
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def handed_over(tmp_path, monkeypatch, features: frozenset[str]) -> str:
+    """The MLIR text the IREE backend compiles for the small CNN (3→8, 8→8, 8→16 channel convs) on a CPU."""
+    import cortex
+    from cortex.frontends.onnx_models import cnn
+
+    on_cpu(monkeypatch, features)
+    monkeypatch.setenv("CORTEX_IREE_CACHE", str(tmp_path))
+    texts: list[str] = []
+    compile_text = ic.compile_text
+
+    def record(text, target, flags=()):
+        texts.append(text)
+        return compile_text(text, target, flags)
+
+    monkeypatch.setattr(ic, "compile_text", record)
+    cortex.compile(cortex.from_onnx(cnn()), backend="iree")
+    return "\n".join(texts)
+
+
+CONV_INPUT_CHANNELS = r"ins\(%\S+, %\S+ : tensor<1x\d+x\d+x(\d+)xf32>, tensor<3x3x"
+
+
+def conv_input_channels(text: str) -> tuple[list[int], list[int]]:
+    """Input channels of the named convolutions and of the convolution generics in `text`."""
+    import re
+
+    named = [int(c) for c in re.findall(r"linalg\.conv_2d_nhwc_hwcf [^\n]*" + CONV_INPUT_CHANNELS, text)]
+    generic = [int(c) for c in re.findall(r"linalg\.generic [^\n]*" + CONV_INPUT_CHANNELS, text)]
+    return named, generic
+
+
+def test_shallow_convolutions_stay_direct_under_im2col(tmp_path, monkeypatch):
+    """Under im2col, the 3-channel first conv is handed over as a generic (IREE's im2col pass skips it); the
+    8-channel ones stay named. Without im2col every conv stays named."""
+    named, generic = conv_input_channels(handed_over(tmp_path, monkeypatch, AVX2))
+    assert set(named) == {8} and set(generic) == {3}
+    named, generic = conv_input_channels(handed_over(tmp_path, monkeypatch, AVX512))
+    assert set(named) == {3, 8} and not generic
