@@ -29,7 +29,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.target import Target
 
-from cortex.backends.iree_compile import DEVICES, compile_module, legalized, target_named
+from cortex.backends.iree_compile import DEVICES, compile_module, legalized_for, target_named
 from cortex.backends.numpy_emitter import numpy_executable
 from cortex.dialects.abi import SEGMENT
 from cortex.errors import CortexError
@@ -170,10 +170,10 @@ class IreeTarget(Target):
             raise CortexError("no function of the module has a run of linalg ops worth compiling for IREE "
                               "(see cortex-outline-segments' cost rule)")
         iree_module = segment_module(segments)
-        if not self.vmfb:
-            output.write(to_text(legalized(iree_module)))
-            return
         target = target_named(DEVICES[self.device])
+        if not self.vmfb:  # the text the compiler is given, so the printed IR is what runs
+            output.write(to_text(legalized_for(iree_module, target)))
+            return
         data = compile_module(iree_module, target)
         path = Path(self.vmfb)
         tmp = path.with_name(f".{path.name}.partial")

@@ -268,10 +268,14 @@ def compile_text(text: str, target: Target, flags: Sequence[str] = ()) -> bytes:
     return bytes(payload)
 
 
+def legalized_for(module: ModuleOp, target: Target, flags: Sequence[str] = ()) -> ModuleOp:
+    """`legalized(module)` as `target` compiles it (its flags decide whether convolutions go through im2col)."""
+    return legalized(module, im2col=any(flag in IM2COL_FLAGS for flag in target.compiler_flags(flags)))
+
+
 def compile_module(module: ModuleOp, target: Target, flags: Sequence[str] = ()) -> bytes:
     """Legalise `module` for IREE, print it (generic form) and compile it (cached)."""
-    im2col = any(flag in IM2COL_FLAGS for flag in target.compiler_flags(flags))
-    return compile_text(to_text(legalized(module, im2col=im2col)), target, flags)
+    return compile_text(to_text(legalized_for(module, target, flags)), target, flags)
 
 
 def _first_error(message: str) -> str:

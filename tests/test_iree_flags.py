@@ -142,3 +142,22 @@ def test_shallow_convolutions_stay_direct_under_im2col(tmp_path, monkeypatch):
     assert set(named) == {8} and set(generic) == {3}
     named, generic = conv_input_channels(handed_over(tmp_path, monkeypatch, AVX512))
     assert set(named) == {3, 8} and not generic
+
+
+def test_printed_iree_module_is_the_one_compiled(tmp_path, monkeypatch):
+    """`cortex-opt -t iree` prints the module the compiler is given: on an AVX2 CPU the shallow convolution is
+    printed as the generic the compile receives, not as the named op."""
+    import io
+
+    import cortex
+    from cortex.backends.iree_backend import IreeTarget
+    from cortex.driver import compile_program
+    from cortex.frontends.onnx_models import cnn
+    from cortex.ir import make_context
+
+    named, generic = conv_input_channels(handed_over(tmp_path, monkeypatch, AVX2))
+    lowered = compile_program(cortex.from_onnx(cnn()), backend="iree").lowered  # the cache serves the compile
+    printed = io.StringIO()
+    IreeTarget().emit(make_context(), lowered, printed)
+    printed_named, printed_generic = conv_input_channels(printed.getvalue())
+    assert (set(printed_named), set(printed_generic)) == (set(named), set(generic)) == ({8}, {3})
