@@ -93,6 +93,30 @@ def test_contributing_adding_a_backend_names_what_exists():
     assert not undefined, f"names the section cites that its files do not define: {undefined}"
 
 
+def test_contributing_adding_a_backend_cites_every_file_that_names_a_backend():
+    """Each module that names the "iree" backend in code (not in a docstring) is a file a new backend touches
+    too: the section cites it, unless it is one of the IREE backend's own files (`iree_*.py`)."""
+    import ast
+
+    root = README.parent
+    text = (root / "CONTRIBUTING.md").read_text()
+    section = text[text.index("## Adding a backend"):text.index("## Running tests")]
+    naming = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] in ("tests", "benchmarks", "scripts") or path.name.startswith("iree_"):
+            continue
+        tree = ast.parse(path.read_text())
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+        if any(isinstance(n, ast.Constant) and n.value == "iree" and id(n) not in docstrings for n in ast.walk(tree)):
+            naming.append(str(relative))
+    assert "backends/backend.py" in naming
+    uncited = [p for p in naming if f"`{p}`" not in section]
+    assert not uncited, f"files that name a backend, which CONTRIBUTING's \"Adding a backend\" does not cite: {uncited}"
+
+
 def fenced_blocks(languages: tuple[str, ...]) -> list[str]:
     """The bodies of the README's and the guide's fenced blocks whose language is one of `languages` ("" for none)."""
     blocks, body, language = [], None, ""
