@@ -26,7 +26,7 @@ from cortex.lowering.expand_powf import ExpandPowFPass
 iree_compiler = pytest.importorskip("iree.compiler")
 pytest.importorskip("iree.runtime")
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "numerics.md"  # its "IREE numerics" section
 
 BASES = np.array([-3, -3, -2, -2, -0.5, -0.0, -0.0, -0.0, 0.0, 0.0, np.nan, np.inf, np.inf, -np.inf, -np.inf, -np.inf,
                   -1, -1, 1, 2, 10, -2.5, -8, 1e-3], np.float32)
@@ -84,7 +84,7 @@ def test_pow_special_values_on_iree(edges):
 def test_iree_flushes_subnormals_as_documented(edges):
     """IREE's CPU runtime runs with FTZ/DAZ: subnormal inputs read as 0, subnormal results written as 0.
 
-    No compiler flag turns it off (IREE 3.13). Should IREE stop flushing, this fails: then the README's
+    No compiler flag turns it off (IREE 3.13). Should IREE stop flushing, this fails: then docs/numerics.md's
     "IREE numerics" section and tests/test_special_values.py's allowance are to be updated.
     """
     log, mul = edges["iree"][0], edges["iree"][1]

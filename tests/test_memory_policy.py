@@ -74,11 +74,11 @@ def test_called_in_process_it_leaves_the_hosts_allocator_alone(tmp_path, capsys)
     assert "host process's malloc policy" in json.loads(path.read_text())["memory"]
 
 
-def test_the_readme_quotes_the_policy_as_environment_variables():
+def test_the_guide_quotes_the_policy_as_environment_variables():
     import cortex
     from cortex.tools.memory_policy import ENVIRONMENT, KEPT, M_ARENA_MAX, M_MMAP_THRESHOLD, M_TOP_PAD, M_TRIM_THRESHOLD
 
-    assert ENVIRONMENT in (Path(cortex.__file__).resolve().parent / "README.md").read_text()
+    assert ENVIRONMENT in (Path(cortex.__file__).resolve().parent / "docs" / "running.md").read_text()
     names = {M_ARENA_MAX: "MALLOC_ARENA_MAX", M_MMAP_THRESHOLD: "MALLOC_MMAP_THRESHOLD_", M_TRIM_THRESHOLD: "MALLOC_TRIM_THRESHOLD_",
              M_TOP_PAD: "MALLOC_TOP_PAD_"}
     assert dict(item.split("=") for item in ENVIRONMENT.split()) == {names[k]: str(v) for k, v in KEPT.items()}

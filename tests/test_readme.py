@@ -1,4 +1,5 @@
-"""The README's Python block runs verbatim, from a directory that is not the repository."""
+"""The README's and the user guide's Python blocks run verbatim, from a directory that is not the repository, and
+every `cortex-opt examples/...` command they show runs as shown."""
 
 from __future__ import annotations
 
@@ -15,15 +16,18 @@ import pytest
 import cortex
 
 README = Path(cortex.__file__).resolve().parent / "README.md"
+GUIDE = sorted((README.parent / "docs").glob("*.md"))
+"""The user guide's pages (docs/dialects/ is generated and tested on its own)."""
 
 
-def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+def python_blocks(page: Path = README) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.DOTALL)
 
 
-def test_the_readme_python_block_runs_from_any_directory(tmp_path):
-    """The Python API's block (the one that starts with `import cortex`; others are fragments)."""
-    (block,) = [b for b in python_blocks() if b.startswith("import cortex\n")]
+@pytest.mark.parametrize("page", [README, README.parent / "docs" / "python-api.md"], ids=lambda p: p.name)
+def test_the_readme_python_block_runs_from_any_directory(page, tmp_path):
+    """The page's Python API block (the one that starts with `import cortex`; others are fragments)."""
+    (block,) = [b for b in python_blocks(page) if b.startswith("import cortex\n")]
     script = tmp_path / "readme_block.py"
     script.write_text(block)
     done = subprocess.run(  # the environment as given: an installed cortex, or PYTHONPATH naming one
@@ -89,10 +93,34 @@ def test_contributing_adding_a_backend_names_what_exists():
     assert not undefined, f"names the section cites that its files do not define: {undefined}"
 
 
+def test_contributing_adding_a_backend_cites_every_file_that_names_a_backend():
+    """Each module that names the "iree" backend in code (not in a docstring) is a file a new backend touches
+    too: the section cites it, unless it is one of the IREE backend's own files (`iree_*.py`)."""
+    import ast
+
+    root = README.parent
+    text = (root / "CONTRIBUTING.md").read_text()
+    section = text[text.index("## Adding a backend"):text.index("## Running tests")]
+    naming = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] in ("tests", "benchmarks", "scripts") or path.name.startswith("iree_"):
+            continue
+        tree = ast.parse(path.read_text())
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+        if any(isinstance(n, ast.Constant) and n.value == "iree" and id(n) not in docstrings for n in ast.walk(tree)):
+            naming.append(str(relative))
+    assert "backends/backend.py" in naming
+    uncited = [p for p in naming if f"`{p}`" not in section]
+    assert not uncited, f"files that name a backend, which CONTRIBUTING's \"Adding a backend\" does not cite: {uncited}"
+
+
 def fenced_blocks(languages: tuple[str, ...]) -> list[str]:
-    """The bodies of the README's fenced blocks whose language is one of `languages` ("" for none)."""
+    """The bodies of the README's and the guide's fenced blocks whose language is one of `languages` ("" for none)."""
     blocks, body, language = [], None, ""
-    for line in README.read_text().splitlines():
+    for line in "\n".join(p.read_text() for p in (README, *GUIDE)).splitlines():
         if line.startswith("```"):
             if body is None:
                 body, language = [], line[3:].strip()
@@ -106,7 +134,7 @@ def fenced_blocks(languages: tuple[str, ...]) -> list[str]:
 
 
 def readme_commands() -> list[tuple[str, str | None]]:
-    """Every `cortex-opt examples/...` command of the README's shell blocks and `$` transcripts (continuation
+    """Every `cortex-opt examples/...` command of the README's and the guide's shell blocks and `$` transcripts (continuation
     lines joined, comments dropped), with the error a transcript shows it printing (None: it succeeds)."""
     found: list[tuple[str, str | None]] = []
     for body in fenced_blocks(("", "sh")):
