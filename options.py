@@ -9,7 +9,7 @@ is not here: those are the runtime's (`CompiledPipeline(workers=, profile=)`, `r
 engine=)`).
 
 `compile_pipeline_text(options)` is the pass pipeline the compile runs, in `cortex-opt -p` syntax: the
-printable statement of what `cortex.compile` does (`cortex-opt --print-compile-pipeline` prints it).
+printable statement of what `cortex.compile` does (docs/compile-flow.md prints it for three option sets).
 """
 
 from __future__ import annotations
@@ -163,8 +163,8 @@ def compile_phases(options: CompileOptions, table: Mapping[str, float] | None = 
 
 
 def compile_pipeline_text(options: CompileOptions) -> str:
-    """`compile_phases` as the one pipeline `cortex.compile` runs for `options` (what
-    `cortex-opt --print-compile-pipeline` prints)."""
+    """`compile_phases` as the one pipeline `cortex.compile` runs for `options`, printable and runnable
+    with `cortex-opt -p`."""
     return ",".join(filter(None, compile_phases(options)))
 
 

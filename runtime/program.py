@@ -68,7 +68,8 @@ member digests optional)."""
 KEY_VARIABLE = "CORTEX_PROGRAM_KEY"
 """The environment variable holding the key that signs saved programs and checks loaded ones (`key=` overrides it)."""
 
-STATE_KINDS = ("delayed", "leading", "recurrence", "read-only")
+STATE_KINDS = ("delayed", "leading", "recurrence", "read-only", "unclassified")
+"""The state analysis's classes, and `unclassified`: a program compiled without the frame split (`split=False`)."""
 """The classes of a state (`cortex.passes.state_analysis`), as the engines read them."""
 
 MAX_PROGRAM_BYTES = 1 << 32

@@ -15,7 +15,7 @@ Measured (`cortex-run --size 1088x1920 --frames 24`, 2 cores, load ~1,
 2 workers 6.7–6.8 s → 5.4–5.7 s (system time 2.3–3.1 s → 0.7–1.1 s); the
 480×640 main job 2.65–2.77 s → 2.49–2.55 s. The cost: the process keeps
 its peak heap until it ends (918 MB instead of 864 MB at 1088×1920). Only the tool does this — it owns its process;
-the library never retunes its host's allocator (the README gives the
+the library never retunes its host's allocator (docs/running.md gives the
 environment variables for a program of one's own).
 """
 
@@ -35,7 +35,7 @@ VARIABLES = {M_ARENA_MAX: "MALLOC_ARENA_MAX", M_MMAP_THRESHOLD: "MALLOC_MMAP_THR
 """glibc's environment variable for each parameter."""
 
 ENVIRONMENT = " ".join(f"{VARIABLES[param]}={value}" for param, value in KEPT.items())
-"""The same policy for a process of one's own, set before it starts (the README quotes it)."""
+"""The same policy for a process of one's own, set before it starts (docs/running.md quotes it)."""
 
 
 def keep_freed_memory() -> str:
