@@ -1,6 +1,6 @@
 """cortex-profile{frames=N mode=M entry=E size=HxW}: measure every cortex op, record it in the IR.
 
-The seed's `profile_ms` metadata, as an attribute: the reference interpreter
+Per-stage `profile_ms` timings, as an attribute: the reference interpreter
 runs `entry` over N inputs, its `op_timer` hook reports the wall time of
 each cortex op execution, and each op gets the median over the frames as
 `cortex.profile_ms` (f64, milliseconds). The graph view and the DCE report
