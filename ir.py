@@ -146,7 +146,12 @@ def _is_splat_by_bits(self: DenseIntOrFPElementsAttr) -> bool:
     return size == 0 or data == data[:size] * (len(data) // size)
 
 
-DenseIntOrFPElementsAttr.is_splat = _is_splat_by_bits  # type: ignore[method-assign]
+def install_splat_by_bits() -> None:
+    """Patch xDSL: its `is_splat` compares with ==, so dense<[-0.0, 0.0]> printed as one -0.0 splat."""
+    DenseIntOrFPElementsAttr.is_splat = _is_splat_by_bits  # type: ignore[method-assign]
+
+
+install_splat_by_bits()
 
 
 class LocatingParser(Parser):

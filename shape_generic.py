@@ -15,7 +15,7 @@ time), the lowering and every backend (NumPy, upstream MLIR, IREE) stay
 static, and a video's frame size is known before its first frame, so
 `specialize(shape)` (or `run_video`, which looks at the first frame) does
 the compiling up front: the schedulers and engines below only ever run a
-static program and never compile. See the note of issue 20 for the figures.
+static program and never compile.
 
 State follows the shape: a call whose shape differs from the previous
 call's starts that shape's program from its initial state (zeros), as a new

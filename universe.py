@@ -13,11 +13,13 @@ def _dialect():
     return Cortex
 
 
-# Plain xdsl-opt builds xDSL's own lexer, whose string pattern backtracks
-# exponentially on an unterminated string (see cortex.ir.LinearTimeLexer).
-# Loading this plugin is the one hook we have into that process, so it gives
-# xdsl-opt the linear-time pattern too; it accepts the same strings.
-MLIRLexer._unescaped_characters_regex = STRING_LITERAL
+def install_linear_time_lexer() -> None:
+    """Patch xDSL: xdsl-opt's own lexer backtracks exponentially on an unterminated string; this plugin's load is
+    the one hook into that process, so it gets `cortex.ir.LinearTimeLexer`'s pattern (same strings accepted)."""
+    MLIRLexer._unescaped_characters_regex = STRING_LITERAL
+
+
+install_linear_time_lexer()
 
 CORTEX_UNIVERSE = Universe(
     all_dialects={"cortex": _dialect},

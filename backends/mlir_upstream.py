@@ -5,8 +5,7 @@ module. `run_with_mlir(module, entry, inputs)` executes a function of a
 lowered module natively: it adds a `main` that builds the inputs as
 constants, calls `entry` and prints every result with the runner library's
 `printMemrefI32`/`printMemrefI64` on the float bits (a bitcast, so the
-printed values are exact), lowers to the LLVM dialect with the pipeline of
-XDSL_NOTES §6 and parses what `mlir-runner` prints.
+printed values are exact), lowers to the LLVM dialect with `LLVM_PIPELINE` below and parses what `mlir-runner` prints.
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ class Body:
 
         The order is the recursive one (operand by operand, depth first), so the
         emitted code is the same; only Python's recursion limit is gone (a fused
-        chain of thousands of ops, issue 23 item 5).
+        chain of thousands of ops would exceed it).
         """
         self.check_evaluable(root)
         stack: list[tuple[Operation, int]] = [(root, 0)]

@@ -56,7 +56,7 @@ _PARSING = threading.Lock()
 def parse(text: str, mode: str = "exec") -> ast.AST:
     """`ast.parse`, one thread at a time: CPython 3.11's AST constructor keeps its recursion depth in
     interpreter-wide state, so two threads parsing at once can fail with "SystemError: AST constructor
-    recursion depth mismatch" (cpython#106905; seen compiling pipelines from 8 threads)."""
+    recursion depth mismatch" (seen compiling pipelines from 8 threads)."""
     with _PARSING:
         return ast.parse(text, mode=mode)
 

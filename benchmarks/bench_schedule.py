@@ -20,7 +20,7 @@ max(work/N, delayed, recurrence), the delayed part pipelined on the workers) com
 CPU time per part of the frame split beside the measured throughput: on a loaded machine the
 measured figure is the bound times the share of the N cores the process got ("cores busy" / N).
 
-Issue 21 (the frame's own work): every compiled contender runs twice, with
+The frame's own work: every compiled contender runs twice, with
 `frame_work=True` (the default: scene change decomposed, temporal reuse) and
 without ("before": `frame_work=False`), interleaved, so the table
 shows each engine before and after; `--scene` (on by default) times scene
@@ -115,7 +115,7 @@ def compiled_for(size, mode, workers=1, frame_work=True):
 
 
 BEFORE = " [before]"
-"""Suffix of the contenders compiled without issue 21's passes (`frame_work=False`)."""
+"""Suffix of the contenders compiled without the frame-work passes (`frame_work=False`)."""
 
 
 def bench(size, mode, frames_n, repeat, workers, ray) -> dict[str, tuple[float, float]]:

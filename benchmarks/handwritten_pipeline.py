@@ -1,9 +1,9 @@
-"""The L2 pipeline written by hand, in the seed's style: plain function calls in sequence.
+"""The L2 pipeline written by hand, in plain Python: plain function calls in sequence.
 
     gray → blur → scene_change → text_roi → saliency → motion → fusion → smooth → encoder
 
 State lives in instance variables (`self._prev_gray`, `self._prev_score`),
-every stage runs on every unblurred frame (the seed's pipeline did not skip
+every stage runs on every unblurred frame (a hand-written pipeline does not skip
 zero-weight stages), and the kernels are the project's own
 (`cortex.semantics.vision_kernels`), so the comparison with the compiled
 pipeline is about scheduling and code generation, not about different

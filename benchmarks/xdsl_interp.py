@@ -2,7 +2,7 @@
 
 The baseline of benchmark (b): the same IR the NumPy backend compiles,
 executed by `xdsl.interpreter.Interpreter` with xDSL's implementations.
-xDSL 0.74 lacks a few that the lowering emits (XDSL_NOTES.md §7); each is
+xDSL 0.74 lacks a few that the lowering emits; each is
 filled here by a small implementation in xDSL's own style, scalar by scalar:
 dense `arith.constant`, `linalg.fill` on tensors, `arith.negf/divf`,
 `math.tanh/absf/erf/powf`; and `math.exp`, whose xDSL version raises

@@ -1,6 +1,6 @@
 """IRDL definitions of the cortex dialect: the reference in docs/dialects/ is generated from them."""
 
-from cortex.dialects import builder_threads  # noqa: F401 - first: ImplicitBuilder safe across threads
+from cortex.dialects import builder_threads
 from cortex.dialects.cortex import ALL_OPS, Cortex
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.dialects.traits import Compilable, External, FrameBoundary, is_compilable, op_kind
@@ -17,6 +17,8 @@ from cortex.dialects.vision import (
     TextRoiOp,
 )
 from cortex.dialects.window import WindowMedianOp, WindowPushOp
+
+builder_threads.install()  # ImplicitBuilder safe across threads, before any op is built
 
 __all__ = [
     "ALL_OPS",

@@ -11,7 +11,7 @@ its ONNX import and its example builders use `ImplicitBuilder`, and so does
 xDSL itself (linalg's hidden regions), so `cortex.compile` from 8 threads
 failed every run.
 
-The fix: install the hook once, at import, and make xDSL's "install" hand
+The fix: `install()` (called by `cortex.dialects`, before any op is built) puts the hook in once and makes xDSL's "install" hand
 back that same hook, so its save/restore pair becomes a no-op. What a new op
 does is then decided by the thread-local builder alone. The hook costs one
 thread-local read per op created, outside any `with` too.
@@ -28,7 +28,7 @@ _lock = threading.Lock()
 
 
 def install() -> None:
-    """Idempotent: the permanent hook, and xDSL's per-`with` swap turned into a no-op."""
+    """Patch xDSL (idempotent): its per-`with` swap of the shared `Operation.__post_init__` races between threads."""
     with _lock:
         if getattr(Operation.__post_init__, "cortex_permanent_hook", False):
             return
@@ -41,6 +41,3 @@ def install() -> None:
         post_init.cortex_permanent_hook = True  # type: ignore[attr-defined]
         Operation.__post_init__ = post_init  # type: ignore[method-assign]
         xdsl_builder._override_operation_post_init = lambda: post_init
-
-
-install()

@@ -176,7 +176,7 @@ class TextRoiOp(CortexOp):
     """Fraction of each block covered by MSER regions (OpenCV).
 
     MSER regions of the gray image (rounded and clipped to uint8) with max_variation = 0.25 and
-    min_diversity = 0.0 (OpenCV 5.0's default drops stable regions: opencv/opencv#29652); per block, the
+    min_diversity = 0.0 (OpenCV 5.0's default drops stable regions); per block, the
     fraction of its pixels covered by the union of the regions. External (OpenCV).
     """
 

@@ -1,5 +1,5 @@
 // Conv2d (8 filters 3x3, pads 1, with bias) followed by BatchNorm, the
-// folding example of seeds/004_graph_compilers_notes.txt: batch norm is a
+// classic folding example: batch norm is a
 // per-channel affine map, so it folds into the convolution's filters and bias.
 // NCHW input, OIHW weight (one 3x3 kernel per line below).
 // Entry @conv_bn(x: 1x3x16x16) -> 1x8x16x16; NumPy:

@@ -1,5 +1,5 @@
 // GELU (tanh approximation) written out as single ops, the GeluApprox module
-// of seeds/002_graph_level_optimizations.txt, in the order PyTorch evaluates
+// of a traced PyTorch model, in the order PyTorch evaluates
 //   0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
 // A pattern rewrite can recognise it and replace it with
 // cortex.gelu {approximate = "tanh"}.

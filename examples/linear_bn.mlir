@@ -1,5 +1,5 @@
-// Linear (with bias) followed by BatchNorm, the fusion example of
-// seeds/003_dl_compilation_guide.txt: batch norm is affine, so it folds into
+// Linear (with bias) followed by BatchNorm, the classic fusion
+// example: batch norm is affine, so it folds into
 // the linear layer's weight and bias at inference time.
 // Entry @linear_bn(x: 4x16) -> 4x8; NumPy:
 //   y = x @ weight.T + bias

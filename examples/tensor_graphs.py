@@ -1,4 +1,4 @@
-"""The small tensor graphs of the seeds, as cortex-dialect `.mlir` examples.
+"""The small tensor graphs (a textbook graph per classic rewrite), as cortex-dialect `.mlir` examples.
 
 Each example is a committed `examples/<name>.mlir` file, written in the
 custom form `cortex-opt` prints, plus what a test needs to run it: the entry
@@ -28,7 +28,7 @@ from cortex.semantics import defaults as D
 HERE = Path(__file__).resolve().parent
 PARAM_SEED = 2024
 BN_EPSILON = D.BATCH_NORM_EPSILON
-GELU_C = 0.7978845608  # sqrt(2/π), as written in seeds/002
+GELU_C = 0.7978845608  # sqrt(2/π) to 10 digits, as PyTorch's tanh GELU writes it
 GELU_K = D.GELU_TANH_K
 
 
@@ -167,8 +167,8 @@ S = "tensor<f32>"
 def render_unoptimized_model() -> str:
     t = ttype((4, 8))
     return f"""\
-// UnoptimizedModel, the "Build a Complete Optimization Pipeline" exercise of
-// seeds/002_graph_level_optimizations.txt, one op per line of its forward():
+// UnoptimizedModel, a graph with one chance for each classic graph rewrite,
+// one op per line of its forward():
 //   constant folding   %scale = 2.0 * 3.0
 //   CSE                %b repeats %a
 //   algebraic simpl.   %c = %a * 1.0
@@ -200,8 +200,8 @@ def render_linear_bn() -> str:
     x, w, v, y = ttype((4, 16)), ttype((8, 16)), ttype((8,)), ttype((4, 8))
     consts = "\n".join(const(k, p[k]) for k in ("weight", "bias", "bn_scale", "bn_bias", "bn_mean", "bn_var"))
     return f"""\
-// Linear (with bias) followed by BatchNorm, the fusion example of
-// seeds/003_dl_compilation_guide.txt: batch norm is affine, so it folds into
+// Linear (with bias) followed by BatchNorm, the classic fusion
+// example: batch norm is affine, so it folds into
 // the linear layer's weight and bias at inference time.
 // Entry @linear_bn(x: 4x16) -> 4x8; NumPy:
 //   y = x @ weight.T + bias
@@ -225,7 +225,7 @@ def render_conv_bn() -> str:
     )
     return f"""\
 // Conv2d (8 filters 3x3, pads 1, with bias) followed by BatchNorm, the
-// folding example of seeds/004_graph_compilers_notes.txt: batch norm is a
+// classic folding example: batch norm is a
 // per-channel affine map, so it folds into the convolution's filters and bias.
 // NCHW input, OIHW weight (one 3x3 kernel per line below).
 // Entry @conv_bn(x: 1x3x16x16) -> 1x8x16x16; NumPy:
@@ -245,7 +245,7 @@ def render_gelu_tanh() -> str:
     t = ttype((4, 8))
     return f"""\
 // GELU (tanh approximation) written out as single ops, the GeluApprox module
-// of seeds/002_graph_level_optimizations.txt, in the order PyTorch evaluates
+// of a traced PyTorch model, in the order PyTorch evaluates
 //   0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
 // A pattern rewrite can recognise it and replace it with
 // cortex.gelu {{approximate = "tanh"}}.

@@ -1,5 +1,5 @@
-// UnoptimizedModel, the "Build a Complete Optimization Pipeline" exercise of
-// seeds/002_graph_level_optimizations.txt, one op per line of its forward():
+// UnoptimizedModel, a graph with one chance for each classic graph rewrite,
+// one op per line of its forward():
 //   constant folding   %scale = 2.0 * 3.0
 //   CSE                %b repeats %a
 //   algebraic simpl.   %c = %a * 1.0

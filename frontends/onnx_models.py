@@ -1,4 +1,4 @@
-"""Small ONNX models of the seeds' kind, built with `onnx.helper` (seeded weights).
+"""Small ONNX models (CNNs and an MLP), built with `onnx.helper` (seeded weights).
 
 They are what the ONNX tests and the ONNX Runtime benchmark import:
 

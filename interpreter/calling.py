@@ -50,6 +50,11 @@ def resolve_entry(module: ModuleOp, entry: str | None) -> str:
     raise CortexError(f"the module has {which} ({names}): say which to run with entry=...")
 
 
+def entry_function(module: ModuleOp, entry: str | None) -> func.FuncOp:
+    """The function `resolve_entry` picks: the one home of that rule for the runners, the passes and the tools."""
+    return find_entry(module, resolve_entry(module, entry))
+
+
 def weights_for_call(mode: str | None, weights: Mapping[str, float] | None) -> tuple[dict[str, float], str]:
     """The weights a call binds to `cortex.weight` reads: the runtime inputs' defaults, then `mode`'s row
     (the built-in table), then the explicit `weights` (checked: finite numbers); and, for the diagnostic of a

@@ -97,7 +97,7 @@ class Im2colConv(RewritePattern):
 def erase_if_dead(rewriter: PatternRewriter, op) -> None:
     """The conv's old accumulator (a fill or broadcast, and its tensor.empty) once nothing reads it.
 
-    xDSL's linalg ops declare no memory effects, so the applier's DCE keeps them (XDSL_NOTES.md §3).
+    xDSL's linalg ops declare no memory effects, so the applier's DCE keeps them.
     """
     while isinstance(op, (BroadcastOp, FillOp, EmptyOp)) and all(not r.uses for r in op.results):
         inits = [op.init] if isinstance(op, BroadcastOp) else list(op.outputs) if isinstance(op, FillOp) else []

@@ -33,7 +33,7 @@ contain `+` (they are SSA names or dialect op names).
 
 xDSL's linalg ops carry no memory-effect traits, so the applier's DCE would
 keep the dead producer: the pattern erases it, and its `tensor.empty` init,
-itself (XDSL_NOTES.md §3).
+itself.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """uint8 at the boundary: MLIR's arith ops take signless integers only.
 
-The frame is `tensor<HxWx3xui8>` in cortex; upstream `arith` rejects `ui8`
-(XDSL_NOTES §6.1), so the lowered module carries the same bits as `i8`
+The frame is `tensor<HxWx3xui8>` in cortex; upstream `arith` rejects `ui8`,
+so the lowered module carries the same bits as `i8`
 and marks the value `{cortex.unsigned}` where it crosses the function
 boundary (entry arguments and results, extern declarations).
 

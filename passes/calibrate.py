@@ -41,8 +41,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.hints import isa
 
 from cortex.errors import CortexError
+from cortex.interpreter.calling import entry_function
 from cortex.interpreter.tracing import TracingRunner
-from cortex.ir import function_named, functions
 
 RANGE_ATTR = "cortex.range"
 ARG_RANGES_ATTR = "cortex.arg_ranges"
@@ -105,17 +105,6 @@ class Range:
         return Range(lo.value.data, hi.value.data, counts)
 
 
-def entry_function(module: ModuleOp, entry: str | None) -> func.FuncOp:
-    defined = functions(module)
-    if entry:
-        found = function_named(module, entry)
-        if found is None:
-            raise CortexError(f"no function '@{entry}' in the module")
-        return found
-    if len(defined) != 1:
-        names = ", ".join(f"@{f.sym_name.data}" for f in defined) or "none"
-        raise CortexError(f"the module has {len(defined)} functions ({names}): say which with entry=<name>")
-    return defined[0]
 
 
 def is_float_tensor(value: SSAValue) -> bool:
@@ -268,7 +257,6 @@ __all__ = [
     "Range",
     "calibrate",
     "collect_ranges",
-    "entry_function",
     "load_samples",
     "range_of",
 ]

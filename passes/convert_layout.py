@@ -1,7 +1,7 @@
 """`cortex-convert-layout{layout=nhwc}`: channels-last conv/pool/batch_norm chains.
 
-Seed 002 §5: run the image ops in NHWC and transpose only at the graph's
-boundaries. Three rewrites, to a fixpoint:
+Run the image ops in NHWC and transpose only at the graph's boundaries.
+Three rewrites, to a fixpoint:
 
 1. conv2d / max_pool / avg_pool / batch_norm on a 4-D NCHW input becomes
    to_nchw(op_nhwc(to_nhwc(x))); a constant conv weight is transposed to
@@ -73,7 +73,7 @@ def lost_properties(op: IRDLOperation, nhwc: type[IRDLOperation]) -> list[str]:
 
     The NHWC pooling ops have no `dilations`: converting a dilated pool would
     silently drop it (wrong averages; a max pool whose result type no longer
-    verifies -- issue 23, item 3). Such an op is left alone.
+    verifies). Such an op is left alone.
     """
     kept = set(nhwc.get_irdl_definition().properties)
     declared = type(op).get_irdl_definition().properties

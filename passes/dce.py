@@ -1,13 +1,13 @@
-"""`cortex-dce{mode=power_save}`: the seed's dead_node_elimination, as ordinary rewrites.
+"""`cortex-dce{mode=power_save}`: dead_node_elimination of zero-weight stages, as ordinary rewrites.
 
-The seed marks zero-weight stages dead by hand. Here the same result falls
+No stage is marked dead by hand: the result falls
 out of three reusable steps: canonicalize, mode specialisation (weights
 become constants), canonicalize again (score_fusion drops its zero-weight
 terms, so their maps lose their only use), then xDSL's liveness-based DCE
 (`region_dce`). State writes (`cortex.update_state`, MemoryWriteEffect) are
 never removed; pure ops whose results are unused always are.
 
-Like the seed, the pass reports what it removed and the time that saves, to
+The pass reports what it removed and the time that saves, to
 stderr:
 
     [dead_node_elimination] removed: ['saliency_dft', 'motion_map']
@@ -66,7 +66,7 @@ class DceReport:
         return [r.name for r in self.removed if r.profile_ms is None]
 
     def lines(self) -> list[str]:
-        """The report as the seed prints it (nothing when nothing was removed)."""
+        """The `[dead_node_elimination]` report lines (nothing when nothing was removed)."""
         if not self.removed:
             return []
         saved = f"~{self.saved_ms:.1f}ms"

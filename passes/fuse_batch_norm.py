@@ -3,8 +3,7 @@
 Batch norm at inference is a per-channel affine map y·s + t with
 s = scale / √(var + ε) and t = bias − mean·s. When it reads the result of a
 `cortex.linear` or `cortex.conv2d` whose weight, bias and the batch norm's
-parameters are all `cortex.constant`s, the map folds into that op (seeds/003
-and /004):
+parameters are all `cortex.constant`s, the map folds into that op:
 
     W' = W · s   (along the output-channel axis: W's axis 0, N×K or O×I×kh×kw)
     b' = (b − mean) · s + bias      (b = 0 when the op has no bias)

@@ -1,6 +1,6 @@
 """cortex-profile{frames=N mode=M entry=E size=HxW}: measure every cortex op, record it in the IR.
 
-The seed's `profile_ms` metadata, as an attribute: the reference interpreter
+Per-stage `profile_ms` timings, as an attribute: the reference interpreter
 runs `entry` over N inputs, its `op_timer` hook reports the wall time of
 each cortex op execution, and each op gets the median over the frames as
 `cortex.profile_ms` (f64, milliseconds). The graph view and the DCE report
@@ -46,34 +46,15 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.base import shape_of, ui8
-from cortex.dialects.modes import DEFAULT_ENTRY, DEFAULT_MODE
+from cortex.dialects.modes import DEFAULT_MODE
 from cortex.errors import CortexError
-from cortex.ir import function_named, functions
+from cortex.interpreter.calling import entry_function
 
 PROFILE_ATTR = "cortex.profile_ms"
 
 
 class ProfileError(PassFailedException, CortexError):
     """The module cannot be profiled (reported as one line)."""
-
-
-def entry_function(module: ModuleOp, entry: str | None = None) -> func.FuncOp:
-    """The function to run: `entry`; without one, @l2_frame or the module's only public function.
-
-    A named entry that is missing is an error too, except the default
-    @l2_frame, which falls back to the only public function (so that
-    `cortex-profile` works on a tensor graph without options).
-    """
-    defined = functions(module)
-    wanted = entry or DEFAULT_ENTRY
-    found = function_named(module, wanted)
-    if found is not None:
-        return found
-    public = [fn for fn in defined if fn.sym_visibility is None or fn.sym_visibility.data == "public"]
-    if wanted == DEFAULT_ENTRY and len(public) == 1:
-        return public[0]
-    names = ", ".join(f"@{fn.sym_name.data}" for fn in defined) or "none"
-    raise CortexError(f"no function '@{wanted}' to run in the module (functions: {names})")
 
 
 def _frame_sides(t: Attribute) -> list[int] | None:
@@ -204,14 +185,15 @@ class ProfilePass(ModulePass):
 
     frames: int = 10
     mode: str = DEFAULT_MODE
-    entry: str = DEFAULT_ENTRY
+    entry: str = ""
+    """The function to profile ("": the module's only public function)."""
     seed: int = 0
     size: str = ""
     """HxW: the frame size a shape-generic pipeline is profiled at ("" : 480x640)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
-            profile_module(op, self.frames, self.mode or None, self.entry, self.seed, _size(self.size))
+            profile_module(op, self.frames, self.mode or None, self.entry or None, self.seed, _size(self.size))
         except CortexError as e:
             raise ProfileError(str(e)) from None
 
@@ -225,4 +207,4 @@ def _size(text: str) -> tuple[int, int] | None:
     return int(parts[0]), int(parts[1])
 
 
-__all__ = ["PROFILE_ATTR", "ProfilePass", "entry_function", "is_generic_frame_type", "profile_ms", "profile_module", "sample_inputs"]
+__all__ = ["PROFILE_ATTR", "ProfilePass", "is_generic_frame_type", "profile_ms", "profile_module", "sample_inputs"]

@@ -1,6 +1,6 @@
 """`cortex-recognize-gelu`: a tanh-approximated GELU spelled out in single ops → `cortex.gelu`.
 
-Traced models (seeds/002, Exercise 3) write GELU as
+Traced PyTorch models write the tanh GELU as
 
     0.5 · x · (1 + tanh(0.7978845608 · (x + 0.044715 · x · x · x)))
 

@@ -247,7 +247,7 @@ class ThroughputBound:
     delayed part of frame n+1 follows frame n's (its leading recurrences) and
     the recurrence runs on the caller in frame order, so a frame costs at
     least max(work / N, delayed, recurrence). With the delayed part on the
-    caller (as before issue 21 item 6) the caller's serial share is
+    caller the caller's serial share is
     delayed + recurrence."""
 
     work_ms: float

@@ -1,6 +1,6 @@
 """`cortex-stack-stencils`: independent Gaussian blurs of one type → one multi-channel call.
 
-Glow's operator stacking (seed 004): N calls of the same stencil with the same
+Glow's operator stacking: N calls of the same stencil with the same
 window on same-shaped images can be one call on an N-channel image, which
 OpenCV filters in one pass over memory. `cortex.gaussian_blur` is variadic for
 this: the pass merges blurs with equal properties and operand types that sit

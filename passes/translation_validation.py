@@ -42,8 +42,9 @@ from xdsl.traits import SymbolTable
 
 from cortex.dialects.modes import DEFAULT_MODE, mode_weights
 from cortex.errors import CortexError
+from cortex.interpreter.calling import entry_function
 from cortex.ir import function_named
-from cortex.passes.profile import entry_function, sample_inputs
+from cortex.passes.profile import sample_inputs
 
 ATOL = 1e-4
 RTOL = 1e-5

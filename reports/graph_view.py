@@ -1,4 +1,4 @@
-"""The graph view: the seed's GraphVisualizer over cortex IR (table, diff, DOT).
+"""The graph view: a GraphVisualizer over cortex IR (table, diff, DOT).
 
 - `render_table(module)`: one row per stage in program order, tagged
   `[compilable]` or `[external_call]`, with the time `cortex-profile`
@@ -130,7 +130,7 @@ def _row(prefix: str, stage: Stage, ms: float | None, approx: bool = False) -> s
 
 
 def render_table(module: ModuleOp) -> str:
-    """The seed's table: one tagged row per stage with its profiled time, and the total."""
+    """The stage table: one tagged row per stage with its profiled time, and the total."""
     rows = stages(module)
     roots = ", ".join(f"@{fn.sym_name.data}" for fn in root_functions(module)) or "(no function)"
     lines = [RULE, f"Cortex Graph IR  {roots}", RULE]
@@ -191,7 +191,7 @@ def render_diff(before: ModuleOp, after: ModuleOp) -> str:
     of the same name (convert-cortex-to-linalg) is `↓ LOWERED`: it still
     runs, so its time stays in the total.
 
-    As in the seed, the times are the profile of `before`: the saving is
+    The times are the profile of `before`: the saving is
     what the removed stages cost. A stage that only `after` has is listed
     as `+ ADDED` with its own time (0 when `after` was not profiled). So
     `after` may come from an unprofiled copy, which CSE can simplify fully

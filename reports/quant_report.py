@@ -29,8 +29,9 @@ from xdsl.ir import Operation, SSAValue
 from cortex.dialects import tensor_ops as ops
 from cortex.dialects.quant import DequantizeOp, QAddOp, QMaxPoolOp, QReluOp, QuantComputeOp, QuantizeOp, RequantizeOp, i8
 from cortex.errors import CortexError
+from cortex.interpreter.calling import entry_function
 from cortex.interpreter.tracing import TracingRunner
-from cortex.passes.calibrate import as_tuple, entry_function
+from cortex.passes.calibrate import as_tuple
 from cortex.passes.quantize import RANGE_FROM_ATTR, SOURCE_ATTR, QuantizePass, op_labels, quantize_module
 from cortex.semantics.quant_kernels import dequantize
 

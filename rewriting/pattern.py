@@ -4,7 +4,7 @@ Why: fusion rewrites (linear/conv + batch_norm, a GELU spelled out as single
 ops) are trees of ops with wildcards, constants, optional operands and
 commutative operators. Written by hand each one is a ladder of `isinstance`
 checks that hides the shape being matched and cannot say why it failed. Here
-the shape is a value (seeds/003: AND/OR/NOT, wildcards, attribute
+the shape is a value (AND/OR/NOT, wildcards, attribute
 constraints, optional parts, bound names, failure explanations), and a
 rewrite is a table entry pattern → function, as in tinygrad's PatternMatcher:
 

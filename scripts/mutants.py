@@ -28,52 +28,52 @@ T_FOLD = "tests/test_fold_limit.py"
 T_VERIFY = "tests/test_verifier_rules.py"
 T_THRESH = "tests/test_thresholds.py"
 
-# The four edits of issue 14 that passed every test, and the three only lit noticed.
-ISSUE_14 = [
+# Seven edits no pytest test caught at first: four passed every test, three only lit noticed.
+LIT_ONLY = [
     Mutant(
-        "issue14-transpose-inverse-perm",
+        "transpose-inverse-perm",
         "backends/numpy_linalg.py",
         "perm = list(op.permutation.get_values())",
         "perm = [int(i) for i in np.argsort(list(op.permutation.get_values()))]",
         (T_LAYOUT, "tests/test_numpy_backend.py"),
     ),
     Mutant(
-        "issue14-runtime-no-alias-check",
+        "runtime-no-alias-check",
         "runtime/pipeline.py",
         "if isinstance(value, np.ndarray) and aliased(value, outputs, inputs):",
         "if False:",
         (T_OWN, "tests/test_numpy_backend.py"),
     ),
     Mutant(
-        "issue14-fusion-drops-negative-weights",
+        "fusion-drops-negative-weights",
         "dialects/canonicalization.py",
         "owner.value.value.data == 0.0",
         "owner.value.value.data <= 0.0",
         (T_SIGNED, "tests/test_canonicalize.py"),
     ),
     Mutant(
-        "issue14-fold-limit-exclusive",
+        "fold-limit-exclusive",
         "dialects/folding.py",
         "return count is not None and count <= MAX_FOLDED_ELEMENTS",
         "return count is not None and count < MAX_FOLDED_ELEMENTS",
         (T_FOLD, "tests/test_canonicalize.py"),
     ),
     Mutant(
-        "issue14-verifier-no-conv2d-channel-rule",
+        "verifier-no-conv2d-channel-rule",
         "dialects/shapes.py",
         "if not dims_agree(x[1], w[1]):",
         "if False:",
         (T_VERIFY,),
     ),
     Mutant(
-        "issue14-verifier-duplicate-reduce-axes",
+        "verifier-duplicate-reduce-axes",
         "dialects/shapes.py",
         "if len(set(norm)) != len(norm):",
         "if False:",
         (T_VERIFY,),
     ),
     Mutant(
-        "issue14-temporal-smooth-oge",
+        "temporal-smooth-oge",
         "lowering/vision.py",
         'reset = b.add(arith.CmpfOp(op.scene, threshold, "ogt")).result',
         'reset = b.add(arith.CmpfOp(op.scene, threshold, "oge")).result',
@@ -95,7 +95,7 @@ T_PATTERN = "tests/test_pattern.py"
 T_OPT = "tests/test_cortex_opt.py"
 T_ARITH = "tests/test_numpy_arith_semantics.py"
 
-# A fresh list, written after the issue's tests: one or a few per area.
+# One or a few per area, written after the tests that catch the seven above.
 FRESH = [
     # ---- reference kernels
     Mutant("kernel-softmax-global-sum", "semantics/tensor_kernels.py",
@@ -227,58 +227,59 @@ T_WINDOW = "tests/test_window.py"
 T_CONVERT = "tests/test_convert_layout.py"
 T_RUN_OUT = "tests/test_cortex_run_outputs.py"
 
-# The survivors of an independent whole-suite run (the nine behaviours), each with its sibling.
-ISSUE_24 = [
-    Mutant("issue24-frame-window-one-more", "runtime/frames.py",
+# The survivors of an independent whole-suite run (nine behaviours), each with its sibling.
+SURVIVORS = [
+    Mutant("frame-window-one-more", "runtime/frames.py",
            "while not exhausted and len(fronts) + len(tails) < window:", "while not exhausted and len(fronts) + len(tails) <= window:",
            (f"{T_FP}::test_memory_is_bounded_by_the_window",
             f"{T_RAY}::test_ray_window_counts_chunks_exactly_and_outputs_are_the_callers")),
-    Mutant("issue24-run-video-state-alias-unchecked", "runtime/parts.py",
+    Mutant("run-video-state-alias-unchecked", "runtime/parts.py",
            'if hasattr(value, "shape") and aliased(value, outputs, args):', "if False:", (T_OWN,)),
-    Mutant("issue24-run-video-outputs-shared", "runtime/parts.py",
+    Mutant("run-video-outputs-shared", "runtime/parts.py",
            "o.copy() if isinstance(o, np.ndarray) and aliased(o, held, args) else o for o in self.caller_outputs(env)",
            "o for o in self.caller_outputs(env)", (T_OWN,)),
-    Mutant("issue24-ray-before-is-first-frame", "runtime/ray_executor.py",
+    Mutant("ray-before-is-first-frame", "runtime/ray_executor.py",
            "self.before = frames_chunk[-1]", "self.before = frames_chunk[0]",
            (f"{T_RAY}::test_chunks_start_from_the_last_frame_before_them",)),
-    Mutant("issue24-ray-leading-from-before", "runtime/ray_executor.py",
+    Mutant("ray-leading-from-before", "runtime/ray_executor.py",
            "if first == 0 or split.leading else None", "if first == 0 else None", (T_RAY,)),
-    Mutant("issue24-quant-symmetric-positive-peak", "passes/quantize.py",
+    Mutant("quant-symmetric-positive-peak", "passes/quantize.py",
            "peak = max(-lo, hi)", "peak = hi", (T_QR, T_QUANT)),
-    Mutant("issue24-quant-asymmetric-zero-point-sign", "passes/quantize.py",
+    Mutant("quant-asymmetric-zero-point-sign", "passes/quantize.py",
            "round(Q_MIN - lo / scale)", "round(Q_MIN + lo / scale)", (T_QR, T_QUANT)),
-    Mutant("issue24-percentile-high-bin-lower", "passes/calibrate.py",
+    Mutant("percentile-high-bin-lower", "passes/calibrate.py",
            'int(np.searchsorted(cdf, 1.0 - tail, side="left")) + 1)]', 'int(np.searchsorted(cdf, 1.0 - tail, side="left")))]',
            (T_QR, T_QUANT)),
-    Mutant("issue24-percentile-low-bin-higher", "passes/calibrate.py",
+    Mutant("percentile-low-bin-higher", "passes/calibrate.py",
            'lo = edges[int(np.searchsorted(cdf, tail, side="left"))]', 'lo = edges[int(np.searchsorted(cdf, tail, side="left")) + 1]',
            (T_QR, T_QUANT)),
-    Mutant("issue24-nhwc-avg-pool-left-pad-as-top", "lowering/layout.py",
+    Mutant("nhwc-avg-pool-left-pad-as-top", "lowering/layout.py",
            "window_counts(w, kernel[1], strides[1], left, out[2])", "window_counts(w, kernel[1], strides[1], top, out[2])",
            (T_POOL, T_CONVERT)),
-    Mutant("issue24-reference-pads-left-right-swapped", "semantics/tensor_kernels.py",
+    Mutant("reference-pads-left-right-swapped", "semantics/tensor_kernels.py",
            "    top, left, bottom, right = pads\n    if not any(pads):", "    top, right, bottom, left = pads\n    if not any(pads):",
            (T_POOL, T_KERNELS)),
-    Mutant("issue24-fold-transpose-inverse-perm", "linalg_opt/fold_constant_layouts.py",
+    Mutant("fold-transpose-inverse-perm", "linalg_opt/fold_constant_layouts.py",
            "return np.transpose(value, list(op.permutation.get_values()))",
            "return np.transpose(value, np.argsort(list(op.permutation.get_values())))", (T_TRANSPOSE,)),
-    Mutant("issue24-reference-transpose-inverse-perm", "semantics/tensor_kernels.py",
+    Mutant("reference-transpose-inverse-perm", "semantics/tensor_kernels.py",
            "return np.transpose(as_f32(x), perm)", "return np.transpose(as_f32(x), np.argsort(perm))", (T_TRANSPOSE, T_KERNELS)),
-    Mutant("issue24-convert-layout-inverse-is-perm", "passes/convert_layout.py",
+    Mutant("convert-layout-inverse-is-perm", "passes/convert_layout.py",
            "return tuple(int(i) for i in np.argsort(perm))", "return tuple(int(i) for i in perm)", (T_CONVERT, T_POOL)),
-    Mutant("issue24-gemm-constant-bias-scaled-by-alpha", "frontends/onnx.py",
+    Mutant("gemm-constant-bias-scaled-by-alpha", "frontends/onnx.py",
            "c.reshape(-1) * np.float32(beta) if beta != 1.0", "c.reshape(-1) * np.float32(alpha) if beta != 1.0", (T_GEMM,)),
-    Mutant("issue24-gemm-computed-bias-scaled-by-alpha", "frontends/onnx.py",
+    Mutant("gemm-computed-bias-scaled-by-alpha", "frontends/onnx.py",
            "c_value = im.build(ctx, ops.MulOp, c_value, im.constant(np.float32(beta)))",
            "c_value = im.build(ctx, ops.MulOp, c_value, im.constant(np.float32(alpha)))", (T_GEMM,)),
-    Mutant("issue24-gemm-constant-weight-unscaled", "frontends/onnx.py",
+    Mutant("gemm-constant-weight-unscaled", "frontends/onnx.py",
            "weight = weight * np.float32(alpha)", "weight = weight", (T_GEMM, T_ONNX)),
-    Mutant("issue24-leading-not-transitive", "passes/state_analysis.py",
+    Mutant("leading-not-transitive", "passes/state_analysis.py",
            "    work = list(leading)\n", "    work = []\n", (T_LEAD,)),
 ]
 
-# Last wave's code, in the same spirit: one-line slips a reviewer could miss.
-WAVE = [
+# State classification, window kernels, dilations, requantize, verifier, atomic outputs: one-line slips
+# a reviewer could miss.
+SLIPS = [
     Mutant("split-self-reading-state-delayed", "passes/state_analysis.py",
            "        if not read:\n", "        if set(read) <= {name}:\n", (T_LEAD, T_SPLIT)),
     Mutant("split-gates-ignored", "passes/state_analysis.py",
@@ -343,4 +344,4 @@ GAPS = [
            ("tests/test_iree_cache_cpu.py",)),
 ]
 
-MUTANTS: list[Mutant] = [*ISSUE_14, *FRESH, *ISSUE_24, *WAVE, *GAPS]
+MUTANTS: list[Mutant] = [*LIT_ONLY, *FRESH, *SURVIVORS, *SLIPS, *GAPS]

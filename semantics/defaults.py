@@ -46,7 +46,7 @@ ZERO_POINT = 0  # quantisation: int8 zero point when none is given (symmetric)
 GELU_TANH_K = 0.044715
 """The cubic coefficient of the tanh GELU: 0.5·x·(1 + tanh(√(2/π)·(x + k·x³)))."""
 GELU_TANH_C = math.sqrt(2.0 / math.pi)
-"""√(2/π), the tanh GELU's outer coefficient (written 0.7978845608 in the seeds)."""
+"""√(2/π), the tanh GELU's outer coefficient (0.7978845608 to 10 digits, as traced models write it)."""
 
 Q_MIN, Q_MAX = -128, 127
 """The int8 range of quantised values (cortex.quantize and the q* ops)."""

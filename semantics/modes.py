@@ -1,6 +1,6 @@
 """The mode table: runtime weights per request type.
 
-One row per mode; `power_save` is the seed's. Mode specialisation, the
+One row per mode; `power_save` zeroes the saliency and motion weights. Mode specialisation, the
 reference interpreter and the runtime all read weights from here.
 """
 

@@ -180,7 +180,7 @@ def text_roi(
 ) -> np.ndarray:
     """Per block, the fraction of its pixels covered by the union of the MSER regions.
 
-    min_diversity=0.0: OpenCV 5.0's default drops stable regions (opencv/opencv#29652).
+    min_diversity=0.0: OpenCV 5.0's default drops stable regions.
     """
     block_grid(gray.shape, block)
     regions, _ = _mser(int(delta), int(min_area), int(max_area)).detectRegions(to_uint8(gray))

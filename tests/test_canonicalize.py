@@ -225,7 +225,7 @@ def test_examples_keep_their_results(name):
 
 
 def test_unoptimized_model_folds_and_simplifies():
-    """The seed's exercise: 2·3 folds, ·1 goes, exp(x) is dead, the relus merge under cse."""
+    """The textbook pipeline exercise: 2·3 folds, ·1 goes, exp(x) is dead, the relus merge under cse."""
     spec = EXAMPLES["unoptimized_model"]
     _, after = rewrite(spec.text(), "canonicalize,cse")
     names = cortex_ops(after)

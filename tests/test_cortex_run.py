@@ -233,7 +233,7 @@ def test_stage_table_shares_and_totals():
         (["--passes", "no-such-pass"], "error: --passes: unknown pass 'no-such-pass'"),
         (["--frames", "-1"], "error: --frames must be >= 0, got -1"),
         (["--size", "big"], "error: --size must read HxW"),
-        (["--entry", "main"], "error: the pipeline has no function @main"),
+        (["--entry", "main"], "error: no function '@main' in the module (functions: l2_frame)"),
     ],
 )
 def test_errors_are_one_line(capsys, argv, message):

@@ -1,6 +1,6 @@
 """scripts/device_check.py's `prepare` half runs here (the GPU half runs on a lent machine): every graph it
 hands the device must compile to one IREE segment for each target. Regression: the outlining cost rule
-(issue 19) kept the small graphs on NumPy and `prepare` stopped at `conv_bn: @conv_bn is not one IREE
+kept the small graphs on NumPy and `prepare` stopped at `conv_bn: @conv_bn is not one IREE
 segment ([])` — found only when the lead prepared a device run."""
 
 from __future__ import annotations

@@ -335,7 +335,7 @@ def test_byte_order_mark_is_a_located_diagnostic(capsys, tmp_path):
 
 
 def test_missing_target_dependency_is_a_diagnostic(capsys, tmp_path):
-    """xDSL's llvm target (it needs llvmlite) is not offered on cortex IR since issue 10's `-t` cleanup:
+    """xDSL's llvm target (it needs llvmlite) is not offered on cortex IR:
     asking for it is argparse's one line naming the targets that work, never an import traceback."""
     path = tmp_path / "f.mlir"
     path.write_text("func.func @f() {\n  func.return\n}\n")

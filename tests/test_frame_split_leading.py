@@ -1,6 +1,6 @@
 """Leading recurrences: the blur gate's sharpness history runs ahead, in order, with the delayed part.
 
-Issue 10's gate reads `window_median(sharpness_history)`, a recurrence. The
+The blur gate reads `window_median(sharpness_history)`, a recurrence. The
 frame split must keep the gate (and so the skipped heavy stages) in the
 frame-parallel part: `sharpness_history` is classified *leading* from the IR
 (its update reads only itself and the frame, and an `scf.if` condition reads

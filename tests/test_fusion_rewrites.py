@@ -1,4 +1,4 @@
-"""cortex-fuse-batch-norm and cortex-recognize-gelu on the seed examples:
+"""cortex-fuse-batch-norm and cortex-recognize-gelu on the example graphs:
 the reference interpreter gives the same results before and after, the op
 counts drop as expected, and the passes compose with canonicalize/cse/dce
 and the lowering to the NumPy backend."""
@@ -89,7 +89,7 @@ def test_passes_leave_unrelated_examples_alone():
 
 
 def test_declarative_before_after_check():
-    """Seeds/003's "pass testing": the linear–batch_norm pair matches before, not after."""
+    """Declarative pass testing: the linear–batch_norm pair matches before, not after."""
     _, module = load("linear_bn")
     (root,) = [op for op in module.walk() if op.name == "func.return"]
     assert match(LINEAR_BN, root.operands[0]) is not None

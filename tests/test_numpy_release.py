@@ -1,6 +1,6 @@
 """Large arrays are released (`del`) where they die in generated code (backends/numpy_release.py).
 
-Issue 21, second session: the decomposed scene change was twice the OpenCV kernel's CPU because every
+Before this, the decomposed scene change was twice the OpenCV kernel's CPU because every
 intermediate stayed alive until the function returned (~19 full-size images at the peak), so each call
 took fresh, zero-filled pages from the OS. These tests pin where `del`s go (and where they must not:
 a name read later, inside a branch or loop, a parameter, a result), that the code still computes the

@@ -1,6 +1,6 @@
 """ONNX Gemm, alpha·A'·B' + beta·C, against ONNX Runtime: every alpha/beta/transpose/bias form.
 
-Issue 24: scaling the bias by `alpha` instead of `beta` passed every test — no test
+Scaling the bias by `alpha` instead of `beta` once passed every test — no test
 had alpha ≠ beta with a bias, and the constant-B path (B folded into a
 `cortex.linear` weight, a constant C into its bias) is a separate code path from
 the computed-B one (matmul, mul, add). Here alpha ≠ beta in every example, on

@@ -1,6 +1,6 @@
 """Pooling with asymmetric pads, NCHW and NHWC, against a loop over the windows written here.
 
-Issue 24: the NHWC `avg_pool` lowering counting its horizontal windows with the
+The NHWC `avg_pool` lowering once counting its horizontal windows with the
 *top* pad instead of the *left* one passed every test, because every test padded
 symmetrically; the NCHW lowering had the same mistake caught only because a test
 happened to use H ≠ W with a one-sided pad. Here random pads (each side its own),

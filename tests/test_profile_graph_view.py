@@ -98,7 +98,7 @@ def test_profile_follows_calls_into_pieces(l2):
 
 def test_profile_errors_are_one_line():
     module = build_l2_pipeline(96, 128, 32)
-    with pytest.raises(PassFailedException, match=r"no function '@nope' to run in the module \(functions: @l2_frame\)"):
+    with pytest.raises(PassFailedException, match=r"no function '@nope' in the module \(functions: l2_frame\)"):
         ProfilePass(entry="nope").apply(make_context(), module)
     with pytest.raises(PassFailedException, match="unknown mode 'turbo'"):
         ProfilePass(mode="turbo").apply(make_context(), module)

@@ -170,7 +170,7 @@ def test_specialize_with_what_is_not_a_shape_is_one_line(shape):
 def test_a_damaged_iree_module_with_its_digest_rewritten_is_one_line(tmp_path, monkeypatch):
     """IREE's loader refuses bytes that are not a VM module with a raw ValueError (a truncated flatbuffer):
     a saved "iree" program whose module.vmfb was cut short, digest rewritten to match, is one line naming
-    the executable (found by the second session's attack; the digest only catches damage, not an edit)."""
+    the executable (a deliberate tampering attack found it; the digest only catches damage, not an edit)."""
     import hashlib
 
     pytest.importorskip("iree.compiler", reason="the IREE backend is installed with cortex[iree]")

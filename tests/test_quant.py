@@ -1,6 +1,6 @@
 """Profile-guided int8 quantisation: calibration, the quantised ops, the rewrite, its report, lowering.
 
-The acceptance test of issue 11 is `test_int8_cnn_keeps_the_float_answers`:
+The acceptance test of int8 quantisation is `test_int8_cnn_keeps_the_float_answers`:
 the int8 CNN keeps the float top-1 class on >= 97 % of 100 held-out inputs
 with a max probability error <= 0.05, and the report states exactly the
 error an independent measurement finds.

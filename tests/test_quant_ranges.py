@@ -1,6 +1,6 @@
 """Quantisation parameters from ranges: asymmetric value ranges, and the percentile clip point.
 
-Issue 24: symmetric quantisation taking its scale from the positive peak only
+Symmetric quantisation once taking its scale from the positive peak only
 (`max(hi)` instead of `max(-lo, hi)`) passed every test — no test quantised a
 tensor whose negative range is the larger — and the percentile clip point one
 histogram bin lower passed too. Here random ranges (either side the larger) go

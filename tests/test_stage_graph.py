@@ -123,12 +123,12 @@ def test_text_roi_waits_for_gray_and_the_sharpness_not_for_the_reused_blurs():
     reused, scene = calling(split, "_x_cortex_gaussian_blur")  # G(x), G(x²) of this frame; then G(x·y)
     gray = next(s.name for s in split.delayed_stages if "input:0" in s.arg_keys)
     assert reused.startswith("delayed stage") and scene.startswith("parallel stage")
-    assert waits[text] == {gray, sharpness}  # before issue 21 item 6's graph: the whole delayed part
+    assert waits[text] == {gray, sharpness}  # without the stage graph: the whole delayed part
     assert reused in waits[scene]
 
 
 def without_delayed_stages(data: bytes) -> bytes:
-    """The program as a runtime before issue 21 item 6 saved it: no "delayed_stages" in its split."""
+    """The program as a runtime without the stage graph saved it: no "delayed_stages" in its split."""
     source = zipfile.ZipFile(io.BytesIO(data))
     files = {n: source.read(n) for n in source.namelist()}
     doc = json.loads(files["program.json"])

@@ -1,6 +1,6 @@
 """Every code path that transposes, on non-involutive permutations (3-cycles and worse).
 
-Issue 24: `cortex-fold-constant-layouts` folding a transpose of a constant with the
+`cortex-fold-constant-layouts` once folding a transpose of a constant with the
 *inverse* permutation passed every test — every permutation its tests used was its
 own inverse — although the NumPy backend's own transpose had been pinned down against
 exactly that mistake. The siblings, each against plain `np.transpose`:

@@ -199,12 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def entry_function(module: ModuleOp, entry: str) -> func.FuncOp:
-    from cortex.ir import function_named
+    """`interpreter.calling.entry_function`, imported on first use (`--help` loads no xDSL)."""
+    from cortex.interpreter.calling import entry_function as resolve
 
-    fn = function_named(module, entry, defined=False)
-    if fn is None:
-        raise CortexError(f"the pipeline has no function @{entry}")
-    return fn
+    return resolve(module, entry)
 
 
 def frame_geometry(module: ModuleOp, entry: str) -> tuple[int | None, int | None, int]:

@@ -1,4 +1,4 @@
-// The seed's dead-node elimination as three ordinary rewrites: in power_save
+// Dead-node elimination of zero-weight stages as three ordinary rewrites: in power_save
 // (ws = wm = 0) saliency_dft and motion_map go, and nothing else does
 // (center_crop is folded to a constant, the zero-weight constants are dead).
 // RUN: cortex-opt %l2_static -p 'canonicalize,cortex-specialize-mode{mode=power_save},canonicalize,dce' | filecheck %s

@@ -1,4 +1,4 @@
-// cortex-dce reports, as the seed prints it, what it removed and the time
+// cortex-dce reports, as `[dead_node_elimination]` lines, what it removed and the time
 // that saves, from the cortex.profile_ms attributes cortex-profile sets.
 // RUN: cortex-opt %s -p 'cortex-dce{mode=power_save}' 2>&1 >/dev/null | filecheck %s --check-prefix=PROFILED
 // RUN: cortex-opt %examples/l2_pipeline.mlir -p 'cortex-dce{mode=power_save}' 2>&1 >/dev/null | filecheck %s --check-prefix=UNPROFILED

@@ -1,4 +1,4 @@
-// --view-graph prints the seed's table: one row per stage in program order,
+// --view-graph prints the stage table: one row per stage in program order,
 // [compilable] / [external_call], the profiled time, and the total. After
 // cortex-partition the same stages are listed, with the piece holding each.
 // RUN: cortex-opt %l2_static -p 'cortex-profile{frames=1}' --view-graph | filecheck %s

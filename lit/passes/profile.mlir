@@ -48,5 +48,5 @@ func.func @graph(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
 // SIZE: error: pass 'cortex-profile' failed: size reads like 480x640, got 'big'
 // STATIC: size=96x128 is for a shape-generic frame entry; @l2_frame takes tensor<480x640x3xui8>
 
-// ENTRY: no function '@nope' to run in the module (functions: @l2_frame)
+// ENTRY: no function '@nope' in the module (functions: l2_frame)
 // MODE: unknown mode 'turbo'

@@ -1,0 +1,42 @@
+"""The three places Cortex patches xDSL, each pinned: remove a patch and its test fails."""
+
+from __future__ import annotations
+
+import threading
+
+from xdsl import builder as xdsl_builder
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
+from xdsl.ir import Operation
+
+import cortex.ir  # noqa: F401 - installs the is_splat patch, with the parser and printer it serves
+from cortex.dialects import builder_threads
+
+
+def test_splat_is_by_bits():
+    """Once cortex.ir is loaded, [-0.0, 0.0] is two values (xDSL's == calls it a splat); [1, 1] stays one."""
+    t = TensorType(f32, [2])
+    assert not DenseIntOrFPElementsAttr.from_list(t, [-0.0, 0.0]).is_splat()
+    assert DenseIntOrFPElementsAttr.from_list(t, [1.0, 1.0]).is_splat()
+
+
+def test_builder_hook_is_permanent_and_installed_once():
+    """xDSL's per-`with` swap hands back the permanent hook, so threads cannot interleave save/restore."""
+    hook = Operation.__post_init__
+    assert getattr(hook, "cortex_permanent_hook", False)
+    assert xdsl_builder._override_operation_post_init() is hook
+    threads = [threading.Thread(target=builder_threads.install) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert Operation.__post_init__ is hook  # idempotent
+
+
+def test_xdsl_opt_plugin_gets_the_linear_time_string_pattern():
+    from xdsl.utils.mlir_lexer import MLIRLexer
+
+    from cortex.ir import STRING_LITERAL
+    from cortex.universe import CORTEX_UNIVERSE
+
+    assert CORTEX_UNIVERSE.all_dialects
+    assert MLIRLexer._unescaped_characters_regex is STRING_LITERAL
