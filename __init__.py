@@ -17,9 +17,26 @@ The Python API:
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex.errors import CortexError
+
+if TYPE_CHECKING:  # what a type checker sees of the lazily imported API below: its real signatures
+    from cortex.driver import calibrate as calibrate
+    from cortex.driver import compile as compile
+    from cortex.driver import emit_numpy as emit_numpy
+    from cortex.driver import lower as lower
+    from cortex.driver import quantize as quantize
+    from cortex.driver import reference as reference
+    from cortex.driver import run_passes as run_passes
+    from cortex.examples.l2_pipeline import build_l2_pipeline as build_l2_pipeline
+    from cortex.frontends.onnx import from_onnx as from_onnx
+    from cortex.ir import make_context as make_context
+    from cortex.ir import parse as parse
+    from cortex.ir import to_text as to_text
+    from cortex.options import CompileOptions as CompileOptions
+    from cortex.options import compile_pipeline_text as compile_pipeline_text
+    from cortex.runtime.pipeline import load as load
 
 _API_HOMES = {
     "CompileOptions": "cortex.options",

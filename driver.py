@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # typing.Unpack is 3.11+; the project runs on 3.10 too
+    from typing_extensions import Unpack
 
 import numpy as np
+import numpy.typing as npt
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
@@ -31,7 +35,7 @@ from cortex.errors import CortexError, whole_number
 from cortex.interpreter.calling import find_entry, resolve_entry
 from cortex.interpreter.reference import ReferenceRunner
 from cortex.ir import make_context, parse, verify_located
-from cortex.options import CompileOptions, compile_options, compile_phases, compile_pipeline_text
+from cortex.options import CompileFields, CompileOptions, compile_options, compile_phases, compile_pipeline_text
 from cortex.passes.calibrate import calibrate as _calibrate
 from cortex.passes.frame_split import split_entry
 from cortex.passes.outlining import FrameSplitError, defined_function, split_keys
@@ -41,7 +45,7 @@ from cortex.passes.state_analysis import classify_states
 from cortex.passes.temporal_reuse import ReuseReport, TemporalReusePass, temporal_reuse
 from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import PipelineError, parse_pipeline
-from cortex.reports.quant_report import quantize_with_report
+from cortex.reports.quant_report import QuantReport, quantize_with_report
 from cortex.runtime.pipeline import CompiledPipeline
 from cortex.runtime.program import Executable, FrameSplit, Part, Program, StateInfo
 from cortex.runtime.threads import MAX_WORKERS
@@ -148,7 +152,7 @@ def parsed(module_or_path: ModuleOp | str | Path) -> ModuleOp:
 
 
 def compile_program(module_or_path: ModuleOp | str | Path, options: CompileOptions | None = None,
-                    **fields: Any) -> Compilation:
+                    **fields: Unpack[CompileFields]) -> Compilation:
     """Compile a cortex module to a `Program` (everything compiled here: the runtime only loads it).
 
     `options` (a `CompileOptions`), or its fields as keywords, say what to make. The steps are the pipelines
@@ -180,7 +184,7 @@ def compile_program(module_or_path: ModuleOp | str | Path, options: CompileOptio
 
 def compile_pipeline(module_or_path: ModuleOp | str | Path, options: CompileOptions | None = None, *,
                      workers: int = 1, profile: bool = False,
-                     **fields: Any) -> CompiledPipeline | ShapeGenericPipeline:
+                     **fields: Unpack[CompileFields]) -> CompiledPipeline | ShapeGenericPipeline:
     """`compile_program`, loaded by the runtime: the object `cortex.compile` returns.
 
     `workers` and `profile` are the runtime's, not the compile's: `workers` > 1 runs each call's independent
@@ -379,7 +383,7 @@ def compile(  # noqa: A001
     *,
     workers: int = 1,
     profile: bool = False,
-    **fields: Any,
+    **fields: Unpack[CompileFields],
 ) -> CompiledPipeline | ShapeGenericPipeline:
     """Compile a module's entry to NumPy (or `backend="iree"`: native code); same call shape as `reference`.
 
@@ -399,12 +403,15 @@ def compile(  # noqa: A001
     return compile_pipeline(module_or_path, options, workers=workers, profile=profile, **fields)
 
 
-def calibrate(module, inputs, entry: str | None = None):
+def calibrate(module: ModuleOp, inputs: Iterable[Sequence[npt.ArrayLike]], entry: str | None = None) -> ModuleOp:
     """Attach each tensor's observed range (min, max, histogram) over `inputs` to its producer, in place."""
     return _calibrate(module, inputs, entry)
 
 
-def quantize(module, calibration, precision="int8", schema="symmetric", granularity="tensor", clip="minmax", held_out=None, entry=None):
+def quantize(module: ModuleOp, calibration: Iterable[Sequence[npt.ArrayLike]], precision: str = "int8",
+             schema: str = "symmetric", granularity: str = "tensor", clip: str = "minmax",
+             held_out: Iterable[Sequence[npt.ArrayLike]] | None = None,
+             entry: str | None = None) -> tuple[ModuleOp, QuantReport]:
     """`(qmodule, report)`: an int8 copy of `module` calibrated on `calibration` (an iterable of input
     tuples), and the per-op error report against the float graph (on `held_out` too, when given)."""
     return quantize_with_report(module, calibration, precision, schema, granularity, clip, held_out, entry)

@@ -18,11 +18,13 @@ compiles it once per distinct value of those inputs (cached).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 import onnx
 from onnx.backend.base import Backend, BackendRep
+from xdsl.dialects.builtin import ModuleOp
 
 from cortex.backends.backend import BACKENDS, backend_named
 from cortex.driver import compile_pipeline, reference
@@ -41,7 +43,17 @@ POST_PASSES = {"numpy": COMPILE_PASSES, "iree": None}
 """The post-lowering passes of an imported graph, per backend."""
 
 
-def _make_runner(module, runner: str, backend: str = "numpy", device: str = "CPU"):
+class GraphRunner(Protocol):
+    """What a prepared model calls: a compiled pipeline or the reference interpreter (graph inputs in order)."""
+
+    def __call__(self, *inputs: Any) -> tuple[Any, ...]: ...
+
+
+StaticKey = tuple[tuple[str, str, tuple[int, ...], bytes], ...]
+"""The integer inputs a runner was specialised to: (name, dtype, shape, bytes) each, sorted by name."""
+
+
+def _make_runner(module: ModuleOp, runner: str, backend: str = "numpy", device: str = "CPU") -> GraphRunner:
     if runner == "reference":
         return reference(module, entry=ENTRY, mode=None)
     return compile_pipeline(module, entry=ENTRY, mode=None, post_passes=POST_PASSES[backend], backend=backend,
@@ -69,12 +81,12 @@ class CortexRep(BackendRep):
             and i.type.HasField("tensor_type")
             and i.type.tensor_type.elem_type in (onnx.TensorProto.INT64, onnx.TensorProto.INT32)
         }
-        self._runners: dict[tuple, Any] = {}
+        self._runners: dict[StaticKey, GraphRunner] = {}
         if not self.static_inputs:
             self._runner({})  # compile now: errors surface at prepare time
 
-    def _runner(self, static: Mapping[str, np.ndarray]):
-        key = tuple((name, value.dtype.str, value.shape, value.tobytes()) for name, value in sorted(static.items()))
+    def _runner(self, static: Mapping[str, np.ndarray]) -> GraphRunner:
+        key: StaticKey = tuple((name, value.dtype.str, value.shape, value.tobytes()) for name, value in sorted(static.items()))
         if key not in self._runners:
             self._runners[key] = _make_runner(from_onnx(self.model, static), self.runner, self.backend, self.device)
         return self._runners[key]
@@ -118,11 +130,12 @@ class CortexBackend(Backend):
         return CortexRep(load_model(model), runner or cls.runner, backend, device)
 
     @classmethod
-    def run_model(cls, model, inputs: Any, device: str = "CPU", **kwargs: Any) -> tuple[np.ndarray, ...]:
+    def run_model(cls, model: onnx.ModelProto | str | bytes, inputs: Any, device: str = "CPU", **kwargs: Any) -> tuple[np.ndarray, ...]:
         return cls.prepare(model, device, **kwargs).run(inputs)
 
     @classmethod
-    def run_node(cls, node: onnx.NodeProto, inputs: Any, device: str = "CPU", outputs_info: Sequence | None = None, **kwargs: Any):
+    def run_node(cls, node: onnx.NodeProto, inputs: Any, device: str = "CPU", outputs_info: Sequence[tuple[npt.DTypeLike, tuple[int, ...]]] | None = None,
+                 **kwargs: Any) -> tuple[np.ndarray, ...]:
         """One node as a one-node model over `inputs` (their arrays give the input types)."""
         arrays = [np.asarray(v) for v in (inputs.values() if isinstance(inputs, Mapping) else inputs)]
         names = [n for n in node.input if n]

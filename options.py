@@ -17,7 +17,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:  # typing.Unpack is 3.11+; the project runs on 3.10 too
+    from typing_extensions import Unpack
 
 import numpy as np
 
@@ -88,7 +91,7 @@ class CompileOptions:
                               "change is the float64 kernel")
         check_backend_choice(self.backend, self.device)
 
-    def replace(self, **changes: Any) -> CompileOptions:
+    def replace(self, **changes: Unpack[CompileFields]) -> CompileOptions:
         """A copy with `changes` (checked again)."""
         return dataclasses.replace(self, **changes)
 
@@ -107,11 +110,28 @@ class CompileOptions:
         return bool(self.specialize and (self.mode is not None or self.weights))
 
 
+class CompileFields(TypedDict, total=False):
+    """`CompileOptions`' fields as keywords (`cortex.compile(module, mode=None, ...)`): a type checker then
+    flags a misspelt option or a wrong value type before the call's own check does."""
+
+    entry: str | None
+    mode: str | None
+    weights: Mapping[str, float] | None
+    passes: str | None
+    post_passes: str | None
+    specialize: bool
+    split: bool
+    frame_work: bool
+    precision: str | None
+    backend: str
+    device: str
+
+
 COMPILE_OPTION_NAMES = tuple(f.name for f in dataclasses.fields(CompileOptions))
 """The keyword names `cortex.compile` forwards into `CompileOptions` (every other keyword is the runtime's)."""
 
 
-def compile_options(options: CompileOptions | None = None, **fields: Any) -> CompileOptions:
+def compile_options(options: CompileOptions | None = None, **fields: Unpack[CompileFields]) -> CompileOptions:
     """`options` with `fields` replaced, or `CompileOptions(**fields)`: what every entry point calls, so an
     unknown keyword is one message naming the options there are."""
     unknown = sorted(set(fields) - set(COMPILE_OPTION_NAMES))

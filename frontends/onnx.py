@@ -142,7 +142,7 @@ Handler = Callable[["Importer", NodeContext, list[str]], Sequence[SSAValue | Non
 HANDLERS: dict[str, Handler] = {}
 
 
-def handles(*op_types: str):
+def handles(*op_types: str) -> Callable[[Handler], Handler]:
     def register(fn: Handler) -> Handler:
         for t in op_types:
             HANDLERS[t] = fn

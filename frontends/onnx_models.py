@@ -13,7 +13,7 @@ They are what the ONNX tests and the ONNX Runtime benchmark import:
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,8 @@ def _weights(rng: np.random.Generator, name: str, shape: tuple[int, ...], fan_in
     return numpy_helper.from_array(value, name)
 
 
-def _model(nodes, inputs, outputs, initializers, name: str) -> onnx.ModelProto:
+def _model(nodes: Sequence[onnx.NodeProto], inputs: Sequence[onnx.ValueInfoProto], outputs: Sequence[onnx.ValueInfoProto],
+           initializers: Sequence[onnx.TensorProto], name: str) -> onnx.ModelProto:
     graph = helper.make_graph(nodes, name, inputs, outputs, initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="cortex")
     model.ir_version = 8  # readable by older runtimes too

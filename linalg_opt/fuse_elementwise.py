@@ -308,20 +308,19 @@ def fuse_tree(nodes: list[FusionNode]) -> GenericOp:
 
 def fuse_elementwise(module: Operation) -> None:
     """Fuse every maximal tree of fusible generics in `module` into its root (in place)."""
-    rewriter = Rewriter()
     roots = [op for op in module.walk() if isinstance(op, GenericOp) and absorbing_consumer(op) is None]
     for root in roots:
         nodes = fusion_tree(root)
         if len(nodes) == 1:
             continue
         fused = fuse_tree(nodes)
-        rewriter.replace_op(root, fused)
+        Rewriter.replace_op(root, fused)
         for node in nodes[1:]:  # pre-order: each producer's only user is already gone
             init = node.op.outputs[0]
-            rewriter.erase_op(node.op)
+            Rewriter.erase_op(node.op)
             owner = init.owner
             if isinstance(owner, tensor.EmptyOp) and not owner.tensor.uses:
-                rewriter.erase_op(owner)
+                Rewriter.erase_op(owner)
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,7 @@ class CropGenericInputs(RewritePattern):
             crop = ExtractSliceOp.from_static_parameters(value, [0] * len(shape), extent)
             if isinstance(origin := op.attributes.get(ORIGIN), StringAttr):
                 crop.attributes[ORIGIN] = origin
-            rewriter.insert_op(crop)
+            rewriter.insert(crop)
             op.operands[index] = crop.result
             rewriter.has_done_action = True
 

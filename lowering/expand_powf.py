@@ -49,7 +49,7 @@ class _Emitter:
     def __call__(self, op: Operation) -> SSAValue:
         if self.origin is not None:
             op.attributes[ORIGIN] = self.origin
-        self.rewriter.insert_op(op)
+        self.rewriter.insert(op)
         return op.results[0]
 
     def const(self, value: float) -> SSAValue:
@@ -88,7 +88,7 @@ class ExpandPowF(RewritePattern):
         result = e(arith.SelectOp(one, e.const(1.0), result))
         if element != f64:
             result = e(arith.TruncFOp(result, element))
-        rewriter.replace_matched_op([], [result])
+        rewriter.replace(op, [], [result])
 
 
 @dataclass(frozen=True)

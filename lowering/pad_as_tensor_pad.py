@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import tensor
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, ModuleOp, TensorType
-from xdsl.dialects.linalg import FillOp
+from xdsl.dialects.linalg.ops import FillOp
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -79,12 +79,12 @@ class FillInsertAsPad(RewritePattern):
         body.add_op(tensor.YieldOp(fill.inputs[0]))
         attributes = {ORIGIN: op.attributes[ORIGIN]} if ORIGIN in op.attributes else None
         padded = tensor.PadOp(op.source, [], [], Region(body), low, high, op.result.type, attributes=attributes)
-        rewriter.replace_matched_op(padded)
+        rewriter.replace(op, padded)
         if not fill.results[0].uses:
             empty = fill.outputs[0].owner
-            rewriter.erase_op(fill)
+            rewriter.erase(fill)
             if isinstance(empty, tensor.EmptyOp) and not empty.results[0].uses:
-                rewriter.erase_op(empty)
+                rewriter.erase(empty)
 
 
 @dataclass(frozen=True)

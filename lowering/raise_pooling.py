@@ -164,7 +164,7 @@ class RaiseNhwcPooling(RewritePattern):
         named, strides, dilations = found
         pool = named(list(op.inputs), list(op.outputs), [r.type for r in op.res], attributes=dict(op.attributes),
                      strides=i64_vector(strides), dilations=i64_vector(dilations))
-        rewriter.replace_op(op, pool)
+        rewriter.replace(op, pool)
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ class BlasHold:
         self._restore = []
 
 
-def blas_limit(threads: int | None):
+def blas_limit(threads: int | None) -> contextlib.AbstractContextManager[BlasHold | None]:
     """A context manager holding BLAS to `threads` threads (None: the library's own choice).
 
     Not re-entrant across threads: BLAS thread counts are process-wide, so

@@ -30,7 +30,7 @@ def bind_extern(name: str, props: Mapping[str, Any]) -> Callable[..., Any]:
     except TypeError as e:
         raise CortexError(f"extern '{name}' does not accept its properties {dict(props)}: {e}") from None
 
-    def call(*args):
+    def call(*args: Any) -> Any:
         try:
             return kernel(*args, **props)
         except CortexError:

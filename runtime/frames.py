@@ -27,38 +27,44 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+ItemT = TypeVar("ItemT", contravariant=True)
+FrontT = TypeVar("FrontT")
+TailT = TypeVar("TailT")
 
 
-class FlightExecutor(Protocol):
-    def start(self, item: Any) -> Any: ...
+class FlightExecutor(Protocol[ItemT, FrontT, TailT]):
+    """An engine's half of `frames_in_flight`: an item starts as a front, a settled front is a tail, a
+    finished tail gives the item's outputs (one tuple per frame)."""
 
-    def settle(self, flight: Any) -> Any: ...
+    def start(self, item: ItemT) -> FrontT: ...
 
-    def done(self, flight: Any) -> bool: ...
+    def settle(self, flight: FrontT) -> TailT: ...
 
-    def wait(self, flights: list[Any]) -> None: ...
+    def done(self, flight: FrontT | TailT) -> bool: ...
 
-    def finish(self, flight: Any) -> Iterable[tuple[Any, ...]]: ...
+    def wait(self, flights: list[FrontT | TailT]) -> None: ...
 
-    def close(self, flights: list[Any]) -> None: ...
+    def finish(self, flight: TailT) -> Iterable[tuple[Any, ...]]: ...
+
+    def close(self, flights: list[FrontT | TailT]) -> None: ...
 
 
-_END = object()
-
-
-def frames_in_flight(items: Iterable[Any], window: int, executor: FlightExecutor) -> Iterator[tuple[Any, ...]]:
+def frames_in_flight(items: Iterable[ItemT], window: int,
+                     executor: FlightExecutor[ItemT, FrontT, TailT]) -> Iterator[tuple[Any, ...]]:
     """The outputs of every item of `items`, in order, at most `window` items in flight (see the module docstring)."""
     window = max(window, 1)
-    fronts: deque[Any] = deque()
-    tails: deque[Any] = deque()
+    fronts: deque[FrontT] = deque()
+    tails: deque[TailT] = deque()
     source = iter(items)
     exhausted = False
     try:
         while True:
             while not exhausted and len(fronts) + len(tails) < window:
-                item = next(source, _END)
-                if item is _END:
+                try:
+                    item = next(source)
+                except StopIteration:
                     exhausted = True
                     break
                 fronts.append(executor.start(item))

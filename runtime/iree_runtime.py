@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,7 @@ ELEMENT_DTYPES = {
 }
 
 
-def require_runtime():
+def require_runtime() -> ModuleType:
     try:
         import iree.runtime as rt
     except ImportError:
@@ -53,7 +54,7 @@ def require_runtime():
     return rt
 
 
-def _element_types(rt) -> dict[type, Any]:
+def _element_types(rt: ModuleType) -> dict[type, Any]:
     E = rt.HalElementType
     return {
         np.float16: E.FLOAT_16, np.float32: E.FLOAT_32, np.float64: E.FLOAT_64, np.bool_: E.BOOL_8,
@@ -84,7 +85,7 @@ DECLARATION = re.compile(r"(?:\w+\s+)*func\s+@\S+?\((.*?)\)\s*->\s*(.*)", re.S)
 """IREE's `iree.abi.declaration`: `sync func @f(%input0: tensor<4x8xf32>) -> (%output0: tensor<4x8xf32>)`."""
 
 
-def spec_of(t: object, rt) -> Spec:
+def spec_of(t: object, rt: ModuleType) -> Spec:
     """The boundary spec of a tensor type, an xDSL attribute or its text ("tensor<1x3x16x16xf32>": what a
     saved module's metadata holds, so loading one needs no IR)."""
     text = str(t)
@@ -110,7 +111,7 @@ def declared_types(vm_function: Any, name: str) -> tuple[list[str], list[str]]:
     return halves[0], halves[1]
 
 
-def _same(specs: list[Spec], types: list[str], rt) -> bool:
+def _same(specs: list[Spec], types: list[str], rt: ModuleType) -> bool:
     try:
         theirs = [spec_of(t, rt) for t in types]
     except CortexError:
@@ -139,7 +140,7 @@ class LoadedModule:
             raise CortexError(f"the IREE module is not valid ({len(vmfb)} bytes): {' '.join(str(e).split())[:200]}") from None
         self._local = threading.local()
 
-    def context(self):
+    def context(self) -> Any:  # an iree.runtime.VmContext (the package is optional: no types without it)
         ctx = getattr(self._local, "context", None)
         if ctx is None:
             ctx = self._local.context = self.rt.VmContext(self.instance, modules=[self.hal, self.module])

@@ -48,7 +48,7 @@ class LoadedNumpy:
             raise CortexError(f"executable {label} does not load: {type(e).__name__}: {' '.join(str(e).split())[:200]}") from None
         profiler = self.namespace.get("_prof")
         self.profiler = profiler
-        self.sections: dict[str, Any] = dict(profiler.sections) if profiler is not None else {}
+        self.sections: dict[str, Section | ConcurrentSection] = dict(profiler.sections) if profiler is not None else {}
 
     def concurrent_sections(self) -> dict[str, ConcurrentSection]:
         """Swap the module's timers for thread-safe ones (the functions look them up as globals); returns them."""

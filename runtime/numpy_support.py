@@ -11,9 +11,14 @@ import base64
 import sys
 import threading
 import weakref
+from typing import Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 from numpy.lib.stride_tricks import as_strided
+
+IntValue: TypeAlias = "np.ndarray | np.integer[Any] | int"
+"""An integer operand of generated code: an array, or a NumPy or Python integer (a 0-d result unwrapped)."""
 
 
 def const(blob: bytes, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -44,14 +49,14 @@ def unpack(text: str) -> bytes:
     return base64.b64decode(text)
 
 
-def full(shape: tuple[int, ...], value, dtype: str) -> np.ndarray:
+def full(shape: tuple[int, ...], value: int | float | bool, dtype: str) -> np.ndarray:
     """A read-only constant array of one value."""
     array = np.full(shape, value, dtype=dtype)
     array.setflags(write=False)
     return array
 
 
-def affine_view(x: np.ndarray, offset: tuple[int, ...], shape: tuple[int, ...], coefs: tuple[tuple[int, ...], ...]):
+def affine_view(x: np.ndarray, offset: tuple[int, ...], shape: tuple[int, ...], coefs: tuple[tuple[int, ...], ...]) -> np.ndarray:
     """The view v[d] = x[offset + C·d] over d in `shape`, for non-negative C (no copy).
 
     `coefs[k][a]` is the coefficient of loop dimension k in the index of axis
@@ -156,14 +161,14 @@ class BufferPool:
 # ---- integer semantics MLIR has and NumPy operators lack
 
 
-def u(x, bits: int):
+def u(x: IntValue, bits: int) -> np.ndarray | int:
     """Reinterpret a signless integer as unsigned (view for arrays, modulo for scalars)."""
     if isinstance(x, np.ndarray):
         return x.view(f"uint{bits}") if bits > 1 else x
     return int(x) % (1 << bits)
 
 
-def s(x, bits: int):
+def s(x: IntValue, bits: int) -> np.ndarray | int:
     """Reinterpret an unsigned integer as signless two's complement."""
     if isinstance(x, np.ndarray):
         return x.view(f"int{bits}") if bits > 1 else x
@@ -171,22 +176,22 @@ def s(x, bits: int):
     return x - (1 << bits) if x >= 1 << (bits - 1) else x
 
 
-def divsi(a, b):
+def divsi(a: IntValue, b: IntValue) -> IntValue:
     """Signed division rounding toward zero (C semantics), as arith.divsi."""
     q = np.abs(a) // np.abs(b)
     return np.where((np.asarray(a) < 0) != (np.asarray(b) < 0), -q, q).astype(np.result_type(a, b))[()]
 
 
-def ceildiv(a, b):
+def ceildiv(a: IntValue, b: IntValue) -> IntValue:
     return -(-a // b)
 
 
-def round_half_away(x):
+def round_half_away(x: npt.ArrayLike) -> np.ndarray:
     """math.round: halfway cases away from zero (np.round rounds them to even)."""
     return np.copysign(np.floor(np.abs(x) + 0.5), x).astype(np.result_type(x), copy=False)
 
 
-def erf(x):
+def erf(x: npt.ArrayLike) -> np.ndarray:
     """math.erf, vectorised: Abramowitz & Stegun 7.1.26 in float64 (|error| < 1.5e-7)."""
     x = np.asarray(x)
     z = np.abs(x.astype(np.float64))

@@ -21,10 +21,10 @@ class Section:
     def __init__(self, label: str):
         self.label, self.seconds, self.count, self._start = label, 0.0, 0, 0.0
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self._start = time.perf_counter()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.seconds += time.perf_counter() - self._start
         self.count += 1
 
@@ -38,10 +38,10 @@ class ConcurrentSection:
         self.label, self.seconds, self.cpu_seconds, self.count = label, 0.0, 0.0, 0
         self._local, self._lock = threading.local(), threading.Lock()
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self._local.start = (time.perf_counter(), time.thread_time())
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         wall, cpu = self._local.start
         wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
         with self._lock:

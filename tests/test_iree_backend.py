@@ -190,7 +190,7 @@ def pool_nhwc_module(kind, h, w, k, s, p):
 def test_raise_pooling_keeps_maps_and_combiner(kind, h, w, k, s, p):
     """Each NHWC pool's generic becomes one named op whose maps (as affine functions) and combiner are the
     generic's: the named op computes what the generic did (run on IREE in test_pools_on_iree_match_numpy)."""
-    from xdsl.dialects.linalg import GenericOp
+    from xdsl.dialects.linalg.ops import GenericOp
 
     from cortex.lowering.raise_pooling import PoolingNhwcMaxOp, PoolingNhwcSumOp, RaisePoolingPass, pooling_of
     from cortex.lowering.raise_pooling import coefficients as coef
