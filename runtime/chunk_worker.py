@@ -38,7 +38,9 @@ class FrameWorker:
         if setup is not None:
             setup()
         limit_library_threads(threads)
+        self.program = program
         self.split = LoadedSplit(program)
+        self._leading_stages: list[Any] | None = None  # the chain's slice of the delayed part, on first use
         parts = self.split.parts
         wanted = dict.fromkeys([*parts["recurrence"].arg_keys, *parts["tail"].arg_keys])
         self.returned = [k for k in wanted if not k.startswith("input:")]
@@ -47,13 +49,17 @@ class FrameWorker:
         """Delayed and parallel parts of `frames` (numbered from `first`).
 
         `delayed`: the delayed inputs (and leading recurrences) of the first frame, or None to compute
-        them from `before`, the frame before the chunk. `fixed`: read-only states.
+        them from `before`, the frame before the chunk; given without the delayed inputs (only the
+        leading recurrences, as `leading` returns them), those are computed from `before` — they read no
+        state, so this frame's delayed part needs no history. `fixed`: read-only states.
         """
         split = self.split
-        if delayed is None:
-            env = {**split.inputs((before,)), **{f"state:{n}": v for n, v in fixed.items()}}
+        missing = [n for n in split.ahead if delayed is None or n not in delayed]
+        if missing:
+            given = {**fixed, **(delayed or {})}
+            env = {**split.inputs((before,)), **{f"state:{n}": v for n, v in given.items() if n in split.state_ports}}
             split.parts["delayed"](env, first - 1)
-            delayed = {n: env[f"update:{n}"] for n in split.ahead}
+            delayed = {**(delayed or {}), **{n: env[f"update:{n}"] for n in missing}}
         values = []
         for k, frame in enumerate(frames):
             env = self._delayed(frame, first + k, delayed, fixed)
@@ -73,6 +79,35 @@ class FrameWorker:
             env = self._delayed(frame, first + k, delayed, fixed)
             delayed = {n: env[f"update:{n}"] for n in self.split.ahead}
         return delayed
+
+    def leading(self, frames: list, first: int, leading: dict, fixed: dict) -> dict:
+        """The leading recurrences alone over `frames`, from `leading` (their values before the first frame):
+        their values after the last frame, which start the next chunk. Only the delayed part's stages they
+        need run (the blur gate's sharpness, not the delayed inputs' derived states), so the chain costs a
+        fraction of the delayed part; the fronts compute the delayed inputs from the frame before them."""
+        split = self.split
+        stages = self.leading_stages()
+        for k, frame in enumerate(frames):
+            env = split.inputs((frame,))
+            env.update({f"state:{n}": v for n, v in {**leading, **fixed}.items() if n in split.state_ports})
+            for stage in stages:
+                stage(env, first + k)
+            leading = {n: env[f"update:{n}"] for n in split.leading}
+        return leading
+
+    def leading_stages(self) -> list[Any]:
+        """The stages of the delayed part that the leading recurrences' updates depend on, in order (the whole
+        delayed part where the program has no stages)."""
+        if self._leading_stages is None:
+            staged = LoadedSplit(self.program, stages=True).delayed_stages
+            needed = {f"update:{n}" for n in self.split.leading}
+            kept: list[Any] = []
+            for stage in reversed(staged):
+                if needed & set(stage.result_keys):
+                    kept.append(stage)
+                    needed |= set(stage.arg_keys)
+            self._leading_stages = kept[::-1] if staged else [self.split.parts["delayed"]]
+        return self._leading_stages
 
     def _delayed(self, frame: Any, index: int, delayed: dict, fixed: dict) -> dict:
         split = self.split

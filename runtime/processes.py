@@ -140,9 +140,9 @@ def _task(method: str, spec: BlockSpec, *args: Any) -> Any:
             before = frames[0] if before_given else None
             chunk = frames[1:] if before_given else frames
             return _WORKER.front(chunk, first, before, delayed, fixed)
-        if method == "ahead":
-            first, before_given, delayed, fixed = args
-            return _WORKER.ahead(frames[1:] if before_given else frames, first, delayed, fixed)
+        if method == "leading":
+            first, before_given, leading, fixed = args
+            return _WORKER.leading(frames[1:] if before_given else frames, first, leading, fixed)
         first, before_given, values = args
         return _WORKER.tail(frames[1:] if before_given else frames, first, values)
     finally:
@@ -280,8 +280,9 @@ class ProcessFrames:
                 delayed = self._result(delayed, first, len(frames_chunk))
             front = self._submit(self.pool.fronts, "front", block.spec, first, before_given, delayed, self.fixed)
             if split.leading:
-                assert self.pool.chain is not None
-                self.ahead = self._submit(self.pool.chain, "ahead", block.spec, first, before_given, delayed, self.fixed)
+                assert self.pool.chain is not None and delayed is not None
+                leading = {n: delayed[n] for n in split.leading}
+                self.ahead = self._submit(self.pool.chain, "leading", block.spec, first, before_given, leading, self.fixed)
         except BaseException:
             block.free()
             raise
