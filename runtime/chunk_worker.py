@@ -33,11 +33,13 @@ def limit_library_threads(threads: int) -> None:
 class FrameWorker:
     """One worker's loaded frame split: a Ray actor (`ray_executor._actor_class`) or a worker process."""
 
-    def __init__(self, program: Program, threads: int, setup: Callable[[], None] | None = None):
-        """`program`: the compiled program, sent whole; `setup`, when given, runs first (a worker hook)."""
+    def __init__(self, program: Program, threads: int | None, setup: Callable[[], None] | None = None):
+        """`program`: the compiled program, sent whole; `setup`, when given, runs first (a worker hook);
+        `threads`: OpenCV's and BLAS's threads in this process (None: left as they are, in the caller)."""
         if setup is not None:
             setup()
-        limit_library_threads(threads)
+        if threads is not None:
+            limit_library_threads(threads)
         self.program = program
         self.split = LoadedSplit(program)
         self._leading_stages: list[Any] | None = None  # the chain's slice of the delayed part, on first use

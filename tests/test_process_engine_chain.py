@@ -76,3 +76,9 @@ def test_processes_equal_sequential_with_derived_and_chained_states(make):
         got = list(b.run_video(frames, workers=2, engine="processes", chunk=chunk))
         assert_same(got, want)
         assert_same_state(b.state, a.state)
+
+
+def test_the_chain_runs_in_the_caller_not_a_process_of_its_own():
+    b = compiled(small_l2_text())
+    list(b.run_video(frames_of(SMALL, 4), workers=2, engine="processes", chunk=2))
+    assert len(processes.pool_for(b, b.program, 2, chain=True).pids()) == 2
