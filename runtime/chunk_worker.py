@@ -57,7 +57,7 @@ class FrameWorker:
         """
         split = self.split
         missing = [n for n in split.ahead if delayed is None or n not in delayed]
-        if missing:
+        if delayed is None or missing:
             given = {**fixed, **(delayed or {})}
             env = {**split.inputs((before,)), **{f"state:{n}": v for n, v in given.items() if n in split.state_ports}}
             split.parts["delayed"](env, first - 1)
