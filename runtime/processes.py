@@ -138,10 +138,10 @@ def _task(method: str, spec: BlockSpec, *args: Any) -> Any:
     try:
         frames = mapped.frames
         if method == "front":  # the block holds the frame before the chunk first, when there is one
-            first, before_given, delayed, fixed = args
+            first, before_given, delayed, fixed, returns_delayed = args
             before = frames[0] if before_given else None
             chunk = frames[1:] if before_given else frames
-            return _WORKER.front(chunk, first, before, delayed, fixed)
+            return _WORKER.front(chunk, first, before, delayed, fixed, returns_delayed)
         first, before_given, values = args
         return _WORKER.tail(frames[1:] if before_given else frames, first, values)
     finally:
@@ -276,23 +276,28 @@ class ProcessFrames:
             delayed = self.ahead if first == 0 or split.leading else None
             if isinstance(delayed, Future):
                 delayed = self._result(delayed, first, len(frames_chunk))
-            front = self._submit(self.pool.fronts, "front", block.spec, first, before_given, delayed, self.fixed)
-            if split.leading:
+            after = None
+            if split.leading:  # the chain, in the caller: the next chunk's start, this chunk's delayed values after it
                 chain, worker = self.pool.chain, self.pool.chain_worker
                 assert chain is not None and worker is not None and delayed is not None
                 leading = {n: delayed[n] for n in split.leading}
-                self.ahead = chain.submit(worker.leading, frames_chunk, first, leading, self.fixed)
+                after = self.ahead = chain.submit(worker.after, frames_chunk, first, leading, self.fixed)
+                delayed = leading if first > 0 else delayed  # the front computes the delayed inputs from `before`
+            front = self._submit(self.pool.fronts, "front", block.spec, first, before_given, delayed, self.fixed,
+                                 after is None)
         except BaseException:
             block.free()
             raise
         self.first += len(frames_chunk)
         self.before = frames_chunk[-1]
-        return first, frames_chunk, block, before_given, front
+        return first, frames_chunk, block, before_given, after, front
 
     def settle(self, flight: Any) -> Any:
-        at, frames_chunk, block, before_given, future = flight
+        at, frames_chunk, block, before_given, after, future = flight
         split, state = self.split, self.state
         values = self._result(future, at, len(frames_chunk))
+        if after is not None:
+            values[-1]["delayed"] = self._result(after, at, len(frames_chunk))
         tail_args = settle_chunk(split, state, values, at)
         tail = self._submit(self.pool.fronts, "tail", block.spec, at, before_given, tail_args)
         return at, frames_chunk, block, dict(state), tail

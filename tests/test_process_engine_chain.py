@@ -82,3 +82,15 @@ def test_the_chain_runs_in_the_caller_not_a_process_of_its_own():
     b = compiled(small_l2_text())
     list(b.run_video(frames_of(SMALL, 4), workers=2, engine="processes", chunk=2))
     assert len(processes.pool_for(b, b.program, 2, chain=True).pids()) == 2
+
+
+def test_after_is_every_delayed_value_after_the_chunk_and_the_front_need_not_send_them():
+    pipeline = _full_l2()
+    worker = FrameWorker(pipeline.program, 1)
+    split = worker.split
+    state = split.internal_state(pipeline.state)
+    frames = frames_of(SMALL, 5)
+    want = worker.ahead(frames, 0, {n: state[n] for n in split.ahead}, {})
+    assert_same_state(worker.after(frames, 0, {n: state[n] for n in split.leading}, {}), want)
+    values = worker.front(frames, 0, None, {n: state[n] for n in split.ahead}, {}, returns_delayed=False)
+    assert not any("delayed" in v for v in values)
