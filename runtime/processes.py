@@ -14,8 +14,9 @@ on a worker, the recurrence on the caller in frame order, the chunk's `tail` (th
 When the entry has leading recurrences (the blur gate's sharpness history) each chunk's starting values
 are chained over the chunks before it: that chain runs only the delayed part's stages those values need
 (`FrameWorker.leading`, a few ms a frame) in a thread of the caller, which otherwise mostly waits — a
-process of its own cost more (its share of the cores, the values through pipes) on 2 cores. It hands on
-the leading values alone; each chunk's front computes the delayed inputs from the frame before it.
+process of its own cost more (its share of the cores, the values through pipes) on 2 cores. It hands the
+fronts the leading values alone (each computes the delayed inputs from the frame before its chunk) and
+gives the caller every delayed value after a chunk (`FrameWorker.after`), so no front pickles them back.
 
 The pool is kept with the pipeline and reused by its next `run_video` with the same worker count (the
 start-up — a process, its imports, loading the program — is paid once); `close_pools()` ends them (also at
