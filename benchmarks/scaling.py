@@ -61,12 +61,11 @@ def scaling_table(size: tuple[int, int], frames_n: int, repeat: int, engines: li
     frames = [video.frame(i) for i in range(frames_n)]
     compiled = cortex.compile(cortex.build_l2_pipeline(h, w))
     hand = HandwrittenPipeline(h, w)
-    hand_rate = frames_n / statistics.median(
-        batch_seconds(lambda fs: [hand(f) for f in fs], frames) for _ in range(max(repeat, 1)))
-    lines = [f"scaling {h}x{w}, {frames_n} frames a batch, medians of {repeat} ({load()})",
-             f"  hand-written sequential: {hand_rate:7.1f} frames/s"]
+    hand_times: list[float] = []
+    lines = [f"scaling {h}x{w}, {frames_n} frames a batch, medians of {repeat} ({load()})"]
     options = {"ray": {"num_cpus": cores}}
     base: dict[str, float] = {}
+    rows: list[tuple[int, dict[str, float], dict[str, float]]] = []
     for workers in worker_counts(cores):
         runs = {engine: engine_run(compiled, engine, workers, options.get(engine, {})) for engine in engines}
         startup = {}
@@ -75,17 +74,27 @@ def scaling_table(size: tuple[int, int], frames_n: int, repeat: int, engines: li
             list(run(frames[: 2 * workers]))
             startup[engine] = time.perf_counter() - t
         times: dict[str, list[float]] = {e: [] for e in engines}
+        order = [*engines, "hand"]  # the hand-written pipeline interleaved with the engines, at every count
         for r in range(repeat):
-            for engine in engines if r % 2 == 0 else engines[::-1]:
-                times[engine].append(batch_seconds(runs[engine], frames))
+            for engine in order if r % 2 == 0 else order[::-1]:
+                if engine == "hand":
+                    hand_times.append(batch_seconds(lambda fs: [hand(f) for f in fs], frames))
+                else:
+                    times[engine].append(batch_seconds(runs[engine], frames))
+        rows.append((workers, {e: frames_n / statistics.median(times[e]) for e in engines}, startup))
+    close_pools()
+    hand_rate = frames_n / statistics.median(hand_times)
+    lines.append(f"  hand-written sequential: {hand_rate:7.1f} frames/s (interleaved with the engines)")
+    for workers, rates, startup in rows:
         cells = []
-        for engine in engines:
-            rate = frames_n / statistics.median(times[engine])
+        for engine, rate in rates.items():
             base.setdefault(engine, rate)
             cells.append(f"{engine} {rate:7.1f}/s {rate / hand_rate:5.2f}× hand {rate / (workers * base[engine]):4.0%} eff "
                          f"(start {startup[engine]:.1f} s)")
+        if "threads" in rates and "processes" in rates:
+            cells.append(f"processes/threads {rates['processes'] / rates['threads']:4.2f}")
         lines.append(f"  workers {workers:3d}: " + " | ".join(cells))
-    close_pools()
+    lines.append(f"  ({load()} after)")
     return "\n".join(lines)
 
 

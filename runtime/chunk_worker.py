@@ -33,34 +33,43 @@ def limit_library_threads(threads: int) -> None:
 class FrameWorker:
     """One worker's loaded frame split: a Ray actor (`ray_executor._actor_class`) or a worker process."""
 
-    def __init__(self, program: Program, threads: int, setup: Callable[[], None] | None = None):
-        """`program`: the compiled program, sent whole; `setup`, when given, runs first (a worker hook)."""
+    def __init__(self, program: Program, threads: int | None, setup: Callable[[], None] | None = None):
+        """`program`: the compiled program, sent whole; `setup`, when given, runs first (a worker hook);
+        `threads`: OpenCV's and BLAS's threads in this process (None: left as they are, in the caller)."""
         if setup is not None:
             setup()
-        limit_library_threads(threads)
+        if threads is not None:
+            limit_library_threads(threads)
+        self.program = program
         self.split = LoadedSplit(program)
+        self._leading_stages: list[Any] | None = None  # the chain's slice of the delayed part, on first use
         parts = self.split.parts
         wanted = dict.fromkeys([*parts["recurrence"].arg_keys, *parts["tail"].arg_keys])
         self.returned = [k for k in wanted if not k.startswith("input:")]
 
-    def front(self, frames: list, first: int, before: Any, delayed: dict | None, fixed: dict) -> list[dict]:
+    def front(self, frames: list, first: int, before: Any, delayed: dict | None, fixed: dict,
+              returns_delayed: bool = True) -> list[dict]:
         """Delayed and parallel parts of `frames` (numbered from `first`).
 
         `delayed`: the delayed inputs (and leading recurrences) of the first frame, or None to compute
-        them from `before`, the frame before the chunk. `fixed`: read-only states.
+        them from `before`, the frame before the chunk; given without the delayed inputs (only the
+        leading recurrences, as `leading` returns them), those are computed from `before` — they read no
+        state, so this frame's delayed part needs no history. `fixed`: read-only states.
         """
         split = self.split
-        if delayed is None:
-            env = {**split.inputs((before,)), **{f"state:{n}": v for n, v in fixed.items()}}
+        missing = [n for n in split.ahead if delayed is None or n not in delayed]
+        if delayed is None or missing:
+            given = {**fixed, **(delayed or {})}
+            env = {**split.inputs((before,)), **{f"state:{n}": v for n, v in given.items() if n in split.state_ports}}
             split.parts["delayed"](env, first - 1)
-            delayed = {n: env[f"update:{n}"] for n in split.ahead}
+            delayed = {**(delayed or {}), **{n: env[f"update:{n}"] for n in missing}}
         values = []
         for k, frame in enumerate(frames):
             env = self._delayed(frame, first + k, delayed, fixed)
             split.parts["parallel"](env, first + k)
             delayed = {n: env[f"update:{n}"] for n in split.ahead}
             values.append({key: env[key] for key in self.returned if key in env})
-        if values:
+        if values and returns_delayed:  # (not when the caller has them: `after`)
             values[-1]["delayed"] = delayed
         return values
 
@@ -73,6 +82,43 @@ class FrameWorker:
             env = self._delayed(frame, first + k, delayed, fixed)
             delayed = {n: env[f"update:{n}"] for n in self.split.ahead}
         return delayed
+
+    def leading(self, frames: list, first: int, leading: dict, fixed: dict) -> dict:
+        """The leading recurrences alone over `frames`, from `leading` (their values before the first frame):
+        their values after the last frame, which start the next chunk. Only the delayed part's stages they
+        need run (the blur gate's sharpness, not the delayed inputs' derived states), so the chain costs a
+        fraction of the delayed part; the fronts compute the delayed inputs from the frame before them."""
+        split = self.split
+        stages = self.leading_stages()
+        for k, frame in enumerate(frames):
+            env = split.inputs((frame,))
+            env.update({f"state:{n}": v for n, v in {**leading, **fixed}.items() if n in split.state_ports})
+            for stage in stages:
+                stage(env, first + k)
+            leading = {n: env[f"update:{n}"] for n in split.leading}
+        return leading
+
+    def after(self, frames: list, first: int, leading: dict, fixed: dict) -> dict:
+        """Every delayed value after `frames` (the leading recurrences chained from `leading`, the delayed inputs
+        from the last frame): what the next chunk starts from, computed where the caller holds the frames,
+        so a front need not send its delayed values back (at 480x640 with temporal reuse, 11 MB a chunk)."""
+        leading = self.leading(frames[:-1], first, leading, fixed)
+        env = self._delayed(frames[-1], first + len(frames) - 1, leading, fixed)
+        return {n: env[f"update:{n}"] for n in self.split.ahead}
+
+    def leading_stages(self) -> list[Any]:
+        """The stages of the delayed part that the leading recurrences' updates depend on, in order (the whole
+        delayed part where the program has no stages)."""
+        if self._leading_stages is None:
+            staged = LoadedSplit(self.program, stages=True).delayed_stages
+            needed = {f"update:{n}" for n in self.split.leading}
+            kept: list[Any] = []
+            for stage in reversed(staged):
+                if needed & set(stage.result_keys):
+                    kept.append(stage)
+                    needed |= set(stage.arg_keys)
+            self._leading_stages = kept[::-1] if staged else [self.split.parts["delayed"]]
+        return self._leading_stages
 
     def _delayed(self, frame: Any, index: int, delayed: dict, fixed: dict) -> dict:
         split = self.split

@@ -12,8 +12,11 @@ scalars, the encoded bytes) come back through the pool's pipes. The loop is the 
 (`cortex.runtime.frames`), with the Ray engine's protocol: a chunk's `front` (delayed and parallel parts)
 on a worker, the recurrence on the caller in frame order, the chunk's `tail` (the encoder) on a worker.
 When the entry has leading recurrences (the blur gate's sharpness history) each chunk's starting values
-are the delayed part chained over the chunks before it: that chain runs in one more process of its own,
-so it never waits behind the chunks' heavy work.
+are chained over the chunks before it: that chain runs only the delayed part's stages those values need
+(`FrameWorker.leading`, a few ms a frame) in a thread of the caller, which otherwise mostly waits — a
+process of its own cost more (its share of the cores, the values through pipes) on 2 cores. It hands the
+fronts the leading values alone (each computes the delayed inputs from the frame before its chunk) and
+gives the caller every delayed value after a chunk (`FrameWorker.after`), so no front pickles them back.
 
 The pool is kept with the pipeline and reused by its next `run_video` with the same worker count (the
 start-up — a process, its imports, loading the program — is paid once); `close_pools()` ends them (also at
@@ -30,7 +33,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing.shared_memory import SharedMemory
@@ -136,13 +139,10 @@ def _task(method: str, spec: BlockSpec, *args: Any) -> Any:
     try:
         frames = mapped.frames
         if method == "front":  # the block holds the frame before the chunk first, when there is one
-            first, before_given, delayed, fixed = args
+            first, before_given, delayed, fixed, returns_delayed = args
             before = frames[0] if before_given else None
             chunk = frames[1:] if before_given else frames
-            return _WORKER.front(chunk, first, before, delayed, fixed)
-        if method == "ahead":
-            first, before_given, delayed, fixed = args
-            return _WORKER.ahead(frames[1:] if before_given else frames, first, delayed, fixed)
+            return _WORKER.front(chunk, first, before, delayed, fixed, returns_delayed)
         first, before_given, values = args
         return _WORKER.tail(frames[1:] if before_given else frames, first, values)
     finally:
@@ -188,8 +188,9 @@ def _ready() -> None:
 
 
 class ProcessPool:
-    """`workers` processes that run chunks, plus one that runs the chain of leading recurrences; all started
-    at once, now (a process per task submitted while none is idle: `workers` empty tasks start them all)."""
+    """`workers` processes that run chunks, plus a thread of the caller that runs the chain of leading
+    recurrences; all started at once, now (a process per task submitted while none is idle: `workers`
+    empty tasks start them all)."""
 
     def __init__(self, program: Program, workers: int, chain: bool):
         context = worker_context()
@@ -197,12 +198,10 @@ class ProcessPool:
         self.workers = workers
         self.fronts = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
                                           initargs=(program, threads))
-        self.chain = (ProcessPoolExecutor(1, mp_context=context, initializer=_start_worker, initargs=(program, 1))
-                      if chain else None)
+        self.chain = ThreadPoolExecutor(1, thread_name_prefix="cortex-chain") if chain else None
+        self.chain_worker = FrameWorker(program, None) if chain else None
         with _main_not_rerun():
             started = [self.fronts.submit(_ready) for _ in range(workers)]
-            if self.chain is not None:
-                started.append(self.chain.submit(_ready))
         try:
             for future in started:
                 future.result()
@@ -212,7 +211,7 @@ class ProcessPool:
 
     def pids(self) -> list[int]:
         """The worker processes' ids (the executor's table of its processes)."""
-        return sorted(pid for pool in (self.fronts, self.chain) if pool is not None for pid in pool._processes)
+        return sorted(self.fronts._processes)
 
     def close(self) -> None:
         for pool in (self.fronts, self.chain):
@@ -278,21 +277,28 @@ class ProcessFrames:
             delayed = self.ahead if first == 0 or split.leading else None
             if isinstance(delayed, Future):
                 delayed = self._result(delayed, first, len(frames_chunk))
-            front = self._submit(self.pool.fronts, "front", block.spec, first, before_given, delayed, self.fixed)
-            if split.leading:
-                assert self.pool.chain is not None
-                self.ahead = self._submit(self.pool.chain, "ahead", block.spec, first, before_given, delayed, self.fixed)
+            after = None
+            if split.leading:  # the chain, in the caller: the next chunk's start, this chunk's delayed values after it
+                chain, worker = self.pool.chain, self.pool.chain_worker
+                assert chain is not None and worker is not None and delayed is not None
+                leading = {n: delayed[n] for n in split.leading}
+                after = self.ahead = chain.submit(worker.after, frames_chunk, first, leading, self.fixed)
+                delayed = leading if first > 0 else delayed  # the front computes the delayed inputs from `before`
+            front = self._submit(self.pool.fronts, "front", block.spec, first, before_given, delayed, self.fixed,
+                                 after is None)
         except BaseException:
             block.free()
             raise
         self.first += len(frames_chunk)
         self.before = frames_chunk[-1]
-        return first, frames_chunk, block, before_given, front
+        return first, frames_chunk, block, before_given, after, front
 
     def settle(self, flight: Any) -> Any:
-        at, frames_chunk, block, before_given, future = flight
+        at, frames_chunk, block, before_given, after, future = flight
         split, state = self.split, self.state
         values = self._result(future, at, len(frames_chunk))
+        if after is not None:
+            values[-1]["delayed"] = self._result(after, at, len(frames_chunk))
         tail_args = settle_chunk(split, state, values, at)
         tail = self._submit(self.pool.fronts, "tail", block.spec, at, before_given, tail_args)
         return at, frames_chunk, block, dict(state), tail

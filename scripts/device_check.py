@@ -14,7 +14,8 @@ ONNX Runtime for the ONNX models) and, for the ONNX models, the .onnx file (the 
 `run` loads every .vmfb with IREE's runtime only (`cortex.runtime.iree_runtime`), checks the outputs on
 cuda, local-task and local-sync against the saved references, times IREE cuda / local-task / local-sync
 against ONNX Runtime on the CPU (1 thread and all cores; interleaved, medians and minima), and times the
-main job — the L2 pipeline on the NumPy backend, frame-parallel threads — on 1, 2, 4, 8 and 16 workers.
+main job — the L2 pipeline on the NumPy backend, frame-parallel on threads, processes and Ray (where installed)
+— on 1, 2, 4, 8 and 16 workers, each run checked against the sequential run.
 Where there is no CUDA device the cuda rows say so and the rest runs. Everything prints as compact tables.
 """
 
@@ -197,39 +198,98 @@ def run(directory: Path, quick: bool) -> int:
                 cells.append("-")
         print(f"{item['name']:<15} " + " ".join(f"{c:>15}" for c in cells))
 
-    print("\n## the main job: L2 pipeline 480x640, NumPy backend, frame-parallel threads")
+    print("\n## the main job: L2 pipeline 480x640, NumPy backend, frame-parallel threads, processes and Ray")
     failures += scaling(quick)
     print(f"\ndevice check: {'PASS' if failures == 0 else f'{failures} FAILURE(S)'}")
     return 1 if failures else 0
 
 
-def scaling(quick: bool) -> int:
+SCALING_ENGINES = ("threads", "processes", "ray")
+
+
+def scaling_lines(rates: dict[int, dict[str, float]], equal: dict[int, dict[str, bool]], skipped: dict[str, str]) -> list[str]:
+    """The scaling table: a row per worker count, per engine its frames/s, speed-up over its own 1-worker
+    rate, efficiency (speed-up / workers) and whether every output and the state equal the sequential run."""
+    engines = [e for e in SCALING_ENGINES if any(e in r for r in rates.values())]
+    head = f"{'workers':>7} " + " ".join(f"{e + ' f/s':>15} {'speed-up':>8} {'eff':>5} {'eq':>3}" for e in engines)
+    lines = [head]
+    base = {e: next((r[e] for r in rates.values() if e in r), 0.0) for e in engines}
+    for workers, row in rates.items():
+        cells = []
+        for e in engines:
+            if e not in row:
+                cells.append(f"{'-':>15} {'-':>8} {'-':>5} {'-':>3}")
+                continue
+            up = row[e] / base[e] if base[e] else 0.0
+            cells.append(f"{row[e]:15.1f} {up:7.2f}x {up / workers:5.0%} {'yes' if equal[workers][e] else 'NO':>3}")
+        lines.append(f"{workers:>7} " + " ".join(cells))
+    lines += [f"({e}: {why})" for e, why in skipped.items()]
+    return lines
+
+
+def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, ...] | None = None,
+            engines: tuple[str, ...] = SCALING_ENGINES) -> int:
+    """The L2 pipeline's frames/s on every engine (Ray where it is installed) and worker count up to the
+    cores, interleaved per count (medians), each run's outputs and state checked against the sequential run;
+    returns the number of runs that differ."""
     import cortex
-    from cortex.examples import L2_PIPELINE
+    from cortex.runtime.processes import close_pools
     from cortex.video.synthetic import SyntheticVideo
 
-    n = 32 if quick else 96
-    video = SyntheticVideo(480, 640)
+    cores = os.cpu_count() or 1
+    counts = counts or tuple(c for c in (1, 2, 4, 8, 16) if c <= cores)
+    skipped: dict[str, str] = {}
+    if "ray" in engines:
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            skipped["ray"] = "not installed here"
+            engines = tuple(e for e in engines if e != "ray")
+    n = 16 if quick else 96
+    rounds = 1 if quick else 3
+    video = SyntheticVideo(*size)
     frames = [video.frame(i) for i in range(n)]
-    compiled = cortex.compile(L2_PIPELINE)
+    compiled = cortex.compile(cortex.build_l2_pipeline(*size))
     compiled.reset()
-    want = [compiled(f) for f in frames[:8]]
-    print(f"{'workers':>7} {'frames/s':>9} {'speed-up':>9}  first 8 frames equal sequential")
-    base = None
-    bad = 0
-    for workers in (1, 2, 4, 8, 16):
-        compiled.reset()
-        start = time.perf_counter()
-        got = list(compiled.run_video(frames, workers=workers))
-        fps = n / (time.perf_counter() - start)
-        base = base or fps
-        same = all(a[0].tobytes() == b[0].tobytes() and np.array_equal(a[1], b[1]) for a, b in zip(got[:8], want))
-        bad += not same
-        print(f"{workers:>7} {fps:9.1f} {fps / base:8.2f}x  {'yes' if same else 'NO'}", flush=True)
-    return bad
+    want = [compiled(f) for f in frames]
+    want_state = dict(compiled.state)
+    options = {"ray": {"num_cpus": cores}}
+    rates: dict[int, dict[str, float]] = {}
+    equal: dict[int, dict[str, bool]] = {}
+    try:
+        for workers in counts:
+            samples: dict[str, list[float]] = {e: [] for e in engines}
+            equal[workers] = {}
+            for e in engines:  # pools and actors start here, apart from the timed runs
+                compiled.reset()
+                list(compiled.run_video(frames[: 2 * workers], workers=workers, engine=e, **options.get(e, {})))
+            for r in range(rounds):
+                for e in engines if r % 2 == 0 else engines[::-1]:
+                    compiled.reset()
+                    start = time.perf_counter()
+                    got = list(compiled.run_video(frames, workers=workers, engine=e, **options.get(e, {})))
+                    samples[e].append(time.perf_counter() - start)
+                    same = len(got) == len(want) and all(
+                        all(np.asarray(a).tobytes() == np.asarray(b).tobytes() for a, b in zip(g, w)) for g, w in zip(got, want))
+                    same = same and all(np.asarray(compiled.state[k]).tobytes() == np.asarray(v).tobytes()
+                                        for k, v in want_state.items())
+                    equal[workers][e] = equal[workers].get(e, True) and same
+            rates[workers] = {e: n / statistics.median(v) for e, v in samples.items()}
+    finally:
+        close_pools()
+        if "ray" in engines:
+            import ray
+
+            if ray.is_initialized():
+                ray.shutdown()
+    print(f"L2 pipeline {size[0]}x{size[1]}, NumPy backend, {n} frames a run, medians of {rounds}, {cores} CPUs")
+    print("\n".join(scaling_lines(rates, equal, skipped)), flush=True)
+    return sum(not ok for row in equal.values() for ok in row.values())
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["scaling"]:  # the scaling table alone (no IREE needed): python3 scripts/device_check.py scaling
+        return 1 if scaling(quick="--quick" in sys.argv) else 0
     if len(sys.argv) < 3 or sys.argv[1] not in ("prepare", "run"):
         print(__doc__.split("\n\n")[1])
         return 2
