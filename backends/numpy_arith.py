@@ -310,8 +310,9 @@ def _as_unsigned(x: Term, bits: int) -> ast.expr:
     return syntax.method(x.expr, "view", f"np.uint{bits}") if x.is_array else _unsigned(x.expr, bits)
 
 
-@custom(arith.UIToFPOp)
-def _uitofp(op, args, array):
+@custom(arith.UIToFPOp, arith.ExtUIOp)
+def _from_unsigned(op, args, array):
+    """uitofp and extui read their operand as unsigned (i1 has no sign to drop: true is 1 either way)."""
     (x,) = args
     bits = bit_width(op.input.type)
     if bits == 1:
@@ -326,15 +327,6 @@ def _fptoui(op, args, array):
     if not array:
         return syntax.call("_rt.s", syntax.call("int", x.expr), bits)
     return syntax.method(syntax.method(x.expr, "astype", f"np.uint{bits}"), "view", f"np.int{bits}")
-
-
-@custom(arith.ExtUIOp)
-def _extui(op, args, array):
-    (x,) = args
-    bits = bit_width(op.input.type)
-    if bits == 1:
-        return _cast_to(op, args, array)
-    return _cast_to(op, args, array, _as_unsigned(x, bits))
 
 
 @custom(arith.ExtSIOp)

@@ -14,7 +14,7 @@ Sections:
   (f) fused vs unfused elementwise chain (the tanh GELU written as 9 ops) on a
       2048x2048 input: time per call and peak memory (tracemalloc) of one call.
 
-Contenders run alternately (A, B, A, B, ...); every figure is a median.
+Contenders run interleaved (benchmarks/timing.py); every figure is a median.
 Nothing here is asserted by a test. Report `uptime` next to the figures.
 BLAS runs single-threaded (OPENBLAS_NUM_THREADS=1 unless set): on a shared,
 loaded 2-core machine OpenBLAS's threads spin-wait, and a 128x128 f32 matmul
@@ -27,29 +27,23 @@ import argparse
 import os
 import statistics
 import sys
-import time
 import tracemalloc
 from collections.abc import Callable
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # see the module doc: BLAS threads spin on a loaded machine
 import numpy as np  # noqa: E402
+from timing import interleaved  # noqa: E402
 
 import cortex  # noqa: E402
 from cortex.examples.small_cnn import ENTRY, build_small_cnn, small_cnn_inputs  # noqa: E402
 from cortex.ir import make_context, parse_module  # noqa: E402
 
 
-def interleaved(variants: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Median seconds per call of each variant, called in turn `repeat` times (after one warm-up each)."""
+def median_seconds(variants: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median seconds per call of each variant, interleaved `repeat` times (after one warm-up each)."""
     for fn in variants.values():
         fn()
-    times: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(repeat):
-        for name, fn in variants.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
+    return {name: statistics.median(s.wall) for name, s in interleaved(variants, repeat).items()}
 
 
 def show(title: str, medians: dict[str, float], base: str) -> None:
@@ -127,7 +121,7 @@ def section_int8(quick: bool) -> None:
     f_run = cortex.compile(cnn, entry=ENTRY, mode=None)
     q_run = cortex.compile(q_cnn, entry=ENTRY, mode=None)
     x = small_cnn_inputs(1, seed=5)[0]
-    show("small CNN, one 1x3x16x16 input", interleaved({"f32": lambda: f_run(x), "int8": lambda: q_run(x)}, repeat * 10), "f32")
+    show("small CNN, one 1x3x16x16 input", median_seconds({"f32": lambda: f_run(x), "int8": lambda: q_run(x)}, repeat * 10), "f32")
 
     n = 128 if quick else 512
     rng = np.random.default_rng(0)
@@ -137,7 +131,7 @@ def section_int8(quick: bool) -> None:
     f_mm_run = cortex.compile(mm, entry="mm", mode=None)
     q_mm_run = cortex.compile(q_mm, entry="mm", mode=None)
     a, b = samples[0]
-    show(f"{n}x{n} matmul graph", interleaved({"f32": lambda: f_mm_run(a, b), "int8": lambda: q_mm_run(a, b)}, repeat), "f32")
+    show(f"{n}x{n} matmul graph", median_seconds({"f32": lambda: f_mm_run(a, b), "int8": lambda: q_mm_run(a, b)}, repeat), "f32")
     from cortex.backends.mlir_upstream import mlir_runner_available
 
     if not mlir_runner_available():
@@ -184,13 +178,13 @@ def section_layout(quick: bool) -> None:
     cortex.run_passes(nhwc, "cortex-convert-layout{layout=nhwc},canonicalize")
     x = np.random.default_rng(2).standard_normal((1, c, hw, hw)).astype(np.float32)
     a, b = cortex.compile(nchw, entry="conv", mode=None), cortex.compile(nhwc, entry="conv", mode=None)
-    show(f"conv3x3 + relu, 1x{c}x{hw}x{hw}, {c} filters", interleaved({"NCHW": lambda: a(x), "NHWC": lambda: b(x)}, repeat), "NCHW")
+    show(f"conv3x3 + relu, 1x{c}x{hw}x{hw}, {c} filters", median_seconds({"NCHW": lambda: a(x), "NHWC": lambda: b(x)}, repeat), "NCHW")
     cnn = build_small_cnn()
     cnn_nhwc = cnn.clone()
     cortex.run_passes(cnn_nhwc, "cortex-convert-layout{layout=nhwc},canonicalize")
     x = small_cnn_inputs(1, seed=5)[0]
     a, b = cortex.compile(cnn, entry=ENTRY, mode=None), cortex.compile(cnn_nhwc, entry=ENTRY, mode=None)
-    show("small CNN", interleaved({"NCHW": lambda: a(x), "NHWC": lambda: b(x)}, repeat * 10), "NCHW")
+    show("small CNN", median_seconds({"NCHW": lambda: a(x), "NHWC": lambda: b(x)}, repeat * 10), "NCHW")
 
 
 # ---------------------------------------------------------------- (f) fusion
@@ -238,7 +232,7 @@ def section_fusion(quick: bool) -> None:
     unfused = cortex.compile(module, entry="gelu", mode=None, post_passes=None)
     x = np.random.default_rng(3).standard_normal((n, n)).astype(np.float32)
     np.testing.assert_allclose(fused(x)[0], unfused(x)[0], rtol=1e-6, atol=1e-6)
-    show("time per call", interleaved({"unfused": lambda: unfused(x), "fused": lambda: fused(x)}, repeat), "unfused")
+    show("time per call", median_seconds({"unfused": lambda: unfused(x), "fused": lambda: fused(x)}, repeat), "unfused")
     peaks = {"unfused": peak_bytes(lambda: unfused(x)), "fused": peak_bytes(lambda: fused(x))}
     print("  peak memory of one call (tracemalloc, NumPy buffers)")
     for name, value in peaks.items():

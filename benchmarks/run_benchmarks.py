@@ -14,7 +14,7 @@ Sections:
                   for the L2 pipeline and random graphs of 1k..8k ops, in
                   process and as a CLI subprocess (target: 8k/4k <= 2.3).
 
-Competing variants run alternately (A, B, A, B, ...) so that machine noise
+Competing variants run interleaved (benchmarks/timing.py) so that machine noise
 hits both; the figures are medians. Each section prints a compact table and
 `ratio` lines; no figure here is asserted anywhere.
 """
@@ -36,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from graphs import count_ops, random_tensor_graph  # noqa: E402
+from timing import interleaved  # noqa: E402
 
 import cortex  # noqa: E402
 from cortex.driver import build_pipeline, compile_program  # noqa: E402
@@ -47,17 +48,6 @@ CLEANUP = "canonicalize,cse,dce"
 
 
 # --------------------------------------------------------------------------- timing helpers
-
-
-def interleaved(variants: dict[str, Callable[[], object]], repeat: int) -> dict[str, list[float]]:
-    """Seconds of each call, the variants called in turn (A, B, A, B, ...) `repeat` times."""
-    times: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(repeat):
-        for name, fn in variants.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
-    return times
 
 
 def median_ms(seconds: Sequence[float]) -> float:
@@ -169,7 +159,7 @@ def bench_interpreter(n_ops: int, size: int, repeat: int) -> tuple[str, list[str
         },
         repeat,
     )
-    t_x, t_np = median_ms(times["xdsl"]), median_ms(times["numpy"]) / inner
+    t_x, t_np = median_ms(times["xdsl"].wall), median_ms(times["numpy"].wall) / inner
     counts = {}
     for op in lowered.walk():
         if op.name.startswith("linalg.") and op.name != "linalg.yield":

@@ -45,12 +45,12 @@ from cortex.passes.outlining import (
     Piece,
     backward_slice,
     branch_ops,
+    branch_yields,
     defined_function,
     inside,
     outer_operands,
     rematerialisable,
     replace_function,
-    zero_of,
 )
 from cortex.passes.state_analysis import StateClass, classify_states, entry_block, states_of
 
@@ -213,13 +213,7 @@ class _Splitter(Outliner):
                     mapping[old] = new
             yielded: list[SSAValue] = []
             for other, values in enumerate(crossing):
-                for v in values:
-                    if other == side:
-                        yielded.append(mapping[v])
-                    else:
-                        z = zero_of(v.type)
-                        b.add_op(z)
-                        yielded.append(z.results[0])
+                yielded += branch_yields(b, values, mapping, computed=other == side)
             b.add_op(scf.YieldOp(*yielded))
             blocks.append(b)
         flat = [v for values in crossing for v in values]

@@ -135,6 +135,20 @@ def zero_of(t: Attribute) -> Operation:
     raise FrameSplitError(f"the frame split cannot make a placeholder of type {t}")
 
 
+def branch_yields(block: Block, values: Iterable[SSAValue], mapping: dict[SSAValue, SSAValue],
+                  computed: bool) -> list[SSAValue]:
+    """What one branch of a cut `scf.if` yields for `values`: its own copies (`mapping`) on the branch that
+    computes them, else zeros of their types, added to `block` (the other branch's values cross out too)."""
+    if computed:
+        return [mapping[v] for v in values]
+    yielded: list[SSAValue] = []
+    for v in values:
+        zero = zero_of(v.type)
+        block.add_op(zero)
+        yielded.append(zero.results[0])
+    return yielded
+
+
 # ---------------------------------------------------------------- pieces and the outliner
 
 
@@ -286,6 +300,7 @@ __all__ = [
     "Piece",
     "backward_slice",
     "branch_ops",
+    "branch_yields",
     "defined_function",
     "inside",
     "only_block",

@@ -48,6 +48,7 @@ from cortex.passes.outlining import (
     FrameSplitError,
     Outliner,
     Piece,
+    branch_yields,
     defined_function,
     inside,
     only_block,
@@ -55,7 +56,6 @@ from cortex.passes.outlining import (
     rematerialisable,
     replace_function,
     split_keys,
-    zero_of,
 )
 
 
@@ -141,13 +141,7 @@ class _StageSplitter(Outliner):
                 out: list[SSAValue] = []
                 if owner:
                     out += [mapping.get(v, v) for v in yields[b].operands]
-                for v in crossing:
-                    if b == side:
-                        out.append(mapping[v])
-                    else:
-                        z = zero_of(v.type)
-                        block.add_op(z)
-                        out.append(z.results[0])
+                out += branch_yields(block, crossing, mapping, computed=b == side)
                 block.add_op(scf.YieldOp(*out))
                 branches.append(block)
             types = ([r.type for r in op.results] if owner else []) + [v.type for v in crossing]

@@ -17,7 +17,7 @@ import threading
 import numpy as np
 import pytest
 from helpers.pipelines import SMALL, small_l2_text
-from helpers.scheduling import assert_same, assert_same_state, compiled, frames_of, sequential
+from helpers.scheduling import assert_same, assert_same_state, compiled, delivered_before_error, frames_of, sequential
 
 import cortex
 from cortex.errors import CortexError
@@ -69,10 +69,7 @@ def test_threads_name_the_bad_frame_and_deliver_the_frames_before_it(kind, worke
     b.reset()
     frames = video_with_bad_frame(bad)
     want = sequential(a, frames[:BAD_AT])
-    got = []
-    with pytest.raises(CortexError, match=message):
-        for out in b.run_video(frames, workers=workers, window=window):
-            got.append(out)
+    got = delivered_before_error(b.run_video(frames, workers=workers, window=window), message)
     assert_same(got, want)  # as `for f in frames: compiled(f)`: every frame before the bad one
     assert_same_state(b.state, a.state)
     assert not frame_threads()
@@ -175,10 +172,7 @@ def test_a_shape_generic_video_whose_size_changes_names_the_frame():
     generic = cortex.compile(cortex.examples.L2_PIPELINE)
     frames = frames_of(SMALL, 20)
     frames[BAD_AT] = frames_of((64, 96), 1)[0]
-    got = []
-    with pytest.raises(CortexError, match=rf"^frame {BAD_AT}: {ARG}: expected a uint8 array of shape \(96, 128, 3\), got a uint8 array of shape \(64, 96, 3\)"):
-        for out in generic.run_video(frames, workers=2):
-            got.append(out)
+    got = delivered_before_error(generic.run_video(frames, workers=2), rf"^frame {BAD_AT}: {ARG}: expected a uint8 array of shape \(96, 128, 3\), got a uint8 array of shape \(64, 96, 3\)")
     assert len(got) == BAD_AT
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
-import cv2
 import pytest
+from helpers.videos import write_video
 
 from cortex.tools.cortex_run import main
-from cortex.video.synthetic import SyntheticVideo
 
 FAST = ["--quiet", "--no-frame-log", "--dce-frames", "0", "--frames", "4"]
 
@@ -21,11 +20,7 @@ def run_cli(capsys, *argv):
 
 def clip(path, size=(64, 96), frames=5):
     path.parent.mkdir(parents=True, exist_ok=True)
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 25.0, (size[1], size[0]))
-    for frame in SyntheticVideo(*size).frames(frames):
-        writer.write(frame)
-    writer.release()
-    return str(path)
+    return str(write_video(path, frames, size))
 
 
 def manifest(out):

@@ -17,6 +17,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from helpers.videos import write_video
 
 from cortex.tools import atomic, outputs
 from cortex.tools.cortex_run import main
@@ -25,20 +26,13 @@ from cortex.video.overlay import band_height
 from cortex.video.synthetic import SyntheticVideo
 
 SMALL = ["--size", "96x128", "--quiet", "--dce-frames", "0"]
+CLIP = (100, 150)  # a user video: a size the synthetic one is not
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     rc = main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return rc, out, err
-
-
-def write_video(path: Path, frames: int, size=(100, 150)) -> Path:
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 25.0, (size[1], size[0]))
-    for frame in SyntheticVideo(*size).frames(frames):
-        writer.write(frame)
-    writer.release()
-    return path
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -247,7 +241,7 @@ def test_an_unknown_overlay_container_is_an_error(capsys, tmp_path):
 
 
 def test_a_user_video_runs_to_its_end_and_start_skips(capsys, tmp_path):
-    video = write_video(tmp_path / "clip.avi", 7)
+    video = write_video(tmp_path / "clip.avi", 7, CLIP)
     rc, out, err = run_cli(capsys, video, "--quiet", "--dce-frames", "0", "--scores-jsonl", tmp_path / "s.jsonl")
     assert rc == 0, err
     assert "100x150 (padded 128x160), 7 frames" in out and "warning" not in err
@@ -256,14 +250,14 @@ def test_a_user_video_runs_to_its_end_and_start_skips(capsys, tmp_path):
 
 
 def test_a_video_shorter_than_requested_warns(capsys, tmp_path):
-    video = write_video(tmp_path / "clip.avi", 3)
+    video = write_video(tmp_path / "clip.avi", 3, CLIP)
     rc, out, err = run_cli(capsys, video, "--frames", "10", "--quiet", "--dce-frames", "0")
     assert rc == 0 and "3 frames" in out
     assert f"warning: {video} ended after 3 frames: 3 of the 10 frames requested" in err
 
 
 def test_a_truncated_video_warns(capsys, tmp_path):
-    video = write_video(tmp_path / "clip.avi", 12)
+    video = write_video(tmp_path / "clip.avi", 12, CLIP)
     data = video.read_bytes()
     cut = tmp_path / "cut.avi"
     cut.write_bytes(data[: len(data) // 2])  # the header still declares 12 frames
@@ -301,7 +295,7 @@ def test_decode_failures_are_skipped_and_counted(monkeypatch):
 
 
 def test_size_is_for_the_synthetic_video_only(capsys, tmp_path):
-    video = write_video(tmp_path / "clip.avi", 2)
+    video = write_video(tmp_path / "clip.avi", 2, CLIP)
     rc, _, err = run_cli(capsys, video, "--size", "96x128")
     assert rc == 1
     assert err.strip() == "error: --size sizes the synthetic video only; a video file is run at its own size"

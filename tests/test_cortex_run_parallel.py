@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import threading
 
-import cv2
+from helpers.videos import write_video
 
 from cortex.tools.cortex_run import main
-from cortex.video.synthetic import SyntheticVideo
 
 SMALL = ["--size", "96x128", "--quiet", "--dce-frames", "0"]
 
@@ -47,12 +46,7 @@ def test_parallel_stage_table_lists_the_stages(capsys):
 def test_several_videos_one_after_the_other(capsys, tmp_path):
     paths = []
     for k, size in enumerate(((96, 128), (64, 96))):
-        path = tmp_path / f"v{k}.avi"
-        writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 25.0, (size[1], size[0]))
-        for frame in SyntheticVideo(*size).frames(5):
-            writer.write(frame)
-        writer.release()
-        paths.append(str(path))
+        paths.append(str(write_video(tmp_path / f"v{k}.avi", 5, size)))
     rc, out, err = run_cli(capsys, *paths, "--workers", "2", "--quiet", "--no-frame-log", "--dce-frames", "0")
     assert rc == 0, err
     assert "v0.avi: 96x128, 5 frames" in out and "v1.avi: 64x96, 5 frames" in out

@@ -14,7 +14,16 @@ import time
 import numpy as np
 import pytest
 from helpers.pipelines import L2_TEXT, SMALL, small_l2_text, with_extra_states
-from helpers.scheduling import FRAMES, MODES, assert_same, assert_same_state, compiled, frames_of, sequential
+from helpers.scheduling import (
+    FRAMES,
+    MODES,
+    assert_same,
+    assert_same_state,
+    compiled,
+    delivered_before_error,
+    frames_of,
+    sequential,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -170,11 +179,8 @@ def test_a_failing_delayed_part_stops_the_run_naming_its_frame():
     split = b.loaded_split()
     calls: list = []
     delayed, split.parts["delayed"] = recording_delayed(split, calls, fail_at=5)
-    got = []
     try:
-        with pytest.raises(CortexError, match=r"^frame 5: injected"):
-            for out in b.run_video(frames_of(SMALL, 30), workers=2, window=4):
-                got.append(out)
+        got = delivered_before_error(b.run_video(frames_of(SMALL, 30), workers=2, window=4), r"^frame 5: injected")
     finally:
         split.parts["delayed"] = delayed
     assert len(got) <= 5 and sorted(i for i, *_ in calls) == [0, 1, 2, 3, 4]

@@ -6,34 +6,23 @@ program's as saved today, one call at a time and with frames in flight."""
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
-
 import pytest
 from helpers.pipelines import SMALL, small_l2_text
+from helpers.program_archive import edited
 from helpers.scheduling import assert_same, assert_same_state, frames_of, passes, sequential
 
 import cortex
-from cortex.runtime.program import document_digest
 
 FRAMES = 8
 
 
 def saved_without_delayed_stages(data: bytes) -> bytes:
     """The program archive as an older runtime wrote it: its split has no "delayed_stages"."""
-    source = zipfile.ZipFile(io.BytesIO(data))
-    files = {n: source.read(n) for n in source.namelist()}
-    doc = json.loads(files["program.json"])
-    assert doc["split"]["delayed_stages"], "the program of this test must have a staged delayed part"
-    del doc["split"]["delayed_stages"]
-    doc["sha256"] = document_digest(doc)  # program.json's digest, rewritten to match
-    files["program.json"] = json.dumps(doc).encode()
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, member in files.items():
-            archive.writestr(name, member)
-    return buffer.getvalue()
+    def drop(doc):
+        assert doc["split"]["delayed_stages"], "the program of this test must have a staged delayed part"
+        del doc["split"]["delayed_stages"]
+
+    return edited(data, drop)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 import pytest
 from helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
+from helpers.onnx_oracle import onnx_runtime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
@@ -163,17 +164,6 @@ POOL_CASES = st.fixed_dictionaries(
 )
 
 
-def onnx_runtime(model, feeds: dict) -> list[np.ndarray]:
-    """ONNX Runtime, one thread: the oracle for pooling (onnx.reference 1.23 gets SAME_LOWER sizes wrong)."""
-    import onnxruntime as ort
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
-    options.log_severity_level = 4
-    model.ir_version = min(model.ir_version, 8)
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=POOL_CASES, seed=st.integers(0, 2**16))
 def test_pooling_attributes_match_onnx_reference(case, seed):
@@ -208,7 +198,7 @@ def test_pooling_attributes_match_onnx_reference(case, seed):
         explicit = {k: v for k, v in attrs.items() if k != "auto_pad"} | {"pads": begins + ends}
         oracle_model = one_node_model(helper.make_node(case["op"], ["x"], ["y"], **explicit), list(model.graph.input), [f32_info("y", None)], opset=19)
     try:
-        (want,) = onnx_runtime(oracle_model, {"x": x})
+        (want,) = onnx_runtime(oracle_model, {"x": x})  # not onnx.reference 1.23: it gets SAME_LOWER sizes wrong
     except Exception:  # a combination ONNX Runtime rejects is not a conformance question
         return
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+from helpers.onnx_oracle import onnx_runtime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
@@ -18,17 +19,6 @@ from onnx import TensorProto, helper, numpy_helper
 from cortex.onnx_backend import CortexBackend, ReferenceBackend
 
 BIASES = ("none", "vector", "row", "matrix", "scalar", "input")
-
-
-def onnx_runtime(model, feeds: dict) -> list[np.ndarray]:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
-    options.log_severity_level = 4
-    model.ir_version = min(model.ir_version, 8)
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
 
 
 def gemm_model(case, rng) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:

@@ -17,9 +17,9 @@ import sys
 import threading
 from pathlib import Path
 
-import cv2
 import onnx
 import pytest
+from helpers.videos import write_video
 from onnx import helper
 
 from cortex.examples.l2_pipeline import L2_PIPELINE
@@ -27,7 +27,6 @@ from cortex.tools import atomic
 from cortex.tools.cortex_opt import main as opt_main
 from cortex.tools.cortex_run import main as run_main
 from cortex.tools.import_onnx import main as import_main
-from cortex.video.synthetic import SyntheticVideo
 
 SMALL = ["--size", "96x128", "--quiet", "--dce-frames", "0", "--frames", "3"]
 IR = """func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
@@ -50,14 +49,6 @@ def device(tmp_path: Path, name: str, minor: int) -> Path:
 
 def is_device(path: Path) -> bool:
     return stat.S_ISCHR(os.lstat(path).st_mode)
-
-
-def write_video(path: Path, frames: int = 4, size=(96, 128)) -> Path:
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 25.0, (size[1], size[0]))
-    for frame in SyntheticVideo(*size).frames(frames):
-        writer.write(frame)
-    writer.release()
-    return path
 
 
 def onnx_model(path: Path) -> Path:

@@ -24,13 +24,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from helpers.videos import write_video
 
 from cortex.tools import atomic, outputs
 from cortex.tools.cortex_opt import main as opt_main
 from cortex.tools.cortex_run import main as run_main
 from cortex.tools.report_html import THUMB_WIDTH
 from cortex.video.overlay import band_height
-from cortex.video.synthetic import SyntheticVideo
 
 SMALL = ["--size", "96x128", "--quiet", "--no-frame-log", "--dce-frames", "0", "--frames", "3"]
 IR = """func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
@@ -46,14 +46,6 @@ def cortex_run(capsys, *argv) -> tuple[int, str]:
 
 def leftovers(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.rglob("*") if ".partial-" in p.name)
-
-
-def write_video(path: Path, frames: int = 4, size=(96, 128)) -> Path:
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 25.0, (size[1], size[0]))
-    for frame in SyntheticVideo(*size).frames(frames):
-        writer.write(frame)
-    writer.release()
-    return path
 
 
 # ----------------------------------------------------------------------- where outputs may go

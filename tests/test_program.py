@@ -19,6 +19,7 @@ import zipfile
 import numpy as np
 import pytest
 from helpers.pipelines import EVERY_RUN_ON_IREE, SMALL, small_l2_text, with_extra_states
+from helpers.program_archive import members, packed
 
 import cortex
 from cortex.errors import CortexError
@@ -103,15 +104,12 @@ def test_the_file_is_documented_json_and_payloads_not_pickle(compiled, tmp_path)
 
 
 def rewritten(path, change):
-    with zipfile.ZipFile(path) as archive:
-        files = {n: archive.read(n) for n in archive.namelist()}
+    files = members(path.read_bytes())
     doc = json.loads(files["program.json"])
     change(doc, files)
     doc["sha256"] = document_digest(doc)  # the edit made as anyone can: the fields behind the digest are tested
     files["program.json"] = json.dumps(doc).encode()
-    with zipfile.ZipFile(path, "w") as archive:
-        for n, data in files.items():
-            archive.writestr(n, data)
+    path.write_bytes(packed(files))
     return path
 
 

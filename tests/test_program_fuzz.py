@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from helpers.pipelines import small_l2_text
+from helpers.program_archive import members
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,8 +43,7 @@ WANT = run(Program.from_bytes(GOOD))
 
 
 def unpack(data: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
-    archive = zipfile.ZipFile(io.BytesIO(data))
-    files = {n: archive.read(n) for n in archive.namelist()}
+    files = members(data)
     return json.loads(files["program.json"]), files
 
 

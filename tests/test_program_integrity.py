@@ -22,6 +22,7 @@ import zipfile
 import numpy as np
 import pytest
 from helpers.pipelines import small_l2_text
+from helpers.program_archive import edited
 
 import cortex
 from cortex.errors import CortexError
@@ -31,30 +32,22 @@ GOOD = COMPILED.program.to_bytes()
 FRAMES = [np.full((96, 128, 3), 40 * i, np.uint8) for i in range(4)]
 
 
-def seal(doc: dict) -> None:
-    """Recompute program.json's digest as the format defines it: SHA-256 of the canonical JSON of every field
-    but the digest and the signature (what anyone editing a file can do: the digest catches damage only)."""
+def format_digest(doc: dict) -> str:
+    """program.json's digest as the format defines it: SHA-256 of the canonical JSON of every field but the digest
+    and the signature (what anyone editing a file can do: the digest catches damage only)."""
     body = {k: v for k, v in doc.items() if k not in ("sha256", "hmac_sha256")}
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
-    doc["sha256"] = hashlib.sha256(canonical).hexdigest()
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def seal(doc: dict) -> None:
+    """Rewrite program.json's digest to match its fields."""
+    doc["sha256"] = format_digest(doc)
 
 
 def rebuilt(doc_change=None, files_change=None, resealed=True, data=GOOD) -> bytes:
-    source = zipfile.ZipFile(io.BytesIO(data))
-    files = {n: source.read(n) for n in source.namelist()}
-    doc = json.loads(files["program.json"])
-    if doc_change is not None:
-        doc_change(doc)
-    if resealed:
-        seal(doc)
-    files["program.json"] = json.dumps(doc).encode()
-    if files_change is not None:
-        files_change(files)
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:  # small on disk, large inflated
-        for name, payload in files.items():
-            archive.writestr(name, payload)
-    return buffer.getvalue()
+    return edited(data, doc_change, files_change, digest=format_digest if resealed else None,
+                  compression=zipfile.ZIP_DEFLATED)  # small on disk, large inflated
 
 
 def assert_same_results(loaded) -> None:

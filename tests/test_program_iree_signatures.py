@@ -18,10 +18,10 @@ import zipfile
 import numpy as np
 import pytest
 from helpers.pipelines import EVERY_RUN_ON_IREE, small_l2_text
+from helpers.program_archive import edited
 
 import cortex
 from cortex.errors import CortexError
-from cortex.runtime.program import document_digest
 
 pytest.importorskip("iree.compiler", reason="the IREE backend is installed with cortex[iree]")
 
@@ -35,21 +35,6 @@ def saved(tmp_path_factory):
             patch.setenv(name, value)
         compiled = cortex.compile(cortex.parse(small_l2_text()), backend="iree")
     return compiled.save(tmp_path_factory.mktemp("iree") / "good.cortex").read_bytes()
-
-
-def edited(data: bytes, change) -> bytes:
-    """`data` with program.json changed and its digest rewritten (what anyone can do)."""
-    source = zipfile.ZipFile(io.BytesIO(data))
-    files = {n: source.read(n) for n in source.namelist()}
-    doc = json.loads(files["program.json"])
-    change(doc)
-    doc["sha256"] = document_digest(doc)
-    files["program.json"] = json.dumps(doc).encode()
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, payload in files.items():
-            archive.writestr(name, payload)
-    return buffer.getvalue()
 
 
 def first_segment_with_a_2d_result(doc):

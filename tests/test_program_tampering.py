@@ -13,13 +13,13 @@ and range; the archive's inflated size is bounded.
 
 from __future__ import annotations
 
-import io
 import json
 import zipfile
 
 import numpy as np
 import pytest
 from helpers.pipelines import EVERY_RUN_ON_IREE, small_l2_text
+from helpers.program_archive import edited, members, packed
 
 import cortex
 from cortex.errors import CortexError
@@ -33,20 +33,7 @@ FRAME = np.zeros((96, 128, 3), np.uint8)
 def rezip(doc_change=None, files_change=None, compression=zipfile.ZIP_STORED, raw_doc=None) -> bytes:
     """GOOD with program.json and the members changed; program.json's digest rewritten to match (as anyone
     can: it catches damage, not an edit), so what is tested is the check of each field behind it."""
-    source = zipfile.ZipFile(io.BytesIO(GOOD))
-    files = {n: source.read(n) for n in source.namelist()}
-    doc = json.loads(files["program.json"])
-    if doc_change is not None:
-        doc_change(doc)
-        doc["sha256"] = document_digest(doc)
-    files["program.json"] = raw_doc if raw_doc is not None else json.dumps(doc).encode()
-    if files_change is not None:
-        files_change(files)
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression) as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
+    return edited(GOOD, doc_change, files_change, compression=compression, raw_doc=raw_doc)
 
 
 def flipped(data: bytes, at: int) -> bytes:
@@ -177,8 +164,7 @@ def test_a_damaged_iree_module_with_its_digest_rewritten_is_one_line(tmp_path, m
     for name, value in EVERY_RUN_ON_IREE.items():  # the cost rule would keep this small L2 on the host
         monkeypatch.setenv(name, value)
     saved = cortex.compile(cortex.parse(small_l2_text()), backend="iree").save(tmp_path / "good.cortex")
-    source = zipfile.ZipFile(saved)
-    files = {n: source.read(n) for n in source.namelist()}
+    files = members(saved.read_bytes())
     doc = json.loads(files["program.json"])
     cut = [(exe, ref) for exe in doc["executables"].values() for m, ref in exe["members"].items() if m == "module.vmfb"]
     assert cut, "the IREE program carries no module.vmfb"
@@ -188,9 +174,7 @@ def test_a_damaged_iree_module_with_its_digest_rewritten_is_one_line(tmp_path, m
     doc["sha256"] = document_digest(doc)
     files["program.json"] = json.dumps(doc).encode()
     path = tmp_path / "bad.cortex"
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
+    path.write_bytes(packed(files))
     with pytest.raises(CortexError, match=r"^executable .* does not load: the IREE module is not valid") as info:
         cortex.load(path)(FRAME)
     assert "\n" not in str(info.value) and len(str(info.value)) < 500

@@ -25,6 +25,7 @@ from helpers.scheduling import (  # noqa: E402
     assert_same,
     assert_same_state,
     compiled,
+    delivered_before_error,
     frames_of,
     passes,
     sequential,
@@ -169,10 +170,7 @@ def test_ray_bad_frame_stops_the_run_and_kills_the_actors(local_ray):
     a, b = compiled(small_l2_text()), compiled(small_l2_text())
     frames = frames_of(SMALL, 21) + [np.zeros((5, 5, 3), np.uint8)] + frames_of(SMALL, 20)
     want = sequential(a, frames[:21])
-    got = []
-    with pytest.raises(CortexError, match=r"^frame 21: argument #0 \(%frame\) of @l2_frame: expected a uint8 array"):
-        for out in b.run_video(frames, workers=2, engine="ray", chunk=4):
-            got.append(out)
+    got = delivered_before_error(b.run_video(frames, workers=2, engine="ray", chunk=4), r"^frame 21: argument #0 \(%frame\) of @l2_frame: expected a uint8 array")
     assert_same(got, want)
     assert_same_state(b.state, a.state)
     for _ in range(100):  # ray.kill is asynchronous: wait until the actors are gone

@@ -10,20 +10,17 @@ runs that part whole, with the same values. No timing here
 
 from __future__ import annotations
 
-import io
-import json
 import threading
-import zipfile
 
 import pytest
 from helpers.pipelines import SMALL, small_l2_text
+from helpers.program_archive import edited
 from helpers.scheduling import assert_same, assert_same_state, frames_of, passes, sequential
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cortex
 from cortex.errors import CortexError
-from cortex.runtime.program import document_digest
 from cortex.runtime.threads import run_stages, stage_pool
 
 
@@ -129,18 +126,11 @@ def test_text_roi_waits_for_gray_and_the_sharpness_not_for_the_reused_blurs():
 
 def without_delayed_stages(data: bytes) -> bytes:
     """The program as a runtime without the stage graph saved it: no "delayed_stages" in its split."""
-    source = zipfile.ZipFile(io.BytesIO(data))
-    files = {n: source.read(n) for n in source.namelist()}
-    doc = json.loads(files["program.json"])
-    assert doc["split"]["delayed_stages"]
-    del doc["split"]["delayed_stages"]
-    doc["sha256"] = document_digest(doc)  # program.json's digest, rewritten to match
-    files["program.json"] = json.dumps(doc).encode()
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, member in files.items():
-            archive.writestr(name, member)
-    return buffer.getvalue()
+    def drop(doc):
+        assert doc["split"]["delayed_stages"]
+        del doc["split"]["delayed_stages"]
+
+    return edited(data, drop)
 
 
 def test_a_program_saved_without_delayed_stages_runs_that_part_whole(tmp_path):

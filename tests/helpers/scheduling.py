@@ -4,6 +4,7 @@ frames, compare bit for bit, and run the frame split's parts under the reference
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from xdsl.dialects import func
 
 import cortex
@@ -11,6 +12,7 @@ from cortex.dialects.abi import FRAME_PARTS as PARTS
 from cortex.dialects.abi import SPLIT_ARGS as ARGS_ATTR
 from cortex.dialects.abi import SPLIT_RESULTS as RESULTS_ATTR
 from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
+from cortex.errors import CortexError
 from cortex.interpreter.reference import CortexFunctions, ReferenceRunner
 from cortex.video.synthetic import SyntheticVideo
 
@@ -57,6 +59,15 @@ def vandalise(array: np.ndarray) -> None:
     """Overwrite a caller-owned buffer in place with values no frame produces."""
     assert array.flags.writeable, "a returned array the caller cannot write into"
     array[...] = np.full_like(array, 77 if array.dtype == np.uint8 else -1234.5)
+
+
+def delivered_before_error(outputs, match: str) -> list:
+    """What a run delivers before it stops with the CortexError `match` (a run that does not raise it fails)."""
+    got = []
+    with pytest.raises(CortexError, match=match):
+        for out in outputs:
+            got.append(out)
+    return got
 
 
 def sequential(pipeline, frames):
