@@ -51,14 +51,14 @@ class FrameWorker:
         """
         split = self.split
         if delayed is None:
-            env = {**split.inputs((before,)), **{f"state:{n}": v for n, v in fixed.items()}}
+            env = {**split.inputs((before,)), **split.state_env(fixed)}
             split.parts["delayed"](env, first - 1)
-            delayed = {n: env[f"update:{n}"] for n in split.ahead}
+            delayed = split.updates(env, split.ahead)
         values = []
         for k, frame in enumerate(frames):
             env = self._delayed(frame, first + k, delayed, fixed)
             split.parts["parallel"](env, first + k)
-            delayed = {n: env[f"update:{n}"] for n in split.ahead}
+            delayed = split.updates(env, split.ahead)
             values.append({key: env[key] for key in self.returned if key in env})
         if values:
             values[-1]["delayed"] = delayed
@@ -71,13 +71,13 @@ class FrameWorker:
         it never waits behind a chunk's parallel part, and the caller runs none of it."""
         for k, frame in enumerate(frames):
             env = self._delayed(frame, first + k, delayed, fixed)
-            delayed = {n: env[f"update:{n}"] for n in self.split.ahead}
+            delayed = self.split.updates(env, self.split.ahead)
         return delayed
 
     def _delayed(self, frame: Any, index: int, delayed: dict, fixed: dict) -> dict:
         split = self.split
         env = split.inputs((frame,))
-        env.update({f"state:{n}": v for n, v in {**delayed, **fixed}.items() if n in split.state_ports})
+        env.update(split.state_env({n: v for n, v in {**delayed, **fixed}.items() if n in split.state_ports}))
         split.parts["delayed"](env, index)
         return env
 
@@ -101,9 +101,9 @@ def settle_chunk(split: LoadedSplit, state: dict[str, Any], values: list[dict[st
     frame order (updating `state`), then the delayed values that start the next chunk taken into `state`;
     returns the tail's arguments, one dict per frame."""
     for k, env in enumerate(values):
-        env.update({f"state:{n}": state[n] for n in split.recurrent})
+        env.update(split.state_env({n: state[n] for n in split.recurrent}))
         split.parts["recurrence"](env, first + k)
-        state.update({n: env[f"update:{n}"] for n in split.recurrent})
+        state.update(split.updates(env, split.recurrent))
     state.update(values[-1].pop("delayed"))
     return [{key: env[key] for key in split.parts["tail"].arg_keys if key in env} for env in values]
 

@@ -9,6 +9,7 @@ programs without the compiler's IR). The interpreter reaches them through
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -121,7 +122,7 @@ def to_caller(port: Port, value: Any) -> Any:
     return value
 
 
-def aliased(value: np.ndarray, outputs, inputs) -> bool:
+def aliased(value: np.ndarray, outputs: Iterable[Any], inputs: Iterable[Any]) -> bool:
     """Whether `value` shares memory with one of `outputs` or `inputs` (then the state gets a copy)."""
     return any(isinstance(o, np.ndarray) and np.may_share_memory(value, o) for o in (*outputs, *inputs))
 

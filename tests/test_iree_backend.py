@@ -368,7 +368,7 @@ def test_an_iree_program_with_no_iree_code_runs_as_the_numpy_program_does(monkey
     numpy_program = cortex.compile(cortex.parse(small_l2_text()))
     executables = iree.program.executables
     assert not executables["entry"].meta.get("segments") and not executables["split"].meta.get("segments")
-    assert not iree.program.meta["calls_split"]
+    assert not iree.program.backend.calls_split
     frames = frames_of(SMALL, 12)
     called = [iree(f) for f in frames]
     iree.reset()
