@@ -166,14 +166,21 @@ class CallBoundary:
         self.state_keys = {n: wire("state", n) for n in states}
         self.update_keys = {n: wire("update", n) for n in states}
         self._plain = plain_signature(self.input_ports)
+        self._signed_tensors = [p.spec.shape is not None and not p.spec.unsigned for p in self.output_ports]
+        self.stateless = not states and not self.derived.parts
+        """No state to read or write: a call is its inputs and outputs alone."""
 
     def inputs(self, args: tuple[Any, ...]) -> dict[str, Any]:
         """The caller's arguments by wiring key, as the generated code takes them (the count checked here)."""
         if len(args) != len(self.input_ports):
             raise CortexError(f"@{self.entry} takes {len(self.input_ports)} argument(s), got {len(args)}")
         plain = self._plain
-        if plain is not None and all(type(v) is np.ndarray and v.dtype == d and v.shape == s for v, (d, s) in zip(args, plain)):
-            return dict(zip(self.input_keys, args))  # what `to_internal` would return, without its checks
+        if plain is not None:
+            for v, (dtype, shape) in zip(args, plain):
+                if type(v) is not np.ndarray or v.dtype != dtype or v.shape != shape:
+                    break
+            else:
+                return dict(zip(self.input_keys, args))  # what `to_internal` would return, without its checks
         return {
             key: to_internal(p, v, f"argument #{k} (%{p.name}) of @{self.entry}")
             for k, (key, p, v) in enumerate(zip(self.input_keys, self.input_ports, args))
@@ -203,7 +210,11 @@ class CallBoundary:
     def enter(self, args: tuple[Any, ...], state: object) -> dict[str, Any]:
         """The environment one frame starts from: its inputs, then the caller's state (checked in that order)."""
         env = self.inputs(args)
-        env.update(self.state_env(self.internal_state(state)))
+        if self.stateless:
+            if not isinstance(state, dict):
+                self.internal_state(state)  # its message
+        else:
+            env.update(self.state_env(self.internal_state(state)))
         return env
 
     def outputs(self, env: Mapping[str, Any], args: tuple[Any, ...]) -> tuple[tuple[Any, ...], RunnerState]:
@@ -213,6 +224,9 @@ class CallBoundary:
         ahead already hold those arrays (the next frame's delayed inputs, the recurrence's last value),
         and the caller may write into what it is handed while they are still in flight.
         """
+        if self.stateless:  # only outputs: each copied if it shares the caller's inputs' memory
+            return tuple(o.copy() if isinstance(o, np.ndarray) and aliased(o, (), args) else o
+                         for o in self.caller_outputs(env)), RunnerState()
         before, after = self.state_keys, self.update_keys
         internal = {n: env.get(after[n], env.get(before[n])) for n in before}
         held = [v for n in self.state_ports for v in (env.get(before[n]), internal[n]) if isinstance(v, np.ndarray)]
@@ -222,7 +236,12 @@ class CallBoundary:
         return outputs, self.caller_state(internal, outputs, args)
 
     def caller_outputs(self, env: Mapping[str, Any]) -> tuple[Any, ...]:
-        return tuple(to_caller(p, env[key]) for key, p in zip(self.output_keys, self.output_ports))
+        outputs = []
+        for key, port, signed_tensor in zip(self.output_keys, self.output_ports, self._signed_tensors):
+            value = env[key]
+            # an array of our own, signed: what `to_caller` would return (checked here, per call, for speed)
+            outputs.append(value if signed_tensor and type(value) is np.ndarray and value.flags.writeable else to_caller(port, value))
+        return tuple(outputs)
 
     def caller_state(self, internal: Mapping[str, Any], outputs: tuple[Any, ...], args: tuple[Any, ...]) -> RunnerState:
         state = {}

@@ -124,7 +124,11 @@ def to_caller(port: Port, value: Any) -> Any:
 
 def aliased(value: np.ndarray, outputs: Iterable[Any], inputs: Iterable[Any]) -> bool:
     """Whether `value` shares memory with one of `outputs` or `inputs` (then the state gets a copy)."""
-    return any(isinstance(o, np.ndarray) and np.may_share_memory(value, o) for o in (*outputs, *inputs))
+    for group in (outputs, inputs):
+        for o in group:
+            if isinstance(o, np.ndarray) and np.may_share_memory(value, o):
+                return True
+    return False
 
 
 __all__ = ["RunnerState", "aliased", "check_value", "describe_type", "describe_value", "initial_zeros", "to_caller", "to_internal"]
