@@ -47,7 +47,7 @@ from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import PipelineError, parse_pipeline
 from cortex.reports.quant_report import QuantReport, quantize_with_report
 from cortex.runtime.pipeline import CompiledPipeline
-from cortex.runtime.program import Executable, FrameSplit, Part, Program, StateInfo
+from cortex.runtime.program import BackendTraits, Executable, FrameSplit, Part, Program, StateInfo
 from cortex.runtime.threads import MAX_WORKERS
 from cortex.shape_generic import ShapeGenericPipeline
 
@@ -259,8 +259,8 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, table: Mapping[
     `lowering` as the "split" executable.
 
     `backend="iree"`: "iree" executables (`iree_executable`); the split always runs its parallel part as
-    stages (meta `split_in_stages`), and an entry with state runs the split for every call (meta
-    `calls_split`): IREE compiles each cut into its own code, so one cut keeps every engine bit-identical.
+    stages (`BackendTraits.split_in_stages`), and an entry with state runs the split for every call
+    (`BackendTraits.calls_split`): IREE compiles each cut into its own code, so one cut keeps every engine bit-identical.
     Its entry executable is then NumPy code (never called, kept for `compiled.source`). Unless the outlining
     cost rule left no IREE code in either (the L2 frame): then calls run the entry, as on the NumPy backend."""
     entry, backend, device = options.entry, backend_named(options.backend), options.device
@@ -303,9 +303,6 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, table: Mapping[
             calls_split, executables["entry"] = False, entry_executable
     if "entry" not in executables:
         executables["entry"] = executable(lowered, f"@{entry}", BACKENDS["numpy"] if calls_split else backend)
-    meta: dict[str, Any] = {"backend": backend.name, "device": device}
-    if backend.stages_always:
-        meta |= {"split_in_stages": True, "calls_split": calls_split}
     if classes is None:
         states = tuple(StateInfo(p.name, "unclassified", "the frame split did not run") for p in args if p.kind == "state")
     else:
@@ -316,8 +313,9 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, table: Mapping[
         ports, _ = entry_ports(find_entry(lowered, symbol))
         keys = (wire("state", source), *(wire("weight", p.name) for p in ports[1:] if p.kind == "weight"))
         derived_parts.append(Part(f"derive {state}", "entry", symbol, keys, (wire("update", state),)))
+    traits = BackendTraits(backend.name, device, backend.calls_blas, backend.stages_always, calls_split)
     return Program(entry, tuple(args), tuple(results), weights, states, executables, entry_part, frame_split, split_error,
-                   meta, tuple(derived_parts))
+                   {}, tuple(derived_parts), traits)
 
 
 def split_for_schedules(module: ModuleOp, entry: str) -> ModuleOp:

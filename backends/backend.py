@@ -33,6 +33,7 @@ class Backend:
     layout: str | None = None  # the image layout its code wants (`cortex-convert-layout`); None: as written
     stages_always: bool = False  # its split runs the parallel part as stages (one compiled unit per stage)
     stateful_calls_split: bool = False  # a call with state runs the split's parts (each part compiled alone)
+    calls_blas: bool = True  # its code may reach BLAS (NumPy's): a call holds the runtime's BLAS limit
     needs: str | None = None  # the pip extra it needs, for the message when it is missing
 
     def check_device(self, device: str) -> None:
@@ -60,7 +61,7 @@ BACKENDS: dict[str, Backend] = {
     # benchmarks/onnx_vs_ort.py); each cut of the frame is compiled into its own code, so the split's parallel
     # part always runs as stages and a call with state runs the split: one cut keeps every engine bit-identical.
     "iree": Backend("iree", ("cpu", "cuda"), ("cortex.backends.iree_backend", "iree_executable"), layout="nhwc",
-                    stages_always=True, stateful_calls_split=True, needs="iree"),
+                    stages_always=True, stateful_calls_split=True, calls_blas=False, needs="iree"),
 }
 """Every backend a compile can target, by name."""
 

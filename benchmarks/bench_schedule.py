@@ -148,8 +148,7 @@ def part_times(size, mode, frames: list, repeat: int) -> dict[str, float]:
         compiled.reset()
         spent = dict.fromkeys(split.parts, 0.0)
         for frame in frames:
-            env = split.inputs((frame,))
-            env.update({f"state:{n}": v for n, v in split.internal_state(compiled.state).items()})
+            env = split.enter((frame,), compiled.state)
             for name, part in split.parts.items():
                 t = time.thread_time()
                 part(env, None)

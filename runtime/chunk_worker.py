@@ -60,14 +60,14 @@ class FrameWorker:
         missing = [n for n in split.ahead if delayed is None or n not in delayed]
         if delayed is None or missing:
             given = {**fixed, **(delayed or {})}
-            env = {**split.inputs((before,)), **{f"state:{n}": v for n, v in given.items() if n in split.state_ports}}
+            env = {**split.inputs((before,)), **split.state_env({n: v for n, v in given.items() if n in split.state_ports})}
             split.parts["delayed"](env, first - 1)
-            delayed = {**(delayed or {}), **{n: env[f"update:{n}"] for n in missing}}
+            delayed = {**(delayed or {}), **split.updates(env, missing)}
         values = []
         for k, frame in enumerate(frames):
             env = self._delayed(frame, first + k, delayed, fixed)
             split.parts["parallel"](env, first + k)
-            delayed = {n: env[f"update:{n}"] for n in split.ahead}
+            delayed = split.updates(env, split.ahead)
             values.append({key: env[key] for key in self.returned if key in env})
         if values and returns_delayed:  # (not when the caller has them: `after`)
             values[-1]["delayed"] = delayed
@@ -80,7 +80,7 @@ class FrameWorker:
         it never waits behind a chunk's parallel part, and the caller runs none of it."""
         for k, frame in enumerate(frames):
             env = self._delayed(frame, first + k, delayed, fixed)
-            delayed = {n: env[f"update:{n}"] for n in self.split.ahead}
+            delayed = self.split.updates(env, self.split.ahead)
         return delayed
 
     def leading(self, frames: list, first: int, leading: dict, fixed: dict) -> dict:
@@ -92,10 +92,10 @@ class FrameWorker:
         stages = self.leading_stages()
         for k, frame in enumerate(frames):
             env = split.inputs((frame,))
-            env.update({f"state:{n}": v for n, v in {**leading, **fixed}.items() if n in split.state_ports})
+            env.update(split.state_env({n: v for n, v in {**leading, **fixed}.items() if n in split.state_ports}))
             for stage in stages:
                 stage(env, first + k)
-            leading = {n: env[f"update:{n}"] for n in split.leading}
+            leading = split.updates(env, split.leading)
         return leading
 
     def after(self, frames: list, first: int, leading: dict, fixed: dict) -> dict:
@@ -104,14 +104,14 @@ class FrameWorker:
         so a front need not send its delayed values back (at 480x640 with temporal reuse, 11 MB a chunk)."""
         leading = self.leading(frames[:-1], first, leading, fixed)
         env = self._delayed(frames[-1], first + len(frames) - 1, leading, fixed)
-        return {n: env[f"update:{n}"] for n in self.split.ahead}
+        return self.split.updates(env, self.split.ahead)
 
     def leading_stages(self) -> list[Any]:
         """The stages of the delayed part that the leading recurrences' updates depend on, in order (the whole
         delayed part where the program has no stages)."""
         if self._leading_stages is None:
             staged = LoadedSplit(self.program, stages=True).delayed_stages
-            needed = {f"update:{n}" for n in self.split.leading}
+            needed = {self.split.boundary.update_keys[n] for n in self.split.leading}
             kept: list[Any] = []
             for stage in reversed(staged):
                 if needed & set(stage.result_keys):
@@ -123,7 +123,7 @@ class FrameWorker:
     def _delayed(self, frame: Any, index: int, delayed: dict, fixed: dict) -> dict:
         split = self.split
         env = split.inputs((frame,))
-        env.update({f"state:{n}": v for n, v in {**delayed, **fixed}.items() if n in split.state_ports})
+        env.update(split.state_env({n: v for n, v in {**delayed, **fixed}.items() if n in split.state_ports}))
         split.parts["delayed"](env, index)
         return env
 
@@ -147,9 +147,9 @@ def settle_chunk(split: LoadedSplit, state: dict[str, Any], values: list[dict[st
     frame order (updating `state`), then the delayed values that start the next chunk taken into `state`;
     returns the tail's arguments, one dict per frame."""
     for k, env in enumerate(values):
-        env.update({f"state:{n}": state[n] for n in split.recurrent})
+        env.update(split.state_env({n: state[n] for n in split.recurrent}))
         split.parts["recurrence"](env, first + k)
-        state.update({n: env[f"update:{n}"] for n in split.recurrent})
+        state.update(split.updates(env, split.recurrent))
     state.update(values[-1].pop("delayed"))
     return [{key: env[key] for key in split.parts["tail"].arg_keys if key in env} for env in values]
 

@@ -11,7 +11,7 @@ read-only (`Program.states`), which is all a scheduler needs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ from cortex.runtime.executables import LoadedExecutable, load_executable
 from cortex.runtime.generated import call_generated
 from cortex.runtime.program import Part, Program
 from cortex.runtime.values import RunnerState, aliased, initial_zeros, to_caller, to_internal
-from cortex.semantics.abi import FRAME_PARTS, STAGE_KINDS, Port, WireKey
+from cortex.semantics.abi import FRAME_PARTS, STAGE_KINDS, Port, WireKey, wire
 
 PARTS = FRAME_PARTS
 
@@ -59,13 +59,23 @@ class PartFunction:
         self.arity = len(part.args)
         self.fn = fn
 
-    def __call__(self, env: dict[str, Any], index: int | None) -> None:
-        """Run on the values in `env`, adding this part's results to it; errors name frame `index` (if any)."""
+    def values(self, env: Mapping[str, Any]) -> list[Any]:
+        """The part's positional arguments: each read from `env` by its wiring key, weights bound."""
         values: list[Any] = [None] * self.arity
         for i, key in self.arg_slots:
             values[i] = env[key]
         for i, w in self.weight_slots:
             values[i] = w
+        return values
+
+    def store(self, env: dict[str, Any], results: Iterable[Any]) -> None:
+        """Add the part's results to `env`, each by its wiring key."""
+        for key, value in zip(self.result_keys, results):
+            env[key] = value
+
+    def __call__(self, env: dict[str, Any], index: int | None) -> None:
+        """Run on the values in `env`, adding this part's results to it; errors name frame `index` (if any)."""
+        values = self.values(env)
         try:
             results = call_generated(self.fn, values, f"the {self.name} part")
         except CortexError as e:
@@ -73,8 +83,7 @@ class PartFunction:
         except Exception as e:  # a NumPy failure inside generated code
             where = f"frame {index}: " if index is not None else ""
             raise CortexError(f"{where}the {self.name} part failed: {type(e).__name__}: {' '.join(str(e).split())}") from e
-        for key, value in zip(self.result_keys, results):
-            env[key] = value
+        self.store(env, results)
 
 
 class DerivedStates:
@@ -116,9 +125,9 @@ class DerivedStates:
             exe = load_executable(self.program.executables[part.executable])
             self._loaded[name] = PartFunction(part, exe.function(part.symbol), weight_values(self.program))
         source = self.sources[name]
-        env = {f"state:{source}": to_internal(self.ports[source], source_value, f"state '{source}'")}
+        env = {wire("state", source): to_internal(self.ports[source], source_value, f"state '{source}'")}
         self._loaded[name](env, None)
-        return to_caller(self.ports[name], env[f"update:{name}"])
+        return to_caller(self.ports[name], env[wire("update", name)])
 
     def initial(self) -> dict[str, Any]:
         """The sources' values before the first frame (zeros), for a source the entry does not read itself."""
@@ -133,6 +142,127 @@ class DerivedStates:
                 value.flags.writeable = False  # an in-place write would not reach the states derived from it
             caller.derived[name] = (source, value, state[name])
         return caller
+
+
+class CallBoundary:
+    """The caller's side of one frame, whichever way the frame runs (the whole entry, its stages on threads,
+    the frame split's parts in order or in flight): the one place that counts the arguments, checks and
+    converts inputs and state, and hands back outputs and state, so every path says and returns the same.
+
+    Values cross it by wiring key: `enter` gives the environment a frame starts from (`input:i`,
+    `state:x`), `outputs` reads the one it ends with (`output:k`, `update:x`).
+    """
+
+    def __init__(self, program: Program):
+        self.entry = program.entry
+        self.input_ports: list[Port] = program.inputs
+        self.output_ports = [p for p in program.results if p.kind == "output"]
+        self.state_ports = {p.name: p for p in program.args if p.kind == "state"}  # states read
+        self.update_ports = {p.name: p for p in program.results if p.kind == "state"}  # states written
+        self.derived = DerivedStates(program)
+        self.input_keys = [wire("input", p.index) for p in self.input_ports]
+        self.output_keys = [wire("output", k) for k in range(len(self.output_ports))]
+        states = {**self.state_ports, **self.update_ports}
+        self.state_keys = {n: wire("state", n) for n in states}
+        self.update_keys = {n: wire("update", n) for n in states}
+        self._plain = plain_signature(self.input_ports)
+        self._signed_tensors = [p.spec.shape is not None and not p.spec.unsigned for p in self.output_ports]
+        self.stateless = not states and not self.derived.parts
+        """No state to read or write: a call is its inputs and outputs alone."""
+
+    def inputs(self, args: tuple[Any, ...]) -> dict[str, Any]:
+        """The caller's arguments by wiring key, as the generated code takes them (the count checked here)."""
+        if len(args) != len(self.input_ports):
+            raise CortexError(f"@{self.entry} takes {len(self.input_ports)} argument(s), got {len(args)}")
+        plain = self._plain
+        if plain is not None:
+            for v, (dtype, shape) in zip(args, plain):
+                if type(v) is not np.ndarray or v.dtype != dtype or v.shape != shape:
+                    break
+            else:
+                return dict(zip(self.input_keys, args))  # what `to_internal` would return, without its checks
+        return {
+            key: to_internal(p, v, f"argument #{k} (%{p.name}) of @{self.entry}")
+            for k, (key, p, v) in enumerate(zip(self.input_keys, self.input_ports, args))
+        }
+
+    def internal_state(self, state: object) -> dict[str, Any]:
+        """The caller's state (`runner.state`) by state name as the parts take it, derived states included."""
+        if not isinstance(state, dict):
+            raise CortexError(f"runner.state must be a dict of state name to value, got {type(state).__name__}")
+        for name in self.state_ports:
+            if name not in state and name not in self.derived.parts:
+                raise CortexError(f"state '{name}' is missing from runner.state (runner.reset() restores every state)")
+        derived = self.derived.values(state)
+        return {name: to_internal(port, derived[name] if name in derived else state[name], f"state '{name}'")
+                for name, port in self.state_ports.items()}
+
+    def state_env(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """States by name (as the parts take them) by wiring key: what a frame reads as `state:x`."""
+        keys = self.state_keys
+        return {keys[name]: value for name, value in values.items()}
+
+    def updates(self, env: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+        """The values `env` holds for states `names` after the frame (`update:x`), by state name."""
+        keys = self.update_keys
+        return {name: env[keys[name]] for name in names}
+
+    def enter(self, args: tuple[Any, ...], state: object) -> dict[str, Any]:
+        """The environment one frame starts from: its inputs, then the caller's state (checked in that order)."""
+        env = self.inputs(args)
+        if self.stateless:
+            if not isinstance(state, dict):
+                self.internal_state(state)  # its message
+        else:
+            env.update(self.state_env(self.internal_state(state)))
+        return env
+
+    def outputs(self, env: Mapping[str, Any], args: tuple[Any, ...]) -> tuple[tuple[Any, ...], RunnerState]:
+        """The caller's outputs and the caller's state after this frame.
+
+        An output sharing memory with a state value or with the frame's inputs is copied: frames read
+        ahead already hold those arrays (the next frame's delayed inputs, the recurrence's last value),
+        and the caller may write into what it is handed while they are still in flight.
+        """
+        if self.stateless:  # only outputs: each copied if it shares the caller's inputs' memory
+            return tuple(o.copy() if isinstance(o, np.ndarray) and aliased(o, (), args) else o
+                         for o in self.caller_outputs(env)), RunnerState()
+        before, after = self.state_keys, self.update_keys
+        internal = {n: env.get(after[n], env.get(before[n])) for n in before}
+        held = [v for n in self.state_ports for v in (env.get(before[n]), internal[n]) if isinstance(v, np.ndarray)]
+        outputs = tuple(
+            o.copy() if isinstance(o, np.ndarray) and aliased(o, held, args) else o for o in self.caller_outputs(env)
+        )
+        return outputs, self.caller_state(internal, outputs, args)
+
+    def caller_outputs(self, env: Mapping[str, Any]) -> tuple[Any, ...]:
+        outputs = []
+        for key, port, signed_tensor in zip(self.output_keys, self.output_ports, self._signed_tensors):
+            value = env[key]
+            # an array of our own, signed: what `to_caller` would return (checked here, per call, for speed)
+            outputs.append(value if signed_tensor and type(value) is np.ndarray and value.flags.writeable else to_caller(port, value))
+        return tuple(outputs)
+
+    def caller_state(self, internal: Mapping[str, Any], outputs: tuple[Any, ...], args: tuple[Any, ...]) -> RunnerState:
+        state = {}
+        for name, port in {**self.state_ports, **self.update_ports}.items():
+            value = to_caller(port, internal[name])
+            if hasattr(value, "shape") and aliased(value, outputs, args):
+                value = value.copy()  # the caller may reuse its buffers or write into outputs
+            state[name] = value
+        return self.derived.attach(state)
+
+
+def plain_signature(inputs: list[Port]) -> list[tuple[np.dtype[Any], tuple[int, ...]]] | None:
+    """(dtype, shape) per input when every input is a statically shaped signed tensor: then an array that
+    matches needs no conversion (one comparison per argument). None otherwise."""
+    signature = []
+    for port in inputs:
+        spec = port.spec
+        if spec.unsigned or spec.shape is None or spec.dtype is None or any(d < 0 for d in spec.shape):
+            return None
+        signature.append((np.dtype(spec.dtype), spec.shape))
+    return signature
 
 
 BETWEEN_STAGES = tuple(f"{kind}:" for kind in STAGE_KINDS)
@@ -183,58 +313,43 @@ class LoadedSplit:
             for exe in loaded.values():
                 concurrent = getattr(exe, "concurrent_sections", None)
                 self.sections.update(concurrent() if concurrent is not None else exe.sections)
-        self.input_ports: list[Port] = program.inputs
-        self.output_ports = [p for p in program.results if p.kind == "output"]
-        self.state_ports = {p.name: p for p in program.args if p.kind == "state"}  # states read
-        self.update_ports = {p.name: p for p in program.results if p.kind == "state"}  # states written
+        self.boundary = CallBoundary(program)
+        self.input_ports = self.boundary.input_ports
+        self.output_ports = self.boundary.output_ports
+        self.state_ports = self.boundary.state_ports  # states read
+        self.update_ports = self.boundary.update_ports  # states written
         self.delayed = program.states_of("delayed")
         self.leading = program.states_of("leading")
         self.ahead = [s.name for s in program.states if s.kind in ("delayed", "leading")]  # the delayed part's updates
         self.recurrent = program.states_of("recurrence")
         self.read_only = program.states_of("read-only")
-        self.derived = DerivedStates(program)
+        self.derived = self.boundary.derived
 
-    # ---- the boundary with the caller
+    # ---- the boundary with the caller (`CallBoundary`)
 
     def inputs(self, args: tuple[Any, ...]) -> dict[str, Any]:
-        if len(args) != len(self.input_ports):
-            raise CortexError(f"@{self.entry} takes {len(self.input_ports)} argument(s), got {len(args)}")
-        return {
-            f"input:{p.index}": to_internal(p, v, f"argument #{k} (%{p.name}) of @{self.entry}")
-            for k, (p, v) in enumerate(zip(self.input_ports, args))
-        }
+        return self.boundary.inputs(args)
 
-    def internal_state(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        """The caller's state as the parts take it, derived states included (`DerivedStates.values`)."""
-        derived = self.derived.values(state)
-        return {name: to_internal(self.state_ports[name], derived[name] if name in derived else state[name], f"state '{name}'")
-                for name in self.state_ports}
+    def enter(self, args: tuple[Any, ...], state: object) -> dict[str, Any]:
+        return self.boundary.enter(args, state)
 
-    def outputs(self, env: Mapping[str, Any], args: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """The caller's outputs and the caller's state after this frame (as `CompiledPipeline.__call__`).
+    def state_env(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        return self.boundary.state_env(values)
 
-        An output sharing memory with a state value or with the frame's inputs is copied: frames read
-        ahead already hold those arrays (the next frame's delayed inputs, the recurrence's last value),
-        and the caller may write into what it is handed while they are still in flight.
-        """
-        internal = {n: env.get(f"update:{n}", env.get(f"state:{n}")) for n in {**self.state_ports, **self.update_ports}}
-        held = [v for n in self.state_ports for v in (env.get(f"state:{n}"), internal[n]) if isinstance(v, np.ndarray)]
-        outputs = tuple(
-            o.copy() if isinstance(o, np.ndarray) and aliased(o, held, args) else o for o in self.caller_outputs(env)
-        )
-        return outputs, self.caller_state(internal, outputs, args)
+    def updates(self, env: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+        return self.boundary.updates(env, names)
+
+    def internal_state(self, state: object) -> dict[str, Any]:
+        return self.boundary.internal_state(state)
+
+    def outputs(self, env: Mapping[str, Any], args: tuple[Any, ...]) -> tuple[tuple[Any, ...], RunnerState]:
+        return self.boundary.outputs(env, args)
 
     def caller_outputs(self, env: Mapping[str, Any]) -> tuple[Any, ...]:
-        return tuple(to_caller(p, env[f"output:{k}"]) for k, p in enumerate(self.output_ports))
+        return self.boundary.caller_outputs(env)
 
-    def caller_state(self, internal: Mapping[str, Any], outputs: tuple, args: tuple) -> RunnerState:
-        state = {}
-        for name, port in {**self.state_ports, **self.update_ports}.items():
-            value = to_caller(port, internal[name])
-            if hasattr(value, "shape") and aliased(value, outputs, args):
-                value = value.copy()  # the caller may reuse its buffers or write into outputs
-            state[name] = value
-        return self.derived.attach(state)
+    def caller_state(self, internal: Mapping[str, Any], outputs: tuple[Any, ...], args: tuple[Any, ...]) -> RunnerState:
+        return self.boundary.caller_state(internal, outputs, args)
 
     # ---- one frame, all parts in order (what the engines reorder)
 
@@ -244,4 +359,4 @@ class LoadedSplit:
         return env
 
 
-__all__ = ["PARTS", "DerivedStates", "InOrder", "LoadedSplit", "PartFunction", "weight_values"]
+__all__ = ["PARTS", "CallBoundary", "DerivedStates", "InOrder", "LoadedSplit", "PartFunction", "weight_values"]

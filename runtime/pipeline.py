@@ -16,23 +16,22 @@ exchanged with the caller as uint8 (zero-copy views).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from cortex.errors import CortexError, whole_number
 from cortex.runtime.blas import BLAS_THREADS, blas_limit, calls_blas
 from cortex.runtime.executables import load_executable
 from cortex.runtime.generated import call_generated
-from cortex.runtime.parts import DerivedStates, LoadedSplit, weight_values
+from cortex.runtime.parts import CallBoundary, LoadedSplit, PartFunction, weight_values
 from cortex.runtime.profiling import PROFILING_OFF, Profile, split_fused
 from cortex.runtime.program import Program
 from cortex.runtime.threads import MAX_WINDOW, MAX_WORKERS, as_args, machine_cores, stage_pool
-from cortex.runtime.values import aliased, initial_zeros, to_caller, to_internal
+from cortex.runtime.values import initial_zeros
 from cortex.semantics.abi import Port
 
 ENGINES = ("threads", "processes", "ray")
@@ -50,10 +49,13 @@ class CompiledPipeline:
     `runner.workers` (threads for one frame's independent stages; 1: in order),
     `runner.program` (what was compiled), `runner.save(path)`.
 
-    A program whose meta says `calls_split` (IREE with frame state) runs its
+    A program whose backend says `calls_split` (IREE with frame state) runs its
     frame split's parts in order for every call, sequential too: IREE compiles
     each cut of the frame into its own code, so one cut for every engine keeps
     them all bit-identical; profiling then reads that split's sections.
+
+    Every call crosses one boundary (`CallBoundary`: argument count, inputs, state and outputs
+    checked and converted once), whichever body runs the frame between.
     """
 
     blas_threads: int | None = BLAS_THREADS
@@ -69,25 +71,25 @@ class CompiledPipeline:
         self.results: list[Port] = list(program.results)
         self.inputs = program.inputs
         self.workers = workers
-        if program.meta.get("backend", "numpy") != "numpy":
-            self.blas_threads = None  # IREE's code calls no BLAS, and holding BLAS costs ~50 us per call
-        self.split_calls = bool(program.meta.get("calls_split")) and program.split is not None
+        if not program.backend.calls_blas:
+            self.blas_threads = None  # code that calls no BLAS (IREE's): holding BLAS costs ~50 us per call
+        self.calls_split = program.backend.calls_split and program.split is not None
+        """Whether every call runs the frame split's parts in order (the saved program's `calls_split`)."""
         self._split_profiling = False
-        weights = weight_values(program)
-        self._weights = {p.index: weights[p.name] for p in self.args if p.kind == "weight"}
         part = program.entry_part
         self._executable = program.executables[part.executable]
-        self.calls_blas = program.meta.get("backend", "numpy") == "numpy" and calls_blas(self.source)
+        self.calls_blas = program.backend.calls_blas and calls_blas(self.source)
         """Whether the generated code may reach BLAS (a matrix product or an extern call): if not, a call holds nothing."""
         self._loaded = load_executable(self._executable)
         self._plain = self._loaded.function(part.symbol)
         self._profiled: Any = None
         self._call = self._plain
         self._frames_profiled = 0
-        self._plain_signature = _plain_signature(self.args, self.results)
+        self._boundary = CallBoundary(program)
+        self._entry_part = PartFunction(part, self._plain, weight_values(program))
         self._splits: dict[tuple[bool, bool], LoadedSplit] = {}
         self._stage_pool: tuple[int, ThreadPoolExecutor] | None = None
-        self._derived = DerivedStates(program)
+        self._derived = self._boundary.derived
         self.state: dict[str, Any] = {}
         self.reset()
         if profile:
@@ -118,12 +120,18 @@ class CompiledPipeline:
         self.state = self._derived.attach(zeros)  # a derived state's first value is f(zeros) = zeros (temporal reuse)
 
     @property
+    def split_calls(self) -> bool:
+        """Deprecated: `calls_split`, the saved program's name for the same fact."""
+        warnings.warn("CompiledPipeline.split_calls is deprecated: use calls_split", DeprecationWarning, stacklevel=2)
+        return self.calls_split
+
+    @property
     def profiling(self) -> bool:
-        return self._split_profiling if self.split_calls else self._call is not self._plain
+        return self._split_profiling if self.calls_split else self._call is not self._plain
 
     @profiling.setter
     def profiling(self, on: bool) -> None:
-        if self.split_calls:
+        if self.calls_split:
             self._split_profiling = bool(on)
             return
         if on and self._profiled is None:
@@ -132,7 +140,7 @@ class CompiledPipeline:
 
     def profile(self, reset: bool = False) -> Profile:
         """Seconds per source op over the calls made while `profiling` was on (a note saying how, if never)."""
-        if self.split_calls:
+        if self.calls_split:
             split = next((v for (profiled, _), v in self._splits.items() if profiled), None)
             if split is None:
                 return Profile({}, 0, note=PROFILING_OFF)
@@ -154,7 +162,7 @@ class CompiledPipeline:
 
     def loaded_split(self, profile: bool = False, stages: bool = False) -> LoadedSplit:
         """The program's frame split, loaded (once per kind; `profile`: thread-safe timers per stage)."""
-        key = (profile, stages or bool(self.program.meta.get("split_in_stages")))
+        key = (profile, stages or self.program.backend.split_in_stages)
         if key not in self._splits:
             self._splits[key] = LoadedSplit(self.program, profile=profile, stages=stages)
         return self._splits[key]
@@ -171,80 +179,28 @@ class CompiledPipeline:
     # ---- a frame
 
     def __call__(self, *inputs: Any) -> tuple[Any, ...]:
-        if self.split_calls and (self.workers == 1 or self._split_profiling):
-            return self._call_split(inputs)
-        if self.workers > 1 and not self.profiling:
-            from cortex.runtime.threads import call_with_concurrent_stages
-
-            outputs, self.state = call_with_concurrent_stages(self.loaded_split(stages=True), self.state, inputs, self.workers,
-                                                              self._pool())
-            return outputs
-        signature = self._plain_signature
-        if signature is not None and len(inputs) == len(signature):
-            for v, (dtype, shape) in zip(inputs, signature):
-                if type(v) is not np.ndarray or v.dtype != dtype or v.shape != shape:
-                    break
-            else:  # arrays in, arrays out, no state: nothing to convert (the checks below would pass)
-                with blas_limit(self.blas_threads if self.calls_blas else None):
-                    results = call_generated(self._call, inputs, f"@{self.entry}")
-                if self._call is not self._plain:
-                    self._frames_profiled += 1
-                return tuple(
-                    r if type(r) is np.ndarray and r.flags.writeable else to_caller(p, r) for p, r in zip(self.results, results)
-                )
-        if len(inputs) != len(self.inputs):
-            raise CortexError(f"@{self.entry} takes {len(self.inputs)} argument(s), got {len(inputs)}")
-        values: list[Any] = [None] * len(self.args)
-        for k, (port, value) in enumerate(zip(self.inputs, inputs)):
-            values[port.index] = to_internal(port, value, f"argument #{k} (%{port.name}) of @{self.entry}")
-        if not isinstance(self.state, dict):
-            raise CortexError(f"runner.state must be a dict of state name to value, got {type(self.state).__name__}")
-        derived = self._derived.values(self.state)
-        for port in self.args:
-            if port.kind == "state":
-                if port.name not in self.state and port.name not in derived:
-                    raise CortexError(
-                        f"state '{port.name}' is missing from runner.state (runner.reset() restores every state)"
-                    )
-                value = derived[port.name] if port.name in derived else self.state[port.name]
-                values[port.index] = to_internal(port, value, f"state '{port.name}'")
-            elif port.kind == "weight":
-                values[port.index] = self._weights[port.index]
-        with blas_limit(self.blas_threads if self.calls_blas else None):
-            results = call_generated(self._call, values, f"@{self.entry}")
-        if self._call is not self._plain:
-            self._frames_profiled += 1
-        outputs = tuple(to_caller(p, r) for p, r in zip(self.results, results) if p.kind == "output")
-        state = {**self.state, **derived}
-        for port, value in zip(self.results, results):
-            if port.kind != "state":
-                continue
-            value = to_caller(port, value)
-            if isinstance(value, np.ndarray) and aliased(value, outputs, inputs):
-                value = value.copy()  # the caller may reuse its buffers or write into outputs
-            state[port.name] = value
-        held = [v for v in state.values() if isinstance(v, np.ndarray)]
-        self.state = self._derived.attach(state)
-        # a state read but not updated this frame is still ours: the caller gets a copy
-        return tuple(o.copy() if isinstance(o, np.ndarray) and aliased(o, held, ()) else o for o in outputs)
-
-    def _call_split(self, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
-        """One frame through the frame split's parts in order (`split_calls`)."""
-        if len(inputs) != len(self.inputs):
-            raise CortexError(f"@{self.entry} takes {len(self.inputs)} argument(s), got {len(inputs)}")
-        if not isinstance(self.state, dict):
-            raise CortexError(f"runner.state must be a dict of state name to value, got {type(self.state).__name__}")
-        for port in self.args:
-            if port.kind == "state" and port.name not in self.state and port.name not in self._derived.parts:
-                raise CortexError(f"state '{port.name}' is missing from runner.state (runner.reset() restores every state)")
-        split = self.loaded_split(profile=self._split_profiling)
-        env = split.inputs(inputs)
-        env.update({f"state:{n}": v for n, v in split.internal_state(self.state).items()})
-        split.step(env, None)
-        if self._split_profiling:
-            self._frames_profiled += 1
-        outputs, self.state = split.outputs(env, inputs)
+        env = self._boundary.enter(inputs, self.state)
+        self._run_frame(env)
+        outputs, self.state = self._boundary.outputs(env, inputs)
         return outputs
+
+    def _run_frame(self, env: dict[str, Any]) -> None:
+        """One frame on `env` (inputs and state by wiring key), adding its outputs and updates: the split's
+        parts in order (`calls_split`), its stages on `workers` threads, or the whole entry."""
+        if self.calls_split and (self.workers == 1 or self._split_profiling):
+            self.loaded_split(profile=self._split_profiling).step(env, None)
+            if self._split_profiling:
+                self._frames_profiled += 1
+        elif self.workers > 1 and not self.profiling:
+            from cortex.runtime.threads import run_concurrent_stages
+
+            run_concurrent_stages(self.loaded_split(stages=True), env, self.workers, self._pool())
+        else:
+            with blas_limit(self.blas_threads if self.calls_blas else None):
+                results = call_generated(self._call, self._entry_part.values(env), f"@{self.entry}")
+            self._entry_part.store(env, results)
+            if self._call is not self._plain:
+                self._frames_profiled += 1
 
     # ---- frames in flight
 
@@ -294,7 +250,7 @@ class CompiledPipeline:
             return source.then_its_error(run_ray(self, self.program, split, source, workers, window, **engine_options))
         raise CortexError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
 
-    def _run_threads(self, split, frames, workers, window):
+    def _run_threads(self, split: LoadedSplit, frames: Iterable[Any], workers: int, window: int) -> Iterator[tuple[Any, ...]]:
         from cortex.runtime.threads import run_threads
 
         yield from run_threads(self, split, frames, workers, window)
@@ -311,7 +267,7 @@ class NumberedFrames:
     iterator raises (Ctrl-C, a read error) goes through unchanged, at once.
     """
 
-    def __init__(self, frames: Iterable[Any], check: Any):
+    def __init__(self, frames: Iterable[Any], check: Callable[[tuple[Any, ...]], object]):
         """`check(args)`: a CortexError for arguments the entry does not take (`LoadedSplit.inputs`)."""
         self.frames, self.check = frames, check
         self.error: CortexError | None = None
@@ -330,23 +286,6 @@ class NumberedFrames:
         yield from outputs
         if self.error is not None:
             raise self.error
-
-
-def _plain_signature(args: list[Port], results: list[Port]) -> list[tuple[np.dtype, tuple[int, ...]]] | None:
-    """(dtype, shape) per argument when every argument is a statically shaped signed tensor input and
-    every result an output: then a call whose arrays match needs no conversion (prepared once, per call
-    it is one comparison per argument). None otherwise."""
-    signature = []
-    for port in args:
-        spec = port.spec
-        if port.kind != "input" or spec.unsigned or spec.shape is None or spec.dtype is None:
-            return None
-        if any(d < 0 for d in spec.shape):
-            return None
-        signature.append((np.dtype(spec.dtype), spec.shape))
-    if any(p.kind != "output" for p in results):
-        return None
-    return signature
 
 
 def load(path: str | Path, workers: int = 1, profile: bool = False, key: str | bytes | None = None) -> CompiledPipeline:

@@ -55,7 +55,7 @@ import zipfile
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from cortex.errors import CortexError
 from cortex.semantics.abi import Port, ValueSpec, WireKey
@@ -155,6 +155,43 @@ class StateInfo:
 
 
 @dataclass(frozen=True)
+class BackendTraits:
+    """What the runtime must know of the backend that compiled a program, asked instead of its name.
+
+    The compiler's `Backend` (`cortex.backends.backend`) fills it in; the runtime reads it without the
+    compiler. Saved as program.json's meta keys `backend`, `device`, `calls_blas`, `split_in_stages` and
+    `calls_split` (a file saved before `calls_blas` existed: only the NumPy backend's code calls BLAS).
+    """
+
+    name: str = "numpy"
+    device: str = "cpu"
+    calls_blas: bool = True  # its generated code may reach BLAS (NumPy): a call then holds the BLAS limit
+    split_in_stages: bool = False  # the split's parallel and delayed parts run as their stages (one code per cut)
+    calls_split: bool = False  # a call runs the frame split's parts in order (each cut compiled alone)
+
+    META_KEYS: ClassVar[tuple[str, ...]] = ("backend", "device", "calls_blas", "split_in_stages", "calls_split")
+    """program.json's meta keys that hold these traits (read into `Program.backend`, not left in `Program.meta`)."""
+
+    def as_meta(self) -> dict[str, Any]:
+        return {"backend": self.name, "device": self.device, "calls_blas": self.calls_blas,
+                "split_in_stages": self.split_in_stages, "calls_split": self.calls_split}
+
+    @classmethod
+    def of_meta(cls, meta: dict[str, Any]) -> BackendTraits:
+        """The traits a saved program's meta records (`as_meta`; older files: what their keys imply)."""
+        name = meta.get("backend", "numpy")
+        if not isinstance(name, str):
+            raise CortexError(f"meta backend is {type(name).__name__}, not text")
+        device = meta.get("device", "cpu")
+        flags = {k: meta.get(k, False) for k in ("split_in_stages", "calls_split")}
+        flags["calls_blas"] = meta.get("calls_blas", name == "numpy")  # before the key: only NumPy code called BLAS
+        for key, value in flags.items():
+            if type(value) is not bool:
+                raise CortexError(f"meta {key} is {str(value)[:40]!r}, not true or false")
+        return cls(name, str(device), **flags)
+
+
+@dataclass(frozen=True)
 class Program:
     """A compiled pipeline as data (see the module docstring)."""
 
@@ -171,6 +208,8 @@ class Program:
     derived: tuple[Part, ...] = ()
     """States derived from another (temporal reuse): each part computes `update:<state>` from `state:<source>`,
     which the runtime runs when the caller's source is not the one the state was derived from."""
+    backend: BackendTraits = field(default_factory=BackendTraits)
+    """What the runtime asks of the backend that compiled the program (saved in `meta`'s keys)."""
 
     @property
     def inputs(self) -> list[Port]:
@@ -491,7 +530,7 @@ def _encode_program(program: Program, files: dict[str, bytes]) -> dict[str, Any]
         "entry_part": _part_json(program.entry_part),
         "split": split,
         "split_error": program.split_error,
-        "meta": program.meta,
+        "meta": {**program.meta, **program.backend.as_meta()},
         "derived": [_part_json(p) for p in program.derived],
     }
 
@@ -528,6 +567,8 @@ def _decode_program(doc: dict[str, Any], archive: zipfile.ZipFile) -> Program:
                 raise CortexError(f"executable '{name}': member '{member}' has unknown encoding {str(ref['encoding'])[:40]!r}")
         executables[str(name)] = Executable(str(exe["kind"]), members, {str(k): str(v) for k, v in exe["symbols"].items()},
                                             dict(exe.get("meta", {})))
+    saved_meta = dict(doc.get("meta", {}))
+    meta = {k: v for k, v in saved_meta.items() if k not in BackendTraits.META_KEYS}
     split = None
     if doc["split"] is not None:
         split = FrameSplit({str(k): _part_of(p, executables) for k, p in doc["split"]["parts"].items()},
@@ -543,8 +584,9 @@ def _decode_program(doc: dict[str, Any], archive: zipfile.ZipFile) -> Program:
         entry_part=_part_of(doc["entry_part"], executables),
         split=split,
         split_error=_split_error_of(doc.get("split_error")),
-        meta=dict(doc.get("meta", {})),
+        meta=meta,
         derived=tuple(_derived_of(p, executables) for p in doc.get("derived", [])),
+        backend=BackendTraits.of_meta(saved_meta),
     )
 
 
@@ -563,4 +605,4 @@ def _split_error_of(value: Any) -> str | None:
     return value
 
 
-__all__ = ["FORMAT", "KEY_VARIABLE", "MAX_PROGRAM_BYTES", "VERSION", "document_digest", "Executable", "FrameSplit", "Part", "Program", "StateInfo"]
+__all__ = ["FORMAT", "KEY_VARIABLE", "MAX_PROGRAM_BYTES", "VERSION", "BackendTraits", "document_digest", "Executable", "FrameSplit", "Part", "Program", "StateInfo"]

@@ -115,7 +115,7 @@ class ThreadFrames:
         args = as_args(item)
         env = split.inputs(args)  # a bad frame fails here, on the caller, as it is read
         ahead = set(split.ahead)
-        env.update({f"state:{n}": self.state[n] for n in split.state_ports if n not in ahead})
+        env.update(split.state_env({n: self.state[n] for n in split.state_ports if n not in ahead}))
         before, mine = self.ahead, Future[dict[str, Any]]()
         self.ahead = mine
         self.chain.append(mine)
@@ -127,12 +127,12 @@ class ThreadFrames:
         split = self.split
         try:
             previous = before.result()
-            env.update({f"state:{n}": previous[n] for n in split.ahead if n in split.state_ports})
+            env.update(split.state_env({n: previous[n] for n in split.ahead if n in split.state_ports}))
             split.parts["delayed"](env, index)
         except BaseException as e:
             _settle_future(mine, exception=e)
             raise
-        _settle_future(mine, result={n: env[f"update:{n}"] for n in split.ahead})
+        _settle_future(mine, result=split.updates(env, split.ahead))
         split.parts["parallel"](env, index)
 
     def settle(self, flight):
@@ -140,11 +140,9 @@ class ThreadFrames:
         future.result()
         self.chain.remove(mine)
         split = self.split
-        for name in split.recurrent:
-            env[f"state:{name}"] = self.state[name]
+        env.update(split.state_env({n: self.state[n] for n in split.recurrent}))
         split.parts["recurrence"](env, i)
-        for name in split.recurrent:
-            self.state[name] = env[f"update:{name}"]
+        self.state.update(split.updates(env, split.recurrent))
         return i, args, env, self.pool.submit(split.parts["tail"], env, i)
 
     def done(self, flight) -> bool:
@@ -188,8 +186,7 @@ def run_split_sequential(pipeline: Any, split: LoadedSplit, frames: Iterable[Any
     """The four parts one frame after the other, no threads: the split's own semantics, for tests."""
     for index, item in enumerate(frames):
         args = as_args(item)
-        env = split.inputs(args)
-        env.update({f"state:{n}": v for n, v in split.internal_state(pipeline.state).items()})
+        env = split.enter(args, pipeline.state)
         split.step(env, index)
         outputs, pipeline.state = split.outputs(env, args)
         yield outputs
@@ -279,8 +276,14 @@ def call_with_concurrent_stages(split: LoadedSplit, state: dict[str, Any], input
     The delayed part's stages and the parallel part's are one dependency graph: what only the next
     frame needs (the reused blurs of the previous frame's gray) runs beside the heavy stages instead of
     before them. `pool` (kept by the caller across calls; a new one per call when None) runs them."""
-    env = split.inputs(inputs)
-    env.update({f"state:{n}": v for n, v in split.internal_state(state).items()})
+    env = split.enter(inputs, state)
+    run_concurrent_stages(split, env, workers, pool)
+    return split.outputs(env, inputs)
+
+
+def run_concurrent_stages(split: LoadedSplit, env: dict[str, Any], workers: int, pool: ThreadPoolExecutor | None = None) -> None:
+    """One frame's parts on `env` (`CallBoundary.enter`), its independent stages on `workers` threads
+    (`call_with_concurrent_stages`)."""
     parts = split.parts
     with thread_budget(workers), contextlib.ExitStack() as owned:
         if pool is None:
@@ -290,7 +293,6 @@ def call_with_concurrent_stages(split: LoadedSplit, state: dict[str, Any], input
         run_stages([*delayed, *split.stages], env, None, pool)
         parts["recurrence"](env, None)
         parts["tail"](env, None)
-    return split.outputs(env, inputs)
 
 
 __all__ = [
@@ -300,6 +302,7 @@ __all__ = [
     "as_args",
     "call_with_concurrent_stages",
     "machine_cores",
+    "run_concurrent_stages",
     "run_split_sequential",
     "run_stages",
     "run_threads",

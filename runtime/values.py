@@ -9,6 +9,7 @@ programs without the compiler's IR). The interpreter reaches them through
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -121,9 +122,13 @@ def to_caller(port: Port, value: Any) -> Any:
     return value
 
 
-def aliased(value: np.ndarray, outputs, inputs) -> bool:
+def aliased(value: np.ndarray, outputs: Iterable[Any], inputs: Iterable[Any]) -> bool:
     """Whether `value` shares memory with one of `outputs` or `inputs` (then the state gets a copy)."""
-    return any(isinstance(o, np.ndarray) and np.may_share_memory(value, o) for o in (*outputs, *inputs))
+    for group in (outputs, inputs):
+        for o in group:
+            if isinstance(o, np.ndarray) and np.may_share_memory(value, o):
+                return True
+    return False
 
 
 __all__ = ["RunnerState", "aliased", "check_value", "describe_type", "describe_value", "initial_zeros", "to_caller", "to_internal"]

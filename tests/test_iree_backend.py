@@ -368,7 +368,7 @@ def test_an_iree_program_with_no_iree_code_runs_as_the_numpy_program_does(monkey
     numpy_program = cortex.compile(cortex.parse(small_l2_text()))
     executables = iree.program.executables
     assert not executables["entry"].meta.get("segments") and not executables["split"].meta.get("segments")
-    assert not iree.program.meta["calls_split"]
+    assert not iree.program.backend.calls_split
     frames = frames_of(SMALL, 12)
     called = [iree(f) for f in frames]
     iree.reset()
@@ -623,7 +623,7 @@ def test_l2_on_iree_matches_numpy_over_60_frames(l2_pairs, frames60, mode):
     iree, numpy_ = l2_pairs[mode]
     iree.reset()
     numpy_.reset()
-    assert iree.split_calls and iree.program.executables["split"].meta["segments"], "the frame's linalg runs on IREE"
+    assert iree.calls_split and iree.program.executables["split"].meta["segments"], "the frame's linalg runs on IREE"
     same_decisions = 0
     for frame in frames60:
         (e_got, s_got), (e_want, s_want) = iree(frame), numpy_(frame)
@@ -677,7 +677,7 @@ def test_profile_at_compile_time_carries_over_to_the_split_program(frames60):
     profile was empty (the flag was set on the whole entry before the split took over)."""
     mode = "balanced"
     compiled = cortex.compile(cortex.parse(small_l2_text()), mode=mode, passes=passes(mode), backend="iree", profile=True)
-    assert compiled.split_calls and compiled.profiling
+    assert compiled.calls_split and compiled.profiling
     for frame in frames60[:2]:
         compiled(frame)
     assert {"gray", "encoded"} <= set(compiled.profile())

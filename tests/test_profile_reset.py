@@ -56,7 +56,7 @@ def test_reset_restarts_the_frame_count_of_a_split_program(monkeypatch):
         monkeypatch.setenv(name, value)
     mode = "balanced"
     runner = cortex.compile(cortex.parse(small_l2_text()), mode=mode, passes=passes(mode), backend="iree")
-    assert runner.split_calls
+    assert runner.calls_split
     frames = frames_of((96, 128), n=5)
     it = iter(frames)
     check_reset(runner, lambda: runner(next(it)))

@@ -254,7 +254,7 @@ def test_an_iree_program_round_trips_with_its_compiled_module(compiled_iree, tmp
     """The "iree" kind saves its VM module as bytes; loaded, it gives the same outputs and state, bit for bit."""
     program = compiled_iree.program
     # with state, every call runs the split (driver.build_program): its executable is the IREE-compiled one
-    assert program.meta["calls_split"] and program.executables["split"].kind == "iree"
+    assert program.backend.calls_split and program.executables["split"].kind == "iree"
     assert isinstance(program.executables["split"].members.get("module.vmfb"), bytes)
     assert_round_trip(compiled_iree, tmp_path / "l2.cortex", frames(12))
 
