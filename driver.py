@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # typing.Unpack is 3.11+; the project runs on 3.10 too
     from typing_extensions import Unpack

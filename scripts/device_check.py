@@ -253,7 +253,7 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
     compiled.reset()
     want = [compiled(f) for f in frames]
     want_state = dict(compiled.state)
-    options = {"ray": {"num_cpus": cores}}
+    options: dict[str, dict[str, Any]] = {"ray": {"num_cpus": cores}}
     rates: dict[int, dict[str, float]] = {}
     equal: dict[int, dict[str, bool]] = {}
     try:
