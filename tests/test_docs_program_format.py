@@ -76,7 +76,7 @@ def test_archive_members_have_the_documented_forms(saved):
 
 def test_states_and_ports_kinds_are_the_documented_ones():
     row = DOC.split("| `states` |", 1)[1].split("\n", 1)[0]
-    assert re.findall(r"`([^`]+)`", row)[2:6] == list(P.STATE_KINDS)
+    assert re.findall(r"`([^`]+)`", row)[2:7] == list(P.STATE_KINDS)
 
 
 def test_a_loaded_copy_runs_as_the_compiled_one(saved):
