@@ -18,6 +18,7 @@ from helpers.scheduling import (
     MODES,
     assert_same,
     assert_same_state,
+    compile_text,
     entry_of,
     frames_of,
     gated_frames,
@@ -39,7 +40,7 @@ from cortex.runtime.threads import run_split_sequential
 
 
 def compiled(mode, gate, text=None):
-    return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode))
+    return compile_text(text or small_l2_text(), mode=mode, weights=GATES[gate], passes=passes(mode))
 
 
 def test_sharpness_history_is_leading_and_says_why():
