@@ -179,15 +179,11 @@ def test_every_engine_at_480x640(gate):
     assert_same(list(new.run_video(frames, workers=2)), want)
 
 
-def test_the_ray_engine_gives_the_bytes_it_gave_before_the_passes():
-    ray = pytest.importorskip("ray")
+@pytest.mark.xdist_group("ray")
+def test_the_ray_engine_gives_the_bytes_it_gave_before_the_passes(local_ray):
     frames = frames_of(SMALL)
     want = sequential(plain("balanced", "auto"), frames)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try:
-        assert_same(list(reducing("balanced", "auto").run_video(frames, workers=2, engine="ray", chunk=7)), want)
-    finally:
-        ray.shutdown()
+    assert_same(list(reducing("balanced", "auto").run_video(frames, workers=2, engine="ray", chunk=7)), want)
 
 
 # ---------------------------------------------------------------- property: any pipeline of this shape

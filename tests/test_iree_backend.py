@@ -653,21 +653,14 @@ def test_l2_on_iree_every_engine_equals_its_sequential_run(l2_pairs, frames60):
 
 
 @needs_iree
-def test_l2_on_iree_ray_equals_sequential(frames60):
-    ray = pytest.importorskip("ray")
+@pytest.mark.xdist_group("ray")
+def test_l2_on_iree_ray_equals_sequential(frames60, local_ray):
     mode = "power_save"
     module = cortex.parse(small_l2_text())
     a = cortex.compile(module, mode=mode, passes=passes(mode), backend="iree")
     b = cortex.compile(module, mode=mode, passes=passes(mode), backend="iree")
     want = sequential(a, frames60)
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try:
-        assert_same(list(b.run_video(frames60, workers=2, engine="ray", chunk=10)), want)
-    finally:
-        if started:
-            ray.shutdown()
+    assert_same(list(b.run_video(frames60, workers=2, engine="ray", chunk=10)), want)
     assert_same_state(b.state, a.state)
 
 

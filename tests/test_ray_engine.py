@@ -1,6 +1,6 @@
 """engine="ray": the same outputs and final state as the sequential run, errors, nothing left behind.
 
-One local Ray (2 CPUs, no dashboard) for the module, shut down at the end;
+One local Ray (2 CPUs, no dashboard: conftest's `local_ray`, shared with the other files' Ray runs);
 few, quick runs (the CI budget).
 """
 
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.xdist_group("ray")
 
 from helpers.pipelines import (  # noqa: E402
     SMALL,
@@ -38,11 +39,10 @@ from cortex.passes.state_analysis import classify_states  # noqa: E402
 from cortex.runtime.ray_executor import _get  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
-    ray.shutdown()
+# first: before the shared Ray of the tests below starts
+def test_bad_chunk_is_rejected_before_ray_starts():
+    with pytest.raises(CortexError, match="chunk must be a whole number from 1 to 4096, got 0"):
+        cortex.compile(cortex.parse(small_l2_text())).run_video([], workers=1, engine="ray", chunk=0)
 
 
 def actors_alive() -> int:
@@ -262,11 +262,6 @@ def test_worker_errors_come_back_as_one_line(local_ray):
     with pytest.raises(CortexError) as info:
         _get(ray, fails.remote())
     assert str(info.value) == "frame 7: 'cortex.text_roi' failed: error: injected"
-
-
-def test_bad_chunk_is_rejected_before_ray_starts():
-    with pytest.raises(CortexError, match="chunk must be a whole number from 1 to 4096, got 0"):
-        cortex.compile(cortex.parse(small_l2_text())).run_video([], workers=1, engine="ray", chunk=0)
 
 
 def test_cortex_run_spreads_several_videos_over_ray(local_ray, capsys, tmp_path, monkeypatch):

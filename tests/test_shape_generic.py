@@ -91,18 +91,23 @@ def test_reference_interpreter_is_shape_generic_too():
     assert same([runner(f) for f in frames], [static(f) for f in frames])
 
 
-@pytest.mark.parametrize("engine", ["threads", "ray"])
-def test_frame_parallel_engines_run_a_shape_generic_pipeline(engine):
-    if engine == "ray":
-        pytest.importorskip("ray")
+def engines_run_a_shape_generic_pipeline(engine, **options):
     _, frames = frames_of(64, 96, 6)
     jit = cortex.compile(generic())
     static = cortex.compile(build_l2_pipeline(64, 96))
     sequential = [static(f) for f in frames]
-    options = {"num_cpus": 2} if engine == "ray" else {}
     got = list(jit.run_video(frames, workers=2, engine=engine, **options))
     assert same(got, sequential)
     assert jit.compiled_shapes == [((64, 96, 3),)]
+
+
+def test_the_threads_engine_runs_a_shape_generic_pipeline():
+    engines_run_a_shape_generic_pipeline("threads")
+
+
+@pytest.mark.xdist_group("ray")
+def test_the_ray_engine_runs_a_shape_generic_pipeline(local_ray):
+    engines_run_a_shape_generic_pipeline("ray", num_cpus=2)
 
 
 @pytest.mark.parametrize(
