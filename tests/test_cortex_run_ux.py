@@ -51,6 +51,7 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
 # ----------------------------------------------------------------------- 1. throughput
 
 
+@pytest.mark.slow
 def test_summary_labels_three_rates_and_the_json_agrees(capsys, tmp_path):
     summary = tmp_path / "summary.json"
     rc, out, err = run_cli(capsys, *SMALL, "--frames", "8", "--workers", "1", "--summary-json", summary,
@@ -103,6 +104,7 @@ def test_progress_bar_rate_agrees_with_the_summary(capsys):
     assert bar and bar[-1] == pytest.approx(loop, rel=0.35)  # tqdm averages since the first frame too
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (DATA / "Megamind.avi").exists(), reason="opencv-doc's Megamind.avi is not installed")
 def test_end_to_end_time_runs_from_the_process_start_and_within_its_wall_clock(tmp_path):
     """Megamind.avi with an overlay: the summary's end-to-end clock starts at the process's start (before
@@ -204,6 +206,7 @@ def test_side_by_side_panels_are_labelled():
         assert (corner == 0).any() and (corner > 200).any()  # a dark label box with white text
 
 
+@pytest.mark.slow
 def test_the_overlay_frame_is_named_and_stamped_with_its_source_number(capsys, tmp_path):
     dest = tmp_path / "png"
     rc, _, err = run_cli(capsys, *SMALL, "--frames", "2", "--start", "10", "--overlay", dest, "--heat-scale", "frame")

@@ -96,6 +96,7 @@ def test_parts_equal_the_entry_under_the_reference_interpreter(gate):
         assert np.asarray(state[name]).tobytes() == np.asarray(value).tobytes(), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("gate", sorted(GATES))
 def test_threads_equal_sequential_with_the_gate(mode, gate):
@@ -116,6 +117,7 @@ def test_auto_and_fixed_gates_differ():
     assert auto == [8, 28, 29, 48] and fixed == list(range(1, len(frames)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gate", sorted(GATES))
 def test_concurrent_stages_equal_sequential_with_the_gate(gate):
     frames = frames_of(SMALL, 30)
@@ -144,6 +146,7 @@ CHAINED_RUNS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", sorted(CHAINED_RUNS))
 def test_chained_leading_recurrences_through_every_engine(engine):
     """Made non-transitive (`raw_history` left in the recurrence part), the caller ran

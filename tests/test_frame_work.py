@@ -154,6 +154,7 @@ def reducing(mode: str, gate: str, text: str | None = None, **kw):
     return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode), **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("gate", sorted(GATES))
 def test_every_engine_gives_the_bytes_it_gave_before_the_passes(mode, gate):
@@ -169,6 +170,7 @@ def test_every_engine_gives_the_bytes_it_gave_before_the_passes(mode, gate):
     assert_same(sequential(staged, frames), want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gate", sorted(GATES))
 def test_every_engine_at_480x640(gate):
     frames = frames_of((480, 640), 24)  # a blurred frame (8) and a cut (20)
@@ -179,6 +181,7 @@ def test_every_engine_at_480x640(gate):
     assert_same(list(new.run_video(frames, workers=2)), want)
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("ray")
 def test_the_ray_engine_gives_the_bytes_it_gave_before_the_passes(local_ray):
     frames = frames_of(SMALL)
@@ -243,6 +246,7 @@ func.func @l2_frame(%frame: tensor<8x8x3xui8>, %c: i1) -> {t} {{
 # ---------------------------------------------------------------- operator stacking
 
 
+@pytest.mark.slow
 def test_stacking_keeps_the_outputs_on_the_synthetic_video():
     """Stacked blurs differ from separate ones only in the last bit of a few pixels: after float32
     rounding of the scene score the outputs are the same (checked here, not promised in general)."""
