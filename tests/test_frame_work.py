@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers.pipelines import L2_TEXT, SMALL, small_l2_text
-from helpers.scheduling import GATES, MODES, assert_same, frames_of, gated_frames, passes, sequential
+from helpers.scheduling import GATES, MODES, assert_same, compile_text, frames_of, gated_frames, passes, sequential
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
@@ -145,13 +145,12 @@ def test_reuse_keeps_the_reference_interpreters_results(gate):
 
 
 def plain(mode: str, gate: str, text: str | None = None, **kw):
-    return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode),
-                          frame_work=False, **kw)
+    return compile_text(text or small_l2_text(), mode=mode, weights=GATES[gate], passes=passes(mode), frame_work=False, **kw)
 
 
 def reducing(mode: str, gate: str, text: str | None = None, **kw):
     """Compiled with compile's defaults: frame_work on (decomposition + temporal reuse, float64)."""
-    return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode), **kw)
+    return compile_text(text or small_l2_text(), mode=mode, weights=GATES[gate], passes=passes(mode), **kw)
 
 
 @pytest.mark.slow

@@ -35,7 +35,7 @@ def compile_text(text, **options):
     key = (text, repr(sorted((name, sorted(v.items()) if isinstance(v, dict) else v) for name, v in options.items())))
     if key in _PROGRAMS:
         program, reuse = _PROGRAMS[key]
-        pipeline = CompiledPipeline(program)
+        pipeline = CompiledPipeline(program, workers=options.get("workers", 1), profile=options.get("profile", False))
         pipeline.temporal_reuse = list(reuse)
         return pipeline
     pipeline = cortex.compile(cortex.parse(text), **options)
