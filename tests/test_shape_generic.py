@@ -49,6 +49,7 @@ def test_bound_generic_module_is_the_static_module(size):
     assert to_text(bound) == to_text(build_l2_pipeline(*size))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(96, 128), (64, 160), (100, 150)], ids=["96x128", "64x160", "100x150-padded"])
 def test_same_bytes_and_scores_as_the_static_pipeline(size):
     source, frames = frames_of(*size)
@@ -105,6 +106,7 @@ def test_the_threads_engine_runs_a_shape_generic_pipeline():
     engines_run_a_shape_generic_pipeline("threads")
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("ray")
 def test_the_ray_engine_runs_a_shape_generic_pipeline(local_ray):
     engines_run_a_shape_generic_pipeline("ray", num_cpus=2)
