@@ -2,6 +2,12 @@
 # Installs everything the tests need (Python extras, upstream mlir-opt,
 # OpenCV's sample videos for the real-footage tests), then
 # runs every check: ruff, mypy, pytest, then the lit/FileCheck suite. CI runs exactly this.
+# pytest runs on CORTEX_TEST_WORKERS (default 2) pytest-xdist workers; arguments go to pytest
+# (a later -n wins: `scripts/test.sh -n 0` runs in one process).
+#
+# The development loop (a few minutes on two cores, every module still run; CI runs everything):
+#   python3 -m pytest -m "not slow" -n 2 --dist loadgroup -q
+# One file while editing:  python3 -m pytest tests/test_x.py -x -q
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +26,7 @@ typeroot=$(mktemp -d) && ln -s "$PWD" "$typeroot/cortex"   # mypy sees the repos
 MYPYPATH="$typeroot" python3 -m mypy --config-file pyproject.toml --cache-dir "$typeroot/.mypy_cache" || status=$?
 rm -rf "$typeroot"
 # stdin from /dev/null: a child that reads stdin can never wait on a terminal or a pipe.
-python3 -m pytest "$@" < /dev/null || status=$?
+# --dist loadgroup: tests marked xdist_group(name) (one Ray cluster, ...) run on one worker, in order.
+python3 -m pytest -n "${CORTEX_TEST_WORKERS:-2}" --dist loadgroup "$@" < /dev/null || status=$?
 python3 -c 'import lit.main; lit.main.main()' -sv --timeout=300 lit || status=$?
 exit $status

@@ -60,6 +60,7 @@ def video_with_bad_frame(bad, n=30):
     return frames
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("workers", "window"), [(1, None), (2, None), (2, 1), (3, 8)])
 @pytest.mark.parametrize("kind", list(BAD_FRAMES))
 def test_threads_name_the_bad_frame_and_deliver_the_frames_before_it(kind, workers, window):
@@ -100,6 +101,7 @@ def patched(namespace):
     return original
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2, 3])
 def test_a_failure_in_a_worker_thread_names_its_frame(workers):
     b = compiled(small_l2_text())

@@ -27,6 +27,7 @@ def manifest(out):
     return [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["threads", "processes"])
 def test_out_dir_equals_single_video_runs(capsys, tmp_path, engine):
     a, b = clip(tmp_path / "a.avi"), clip(tmp_path / "b.avi", size=(64, 128))
@@ -46,6 +47,7 @@ def test_out_dir_equals_single_video_runs(capsys, tmp_path, engine):
     assert entries[0]["key"] == entries[1]["key"] and entries[0]["error"] is None
 
 
+@pytest.mark.slow
 def test_rerun_skips_done_videos_and_force_recomputes(capsys, tmp_path):
     a = clip(tmp_path / "a.avi")
     out = tmp_path / "out"
@@ -62,6 +64,7 @@ def test_rerun_skips_done_videos_and_force_recomputes(capsys, tmp_path):
     assert len(manifest(out)) == 1
 
 
+@pytest.mark.slow
 def test_a_corrupt_clip_fails_alone(capsys, tmp_path):
     a, c = clip(tmp_path / "a.avi"), clip(tmp_path / "c.avi")
     bad = tmp_path / "bad.avi"
@@ -76,6 +79,7 @@ def test_a_corrupt_clip_fails_alone(capsys, tmp_path):
     assert (out / "c" / "scores.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_stem_collisions_get_numbered_folders(capsys, tmp_path):
     one, two = clip(tmp_path / "x" / "clip.avi"), clip(tmp_path / "y" / "clip.avi", size=(64, 128))
     out = tmp_path / "out"

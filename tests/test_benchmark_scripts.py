@@ -6,9 +6,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
+@pytest.mark.slow
 def test_quick_run_prints_every_section(capsys):
     sys.path.insert(0, str(BENCHMARKS))
     try:

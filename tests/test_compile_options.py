@@ -101,6 +101,7 @@ def test_several_public_functions_are_listed_when_no_entry_is_named():
         cortex.compile(module, entry="d")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fields", [{}, {"mode": "power_save"}, {"weights": {"wc": 0.7}}, {"specialize": False},
                                     {"frame_work": False}, {"precision": "f32"}, {"passes": "cse"}])
 def test_the_printed_pipeline_is_what_compile_runs(fields):

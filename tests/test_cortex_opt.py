@@ -461,6 +461,7 @@ def test_mangled_input_never_crashes(capsys, tmp_path, edits):
 needs_script = pytest.mark.skipif(shutil.which("cortex-opt") is None, reason="cortex-opt is not installed")
 
 
+@pytest.mark.slow
 @needs_script
 @pytest.mark.parametrize(
     "argv, stdin, expected",

@@ -273,6 +273,7 @@ def test_console_script_error_exit(tmp_path):
 # ----------------------------------------------------------------------- benchmarks
 
 
+@pytest.mark.slow
 def test_benchmarks_quick_smoke():
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run_benchmarks.py"), "--quick"],

@@ -174,6 +174,7 @@ def tiny_disk(tmp_path):
         subprocess.run(["umount", str(mount)], check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag, name", [("--scores-jsonl", "scores.jsonl"), ("--encoded", "jpeg"),
                                         ("--overlay", "heat.avi"), ("--overlay", "pngs")])
 def test_a_real_full_disk_fails_loudly(capsys, tiny_disk, flag, name):
@@ -207,6 +208,7 @@ def test_overlay_mkv_is_a_readable_video_with_a_legend(capsys, tmp_path):
     assert band.std() > 10  # the colour bar and text are drawn
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".mp4", ".avi", ".mkv"])
 def test_every_video_container_reads_back(capsys, tmp_path, suffix):
     dest = tmp_path / f"heat{suffix}"
@@ -240,6 +242,7 @@ def test_an_unknown_overlay_container_is_an_error(capsys, tmp_path):
 # ----------------------------------------------------------------------- inputs
 
 
+@pytest.mark.slow
 def test_a_user_video_runs_to_its_end_and_start_skips(capsys, tmp_path):
     video = write_video(tmp_path / "clip.avi", 7, CLIP)
     rc, out, err = run_cli(capsys, video, "--quiet", "--dce-frames", "0", "--scores-jsonl", tmp_path / "s.jsonl")
@@ -317,6 +320,7 @@ def test_version_and_help(capsys):
         assert needle in text, needle
 
 
+@pytest.mark.slow
 def test_frame_log_has_a_header_with_units(capsys):
     rc, out, _ = run_cli(capsys, "--frames", "2", *SMALL)
     assert rc == 0
@@ -328,6 +332,7 @@ def test_frame_log_has_a_header_with_units(capsys):
     assert "sharpness" not in out.splitlines()[0]
 
 
+@pytest.mark.slow
 def test_blur_threshold_fixed_and_auto(capsys, tmp_path):
     jsonl = tmp_path / "s.jsonl"
     rc, out, _ = run_cli(capsys, "--frames", "10", "--blur-threshold", "1e9", "--scores-jsonl", jsonl, *SMALL)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from helpers.videos import write_video
 
 from cortex.tools.cortex_run import main
@@ -17,6 +18,7 @@ def run_cli(capsys, *argv):
     return rc, out, err
 
 
+@pytest.mark.slow
 def test_workers_2_writes_the_same_scores_jsonl_and_jpegs_as_workers_1(capsys, tmp_path):
     files = {}
     for workers in ("1", "2", "3"):
@@ -43,6 +45,7 @@ def test_parallel_stage_table_lists_the_stages(capsys):
         assert f"  {stage} " in table
 
 
+@pytest.mark.slow
 def test_several_videos_one_after_the_other(capsys, tmp_path):
     paths = []
     for k, size in enumerate(((96, 128), (64, 96))):

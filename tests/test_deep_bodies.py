@@ -11,6 +11,7 @@ chain goes the whole way through `cortex.compile`.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import AffineMapAttr, ModuleOp, TensorType, f32
@@ -70,6 +71,7 @@ def test_a_5000_op_fused_body_compiles_and_computes_the_chain():
     np.testing.assert_array_equal(got, chain_reference(x, y, depth))
 
 
+@pytest.mark.slow
 def test_a_450_op_cortex_chain_compiles_end_to_end():
     depth = 450
     kinds = ("cortex.add", "cortex.mul", "cortex.sub")

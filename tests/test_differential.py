@@ -83,6 +83,7 @@ def run(request) -> Run:
     return Run(mode, optimise, want, got, reference.state, compiled.state, compiled.source)
 
 
+@pytest.mark.slow
 def test_score_maps_match(run):
     for i, ((_, want), (_, got)) in enumerate(zip(run.reference, run.compiled)):
         assert got.dtype == np.float32 and got.shape == want.shape

@@ -36,6 +36,7 @@ def frame_threads():
     return [t for t in threading.enumerate() if t.name.startswith("cortex-frame")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("workers", [1, 2, 3])
 def test_threads_equal_sequential_small(mode, workers):
@@ -47,6 +48,7 @@ def test_threads_equal_sequential_small(mode, workers):
     assert not frame_threads()
 
 
+@pytest.mark.slow
 def test_threads_equal_sequential_480x640():
     frames = frames_of((480, 640))
     a, b = compiled(L2_TEXT), compiled(L2_TEXT)
@@ -56,6 +58,7 @@ def test_threads_equal_sequential_480x640():
     assert_same_state(b.state, a.state)
 
 
+@pytest.mark.slow
 def test_unspecialised_pipeline_with_runtime_weights():
     frames = frames_of(SMALL, 30)
     a, b = compiled(small_l2_text(), "motion", False), compiled(small_l2_text(), "motion", False)
@@ -63,6 +66,7 @@ def test_unspecialised_pipeline_with_runtime_weights():
     assert_same_state(b.state, a.state)
 
 
+@pytest.mark.slow
 def test_pipeline_with_extra_states():
     frames = frames_of(SMALL)
     a, b = compiled(with_extra_states()), compiled(with_extra_states())
@@ -76,6 +80,7 @@ def test_pipeline_with_extra_states():
     assert_same_state(b.state, a.state)
 
 
+@pytest.mark.slow
 def test_split_sequential_equals_entry_and_continues_from_state():
     frames = frames_of(SMALL, 30)
     a, b = compiled(small_l2_text()), compiled(small_l2_text())
@@ -150,6 +155,7 @@ def recording_delayed(split, calls, fail_at=None):
     return delayed, record
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("workers", "window"), [(2, 4), (3, 2), (1, 3)])
 def test_the_delayed_part_runs_on_the_workers_chained_in_frame_order(workers, window):
     """Frame n+1's delayed part (gray, sharpness, the gate's history push) runs on a
@@ -219,6 +225,7 @@ def test_interrupt_and_early_stop_leave_no_threads():
     assert not frame_threads()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("window", "n"), [(4, 200), (1, 30), (3, 30)])
 def test_memory_is_bounded_by_the_window(window, n):
     """A long synthetic run: at most `window` frames in flight, counted exactly with an instrumented source.

@@ -18,6 +18,7 @@ from helpers.scheduling import (
     MODES,
     assert_same,
     assert_same_state,
+    compile_text,
     entry_of,
     frames_of,
     gated_frames,
@@ -39,7 +40,7 @@ from cortex.runtime.threads import run_split_sequential
 
 
 def compiled(mode, gate, text=None):
-    return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode))
+    return compile_text(text or small_l2_text(), mode=mode, weights=GATES[gate], passes=passes(mode))
 
 
 def test_sharpness_history_is_leading_and_says_why():
@@ -95,6 +96,7 @@ def test_parts_equal_the_entry_under_the_reference_interpreter(gate):
         assert np.asarray(state[name]).tobytes() == np.asarray(value).tobytes(), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("gate", sorted(GATES))
 def test_threads_equal_sequential_with_the_gate(mode, gate):
@@ -115,6 +117,7 @@ def test_auto_and_fixed_gates_differ():
     assert auto == [8, 28, 29, 48] and fixed == list(range(1, len(frames)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gate", sorted(GATES))
 def test_concurrent_stages_equal_sequential_with_the_gate(gate):
     frames = frames_of(SMALL, 30)
@@ -143,6 +146,7 @@ CHAINED_RUNS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", sorted(CHAINED_RUNS))
 def test_chained_leading_recurrences_through_every_engine(engine):
     """Made non-transitive (`raw_history` left in the recurrence part), the caller ran

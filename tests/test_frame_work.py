@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers.pipelines import L2_TEXT, SMALL, small_l2_text
-from helpers.scheduling import GATES, MODES, assert_same, frames_of, gated_frames, passes, sequential
+from helpers.scheduling import GATES, MODES, assert_same, compile_text, frames_of, gated_frames, passes, sequential
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
@@ -145,15 +145,15 @@ def test_reuse_keeps_the_reference_interpreters_results(gate):
 
 
 def plain(mode: str, gate: str, text: str | None = None, **kw):
-    return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode),
-                          frame_work=False, **kw)
+    return compile_text(text or small_l2_text(), mode=mode, weights=GATES[gate], passes=passes(mode), frame_work=False, **kw)
 
 
 def reducing(mode: str, gate: str, text: str | None = None, **kw):
     """Compiled with compile's defaults: frame_work on (decomposition + temporal reuse, float64)."""
-    return cortex.compile(cortex.parse(text or small_l2_text()), mode=mode, weights=GATES[gate], passes=passes(mode), **kw)
+    return compile_text(text or small_l2_text(), mode=mode, weights=GATES[gate], passes=passes(mode), **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("gate", sorted(GATES))
 def test_every_engine_gives_the_bytes_it_gave_before_the_passes(mode, gate):
@@ -169,6 +169,7 @@ def test_every_engine_gives_the_bytes_it_gave_before_the_passes(mode, gate):
     assert_same(sequential(staged, frames), want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gate", sorted(GATES))
 def test_every_engine_at_480x640(gate):
     frames = frames_of((480, 640), 24)  # a blurred frame (8) and a cut (20)
@@ -179,15 +180,12 @@ def test_every_engine_at_480x640(gate):
     assert_same(list(new.run_video(frames, workers=2)), want)
 
 
-def test_the_ray_engine_gives_the_bytes_it_gave_before_the_passes():
-    ray = pytest.importorskip("ray")
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_the_ray_engine_gives_the_bytes_it_gave_before_the_passes(local_ray):
     frames = frames_of(SMALL)
     want = sequential(plain("balanced", "auto"), frames)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try:
-        assert_same(list(reducing("balanced", "auto").run_video(frames, workers=2, engine="ray", chunk=7)), want)
-    finally:
-        ray.shutdown()
+    assert_same(list(reducing("balanced", "auto").run_video(frames, workers=2, engine="ray", chunk=7)), want)
 
 
 # ---------------------------------------------------------------- property: any pipeline of this shape
@@ -247,6 +245,7 @@ func.func @l2_frame(%frame: tensor<8x8x3xui8>, %c: i1) -> {t} {{
 # ---------------------------------------------------------------- operator stacking
 
 
+@pytest.mark.slow
 def test_stacking_keeps_the_outputs_on_the_synthetic_video():
     """Stacked blurs differ from separate ones only in the last bit of a few pixels: after float32
     rounding of the scene score the outputs are the same (checked here, not promised in general)."""

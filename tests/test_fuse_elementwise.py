@@ -213,6 +213,7 @@ def _chain(n: int, branchy: bool = False) -> ModuleOp:
     return module
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_long_elementwise_chain_fuses_to_one_generic():
     """A 3000-op chain (minutes with pairwise fusion) fuses; the result is checked against the reference."""

@@ -236,6 +236,7 @@ def lowered_l2(mode, text=None):
     return cortex.lower(module, passes=passes(mode), post_passes="cortex-fuse-linalg-elementwise")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_outlined_l2_is_the_same_program(mode):
     """Segments emitted as Python (the NumPy backend): the outlined pipeline gives exactly the same bytes,
@@ -386,6 +387,7 @@ def small_cnn_iree():
     return cortex.compile(build_small_cnn(), entry=CNN_ENTRY, mode=None, backend="iree")
 
 
+@pytest.mark.slow
 @needs_iree
 def test_small_cnn_on_iree_matches_the_reference(small_cnn_iree):
     """The 1×3×16×16 NCHW CNN whose fill+insert_slice pads IREE 3.13 rejects ('slice along dimension 3
@@ -396,6 +398,7 @@ def test_small_cnn_on_iree_matches_the_reference(small_cnn_iree):
         assert_f32_close(small_cnn_iree(x)[0], reference(x)[0], ulps=ACCUMULATED)
 
 
+@pytest.mark.slow
 @needs_iree
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_tensor_graph_on_iree_matches_the_reference(name):
@@ -463,6 +466,7 @@ def test_a_tensor_graph_calls_the_compiled_function_directly(small_cnn_iree):
         small_cnn_iree(np.zeros((1, 3, 8, 8), np.float32))
 
 
+@pytest.mark.slow
 @needs_iree
 def test_int8_cnn_on_iree_matches_the_reference():
     qmodule, _ = cortex.quantize(build_small_cnn(), small_cnn_inputs(16))
@@ -526,6 +530,7 @@ def test_small_cnn_on_cuda_matches_the_reference():
         assert_f32_close(compiled(x)[0], reference(x)[0], ulps=ACCUMULATED)
 
 
+@pytest.mark.slow
 @needs_iree
 @pytest.mark.skipif(cuda_available(), reason="a CUDA GPU is present")
 def test_cuda_without_a_gpu_is_one_line():
@@ -552,6 +557,7 @@ def run_tiny(vmfb: bytes) -> np.ndarray:
     return LoadedModule(vmfb, "local-sync").function("twice", [t], [t])(np.arange(4, dtype=np.float32))[0]
 
 
+@pytest.mark.slow
 @needs_iree
 def test_cache_hit_then_corrupt_and_stale_entries_are_rebuilt(tmp_path, monkeypatch):
     from cortex.backends import iree_compile as ic
@@ -617,6 +623,7 @@ def frames60():
     return frames_of(SMALL)  # 60 frames: blurred 8, 28, 29, 48; cuts at 20, 40
 
 
+@pytest.mark.slow
 @needs_iree
 @pytest.mark.parametrize("mode", MODES)
 def test_l2_on_iree_matches_numpy_over_60_frames(l2_pairs, frames60, mode):
@@ -637,6 +644,7 @@ def test_l2_on_iree_matches_numpy_over_60_frames(l2_pairs, frames60, mode):
         assert_f32_close(iree.state[name], numpy_.state[name], ulps=ACCUMULATED)
 
 
+@pytest.mark.slow
 @needs_iree
 def test_l2_on_iree_every_engine_equals_its_sequential_run(l2_pairs, frames60):
     """Stage-parallel calls, frame-parallel threads (and Ray below) give what the IREE pipeline gives frame
@@ -652,22 +660,16 @@ def test_l2_on_iree_every_engine_equals_its_sequential_run(l2_pairs, frames60):
     assert_same([c(f) for f in frames60], want)
 
 
+@pytest.mark.slow
 @needs_iree
-def test_l2_on_iree_ray_equals_sequential(frames60):
-    ray = pytest.importorskip("ray")
+@pytest.mark.xdist_group("ray")
+def test_l2_on_iree_ray_equals_sequential(frames60, local_ray):
     mode = "power_save"
     module = cortex.parse(small_l2_text())
     a = cortex.compile(module, mode=mode, passes=passes(mode), backend="iree")
     b = cortex.compile(module, mode=mode, passes=passes(mode), backend="iree")
     want = sequential(a, frames60)
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try:
-        assert_same(list(b.run_video(frames60, workers=2, engine="ray", chunk=10)), want)
-    finally:
-        if started:
-            ray.shutdown()
+    assert_same(list(b.run_video(frames60, workers=2, engine="ray", chunk=10)), want)
     assert_same_state(b.state, a.state)
 
 

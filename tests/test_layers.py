@@ -325,6 +325,7 @@ def test_video_depends_only_on_the_leaf():
             assert target is None or unit_of(target) in ("cortex.video", "cortex.errors", "cortex"), f"{module}:{line} imports {target}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "source, statement",
     [

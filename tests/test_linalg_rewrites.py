@@ -4,6 +4,7 @@ folded constant layouts), against the reference interpreter."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers.graphs import REWRITES, both, one_function
 from helpers.numerics import ACCUMULATED, assert_f32_close
 from hypothesis import given, settings
@@ -38,6 +39,7 @@ CONVS = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(case=CONVS, seed=st.integers(0, 2**16))
 def test_im2col_conv_equals_the_reference(case, seed):

@@ -548,6 +548,7 @@ def check_against_reference(name: str, text: str, make_inputs) -> None:
         assert_f32_close(g, e, ulps=ulps)
 
 
+@pytest.mark.slow
 @needs_mlir
 @pytest.mark.parametrize("name", sorted(TENSOR_CASES))
 def test_tensor_op_matches_reference(name):

@@ -60,6 +60,7 @@ def cortex_run_summary(tmp_path, *flags: str) -> dict:
     return json.loads(path.read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
 def test_cortex_run_keeps_freed_memory_unless_told_to_return_it(tmp_path):
     assert cortex_run_summary(tmp_path)["memory"].startswith("memory: freed memory kept for the next frame")

@@ -22,6 +22,7 @@ MIN_PASS_RATE = 0.85
 RUNNERS = ("reference", "compiled")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runner", RUNNERS)
 @pytest.mark.parametrize("name", CASE_NAMES)
 def test_conformance_case(name: str, runner: str) -> None:

@@ -33,6 +33,7 @@ def every_run_on_iree(monkeypatch):
         monkeypatch.setenv(name, value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLE)
 def test_conformance_case_on_iree(name: str) -> None:
     check_case(name, IreeBackend.prepare)

@@ -300,6 +300,7 @@ def test_cortex_opt_reads_onnx_by_extension_and_lowers_it(tmp_path):
     assert "linalg.conv_2d_nchw_fchw" in names and not any(n.startswith("cortex.") for n in names)
 
 
+@pytest.mark.slow
 def test_cortex_opt_reports_an_import_error_in_one_line(tmp_path):
     w = numpy_helper.from_array(np.ones((4, 1, 3, 3), np.float32), "w")
     node = helper.make_node("Conv", ["x", "w"], ["y"], name="dw", group=4)

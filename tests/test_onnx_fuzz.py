@@ -10,6 +10,7 @@ import random
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 from helpers.numerics import ACCUMULATED, assert_f32_close
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -70,6 +71,7 @@ def onnx_runtime(model, feeds):
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(case=cases(), seed=st.integers(0, 2**16))
 def test_random_nodes_import_right_or_fail_cleanly(case, seed):

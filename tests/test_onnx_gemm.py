@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import pytest
 from helpers.onnx_oracle import onnx_runtime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -78,6 +79,7 @@ def test_constant_b_and_c_with_alpha_not_beta():
                "bias": bias}, seed=1)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=GEMMS, seed=st.integers(0, 2**16))
 def test_gemm_equals_onnx_runtime(case, seed):

@@ -34,6 +34,7 @@ def test_symbolic_batch_imports_as_a_dynamic_dimension_through_conv_pool_and_gem
     assert "tensor<?x16x8x8xf32>" in text and "tensor<?x1024xf32>" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["compiled", "reference"])
 def test_one_prepared_model_runs_batches_1_4_7_as_onnx_runtime(engine):
     model = cnn(batch="N")

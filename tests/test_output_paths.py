@@ -73,6 +73,7 @@ def leftovers(directory: Path) -> list[str]:
 # ------------------------------------------------------------------ devices: written into, never replaced
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag, name", [("--scores-jsonl", "null"), ("--overlay", "null.avi")])
 def test_cortex_run_writes_into_a_null_device_and_leaves_it_a_device(capsys, tmp_path, flag, name):
     null = device(tmp_path, name, 3)
@@ -93,6 +94,7 @@ def test_cortex_run_into_a_full_device_exits_1_naming_it(capsys, tmp_path, flag,
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_png_and_jpeg_files_that_are_devices_are_written_into(capsys, tmp_path):
     pngs, jpegs = tmp_path / "pngs", tmp_path / "jpegs"
     pngs.mkdir()
@@ -131,6 +133,7 @@ def test_cortex_opt_and_import_onnx_write_into_devices(capsys, tmp_path):
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tool", ["cortex_opt", "import_onnx", "cortex_run"])
 def test_a_full_standard_output_is_one_line_and_exit_1(tmp_path, tool):
     full = device(tmp_path, "full", 7)
@@ -149,6 +152,7 @@ def test_a_full_standard_output_is_one_line_and_exit_1(tmp_path, tool):
 # ------------------------------------------------------------------ FIFOs: written into
 
 
+@pytest.mark.slow
 def test_a_fifo_output_is_written_into_for_its_reader(capsys, tmp_path):
     fifo = tmp_path / "scores.fifo"
     os.mkfifo(fifo)
@@ -167,6 +171,7 @@ def test_a_fifo_output_is_written_into_for_its_reader(capsys, tmp_path):
 # ------------------------------------------------------------------ symlinks: followed, kept
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag, name", [("--scores-jsonl", "s.jsonl"), ("--overlay", "o.avi")])
 def test_a_symlinked_output_replaces_the_target_and_keeps_the_link(capsys, tmp_path, flag, name):
     real_dir = tmp_path / "real"
@@ -210,6 +215,7 @@ def spellings(video: Path, tmp_path: Path) -> list[Path]:
     return [video, tmp_path / "sub" / ".." / video.name, link, hard]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", ["--scores-jsonl", "--overlay"])
 def test_an_output_that_is_the_input_video_is_refused_and_the_video_kept(capsys, tmp_path, flag):
     video = write_video(tmp_path / "clip.avi")
@@ -222,6 +228,7 @@ def test_an_output_that_is_the_input_video_is_refused_and_the_video_kept(capsys,
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_an_output_that_is_the_pipeline_is_refused(capsys, tmp_path):
     pipeline = tmp_path / "p.mlir"  # a copy of the bundled pipeline, which the bug would replace
     pipeline.write_text(L2_PIPELINE.read_text())
@@ -230,6 +237,7 @@ def test_an_output_that_is_the_pipeline_is_refused(capsys, tmp_path):
     assert pipeline.read_text() == L2_PIPELINE.read_text()
 
 
+@pytest.mark.slow
 def test_two_outputs_naming_one_file_are_refused(capsys, tmp_path):
     rc, err = cortex_run(capsys, "--scores-jsonl", tmp_path / "o.avi", "--overlay", tmp_path / "." / "o.avi", *SMALL)
     assert rc == 1 and "are the same file" in err
@@ -238,12 +246,14 @@ def test_two_outputs_naming_one_file_are_refused(capsys, tmp_path):
     assert rc == 1 and "are the same file" in err
 
 
+@pytest.mark.slow
 def test_two_outputs_into_one_null_device_are_fine(capsys, tmp_path):
     null = device(tmp_path, "null.avi", 3)
     rc, err = cortex_run(capsys, "--scores-jsonl", null, "--overlay", null, *SMALL)
     assert rc == 0, err
 
 
+@pytest.mark.slow
 def test_a_frame_file_that_is_the_input_video_is_refused(capsys, tmp_path):
     jpegs = tmp_path / "jpegs"
     jpegs.mkdir()
@@ -274,6 +284,7 @@ def test_concurrent_writers_of_one_target_do_not_share_a_temporary_file(tmp_path
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", ["--summary-json", "--report"])
 def test_the_summary_and_report_may_not_be_the_input_video(capsys, tmp_path, flag):
     video = write_video(tmp_path / "clip.avi")

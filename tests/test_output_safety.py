@@ -51,6 +51,7 @@ def leftovers(directory: Path) -> list[str]:
 # ----------------------------------------------------------------------- where outputs may go
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag, name", [("--report", "frame_00001.jpg"), ("--scores-jsonl", "scores.jsonl"),
                                         ("--summary-json", "sub/summary.json"), ("--overlay", "heat.avi")])
 def test_an_output_inside_the_encoded_folder_is_refused(capsys, tmp_path, flag, name):
@@ -70,6 +71,7 @@ def test_an_output_inside_the_overlay_png_folder_is_refused(capsys, tmp_path):
     assert rc == 1 and f"--report {overlay / 'report.html'} is inside --overlay {overlay}" in err
 
 
+@pytest.mark.slow
 def test_a_symlink_planted_in_the_frame_folder_is_not_followed(capsys, tmp_path):
     encoded, outside = tmp_path / "jpeg", tmp_path / "precious.txt"
     encoded.mkdir()
@@ -119,6 +121,7 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
+@pytest.mark.slow
 def test_new_outputs_get_the_umask_and_replaced_ones_keep_their_mode(capsys, tmp_path, umask_027):
     jsonl, summary, report, encoded = tmp_path / "s.jsonl", tmp_path / "s.json", tmp_path / "r.html", tmp_path / "jpeg"
     video = tmp_path / "o.avi"
@@ -162,6 +165,7 @@ def test_remove_temporaries_removes_only_this_process_partial_files(tmp_path):
     assert not any(p.exists() for p in ours) and theirs.exists() and kept.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_a_signal_mid_run_leaves_no_partial_file(tmp_path, signum):
     """The run is signalled once it has written frames (a JSONL, a video and a frame being written)."""
@@ -215,6 +219,7 @@ class LastFrameLostWriter:
 REAL_WRITER = cv2.VideoWriter
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".avi", ".mkv"])
 def test_an_overlay_video_with_a_damaged_frame_is_an_error(capsys, tmp_path, monkeypatch, suffix):
     dest = tmp_path / f"heat{suffix}"
@@ -225,6 +230,7 @@ def test_an_overlay_video_with_a_damaged_frame_is_an_error(capsys, tmp_path, mon
     assert not dest.exists() and leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_an_intact_overlay_video_passes_the_read_back(capsys, tmp_path):
     dest = tmp_path / "heat.avi"
     assert cortex_run(capsys, *SMALL, "--frames", "40", "--overlay", dest)[0] == 0
@@ -234,6 +240,7 @@ def test_an_intact_overlay_video_passes_the_read_back(capsys, tmp_path):
 # ----------------------------------------------------------------------- empty runs, reused folders, images
 
 
+@pytest.mark.slow
 def test_a_run_of_no_frame_fails_and_writes_nothing(capsys, tmp_path):
     video = write_video(tmp_path / "clip.avi", frames=4)
     jsonl, summary = tmp_path / "s.jsonl", tmp_path / "s.json"
@@ -287,6 +294,7 @@ def test_a_blur_threshold_that_is_not_a_number_at_least_zero_is_rejected(capsys,
     assert f"argument --blur-threshold: must be >= 0, got '{value}'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_outputs_show_the_frame_without_its_padding(capsys, tmp_path, workers):
     """A 100x130 frame is padded to 128x160 for the pipeline; overlays, report pictures and JPEGs are 100x130."""

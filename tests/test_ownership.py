@@ -80,6 +80,7 @@ def test_aliasing_graph_owns_its_state(kind):
     np.testing.assert_array_equal(outs[3][3], np.full((4, 4), 1.5, np.float32))  # the constant survived
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(RUNNERS))
 def test_l2_pipeline_owns_its_state(kind):
     module = cortex.build_l2_pipeline(96, 128, 32)
@@ -161,6 +162,7 @@ def test_run_video_owns_its_state(text, options):
     assert_same_runs(run_video(make, frames, touch=True, **VIDEO_OPTIONS[options]), want)
 
 
+@pytest.mark.slow
 def test_run_video_l2_pipeline_owns_its_state():
     module = cortex.build_l2_pipeline(96, 128, 32)
     frames = list(SyntheticVideo(96, 128).frames(6))

@@ -328,6 +328,7 @@ def live_ops(g: func.FuncOp) -> set[Operation]:
     return live
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(mixed_graphs())
 def test_partition_of_random_graphs_is_acyclic_equivalent_and_maximal(text):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from helpers.numerics import REORDERED, assert_f32_close
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -216,6 +217,7 @@ def run(module, inputs):
     return cortex.reference(module, entry="g", mode=None)(*inputs)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(text=graphs(), seed=st.integers(0, 2**16))
 def test_canonicalize_cse_dce_keep_the_results(text, seed):

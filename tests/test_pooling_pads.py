@@ -13,6 +13,7 @@ average over real cells only, count_include_pad = 0).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -61,6 +62,7 @@ def pools(draw):
     }
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=pools(), seed=st.integers(0, 2**16))
 def test_asymmetric_pads_nchw_and_nhwc_equal_the_windows(case, seed):

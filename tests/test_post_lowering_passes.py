@@ -70,6 +70,7 @@ def test_a_custom_slot_runs_instead(gelu):
         cortex.compile(gelu, entry="gelu_tanh", mode=None, post_passes="no-such-pass")
 
 
+@pytest.mark.slow
 def test_cortex_run_takes_a_post_lowering_pipeline(capsys, tmp_path):
     runs = {}
     for post in ("default", ""):

@@ -31,6 +31,7 @@ def _close_pools():
     processes.close_pools()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [2, 3])
 def test_processes_equal_sequential(workers):
     """Chunk sizes and windows that cut the video at every place; one pool for all the runs of a test."""
@@ -47,6 +48,7 @@ def test_processes_equal_sequential(workers):
     assert shared_blocks() <= before  # every chunk's block unlinked
 
 
+@pytest.mark.slow
 def test_an_unspecialised_pipeline_with_runtime_weights():
     """Weights bound at each call travel with the program to the workers."""
     a = compiled(small_l2_text(), specialise=False)
@@ -106,6 +108,7 @@ def test_a_worker_that_dies_is_one_line_and_the_next_run_starts_afresh():
     assert_same(list(b.run_video(frames, workers=1, engine="processes")), sequential(a, frames))
 
 
+@pytest.mark.slow
 def test_a_script_without_a_main_guard_runs_once(tmp_path):
     """Worker processes never import the caller's `__main__` again (it would run the script twice)."""
     script = tmp_path / "video_job.py"

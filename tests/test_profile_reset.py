@@ -49,6 +49,7 @@ def test_reset_restarts_the_frame_count():
     check_reset(runner, lambda: runner(x))
 
 
+@pytest.mark.slow
 def test_reset_restarts_the_frame_count_of_a_split_program(monkeypatch):
     """A program with state on IREE runs its frame split for every call: the other profile path."""
     pytest.importorskip("iree.runtime")

@@ -249,6 +249,7 @@ def compiled_iree():
         return cortex.compile(cortex.parse(with_extra_states()), mode="motion", specialize=False, backend="iree")
 
 
+@pytest.mark.slow
 @needs_iree
 def test_an_iree_program_round_trips_with_its_compiled_module(compiled_iree, tmp_path):
     """The "iree" kind saves its VM module as bytes; loaded, it gives the same outputs and state, bit for bit."""

@@ -45,6 +45,7 @@ def first_segment_with_a_2d_result(doc):
     raise AssertionError("no segment returns a 2-D tensor")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rewrite", "shape"), [("results", "64x64"), ("results", "4096x4096"), ("args", "2x2")])
 def test_a_declared_signature_unlike_the_modules_is_refused(tmp_path, saved, rewrite, shape):
     def change(doc):

@@ -154,6 +154,7 @@ def test_specialize_with_what_is_not_a_shape_is_one_line(shape):
         generic.specialize(shape)
 
 
+@pytest.mark.slow
 def test_a_damaged_iree_module_with_its_digest_rewritten_is_one_line(tmp_path, monkeypatch):
     """IREE's loader refuses bytes that are not a VM module with a raw ValueError (a truncated flatbuffer):
     a saved "iree" program whose module.vmfb was cut short, digest rewritten to match, is one line naming

@@ -244,6 +244,7 @@ def test_matmul_with_two_activations_is_quantised_with_both_zero_points():
 # ---------------------------------------------------------------- lowering and backends
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("schema, granularity", SCHEMES)
 def test_numpy_backend_computes_the_reference_integers(cnn, schema, granularity):
     qmodule, _ = cortex.quantize(cnn, CALIBRATION[:8], schema=schema, granularity=granularity)

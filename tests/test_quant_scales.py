@@ -105,6 +105,7 @@ def test_the_accumulator_cannot_wrap_silently():
         qlinear(x, w, x_scale=1.0, w_scales=[1.0], out_scale=1.0)
 
 
+@pytest.mark.slow
 def test_a_quantisation_that_could_overflow_is_refused_naming_the_op():
     k = 140_000
     module = linear(np.full((1, k), 0.5, np.float32), None)

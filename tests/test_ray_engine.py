@@ -1,6 +1,6 @@
 """engine="ray": the same outputs and final state as the sequential run, errors, nothing left behind.
 
-One local Ray (2 CPUs, no dashboard) for the module, shut down at the end;
+One local Ray (2 CPUs, no dashboard: conftest's `local_ray`, shared with the other files' Ray runs);
 few, quick runs (the CI budget).
 """
 
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.xdist_group("ray")
 
 from helpers.pipelines import (  # noqa: E402
     SMALL,
@@ -39,11 +40,11 @@ from cortex.passes.state_analysis import classify_states  # noqa: E402
 from cortex.runtime.ray_executor import _get  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
-    ray.shutdown()
+# first: before the shared Ray of the tests below starts
+@pytest.mark.slow
+def test_bad_chunk_is_rejected_before_ray_starts():
+    with pytest.raises(CortexError, match="chunk must be a whole number from 1 to 4096, got 0"):
+        cortex.compile(cortex.parse(small_l2_text())).run_video([], workers=1, engine="ray", chunk=0)
 
 
 def actors_alive() -> int:
@@ -51,6 +52,7 @@ def actors_alive() -> int:
     return round(ray.cluster_resources().get("CPU", 0) - ray.available_resources().get("CPU", 0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "mode"),
     [(small_l2_text(), m) for m in MODES] + [(with_extra_states(), "balanced")],
@@ -64,6 +66,7 @@ def test_ray_equals_sequential(local_ray, text, mode):
     assert_same_state(b.state, a.state)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["balanced", "power_save"])
 def test_ray_equals_sequential_with_the_auto_gate(local_ray, mode):
     """The leading sharpness history crosses chunks exactly; actors re-compile with the gate's runtime inputs."""
@@ -76,6 +79,7 @@ def test_ray_equals_sequential_with_the_auto_gate(local_ray, mode):
     assert_same_state(b.state, a.state)
 
 
+@pytest.mark.slow
 def test_the_caller_runs_no_delayed_part_on_ray(local_ray):
     """With a leading recurrence (the auto gate's history) the caller used to run the
     delayed part of every frame before handing out its chunk; now each chunk's start values come from
@@ -97,6 +101,7 @@ def test_the_caller_runs_no_delayed_part_on_ray(local_ray):
     assert_same_state(b.state, a.state)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gate", ["auto", "fixed"])
 def test_every_engine_reports_every_value_of_every_frame_alike(local_ray, gate):
     """Cortex-run's report once showed frame 0's scene-change value as
@@ -134,6 +139,7 @@ def test_every_engine_reports_every_value_of_every_frame_alike(local_ray, gate):
             assert [np.asarray(v).tobytes() for v in g] == [np.asarray(v).tobytes() for v in w], (name, k)
 
 
+@pytest.mark.slow
 def test_actors_run_the_program_they_were_sent_without_the_compiler(local_ray):
     """Each actor gets the compiled program (no module text, no compile function) and runs it with every
     compiler module unimportable in its process: the runtime alone suffices."""
@@ -164,6 +170,7 @@ def test_actors_run_the_program_they_were_sent_without_the_compiler(local_ray):
         list(b.run_video(frames, workers=2, engine="ray", chunk=3, worker_setup=refuse))
 
 
+@pytest.mark.slow
 def test_ray_bad_frame_stops_the_run_and_kills_the_actors(local_ray):
     """The bad frame is named, and the run stops as the sequential loop would: every frame
     before it delivered (chunks of 4: frame 21 sits in the middle of a chunk), the state after them."""
@@ -210,6 +217,7 @@ def marked(frame, red):
     return frame
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("frames_n", "at", "red", "words"),
     [(24, 13, 101, r"^frame 13: .*'cortex.encoder' failed: ValueError: poisoned pixel"),  # the encoder raises
@@ -229,6 +237,7 @@ def test_a_failing_ray_worker_names_its_frames_and_no_actor_is_left(local_ray, f
     assert actors_alive() == 0
 
 
+@pytest.mark.slow
 def test_more_workers_than_the_local_ray_has_cpus_is_one_error_not_a_hang(local_ray):
     b = compiled(small_l2_text())
     with pytest.raises(CortexError, match=r"^workers=3 needs 3 CPUs on Ray \(one actor each\), the local Ray has 2"):
@@ -252,6 +261,7 @@ def test_the_address_probe_knows_a_real_ray(local_ray):
     assert start_ray(address) is False  # already joined: nothing started
 
 
+@pytest.mark.slow
 def test_worker_errors_come_back_as_one_line(local_ray):
     @ray.remote
     def fails():
@@ -262,11 +272,7 @@ def test_worker_errors_come_back_as_one_line(local_ray):
     assert str(info.value) == "frame 7: 'cortex.text_roi' failed: error: injected"
 
 
-def test_bad_chunk_is_rejected_before_ray_starts():
-    with pytest.raises(CortexError, match="chunk must be a whole number from 1 to 4096, got 0"):
-        cortex.compile(cortex.parse(small_l2_text())).run_video([], workers=1, engine="ray", chunk=0)
-
-
+@pytest.mark.slow
 def test_cortex_run_spreads_several_videos_over_ray(local_ray, capsys, tmp_path, monkeypatch):
     import cv2
 
@@ -295,6 +301,7 @@ def test_cortex_run_spreads_several_videos_over_ray(local_ray, capsys, tmp_path,
 # ---------------------------------------------------------------- Chunk boundaries, the window, ownership
 
 
+@pytest.mark.slow
 def test_chunks_start_from_the_last_frame_before_them(local_ray):
     """A pipeline whose only delayed input is `prev_gray` (no gate history, so nothing runs ahead on
     the caller): each chunk's first frame takes its delayed inputs from the previous chunk's LAST
@@ -312,6 +319,7 @@ def test_chunks_start_from_the_last_frame_before_them(local_ray):
     assert_same_state(b.state, a.state)
 
 
+@pytest.mark.slow
 def test_chained_leading_recurrences_on_ray(local_ray):
     """Two chained leading recurrences (tests/test_frame_split_leading.py) across chunks of 3."""
     from cortex.dialects.modes import BLUR_AUTO
@@ -323,6 +331,7 @@ def test_chained_leading_recurrences_on_ray(local_ray):
     assert_same_state(b.state, a.state)
 
 
+@pytest.mark.slow
 def test_ray_window_counts_chunks_exactly_and_outputs_are_the_callers(local_ray):
     """At most `window` chunks in flight: when the caller gets frame k, at most window·chunk − 1
     frames beyond it have been read (exactly that many at each chunk's first frame). Every output

@@ -24,6 +24,7 @@ def python_blocks(page: Path = README) -> list[str]:
     return re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.DOTALL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", [README, README.parent / "docs" / "python-api.md"], ids=lambda p: p.name)
 def test_the_readme_python_block_runs_from_any_directory(page, tmp_path):
     """The page's Python API block (the one that starts with `import cortex`; others are fragments)."""
@@ -38,6 +39,7 @@ def test_the_readme_python_block_runs_from_any_directory(page, tmp_path):
     assert "ms/frame" in done.stdout and "saliency" not in done.stdout.split("ms/frame", 1)[1]  # the profile
 
 
+@pytest.mark.slow
 def test_compile_specialises_to_the_mode_by_default():
     module = cortex.parse(cortex.examples.L2_PIPELINE)
     power = cortex.compile(module, mode="power_save").specialize((480, 640, 3))
@@ -47,6 +49,7 @@ def test_compile_specialises_to_the_mode_by_default():
     assert "wc" in agnostic.source.split("def l2_frame(", 1)[1].split(")")[0]  # a weight argument
 
 
+@pytest.mark.slow
 def test_profile_says_how_when_off_and_reports_when_on():
     module = cortex.build_l2_pipeline(64, 64)
     frame = __import__("numpy").zeros((64, 64, 3), "uint8")
@@ -174,6 +177,7 @@ def entry_point(name: str) -> list[str]:
     return [sys.executable, "-c", f"import sys; sys.argv[0] = {name!r}; from cortex.tools.entry import {function}; {function}()"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("find", [installed_tool, entry_point], ids=["installed", "entry-point"])
 def test_the_tool_runs_without_path(find, tmp_path):
     """With PATH holding no cortex tools at all, the command found for cortex-opt still runs."""
@@ -182,6 +186,7 @@ def test_the_tool_runs_without_path(find, tmp_path):
     assert done.returncode == 0 and "cortex-opt" in done.stdout, done.stderr[-2000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("command", "error"), readme_commands(), ids=lambda v: v if isinstance(v, str) else "ok")
 def test_every_readme_cortex_opt_command_runs_as_shown(command, error):
     """The bundled pipeline became shape-generic and three README commands (cortex-profile on it, the frame

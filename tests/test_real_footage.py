@@ -33,6 +33,7 @@ def records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_tree_clip_is_truncated_cropped_and_overlaid(capsys, tmp_path):
     """tree.avi (320x240) declares 444 frames but only 68 decode: all 68 run, and the user is told."""
     jsonl, jpegs, overlay = tmp_path / "s.jsonl", tmp_path / "jpeg", tmp_path / "tree.mkv"
@@ -57,6 +58,7 @@ def test_tree_clip_is_truncated_cropped_and_overlaid(capsys, tmp_path):
     assert shapes == [(240 + band_height(320), 320, 3)] * 68
 
 
+@pytest.mark.slow
 def test_soft_film_clip_auto_gate_keeps_scoring(capsys, tmp_path):
     """Megamind.avi (720x528) is uniformly soft (sharpness ~35-115): the fixed gate skips nearly
     every frame, `auto` gates under 20 %."""
@@ -86,6 +88,7 @@ def test_street_clip_start_and_frames(capsys, tmp_path):
     assert not any(r["blurred"] for r in records(jsonl))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gate", [["--blur-threshold", "auto"], ["--blur-threshold", "2248", "--mode", "motion"]],
                          ids=["auto", "fixed-gating-half"])
 def test_tree_clip_workers_2_writes_the_same_scores_jsonl(capsys, tmp_path, gate):

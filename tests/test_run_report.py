@@ -40,6 +40,7 @@ def report(tmp_path_factory) -> tuple[Path, dict, str]:
     return page, json.loads(summary.read_text()), page.read_text()
 
 
+@pytest.mark.slow
 def test_the_report_is_one_self_contained_page(report):
     _, _, text = report
     assert text.startswith("<!DOCTYPE html>") and text.count("<svg") == 2

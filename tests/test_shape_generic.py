@@ -49,6 +49,7 @@ def test_bound_generic_module_is_the_static_module(size):
     assert to_text(bound) == to_text(build_l2_pipeline(*size))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(96, 128), (64, 160), (100, 150)], ids=["96x128", "64x160", "100x150-padded"])
 def test_same_bytes_and_scores_as_the_static_pipeline(size):
     source, frames = frames_of(*size)
@@ -91,18 +92,24 @@ def test_reference_interpreter_is_shape_generic_too():
     assert same([runner(f) for f in frames], [static(f) for f in frames])
 
 
-@pytest.mark.parametrize("engine", ["threads", "ray"])
-def test_frame_parallel_engines_run_a_shape_generic_pipeline(engine):
-    if engine == "ray":
-        pytest.importorskip("ray")
+def engines_run_a_shape_generic_pipeline(engine, **options):
     _, frames = frames_of(64, 96, 6)
     jit = cortex.compile(generic())
     static = cortex.compile(build_l2_pipeline(64, 96))
     sequential = [static(f) for f in frames]
-    options = {"num_cpus": 2} if engine == "ray" else {}
     got = list(jit.run_video(frames, workers=2, engine=engine, **options))
     assert same(got, sequential)
     assert jit.compiled_shapes == [((64, 96, 3),)]
+
+
+def test_the_threads_engine_runs_a_shape_generic_pipeline():
+    engines_run_a_shape_generic_pipeline("threads")
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_the_ray_engine_runs_a_shape_generic_pipeline(local_ray):
+    engines_run_a_shape_generic_pipeline("ray", num_cpus=2)
 
 
 @pytest.mark.parametrize(

@@ -77,6 +77,7 @@ SIGNED = {"wc": 0.75, "wt": -0.25, "ws": -0.125, "wm": 0.0}
 MIXED = {"wc": -0.0, "wt": -0.5, "ws": 0.0, "wm": 1.5}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("row", "kept", "removed"),
     [

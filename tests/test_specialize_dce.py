@@ -216,6 +216,7 @@ def test_optimised_pipeline_equals_unoptimised_small_frames(mode):
     )
 
 
+@pytest.mark.slow
 def test_power_save_pipeline_equals_unoptimised_over_60_frames():
     """The issue's acceptance check, at the real 480×640 resolution."""
     video = SyntheticVideo(480, 640)

@@ -71,6 +71,7 @@ def test_stage_split_gives_one_function_per_stage_each_gated_one_with_its_gate()
     assert any(k.startswith("stage:") for k in reads[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_concurrent_stages_equal_the_sequential_call(mode):
     frames = frames_of(SMALL)
@@ -83,6 +84,7 @@ def test_concurrent_stages_equal_the_sequential_call(mode):
     assert_threads_end(started, workers)
 
 
+@pytest.mark.slow
 def test_concurrent_stages_with_extra_states_and_runtime_weights():
     frames = frames_of(SMALL, 40)
     for specialise in (True, False):

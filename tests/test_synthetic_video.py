@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import cv2
 import numpy as np
 import pytest
@@ -67,14 +65,19 @@ def test_seed_changes_the_video(frames):
     assert not np.array_equal(SyntheticVideo(seed=1).frame(0), frames[0])
 
 
-def test_fast_enough():
-    v = SyntheticVideo()
-    v.frame(0)  # build the first scene's background
-    start = time.perf_counter()
-    for i in range(1, SCENE_LENGTH):
+def test_a_scene_s_background_is_built_once_for_all_its_frames(monkeypatch):
+    """What keeps a frame cheap: its scene's background (a full-size gradient, dots and noise) is built
+    once per scene, and a frame only draws the moving shapes and the text on a copy. Counted, not timed:
+    a time bound per frame fails on a loaded machine."""
+    import cortex.video.synthetic as synthetic
+
+    built = []
+    original = synthetic.make_background
+    monkeypatch.setattr(synthetic, "make_background", lambda *args, **kw: built.append(args[1:]) or original(*args, **kw))
+    v = SyntheticVideo(seed=424242)  # a seed no other test draws: none of its scenes is cached yet
+    for i in range(2 * SCENE_LENGTH):
         v.frame(i)
-    per_frame = (time.perf_counter() - start) / (SCENE_LENGTH - 1)
-    assert per_frame < 0.05, f"{per_frame * 1000:.1f} ms per 480x640 frame"
+    assert built == [(480, 640), (480, 640)]
 
 
 def test_blur_gate_calibration(video, frames):

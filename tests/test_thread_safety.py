@@ -26,6 +26,9 @@ from cortex.ir import parse, to_text
 
 THREADS = 8
 ROUNDS = 3
+COMPILE_THREADS = 4
+"""A compile is seconds, so the whole-compile test runs 4 threads once: with the hook swapped per `with`
+(the race above) 2 threads already failed every run; the cheap tests run 8 threads 3 times."""
 
 
 def in_threads(work: Callable[[int], object], threads: int = THREADS) -> list[object]:
@@ -66,6 +69,7 @@ def test_lower_from_many_threads_matches_one_thread(modules):
         assert in_threads(lambda i: to_text(lower(modules[i].clone()))) == expected
 
 
+@pytest.mark.slow
 def test_compile_from_many_threads_runs_like_one_thread(modules):
     def run(i: int) -> np.ndarray:
         h, w, _ = sizes(i)
@@ -73,10 +77,10 @@ def test_compile_from_many_threads_runs_like_one_thread(modules):
         compiled = cortex.compile(modules[i].clone())
         return np.asarray(compiled(frame)[1])
 
-    expected = [run(i) for i in range(THREADS)]
-    for _ in range(ROUNDS):
-        for got, want in zip(in_threads(run), expected):
-            np.testing.assert_array_equal(got, want)
+    expected = [run(i) for i in range(COMPILE_THREADS)]
+    got = in_threads(run, COMPILE_THREADS)
+    for result, want in zip(got, expected):
+        np.testing.assert_array_equal(result, want)
 
 
 def test_parse_and_onnx_import_from_many_threads(modules):

@@ -14,6 +14,7 @@ from cortex.dialects.abi import SPLIT_RESULTS as RESULTS_ATTR
 from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
 from cortex.errors import CortexError
 from cortex.interpreter.reference import CortexFunctions, ReferenceRunner
+from cortex.runtime.pipeline import CompiledPipeline
 from cortex.video.synthetic import SyntheticVideo
 
 FRAMES = 60
@@ -24,8 +25,29 @@ def passes(mode):
     return f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce"
 
 
+_PROGRAMS: dict[tuple[str, str], tuple[object, list]] = {}
+
+
+def compile_text(text, **options):
+    """`cortex.compile(cortex.parse(text), **options)`, compiled once per (text, options) in a test process.
+
+    The runtime's tests compile the same few pipelines dozens of times, and each compile is seconds. A
+    `Program` is immutable and every `CompiledPipeline` loads its own code and state from it, so a new
+    pipeline over the first compile's program is what a new compile gives (a shape-generic one is not kept)."""
+    key = (text, repr(sorted((name, sorted(v.items()) if isinstance(v, dict) else v) for name, v in options.items())))
+    if key in _PROGRAMS:
+        program, reuse = _PROGRAMS[key]
+        pipeline = CompiledPipeline(program, workers=options.get("workers", 1), profile=options.get("profile", False))
+        pipeline.temporal_reuse = list(reuse)
+        return pipeline
+    pipeline = cortex.compile(cortex.parse(text), **options)
+    if type(pipeline) is CompiledPipeline:
+        _PROGRAMS[key] = (pipeline.program, list(pipeline.temporal_reuse))
+    return pipeline
+
+
 def compiled(text, mode="balanced", specialise=True):
-    return cortex.compile(cortex.parse(text), mode=mode, passes=passes(mode) if specialise else None)
+    return compile_text(text, mode=mode, passes=passes(mode) if specialise else None)
 
 
 def frames_of(size, n=FRAMES, start=0):
