@@ -27,7 +27,7 @@ def no_ray_init(monkeypatch):
     monkeypatch.setattr(ray, "init", init)
 
 
-@pytest.mark.parametrize("session", ["ray://head", 3, object()], ids=repr)
+@pytest.mark.parametrize("session", ["ray://head", 3, object()], ids=["text", "int", "object"])
 def test_a_session_that_is_not_one_is_refused(pipeline, session):
     with pytest.raises(CortexError, match=rf"^session must be a RaySession, got {type(session).__name__}$"):
         pipeline.run_video(frames_of(SMALL, 2), workers=1, engine="ray", session=session)
