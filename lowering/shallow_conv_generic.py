@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import AffineMapAttr, AnyFloat, ModuleOp, TensorType
-from xdsl.dialects.linalg import GenericOp, IteratorType, IteratorTypeAttr, YieldOp
-from xdsl.dialects.linalg.ops import Conv2DNhwc_HwcfOp
+from xdsl.dialects.linalg.attrs import IteratorType, IteratorTypeAttr
+from xdsl.dialects.linalg.ops import Conv2DNhwc_HwcfOp, GenericOp, YieldOp
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -80,7 +80,7 @@ class ShallowConvAsGeneric(RewritePattern):
         for name, value in op.attributes.items():
             if name not in ("strides", "dilations", "indexing_maps"):
                 generic.attributes[name] = value
-        rewriter.replace_op(op, generic)
+        rewriter.replace(op, generic)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers.videos import write_video
+from helpers.batch import clip, manifest
 
 from cortex.tools.cortex_run import main
 
@@ -16,15 +16,6 @@ def run_cli(capsys, *argv):
     rc = main(list(argv))
     out, err = capsys.readouterr()
     return rc, out, err
-
-
-def clip(path, size=(64, 96), frames=5):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return str(write_video(path, frames, size))
-
-
-def manifest(out):
-    return [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
 
 
 @pytest.mark.slow

@@ -28,10 +28,10 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from helpers.batch import clip, manifest  # noqa: E402
 from helpers.pipelines import SMALL, small_l2_text  # noqa: E402
 from helpers.scheduling import assert_same, assert_same_state, compiled, frames_of, sequential  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
-from test_batch_out_dir import clip, manifest  # noqa: E402
 
 from cortex.errors import CortexError  # noqa: E402
 from cortex.runtime.ray_executor import RaySession  # noqa: E402
