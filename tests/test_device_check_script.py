@@ -1,7 +1,7 @@
-"""scripts/device_check.py's `prepare` half runs here (the GPU half runs on a lent machine): every graph it
+"""scripts/device_check.py's `prepare` half runs here (the GPU half runs on a GPU machine): every graph it
 hands the device must compile to one IREE segment for each target. Regression: the outlining cost rule
 kept the small graphs on NumPy and `prepare` stopped at `conv_bn: @conv_bn is not one IREE
-segment ([])` — found only when the lead prepared a device run."""
+segment ([])` — found only when a device run was prepared."""
 
 from __future__ import annotations
 

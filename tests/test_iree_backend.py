@@ -522,7 +522,7 @@ def cuda_available() -> bool:
 
 
 @needs_iree
-@pytest.mark.skipif(not cuda_available(), reason="no CUDA GPU here (the lead's device check runs this on an H100/H200)")
+@pytest.mark.skipif(not cuda_available(), reason="no CUDA GPU here (scripts/device_check.sh runs this on a GPU machine)")
 def test_small_cnn_on_cuda_matches_the_reference():
     compiled = cortex.compile(build_small_cnn(), entry=CNN_ENTRY, mode=None, backend="iree", device="cuda")
     reference = cortex.reference(build_small_cnn(), entry=CNN_ENTRY, mode=None)
