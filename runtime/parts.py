@@ -288,9 +288,9 @@ class LoadedSplit:
 
     def __init__(self, program: Program, profile: bool = False, stages: bool = False):
         """`stages`: the parallel and delayed parts as their stages in order, where the program has them
-        (always so for a program whose meta says `split_in_stages`: on IREE each cut compiles to its own
+        (always so for a program whose backend says `split_in_stages`: on IREE each cut compiles to its own
         code, so every engine runs one cut)."""
-        stages = stages or bool(program.meta.get("split_in_stages"))
+        stages = stages or program.backend.split_in_stages
         split = program.frame_split()
         weights = weight_values(program)
         self.entry = program.entry

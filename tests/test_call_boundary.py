@@ -145,3 +145,16 @@ def test_the_backend_is_a_typed_field_and_an_old_file_still_loads(program, tmp_p
         warnings.simplefilter("error")
         runner = CompiledPipeline(legacy)
         assert runner.blas_threads is None and not runner.calls_blas and not runner.calls_split
+
+
+def test_a_backend_that_splits_in_stages_runs_its_parts_as_stages(program):
+    """The loader reads `split_in_stages` from the program's backend traits (not from its meta, which no
+    longer holds them): such a program's delayed and parallel parts run stage after stage."""
+    import dataclasses
+
+    from cortex.runtime.parts import InOrder, LoadedSplit
+
+    staged = dataclasses.replace(program, backend=dataclasses.replace(program.backend, split_in_stages=True))
+    parts = LoadedSplit(staged).parts
+    assert isinstance(parts["delayed"], InOrder) and isinstance(parts["parallel"], InOrder)
+    assert not isinstance(LoadedSplit(program).parts["parallel"], InOrder)
