@@ -9,6 +9,8 @@ from helpers.batch import clip, manifest
 
 from cortex.tools.cortex_run import main
 
+pytestmark = pytest.mark.xdist_group("processes")  # one worker: the shared-memory checks see every block
+
 FAST = ["--quiet", "--no-frame-log", "--dce-frames", "0", "--frames", "4"]
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from helpers.pipelines import SMALL
 
+pytestmark = pytest.mark.xdist_group("processes")  # one worker: the shared-memory checks see every block
+
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 

@@ -17,6 +17,8 @@ from helpers.scheduling import assert_same, assert_same_state, compiled, deliver
 from cortex.errors import CortexError
 from cortex.runtime import processes
 
+pytestmark = pytest.mark.xdist_group("processes")  # one worker: the shared-memory checks see every block
+
 PIPELINES = (compiled(small_l2_text()), compiled(small_l2_text()))
 BAD_AT = 9
 

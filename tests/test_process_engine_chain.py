@@ -13,6 +13,8 @@ import cortex
 from cortex.runtime import processes
 from cortex.runtime.chunk_worker import FrameWorker
 
+pytestmark = pytest.mark.xdist_group("processes")  # one worker: the shared-memory checks see every block
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _close_pools():
