@@ -27,9 +27,19 @@ FORBIDDEN = re.compile(
 THIS = Path(__file__).relative_to(ROOT).as_posix()
 
 
+def repository_files() -> list[str]:
+    """The git-tracked files; outside a checkout (the copy `scripts/mutate.py` tests, which holds only the
+    tracked and untracked files), every file under the root but caches and hidden folders."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True)
+    if listed.returncode == 0:
+        return listed.stdout.decode().split("\0")
+    return [path.relative_to(ROOT).as_posix() for path in sorted(ROOT.rglob("*"))
+            if not any(part.startswith(".") or part == "__pycache__" for part in path.relative_to(ROOT).parts)]
+
+
 def tracked_text_files() -> list[str]:
     """Every git-tracked file that decodes as UTF-8 text (binaries skipped), this file excepted: it spells the patterns."""
-    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    names = repository_files()
     texts = []
     for name in filter(None, names):
         path = ROOT / name
