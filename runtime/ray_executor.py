@@ -32,7 +32,7 @@ A `RaySession` does that once and keeps both across runs:
             outputs = compiled.run_video(frames_of(video), workers=16, engine="ray", session=session)
 
 Several nodes: an actor whose node is lost is restarted elsewhere and its
-unfinished tasks are retried (`NODE_LOSSES` times): a chunk's parts are
+unfinished tasks are retried (up to `NODE_LOSSES` restarts): a chunk's parts are
 functions of their arguments (the chunk, its start values), so a retried
 task gives the same values, and the caller delivers each chunk once, in
 order. Every result comes back to the caller: nothing is written on the nodes.
@@ -74,13 +74,16 @@ beside the chunk in progress (`front`, `tail`: the default group, one at a time,
 
 
 NODE_LOSSES = 2
-"""How many times an actor is restarted, and a task of it retried, when its process or node dies: a
-chunk's parts are functions of their arguments alone, so a retried task gives the same bytes."""
+"""How many times an actor is restarted when its process or node dies. Its tasks are retried for as long as
+it may come back (Ray's `max_task_retries=-1`, bounded by the restarts): until Ray declares a killed node
+dead, every retry meets a refused connection within milliseconds, so a count of retries runs out before
+the restart happens on a loaded machine. A chunk's parts are functions of their arguments alone, so a
+retried task gives the same bytes."""
 
 
 def _actor_class(ray):
     return ray.remote(num_cpus=1, concurrency_groups={CHAIN: 1}, max_restarts=NODE_LOSSES,
-                      max_task_retries=NODE_LOSSES)(FrameWorker)
+                      max_task_retries=-1)(FrameWorker)
 
 
 CONNECT_TIMEOUT = 5.0

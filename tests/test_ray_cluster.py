@@ -7,10 +7,9 @@ one CPU each, every node on 127.0.0.1), one for the module.
   frame is in its scores.jsonl once, the manifest says done;
 - a `RaySession` keeps its actors across `run_video` calls and closes cleanly.
 
-A parallel test runner must keep these tests in one worker (they share the cluster, and each node
-holds the one CPU its test counts on). The markers for that (`slow`, pytest-xdist's `xdist_group`) are
-not registered in this tree yet; once they are, this module takes
-`pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]` (and runs under `--dist loadgroup`).
+The module runs in the "ray" xdist group, one worker with the other Ray tests: the tests share the
+cluster, each node holds the one CPU its test counts on, and a second Ray starting beside it on two
+cores slows the node-loss detection the kill test waits for.
 """
 
 from __future__ import annotations
@@ -27,6 +26,8 @@ import time
 import pytest
 
 ray = pytest.importorskip("ray")
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 from helpers.batch import clip, manifest  # noqa: E402
 from helpers.pipelines import SMALL, small_l2_text  # noqa: E402

@@ -41,7 +41,7 @@ from cortex.tools.atomic import (
     remove_temporaries,
 )
 from cortex.tools.memory_policy import keep_freed_memory
-from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs
+from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs, check_output_paths
 from cortex.tools.report import dce_summary, progress_bar
 from cortex.tools.run_summary import RunClock, RunSummary, library_threads, process_start
 from cortex.tools.versions import VersionAction
@@ -393,6 +393,12 @@ def position_arg(flag: str, text: str | None) -> int | Seconds | None:
         raise CortexError(f"{flag}: {e}") from None
 
 
+def output_roles(args: argparse.Namespace) -> tuple[tuple[tuple[str, str | None], ...], tuple[tuple[str, str | None], ...]]:
+    """(the files the run reads, its outputs besides the per-frame ones), as `Outputs` checks them."""
+    return ((("the input video", args.video), ("--pipeline", args.pipeline)),
+            (("--summary-json", args.summary_json), ("--report", args.report)))
+
+
 def run_one(args: argparse.Namespace) -> int:
     """One video through the pipeline."""
     from cortex.frame_runners import make_backend
@@ -423,6 +429,8 @@ def run_one(args: argparse.Namespace) -> int:
     from cortex.video.source import open_video
 
     check_not_an_image(args.video)
+    reads, others = output_roles(args)
+    check_output_paths(args.scores_jsonl, args.overlay, args.encoded, reads, others)  # before any compile
     module, (h, w, block) = load_pipeline(args.pipeline, args.entry)
     size = parse_size(args.size) if args.size else (h or SYNTHETIC_SIZE[0], w or SYNTHETIC_SIZE[1])
     source = open_video(args.video, block, frames_arg, height=size[0], width=size[1], start=start_arg)
@@ -455,8 +463,7 @@ def run_one(args: argparse.Namespace) -> int:
 
     outputs = Outputs(args.scores_jsonl, args.overlay, args.encoded, source.fps, block, args.mode, args.side_by_side,
                       scale=args.heat_scale, keep_ratio=encoder_threshold(module),
-                      inputs=(("the input video", args.video), ("--pipeline", args.pipeline)),
-                      others=(("--summary-json", args.summary_json), ("--report", args.report)))
+                      inputs=reads, others=others)
     outputs.frame_number = source.frame_number
     recorder = ReportRecorder(scene) if args.report else None
     if recorder is not None:

@@ -239,6 +239,17 @@ def count_readable_frames(path: Path, size: tuple[int, int] | None) -> int:
     return read_back(path, size)[0]
 
 
+def check_output_paths(scores_jsonl: str | None, overlay: str | None, encoded: str | None,
+                       inputs: tuple[tuple[str, str | None], ...] = (),
+                       others: tuple[tuple[str, str | None], ...] = ()) -> None:
+    """The checks `Outputs` makes of its paths (distinct, none an input, folders where folders go), alone:
+    cortex-run makes them before it compiles, so a wrong path is refused at once, not after the compile."""
+    folders = {"--encoded"} | ({"--overlay"} if overlay and overlay_kind(overlay) == "directory" else set())
+    check_distinct(
+        [("--scores-jsonl", scores_jsonl), ("--overlay", overlay), ("--encoded", encoded), *others], inputs, folders,
+    )
+
+
 class Outputs:
     """The optional per-frame outputs of one run: JSONL scores, overlays, encoded JPEGs.
 
@@ -256,11 +267,7 @@ class Outputs:
         the overlay outlines those blocks and marks the cut on the colour bar. None: no encoder, no outline.
         `inputs`: (name, path) of the files the run reads; no output may be one of them (see the class doc);
         `others`: the run's other outputs (--summary-json, --report), checked against all of these too."""
-        folders = {"--encoded"} | ({"--overlay"} if overlay and overlay_kind(overlay) == "directory" else set())
-        check_distinct(
-            [("--scores-jsonl", scores_jsonl), ("--overlay", overlay), ("--encoded", encoded), *others], inputs,
-            folders,
-        )
+        check_output_paths(scores_jsonl, overlay, encoded, inputs, others)
         self.protected = {identity(path) for _, path in inputs if path}
         self.jsonl = AtomicFile(scores_jsonl) if scores_jsonl else None
         self.overlay = None
