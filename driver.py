@@ -26,7 +26,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
 
-from cortex.backends.backend import BACKENDS, Backend, backend_named
+from cortex.backends.backend import HOST_BACKEND, Backend, backend_named
 from cortex.backends.numpy_emitter import emit_numpy
 from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
 from cortex.dialects.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
@@ -302,7 +302,7 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, table: Mapping[
         if not entry_executable.meta.get("segments"):  # the cost rule left no native code: the NumPy backend's shape
             calls_split, executables["entry"] = False, entry_executable
     if "entry" not in executables:
-        executables["entry"] = executable(lowered, f"@{entry}", BACKENDS["numpy"] if calls_split else backend)
+        executables["entry"] = executable(lowered, f"@{entry}", HOST_BACKEND if calls_split else backend)
     if classes is None:
         states = tuple(StateInfo(p.name, "unclassified", "the frame split did not run") for p in args if p.kind == "state")
     else:

@@ -20,6 +20,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from cortex.backends.backend import BACKENDS
 from cortex.dialects import op_kind
 from cortex.driver import compile_pipeline, run_passes
 from cortex.options import CompileOptions
@@ -153,7 +154,7 @@ class CompiledRun:
         return times
 
 
-UNSPECIALISED = {"numpy": "canonicalize,dce", "iree": "canonicalize,dce", "reference": ""}
+UNSPECIALISED = {**{name: "canonicalize,dce" for name in BACKENDS}, "reference": ""}
 """Passes that keep every stage: what the mode's DCE is priced against."""
 
 
@@ -161,7 +162,7 @@ def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: 
                  post_passes: str | None = "default", device: str = "cpu"):
     """A runner: the compiled backends compile with `cortex.compile`'s steps for the mode (`passes`, when
     given, instead of its specialisation); the reference runs `passes` (if any), then interprets."""
-    if backend in ("numpy", "iree"):
+    if backend in BACKENDS:
         options = CompileOptions(entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
                                  specialize=passes is None, backend=backend, device=device)
         return CompiledRun(module, options)

@@ -39,8 +39,8 @@ COMPILE_PASSES = f"cortex-conv-im2col,cortex-unroll-pooling,cortex-fold-constant
 small pooling windows unrolled into elementwise maxima (sums), broadcasts and transposes of constants
 done at compile time, then the default post-lowering slot (elementwise fusion). The IREE backend chooses
 its own layout (`cortex.backends.backend`) and needs none of these: it does its own."""
-POST_PASSES = {"numpy": COMPILE_PASSES, "iree": None}
-"""The post-lowering passes of an imported graph, per backend."""
+POST_PASSES = {name: None if b.native_tensor_code else COMPILE_PASSES for name, b in BACKENDS.items()}
+"""The post-lowering passes of an imported graph, per backend (None: the backend's default)."""
 
 
 class GraphRunner(Protocol):

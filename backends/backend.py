@@ -35,6 +35,7 @@ class Backend:
     stateful_calls_split: bool = False  # a call with state runs the split's parts (each part compiled alone)
     calls_blas: bool = True  # its code may reach BLAS (NumPy's): a call holds the runtime's BLAS limit
     needs: str | None = None  # the pip extra it needs, for the message when it is missing
+    native_tensor_code: bool = False  # it generates convolutions and pooling itself: no NumPy-shaped rewrites
 
     def check_device(self, device: str) -> None:
         if isinstance(device, str) and device in self.devices:
@@ -61,9 +62,13 @@ BACKENDS: dict[str, Backend] = {
     # benchmarks/onnx_vs_ort.py); each cut of the frame is compiled into its own code, so the split's parallel
     # part always runs as stages and a call with state runs the split: one cut keeps every engine bit-identical.
     "iree": Backend("iree", ("cpu", "cuda"), ("cortex.backends.iree_backend", "iree_executable"), layout="nhwc",
-                    stages_always=True, stateful_calls_split=True, calls_blas=False, needs="iree"),
+                    stages_always=True, stateful_calls_split=True, calls_blas=False, needs="iree",
+                    native_tensor_code=True),
 }
 """Every backend a compile can target, by name."""
+
+HOST_BACKEND = BACKENDS["numpy"]
+"""The backend of the host code: an entry that calls the split's parts, each compiled for another backend."""
 
 
 def backend_named(name: str) -> Backend:
@@ -73,4 +78,4 @@ def backend_named(name: str) -> Backend:
     return BACKENDS[name]
 
 
-__all__ = ["BACKENDS", "Backend", "backend_named"]
+__all__ = ["BACKENDS", "HOST_BACKEND", "Backend", "backend_named"]

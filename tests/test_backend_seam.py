@@ -19,7 +19,8 @@ from cortex.options import CompileOptions, compile_pipeline_text
 ROOT = Path(cortex.__file__).resolve().parent
 
 
-@pytest.mark.parametrize("path", ["driver.py", "options.py", "onnx_backend.py", "frame_runners.py"])
+@pytest.mark.parametrize("path", ["driver.py", "options.py", "onnx_backend.py", "frame_runners.py", "tools/cortex_run.py",
+                                  "tools/parallel_run.py", "tools/batch.py", "runtime/pipeline.py", "runtime/parts.py"])
 def test_generic_code_names_no_backend(path):
     """Backend names appear only as data (defaults, the registry), never in a comparison or a membership test."""
     tree = ast.parse((ROOT / path).read_text())

@@ -29,6 +29,7 @@ import numpy as np
 # What the parser and main need, and nothing that loads xDSL or the dialect: `--help` and `--version`
 # answer without them. The compiler's modules are imported where a run first needs them.
 import cortex
+from cortex.backends.backend import BACKENDS as COMPILED_BACKENDS
 from cortex.errors import CortexError
 from cortex.semantics.modes import BLUR_AUTO, DEFAULT_MODE, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
 from cortex.semantics.modes import DEFAULT_ENTRY as ENTRY
@@ -56,7 +57,9 @@ if TYPE_CHECKING:
     from cortex.frame_runners import StageTimes
 
 BUNDLED_PIPELINE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
-BACKENDS = ("numpy", "iree", "reference")
+BACKENDS = (*COMPILED_BACKENDS, "reference")
+"""--backend: every compiled backend, and the reference interpreter."""
+DEVICES = tuple(dict.fromkeys(device for b in COMPILED_BACKENDS.values() for device in b.devices))
 SYNTHETIC_SIZE = DEFAULT_SIZE
 """The synthetic video's size when neither --size nor a static pipeline gives one."""
 
@@ -136,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=BACKENDS, default="numpy",
                    help="numpy (compiled), iree (compiled to native code: pip install 'cortex[iree]') or reference "
                         "(default: numpy)")
-    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where --backend iree runs (default: cpu)")
+    p.add_argument("--device", choices=DEVICES, default="cpu",
+                   help="where the backend runs: cuda with --backend iree (default: cpu)")
     p.add_argument(
         "--passes",
         metavar="PIPELINE",
@@ -453,8 +457,13 @@ def run_one(args: argparse.Namespace) -> int:
     scene = expose_scene_change(probed_module, entry_function(probed_module, args.entry)) if args.report else None
     weights = gate_inputs(args.blur_threshold)
     clock.compile_start = time.perf_counter()
-    if args.device != "cpu" and args.backend != "iree":
-        raise CortexError(f"--device {args.device} needs --backend iree")
+    if args.device != "cpu":
+        if args.backend not in COMPILED_BACKENDS:
+            raise CortexError(f"--device {args.device} needs a compiled backend, not --backend {args.backend}")
+        try:
+            COMPILED_BACKENDS[args.backend].check_device(args.device)
+        except CortexError as e:
+            raise CortexError(f"--device {args.device}: {e}") from None
     backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes, weights, args.post_passes,
                            device=args.device)
     clock.compile_end = time.perf_counter()

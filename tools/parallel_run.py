@@ -175,7 +175,7 @@ class ParallelRunner:
     def maybe(cls, args: argparse.Namespace, backend) -> ParallelRunner | None:
         """A runner when this run is parallel (numpy backend, workers > 1 or Ray); None for the sequential loop."""
         workers = machine_cores() if args.workers is None else whole_number("--workers", args.workers, 1, MAX_WORKERS)
-        if getattr(backend, "name", None) not in ("numpy", "iree"):
+        if getattr(backend, "compiled", None) is None:  # the reference interpreter's runner
             if args.engine == "ray" or (args.workers or 1) > 1:
                 raise CortexError("--workers/--engine need a compiled backend (the reference interpreter runs frame after frame)")
             return None
