@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import difflib
 import functools
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # typing.Unpack is 3.11+; the project runs on 3.10 too
     from typing_extensions import Unpack
@@ -57,8 +58,9 @@ def build_pipeline(pipeline: str) -> PassPipeline:
     return PassPipeline(parse_pipeline(pipeline))
 
 
-def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
-    """Apply `pipeline` (e.g. "canonicalize,cortex-specialize-mode{mode=power_save},dce") in place.
+def run_passes(module: ModuleOp, pipeline: str) -> ModuleOp:
+    """Apply a pass pipeline written as for `cortex-opt -p` (e.g.
+    "canonicalize,cortex-specialize-mode{mode=power_save},dce") in place; returns the module.
 
     The passes run on a clone, which replaces the module's body only when
     every pass succeeded and its result verified (as cortex-opt verifies after
@@ -182,7 +184,7 @@ def compile_program(module_or_path: ModuleOp | str | Path, options: CompileOptio
     return Compilation(program, optimised, lowered, reuse, options)
 
 
-def compile_pipeline(module_or_path: ModuleOp | str | Path, options: CompileOptions | None = None, *,
+def compile_loaded(module_or_path: ModuleOp | str | Path, options: CompileOptions | None = None, *,
                      workers: int = 1, profile: bool = False,
                      **fields: Unpack[CompileFields]) -> CompiledPipeline | ShapeGenericPipeline:
     """`compile_program`, loaded by the runtime: the object `cortex.compile` returns.
@@ -202,7 +204,7 @@ def compile_pipeline(module_or_path: ModuleOp | str | Path, options: CompileOpti
     options = options.replace(entry=entry)
     check_weight_names(module, options.weights)  # all at once: a shape-generic compile runs later
     if is_shape_generic(module, entry):  # compiled per concrete shape, on first use or `specialize`
-        per_shape = functools.partial(compile_pipeline, options=options, workers=workers, profile=profile)
+        per_shape = functools.partial(compile_loaded, options=options, workers=workers, profile=profile)
         return ShapeGenericPipeline(module, entry, per_shape)
     compilation = compile_program(module, options)
     compiled = CompiledPipeline(compilation.program, workers=workers, profile=profile)
@@ -398,7 +400,7 @@ def compile(  # noqa: A001
     `compiled.profile()` (ms per source op). `compiled.save(path)` writes the program; `cortex.load(path)`
     runs it again without the compiler.
     """
-    return compile_pipeline(module_or_path, options, workers=workers, profile=profile, **fields)
+    return compile_loaded(module_or_path, options, workers=workers, profile=profile, **fields)
 
 
 def calibrate(module: ModuleOp, inputs: Iterable[Sequence[npt.ArrayLike]], entry: str | None = None) -> ModuleOp:
@@ -413,11 +415,6 @@ def quantize(module: ModuleOp, calibration: Iterable[Sequence[npt.ArrayLike]], p
     """`(qmodule, report)`: an int8 copy of `module` calibrated on `calibration` (an iterable of input
     tuples), and the per-op error report against the float graph (on `held_out` too, when given)."""
     return quantize_with_report(module, calibration, precision, schema, granularity, clip, held_out, entry)
-
-
-def run_passes(module: ModuleOp, pipeline: str) -> ModuleOp:
-    """Apply a pass pipeline written as for `cortex-opt -p` (in place); returns the module."""
-    return run_pipeline(module, pipeline)
 
 
 def validate_pipeline(
@@ -447,6 +444,22 @@ def validate_pipeline(
     return None
 
 
+def _deprecated(old: str, new: Callable[..., Any]) -> Callable[..., Any]:
+    """`new` under its former name, warning once per call site (kept for one release)."""
+    @functools.wraps(new)
+    def alias(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"cortex.driver.{old} is deprecated: use {new.__name__}", DeprecationWarning, stacklevel=2)
+        return new(*args, **kwargs)
+    alias.__name__ = alias.__qualname__ = old
+    return alias
+
+
+compile_pipeline = _deprecated("compile_pipeline", compile_loaded)
+"""Deprecated name of `compile_loaded` ("pipeline" is a pass pipeline; this compiles and loads a program)."""
+run_pipeline = _deprecated("run_pipeline", run_passes)
+"""Deprecated name of `run_passes`."""
+
+
 __all__ = [
     "CompileOptions",
     "Compilation",
@@ -454,8 +467,8 @@ __all__ = [
     "build_program",
     "calibrate",
     "compile",
+    "compile_loaded",
     "compile_lowered",
-    "compile_pipeline",
     "compile_pipeline_text",
     "compile_program",
     "lowered_copy",
@@ -464,6 +477,5 @@ __all__ = [
     "quantize",
     "reference",
     "run_passes",
-    "run_pipeline",
     "validate_pipeline",
 ]

@@ -22,7 +22,7 @@ from xdsl.ir import Operation
 
 from cortex.backends.backend import BACKENDS
 from cortex.dialects import op_kind
-from cortex.driver import compile_pipeline, run_passes
+from cortex.driver import compile_loaded, run_passes
 from cortex.options import CompileOptions
 
 
@@ -140,7 +140,7 @@ class CompiledRun:
         self.labels = stage_table(module)
         assert options.entry is not None
         self.labels[options.entry] = ("(glue)", "compilable")  # ops with no cortex origin: the gate, returns
-        self.compiled = compile_pipeline(module, options, profile=True)
+        self.compiled = compile_loaded(module, options, profile=True)
 
     def __call__(self, frame: np.ndarray) -> tuple:
         return self.compiled(frame)

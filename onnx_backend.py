@@ -27,7 +27,7 @@ from onnx.backend.base import Backend, BackendRep
 from xdsl.dialects.builtin import ModuleOp
 
 from cortex.backends.backend import BACKENDS, backend_named
-from cortex.driver import compile_pipeline, reference
+from cortex.driver import compile_loaded, reference
 from cortex.errors import CortexError
 from cortex.frontends.onnx import ENTRY, from_onnx, load_model
 from cortex.lowering import POST_LOWERING_PASSES
@@ -56,7 +56,7 @@ StaticKey = tuple[tuple[str, str, tuple[int, ...], bytes], ...]
 def _make_runner(module: ModuleOp, runner: str, backend: str = "numpy", device: str = "CPU") -> GraphRunner:
     if runner == "reference":
         return reference(module, entry=ENTRY, mode=None)
-    return compile_pipeline(module, entry=ENTRY, mode=None, post_passes=POST_PASSES[backend], backend=backend,
+    return compile_loaded(module, entry=ENTRY, mode=None, post_passes=POST_PASSES[backend], backend=backend,
                             device=device.lower())
 
 

@@ -15,7 +15,7 @@ import cortex
 from cortex.dialects import folding
 from cortex.dialects.canonicalization import CANONICAL, FAST_MATH, patterns_for
 from cortex.dialects.tensor_ops import ConstantOp
-from cortex.driver import run_pipeline
+from cortex.driver import run_passes
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import parse_module, to_text
 from cortex.passes.canonicalize import canonicalize
@@ -34,7 +34,7 @@ def results(module, entry: str, inputs) -> tuple:
 def rewrite(text: str, pipeline: str = "canonicalize"):
     """(before, after): the module parsed from `text`, and a copy run through `pipeline`."""
     before = parse_module(text)
-    after = run_pipeline(parse_module(text), pipeline)
+    after = run_passes(parse_module(text), pipeline)
     after.verify()
     return before, after
 
@@ -363,7 +363,7 @@ def test_canonical_table_is_keyed_by_cortex_ops():
 
 def test_canonicalize_helper_equals_the_pass():
     text = EXAMPLES["gelu_tanh"].text()
-    via_pass = run_pipeline(parse_module(text), "cortex-canonicalize")
+    via_pass = run_passes(parse_module(text), "cortex-canonicalize")
     module = parse_module(text)
     canonicalize(module)
     assert to_text(module) == to_text(via_pass)

@@ -102,7 +102,7 @@ def test_add_and_mul_carry_xdsl_commutative_trait_and_sub_div_do_not():
     ],
 )
 def test_one_unit_pattern_reads_the_algebra_table_and_the_trait(expr, folds):
-    from cortex.driver import run_pipeline
+    from cortex.driver import run_passes
     from cortex.ir import parse_module, to_text
 
     text = f"""func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {{
@@ -111,7 +111,7 @@ def test_one_unit_pattern_reads_the_algebra_table_and_the_trait(expr, folds):
   %r = {expr} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return %r : tensor<4xf32>
 }}"""
-    out = to_text(run_pipeline(parse_module(text), "canonicalize,dce"))
+    out = to_text(run_passes(parse_module(text), "canonicalize,dce"))
     assert ("func.return %x" in out) == folds, out
 
 

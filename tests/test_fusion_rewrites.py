@@ -12,7 +12,7 @@ import pytest
 from helpers.numerics import ACCUMULATED, assert_f32_close
 
 import cortex
-from cortex.driver import run_pipeline
+from cortex.driver import run_passes
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import parse_module
 from cortex.passes.fuse_batch_norm import CONV_BN, LINEAR_BN
@@ -49,7 +49,7 @@ def assert_same(actual, expected) -> None:
 def test_pass_preserves_reference_results_and_removes_ops(name):
     spec, before = load(name)
     pass_name, counts = EXPECTED[name]
-    after = run_pipeline(load(name)[1], pass_name)
+    after = run_passes(load(name)[1], pass_name)
     after.verify()
     assert cortex_ops(after) == Counter(counts)
     assert sum(cortex_ops(after).values()) < sum(cortex_ops(before).values())
@@ -65,7 +65,7 @@ def test_pass_preserves_reference_results_and_removes_ops(name):
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_both_passes_compose_with_canonicalize_cse_dce(name):
     spec, before = load(name)
-    after = run_pipeline(load(name)[1], f"canonicalize,{FUSIONS},canonicalize,cse,dce")
+    after = run_passes(load(name)[1], f"canonicalize,{FUSIONS},canonicalize,cse,dce")
     after.verify()
     assert cortex_ops(after) == Counter(EXPECTED[name][1])
     inputs = spec.make_inputs(3)
@@ -85,7 +85,7 @@ def test_passes_leave_unrelated_examples_alone():
     """unoptimized_model has none of the fused shapes: the passes change nothing."""
     spec, module = load("unoptimized_model")
     text = cortex.to_text(module)
-    assert cortex.to_text(run_pipeline(module, FUSIONS)) == text
+    assert cortex.to_text(run_passes(module, FUSIONS)) == text
 
 
 def test_declarative_before_after_check():
@@ -95,7 +95,7 @@ def test_declarative_before_after_check():
     assert match(LINEAR_BN, root.operands[0]) is not None
     assert match(CONV_BN, root.operands[0]) is None
     assert "expected cortex.conv2d, found %y = cortex.linear" in explain(CONV_BN, root.operands[0])
-    run_pipeline(module, "cortex-fuse-batch-norm")
+    run_passes(module, "cortex-fuse-batch-norm")
     (root,) = [op for op in module.walk() if op.name == "func.return"]
     assert match(LINEAR_BN, root.operands[0]) is None
     assert "expected cortex.batch_norm, found %out = cortex.linear" in explain(LINEAR_BN, root.operands[0])
@@ -108,7 +108,7 @@ def test_gelu_explain_names_the_near_miss_constant():
     assert match(GELU_TANH, root.operands[0]) is None
     message = explain(GELU_TANH, root.operands[0])
     assert "expected Const(0.7978845608028654 ± 1e-06), found %c = cortex.constant holding" in message
-    assert cortex_ops(run_pipeline(module, "cortex-recognize-gelu"))["cortex.gelu"] == 0
+    assert cortex_ops(run_passes(module, "cortex-recognize-gelu"))["cortex.gelu"] == 0
 
 
 def test_batch_norm_without_linear_bias():
@@ -119,7 +119,7 @@ def test_batch_norm_without_linear_bias():
         "%y = cortex.linear %x, %weight : (tensor<4x16xf32>, tensor<8x16xf32>)",
     )
     before = parse_module(text)
-    after = run_pipeline(parse_module(text), "cortex-fuse-batch-norm")
+    after = run_passes(parse_module(text), "cortex-fuse-batch-norm")
     # The file's %bias constant, now unused from the start, is dce's business, not the pass's.
     assert cortex_ops(after) == Counter({"cortex.constant": 3, "cortex.linear": 1})
     (linear,) = [op for op in after.walk() if op.name == "cortex.linear"]

@@ -19,7 +19,7 @@ from xdsl.context import Context
 
 import cortex
 from cortex.backends.numpy_emitter import emit, load
-from cortex.driver import run_pipeline
+from cortex.driver import run_passes
 from cortex.ir import parse_module
 from cortex.lowering.expand_powf import ExpandPowFPass
 
@@ -161,7 +161,7 @@ def test_expand_powf_computes_numpys_power():
   %r = cortex.pow %x, %y : (tensor<24xf32>, tensor<24xf32>) -> tensor<24xf32>
   func.return %r : tensor<24xf32>
 }"""
-    module = run_pipeline(parse_module(text), "convert-cortex-to-linalg")
+    module = run_passes(parse_module(text), "convert-cortex-to-linalg")
     ExpandPowFPass().apply(Context(allow_unregistered=True), module)
     assert not any(op.name == "math.powf" for op in module.walk())
     emitted = emit(module)

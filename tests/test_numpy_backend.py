@@ -17,7 +17,7 @@ from helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
 import cortex
 from cortex.backends.numpy_codegen import EmitError
 from cortex.backends.numpy_emitter import emit, emit_numpy, load
-from cortex.driver import compile_pipeline
+from cortex.driver import compile_loaded
 from cortex.errors import CortexError
 from cortex.ir import parse_module
 from cortex.runtime import numpy_support
@@ -267,7 +267,7 @@ func.func @dot(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<f32>, tensor<f32
 
 def test_full_reductions_give_rank_0_arrays():
     """NumPy reduces to scalars; the runner hands rank-0 tensors back as 0-d arrays."""
-    runner = compile_pipeline(FULL_REDUCTIONS, entry="dot", mode=None)
+    runner = compile_loaded(FULL_REDUCTIONS, entry="dot", mode=None)
     x, y = f32(5, lo=-1.0, hi=1.0), f32(5)
     d, m = runner(x, y)
     assert isinstance(d, np.ndarray) and d.shape == () and d.dtype == np.float32
@@ -535,7 +535,7 @@ func.func @p(%x: tensor<8xf32>) -> tensor<8xf32> {
 def test_profiling_sections_only_in_the_profiled_module():
     plain, _ = build(PROFILED)
     assert "_prof" not in plain and "with " not in plain
-    runner = compile_pipeline(PROFILED, entry="p", mode=None)
+    runner = compile_loaded(PROFILED, entry="p", mode=None)
     assert runner.profile() == {} and not runner.profiling
     runner.profiling = True
     x = f32(8)
@@ -584,7 +584,7 @@ def test_unread_values_are_not_computed():
 
 
 def test_bad_inputs_are_rejected_with_one_line():
-    runner = compile_pipeline(UNSIGNED, entry="red", mode=None)
+    runner = compile_loaded(UNSIGNED, entry="red", mode=None)
     good = np.zeros((2, 3, 3), np.uint8)
     assert runner(good)[0].shape == (2, 3)
     with pytest.raises(CortexError, match=r"argument #0 \(%frame\) of @red: expected a uint8 array of shape \(2, 3, 3\), got a float32"):
@@ -598,21 +598,21 @@ def test_bad_inputs_are_rejected_with_one_line():
 def test_unknown_extern_fails_at_compile_time():
     bad = EXTERN.replace('"cortex.softmax"', '"cortex.sofmtax"')
     with pytest.raises(CortexError, match="unknown extern 'cortex.sofmtax'"):
-        compile_pipeline(bad, entry="g", mode=None)
+        compile_loaded(bad, entry="g", mode=None)
     with pytest.raises(CortexError, match="does not accept its properties"):
-        compile_pipeline(EXTERN.replace("axis = 1", "axes = 1"), entry="g", mode=None)
+        compile_loaded(EXTERN.replace("axis = 1", "axes = 1"), entry="g", mode=None)
     undeclared = EXTERN.replace(' attributes {cortex.extern = "cortex.softmax", cortex.props = {axis = 1 : i64}}', "")
     with pytest.raises(EmitError, match="@softmax_rows is a declaration without a 'cortex.extern'"):
-        compile_pipeline(undeclared, entry="g", mode=None)
+        compile_loaded(undeclared, entry="g", mode=None)
 
 
 def test_compile_errors_name_what_is_wrong():
     with pytest.raises(CortexError, match="no function '@nope'"):
-        compile_pipeline(ELEMENTWISE, entry="nope", mode=None)
+        compile_loaded(ELEMENTWISE, entry="nope", mode=None)
     with pytest.raises(CortexError, match="unknown pass 'nope'"):
-        compile_pipeline(ELEMENTWISE, entry="f", mode=None, passes="nope")
+        compile_loaded(ELEMENTWISE, entry="f", mode=None, passes="nope")
     with pytest.raises(CortexError, match="<string>:1:15"):
-        compile_pipeline("func.func @f( {", entry="f", mode=None)
+        compile_loaded("func.func @f( {", entry="f", mode=None)
     with pytest.raises(EmitError, match="still contains 'cortex.gray'"):
         emit(cortex.parse(str(cortex.__path__[0] + "/examples/l2_pipeline.mlir")))
     weird = REDUCTIONS.replace("%s = arith.addf %o, %sq : f32", "%o2 = arith.mulf %o, %o : f32\n    %s = arith.addf %o2, %sq : f32")
@@ -623,6 +623,6 @@ def test_compile_errors_name_what_is_wrong():
 def test_missing_weight_and_unknown_mode_fail_before_the_first_frame():
     module = cortex.build_l2_pipeline(64, 64, 32)
     with pytest.raises(CortexError, match="weight 'wc' has no value"):
-        compile_pipeline(module, mode=None)
+        compile_loaded(module, mode=None)
     with pytest.raises(CortexError, match="unknown mode 'eco'"):
-        compile_pipeline(module, mode="eco")
+        compile_loaded(module, mode="eco")

@@ -33,7 +33,7 @@ import cortex
 from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp
 from cortex.dialects.tensor_ops import ConstantOp, ReshapeOp
-from cortex.driver import run_pipeline
+from cortex.driver import run_passes
 from cortex.ir import parse_module, to_text
 
 INPUT_SHAPE = (2, 3)
@@ -224,7 +224,7 @@ def test_canonicalize_cse_dce_keep_the_results(text, seed):
     rng = np.random.default_rng(seed)
     inputs = [(rng.normal(size=INPUT_SHAPE) * 2).astype(np.float32) for _ in range(2)]
     before = parse_module(text)
-    after = run_pipeline(parse_module(text), "canonicalize,cse,dce")
+    after = run_passes(parse_module(text), "canonicalize,cse,dce")
     after.verify()
     parse_module(to_text(after))  # the output also round-trips through the text form
     for want, got in zip(run(before, inputs), run(after, inputs), strict=True):
@@ -253,5 +253,5 @@ def dynamic(t):
 def test_shape_inference_restores_forgotten_shapes(text):
     module = forget_shapes(parse_module(text))
     module.verify()  # `?` agrees with anything
-    inferred = run_pipeline(module, "cortex-shape-inference")
+    inferred = run_passes(module, "cortex-shape-inference")
     assert to_text(inferred) == to_text(parse_module(text))

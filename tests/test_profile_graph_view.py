@@ -10,7 +10,7 @@ import pytest
 from xdsl.dialects.builtin import Float64Type, FloatAttr, f64
 from xdsl.utils.exceptions import PassFailedException
 
-from cortex.driver import run_pipeline
+from cortex.driver import run_passes
 from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import build_l2_pipeline
 from cortex.examples.tensor_graphs import EXAMPLES
@@ -172,7 +172,7 @@ def diff_rows(text: str) -> list[tuple[str, str, float]]:
 
 
 def test_power_save_diff_removes_saliency_and_motion(l2):
-    after = run_pipeline(l2.clone(), POWER_SAVE)
+    after = run_passes(l2.clone(), POWER_SAVE)
     text = render_diff(l2, after)
     rows = diff_rows(text)
     assert len(rows) == 12
@@ -195,7 +195,7 @@ def test_diff_of_tensor_graph_against_an_unprofiled_copy():
     """Times from the profiled module; the pipeline on a copy without them, so CSE merges %b into %a."""
     spec = EXAMPLES["unoptimized_model"]
     before = parse_module(spec.text())
-    after = run_pipeline(before.clone(), "canonicalize,cse,dce")
+    after = run_passes(before.clone(), "canonicalize,cse,dce")
     ProfilePass(frames=2).apply(make_context(), before)
     rows = diff_rows(render_diff(before, after))
     assert [(status, name) for status, name, _ in rows] == [

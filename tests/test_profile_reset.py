@@ -11,7 +11,7 @@ from helpers.pipelines import EVERY_RUN_ON_IREE, small_l2_text
 from helpers.scheduling import frames_of, passes
 
 import cortex
-from cortex.driver import compile_pipeline
+from cortex.driver import compile_loaded
 
 SCALED = """
 #id = affine_map<(d0) -> (d0)>
@@ -44,7 +44,7 @@ def check_reset(runner, call) -> None:
 
 
 def test_reset_restarts_the_frame_count():
-    runner = compile_pipeline(SCALED, entry="p", mode=None)
+    runner = compile_loaded(SCALED, entry="p", mode=None)
     x = np.linspace(-1.0, 1.0, 8, dtype=np.float32)
     check_reset(runner, lambda: runner(x))
 

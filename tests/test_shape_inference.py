@@ -19,7 +19,7 @@ from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp
 from cortex.dialects.state import StateOp, WeightOp
 from cortex.dialects.tensor_ops import ConstantOp, ReshapeOp
-from cortex.driver import run_pipeline
+from cortex.driver import run_passes
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import parse_module, to_text
 from cortex.passes.shape_inference import ShapeInferenceError, infer_shapes
@@ -55,7 +55,7 @@ def test_tensor_graphs_get_their_shapes_back(name):
     original = parse_module(EXAMPLES[name].text())
     forgotten = forget_shapes(parse_module(EXAMPLES[name].text()))
     forgotten.verify()
-    inferred = run_pipeline(forget_shapes(parse_module(EXAMPLES[name].text())), "cortex-shape-inference")
+    inferred = run_passes(forget_shapes(parse_module(EXAMPLES[name].text())), "cortex-shape-inference")
     assert to_text(inferred) == to_text(original)
     # ... and the results are the same ones.
     spec = EXAMPLES[name]
@@ -81,8 +81,8 @@ def test_l2_pipeline_gets_its_shapes_back():
 
 def test_inference_is_idempotent_and_leaves_static_modules_alone():
     text = EXAMPLES["linear_bn"].text()
-    once = run_pipeline(parse_module(text), "cortex-shape-inference")
-    twice = run_pipeline(parse_module(to_text(once)), "cortex-shape-inference")
+    once = run_passes(parse_module(text), "cortex-shape-inference")
+    twice = run_passes(parse_module(to_text(once)), "cortex-shape-inference")
     assert to_text(once) == to_text(twice) == to_text(parse_module(text))
 
 
@@ -91,7 +91,7 @@ def test_dynamic_arguments_stay_dynamic():
   %m = "cortex.matmul"(%x, %w) : (tensor<?x3xf32>, tensor<3x5xf32>) -> tensor<?x?xf32>
   func.return %m : tensor<?x?xf32>
 }"""
-    module = run_pipeline(parse_module(text), "cortex-shape-inference")
+    module = run_passes(parse_module(text), "cortex-shape-inference")
     assert "-> tensor<?x5xf32>" in to_text(module)
     assert "(%x: tensor<?x3xf32>" in to_text(module)
 
@@ -106,7 +106,7 @@ func.func @caller(%x: tensor<2x3xf32>) -> tensor<?x?xf32> {
   %r = cortex.relu %c : tensor<?x?xf32> -> tensor<?x?xf32>
   func.return %r : tensor<?x?xf32>
 }"""
-    module = run_pipeline(parse_module(text), "cortex-shape-inference")
+    module = run_passes(parse_module(text), "cortex-shape-inference")
     module.verify()
     out = to_text(module)
     assert "func.func @callee(%x: tensor<2x3xf32>) -> tensor<3x2xf32>" in out
@@ -125,7 +125,7 @@ BAD = """func.func @f(%x: tensor<2x3xf32>, %w: tensor<5x4xf32>, %z: tensor<7xf32
 def test_the_first_op_that_cannot_agree_is_reported_on_one_line():
     module = parse_module(BAD)
     with pytest.raises(ShapeInferenceError) as info:
-        run_pipeline(module, "cortex-shape-inference")
+        run_passes(module, "cortex-shape-inference")
     message = str(info.value)
     assert isinstance(info.value, PassFailedException)
     assert message == (

@@ -20,7 +20,7 @@ from xdsl.utils.exceptions import PassFailedException
 import cortex
 from cortex.dialects.modes import INPUT_DEFAULTS, MODES
 from cortex.dialects.state import WeightOp
-from cortex.driver import run_pipeline
+from cortex.driver import run_passes
 from cortex.examples.l2_pipeline import WEIGHTS
 from cortex.ir import parse_module, to_text
 from cortex.passes.dce import DceReport, RemovedOp, eliminate_dead_nodes
@@ -73,7 +73,7 @@ def test_specialize_replaces_every_weight_with_the_mode_value(mode):
 def test_specialize_reads_a_json_table(tmp_path):
     table = tmp_path / "modes.json"
     table.write_text(json.dumps({"night": {"wc": 1.5, "wt": 0, "ws": 0.25, "wm": 2, "extra": 9}}))
-    module = run_pipeline(cortex.build_l2_pipeline(*SMALL), f'cortex-specialize-mode{{mode=night table="{table}"}}')
+    module = run_passes(cortex.build_l2_pipeline(*SMALL), f'cortex-specialize-mode{{mode=night table="{table}"}}')
     assert weight_constants(module) == {"wc": 1.5, "wt": 0.0, "ws": 0.25, "wm": 2.0}
 
 
@@ -108,7 +108,7 @@ def test_specialize_errors_are_one_line_diagnostics(tmp_path, options, message):
     module = cortex.build_l2_pipeline(*SMALL)
     text = to_text(module)
     with pytest.raises(SpecializeModeError) as info:
-        run_pipeline(module, f"cortex-specialize-mode{options}")
+        run_passes(module, f"cortex-specialize-mode{options}")
     assert isinstance(info.value, PassFailedException)
     assert message in str(info.value) and "\n" not in str(info.value)
     assert to_text(module) == text  # checked before anything is rewritten
@@ -133,7 +133,7 @@ STATEFUL = """func.func @f(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
 
 @pytest.mark.parametrize("pipeline", ["dce", "canonicalize", "cortex-dce"])
 def test_dce_removes_pure_ops_and_keeps_state_writes(pipeline):
-    module = run_pipeline(parse_module(STATEFUL), pipeline)
+    module = run_passes(parse_module(STATEFUL), pipeline)
     assert cortex_ops(module) == Counter({"cortex.neg": 1, "cortex.abs": 1, "cortex.update_state": 2})
     (inner,) = [op for op in module.walk() if op.name == "scf.if"]
     assert [op.name for op in inner.walk()][1:] == ["cortex.abs", "cortex.update_state", "scf.yield"]
@@ -141,7 +141,7 @@ def test_dce_removes_pure_ops_and_keeps_state_writes(pipeline):
 
 def test_power_save_removes_saliency_and_motion_and_nothing_else():
     before = cortex.build_l2_pipeline(*SMALL)
-    after = run_pipeline(cortex.build_l2_pipeline(*SMALL), SEED_PIPELINE % "power_save")
+    after = run_passes(cortex.build_l2_pipeline(*SMALL), SEED_PIPELINE % "power_save")
     gone = cortex_ops(before) - cortex_ops(after)
     new = cortex_ops(after) - cortex_ops(before)
     # weights became arith constants; center_crop became a cortex.constant
@@ -183,15 +183,15 @@ def test_report_without_profile_data_says_so():
 
 
 def test_cortex_dce_pass_prints_the_report(capsys):
-    module = run_pipeline(cortex.build_l2_pipeline(*SMALL), "cortex-dce{mode=power_save}")
+    module = run_passes(cortex.build_l2_pipeline(*SMALL), "cortex-dce{mode=power_save}")
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "[dead_node_elimination] removed: ['saliency_dft', 'motion_map']"
     assert "cortex.saliency_dft" not in cortex_ops(module)
 
 
 def test_cortex_dce_equals_the_seed_pipeline():
-    a = run_pipeline(cortex.build_l2_pipeline(*SMALL), SEED_PIPELINE % "power_save")
-    b = run_pipeline(cortex.build_l2_pipeline(*SMALL), "cortex-dce{mode=power_save}")
+    a = run_passes(cortex.build_l2_pipeline(*SMALL), SEED_PIPELINE % "power_save")
+    b = run_passes(cortex.build_l2_pipeline(*SMALL), "cortex-dce{mode=power_save}")
     assert to_text(a) == to_text(b)
 
 
@@ -222,7 +222,7 @@ def test_power_save_pipeline_equals_unoptimised_over_60_frames():
     video = SyntheticVideo(480, 640)
     frames = list(video.frames(60))
     assert any(video.is_blurred(i) for i in range(60)) and any(video.is_cut(i) for i in range(1, 60))
-    optimised = run_pipeline(cortex.build_l2_pipeline(480, 640), SEED_PIPELINE % "power_save")
+    optimised = run_passes(cortex.build_l2_pipeline(480, 640), SEED_PIPELINE % "power_save")
     assert "cortex.saliency_dft" not in cortex_ops(optimised)
     assert_same_outputs(
         run_frames(cortex.build_l2_pipeline(480, 640), "power_save", frames),

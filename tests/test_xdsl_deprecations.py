@@ -24,7 +24,7 @@ from xdsl.rewriter import Rewriter
 
 import cortex
 from cortex.backends.iree_compile import legalized
-from cortex.driver import run_pipeline
+from cortex.driver import run_passes
 from cortex.examples.small_cnn import ENTRY as CNN_ENTRY
 from cortex.examples.small_cnn import build_small_cnn, small_cnn_inputs
 from cortex.ir import parse_module
@@ -136,7 +136,7 @@ def test_compile_and_legalisation_warn_nothing_deprecated():
                                   post_passes="cortex-pad-as-tensor-pad,cortex-fuse-linalg-elementwise")
         compiled(small_cnn_inputs(1)[0])
         legalized(cortex.lower(build_small_cnn()))
-        legalized(run_pipeline(parse_module(POW), "convert-cortex-to-linalg"))
+        legalized(run_passes(parse_module(POW), "convert-cortex-to-linalg"))
     assert not own_deprecations(caught), "\n".join(own_deprecations(caught))
 
 
