@@ -502,3 +502,23 @@ def test_list_passes(capsys):
         assert re.fullmatch(rf"  {re.escape(name)}  [^ (].+ \((it takes no options|its options are .+)\)", lines[name]), lines[name]
     assert "  cortex-frame-split  the entry becomes its delayed, parallel, recurrence and tail parts (" in cortex_part
     assert "\n  canonicalize  Applies all canonicalization patterns\n" in xdsl_part and "\n  cse\n" in xdsl_part
+
+
+def test_mlir_timing_counts_the_start_up_from_the_process_start(monkeypatch, tmp_path, capsys):
+    """As a program, --mlir-timing's clock starts with the process (the interpreter and the imports count);
+    called from Python with arguments, with the call."""
+    import time
+
+    import cortex.tools.cortex_opt as opt
+
+    source = tmp_path / "f.mlir"
+    source.write_text("func.func @f() {\n  func.return\n}\n")
+    monkeypatch.setattr(opt, "process_start", lambda: time.perf_counter() - 100.0)  # a process 100 s old
+    monkeypatch.setattr(sys, "argv", ["cortex-opt", str(source), "--mlir-timing"])
+    assert opt.main() == 0
+    row = next(line for line in capsys.readouterr().err.splitlines() if "Start-up" in line)
+    assert row.endswith("Start-up (interpreter, imports, registration, pass set-up)")
+    assert float(row.split()[0]) >= 100.0
+    assert opt.main([str(source), "--mlir-timing"]) == 0
+    row = next(line for line in capsys.readouterr().err.splitlines() if "Start-up" in line)
+    assert row.endswith("Start-up (registration, pass set-up)") and float(row.split()[0]) < 100.0

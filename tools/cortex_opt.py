@@ -46,9 +46,8 @@ from cortex.registry import PipelineError, all_passes, cortex_passes, cortex_tar
 from cortex.tools.atomic import OutputError, check_distinct, detach_stdout, is_write_failure, write_bytes_atomic
 from cortex.tools.diagnostics import Diagnostic, check_expectations, from_parse_error, parse_expectations
 from cortex.tools.instrumentation import IRPrinter, NullTimer, PassInstrumentation, PassTimer, PassVerificationError
+from cortex.tools.run_summary import process_start
 from cortex.tools.versions import OPT_VERSION_FORMAT
-
-STARTED = time.perf_counter()
 
 DEFAULT_SEMANTIC_FRAMES = 3
 
@@ -293,6 +292,12 @@ class CortexOptMain(xDSLOptMain):
     version_format = OPT_VERSION_FORMAT
 
     def __init__(self, args: Sequence[str] | None = None, description: str = DESCRIPTION):
+        # --mlir-timing's clock: as a program, from the process's start (the interpreter and every import
+        # count, as they do for the user waiting); called from Python, from this call.
+        self.started, self.start_label = (
+            (process_start(), "Start-up (interpreter, imports, registration, pass set-up)") if args is None
+            else (time.perf_counter(), "Start-up (registration, pass set-up)")
+        )
         self.timer: PassTimer = NullTimer()
         self.passes: tuple[ModulePass, ...] = ()
         self.semantics: Callable | None = None
@@ -395,7 +400,7 @@ class CortexOptMain(xDSLOptMain):
         args.mlir_timing |= args.time_passes
         if args.mlir_timing:
             self.timer = PassTimer()
-            self.timer.start = STARTED
+            self.timer.start = self.started
         self.passes = build_passes(self.available_passes, args.passes)
         self.pipeline = PassPipeline(self.passes)
         if args.verify_each_pass_semantics is not None:
@@ -422,7 +427,7 @@ class CortexOptMain(xDSLOptMain):
         if self.args.list_passes:
             sys.stdout.write(self.list_passes())
             return 0
-        self.timer.add("Start-up", "Start-up (imports, registration, pass set-up)", time.perf_counter() - STARTED)
+        self.timer.add("Start-up", self.start_label, time.perf_counter() - self.started)
         source = self.args.input_file if self.args.input_file != "-" else None
         try:  # before any pass: replacing the input with an output would lose the user's file
             check_distinct([("-o", self.args.output_file), ("--graph-dot", self.args.graph_dot)],
