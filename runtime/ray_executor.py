@@ -60,7 +60,7 @@ from cortex.runtime.program import Program
 from cortex.runtime.threads import MAX_WORKERS, machine_cores
 
 
-def _ray():
+def _ray() -> Any:
     try:
         import ray
     except ImportError:  # pragma: no cover - ray is in the test extra
@@ -81,7 +81,7 @@ the restart happens on a loaded machine. A chunk's parts are functions of their 
 retried task gives the same bytes."""
 
 
-def _actor_class(ray):
+def _actor_class(ray: Any) -> Any:
     return ray.remote(num_cpus=1, concurrency_groups={CHAIN: 1}, max_restarts=NODE_LOSSES,
                       max_task_retries=-1)(FrameWorker)
 
@@ -211,10 +211,16 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
     return True
 
 
+RayFront = tuple[int, list[Any], Any, Any, Any]
+"""A chunk in flight on Ray: (its first frame's index, its frames, their object ref, the actor, the front's ref)."""
+RayTail = tuple[int, list[Any], dict[str, Any], Any]
+"""A settled chunk: (its first frame's index, its frames, the state after it, the tail's ref)."""
+
+
 class RayFrames:
     """The executor of `frames_in_flight` on Ray actors: one item is a chunk of frames."""
 
-    def __init__(self, ray, pipeline: Any, split: LoadedSplit, actors: list):
+    def __init__(self, ray: Any, pipeline: Any, split: LoadedSplit, actors: list[Any]):
         self.ray, self.pipeline, self.split, self.actors = ray, pipeline, split, actors
         self.state = split.internal_state(pipeline.state)
         self.fixed = {n: self.state[n] for n in split.read_only}
@@ -222,7 +228,7 @@ class RayFrames:
         self.ahead: Any = {n: self.state.get(n) for n in split.ahead}
         self.first, self.before, self.turn = 0, None, itertools.count()
 
-    def start(self, frames_chunk: list):
+    def start(self, frames_chunk: list[Any]) -> RayFront:
         split, first = self.split, self.first
         # (each frame was checked as it was read: `CompiledPipeline.run_video`'s NumberedFrames)
         actor = self.actors[next(self.turn) % len(self.actors)]
@@ -240,21 +246,21 @@ class RayFrames:
         self.before = frames_chunk[-1]
         return first, frames_chunk, ref, actor, future
 
-    def settle(self, flight):
+    def settle(self, flight: RayFront) -> RayTail:
         at, frames_chunk, ref, actor, future = flight
         split, state = self.split, self.state
         values = self._get(future, at, len(frames_chunk))
         tail_args = settle_chunk(split, state, values, at)
         return at, frames_chunk, dict(state), actor.tail.remote(ref, at, tail_args)
 
-    def done(self, flight) -> bool:
+    def done(self, flight: RayFront | RayTail) -> bool:
         ready, _ = self.ray.wait([flight[-1]], timeout=0)
         return bool(ready)
 
-    def wait(self, flights) -> None:
+    def wait(self, flights: list[RayFront | RayTail]) -> None:
         self.ray.wait([f[-1] for f in flights], num_returns=1)
 
-    def finish(self, flight) -> Iterator[tuple[Any, ...]]:
+    def finish(self, flight: RayTail) -> Iterator[tuple[Any, ...]]:
         at, frames_chunk, state_after, future = flight
         outputs = [self.split.caller_outputs(out) for out in self._get(future, at, len(frames_chunk))]
         for k, (frame, result) in enumerate(zip(frames_chunk, outputs)):
@@ -262,7 +268,7 @@ class RayFrames:
                 self.pipeline.state = self.split.caller_state(state_after, result, (frame,))
             yield result
 
-    def _get(self, future, first: int, count: int) -> Any:
+    def _get(self, future: Any, first: int, count: int) -> Any:
         """`_get`; an error that names no frame (an actor died) names the chunk's frames."""
         try:
             return _get(self.ray, future)
@@ -273,7 +279,7 @@ class RayFrames:
             frames = f"frame {first}" if count == 1 else f"frames {first} to {first + count - 1}"
             raise CortexError(f"{frames}: {text}") from None
 
-    def close(self, flights) -> None:
+    def close(self, flights: Iterable[RayFront | RayTail]) -> None:
         pass  # the actors are killed by run_ray, whatever is still running on them goes with them
 
 
@@ -418,7 +424,7 @@ class WorkerStartError(CortexError):
     """An actor failed before running any frame (its setup, loading the program)."""
 
 
-def _get(ray, ref):
+def _get(ray: Any, ref: Any) -> Any:
     """`ray.get`, with a worker's CortexError raised again here as itself (one line)."""
     try:
         return ray.get(ref)

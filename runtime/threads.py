@@ -62,7 +62,7 @@ _BUDGET_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def thread_budget(workers: int, cores: int | None = None):
+def thread_budget(workers: int, cores: int | None = None) -> Iterator[int]:
     """OpenCV and BLAS limited to cores // workers threads each while the block runs (restored after).
 
     Cheap enough for every call of a concurrent-stage pipeline: BLAS goes through `blas_limit` (a read,
@@ -88,6 +88,13 @@ def as_args(item: Any) -> tuple[Any, ...]:
 # ---------------------------------------------------------------- frames in flight on threads
 
 
+ThreadFront = tuple[int, Any, dict[str, Any], "Future[None]", "Future[dict[str, Any]]"]
+"""A frame in flight on the threads engine: (index, its arguments, its values, the front's future, its
+delayed part's updates)."""
+ThreadTail = tuple[int, Any, dict[str, Any], "Future[Any]"]
+"""A settled frame: (index, its arguments, its values, the tail's future)."""
+
+
 class ThreadFrames:
     """The executor of `frames_in_flight` on a thread pool: one item is one frame.
 
@@ -110,7 +117,7 @@ class ThreadFrames:
         self.ahead.set_result({n: self.state.get(n) for n in split.ahead})  # a state only written is not read
         self.chain: list[Future[dict[str, Any]]] = [self.ahead]  # the `ahead` futures not yet settled (cancelled on close)
 
-    def start(self, item: Any):
+    def start(self, item: Any) -> ThreadFront:
         split, index = self.split, self.index
         args = as_args(item)
         env = split.inputs(args)  # a bad frame fails here, on the caller, as it is read
@@ -135,7 +142,7 @@ class ThreadFrames:
         _settle_future(mine, result=split.updates(env, split.ahead))
         split.parts["parallel"](env, index)
 
-    def settle(self, flight):
+    def settle(self, flight: ThreadFront) -> ThreadTail:
         i, args, env, future, mine = flight
         future.result()
         self.chain.remove(mine)
@@ -145,19 +152,19 @@ class ThreadFrames:
         self.state.update(split.updates(env, split.recurrent))
         return i, args, env, self.pool.submit(split.parts["tail"], env, i)
 
-    def done(self, flight) -> bool:
+    def done(self, flight: ThreadFront | ThreadTail) -> bool:
         return flight[3].done()
 
-    def wait(self, flights) -> None:
+    def wait(self, flights: list[ThreadFront | ThreadTail]) -> None:
         wait([f[3] for f in flights], return_when=FIRST_COMPLETED)
 
-    def finish(self, flight) -> list[tuple[Any, ...]]:
+    def finish(self, flight: ThreadTail) -> list[tuple[Any, ...]]:
         _, args, env, future = flight
         future.result()
         outputs, self.pipeline.state = self.split.outputs(env, args)
         return [outputs]
 
-    def close(self, flights) -> None:
+    def close(self, flights: Iterable[ThreadFront | ThreadTail]) -> None:
         for flight in flights:
             flight[3].cancel()
         for mine in self.chain:  # a front waiting for a cancelled one's delayed part stops waiting
