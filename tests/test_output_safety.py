@@ -175,9 +175,13 @@ def test_a_signal_mid_run_leaves_no_partial_file(tmp_path, signum):
             "--overlay", tmp_path / "o.avi", "--report", tmp_path / "r.html"]
     proc = subprocess.Popen([sys.executable, "-m", "cortex.tools.cortex_run", *map(str, argv)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    waited = 0
     try:
         while not (encoded / "frame_00003.jpg").exists():  # frames are flowing: every temporary is open
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            # a bound on a failure, not a timing check: a run that writes no JPEG fails here, not at the timeout
+            waited += 1
+            assert waited < 2400, f"no {encoded / 'frame_00003.jpg'} after 120 s of frames: the run writes no JPEG"
             try:
                 proc.wait(timeout=0.05)
             except subprocess.TimeoutExpired:
