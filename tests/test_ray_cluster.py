@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -36,7 +37,7 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from cortex.errors import CortexError  # noqa: E402
 from cortex.runtime.ray_executor import RaySession  # noqa: E402
-from cortex.tools.batch import run_batch  # noqa: E402
+from cortex.tools.batch import run_batch, sweep_scratch  # noqa: E402
 from cortex.tools.cortex_run import build_parser, main  # noqa: E402
 from cortex.tools.parallel_run import run_video_task  # noqa: E402
 
@@ -179,8 +180,15 @@ def test_a_worker_node_killed_mid_video_loses_nothing(cluster, clips, tmp_path):
     assert [e["status"] for e in manifest(out)] == ["done", "done", "done"]
     written = ray.get(ledger.written.remote())
     assert len(written) == 4 and not any(path.startswith(str(out)) for path in written)  # the driver wrote out/
-    for name in {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("cortex-video-")} - scratch:
-        shutil.rmtree(os.path.join(tempfile.gettempdir(), name))  # the killed attempt's scratch folder
+    # a scratch folder still here is the killed attempt's: once its process has gone (the worker of a killed
+    # node exits when it notices), the sweep a task starts with removes it
+    left = {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("cortex-video-")} - scratch
+    for _ in range(600):
+        left -= {p.name for p in sweep_scratch(Path(tempfile.gettempdir()))}
+        if not left:
+            break
+        time.sleep(0.05)
+    assert not left, f"scratch folders of live processes after the run: {sorted(left)}"
 
 
 def test_a_session_keeps_its_actors_across_runs(cluster):

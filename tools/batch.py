@@ -177,6 +177,32 @@ RAY_RETRIES = 3
 are made from its inputs alone, in a scratch folder of the attempt: a retry gives the same files)."""
 
 
+SCRATCH_PREFIX = "cortex-video-"
+"""A task's scratch folder in the node's temporary directory: `cortex-video-<pid>-<random>`."""
+
+
+def sweep_scratch(root: Path) -> list[Path]:
+    """Remove the scratch folders under `root` whose process is gone (a task killed with its worker leaves
+    its folder; the next task on that node removes it). Returns what it removed."""
+    import shutil
+
+    removed = []
+    for path in root.glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = path.name[len(SCRATCH_PREFIX):].partition("-")[0]
+        if not pid.isdigit() or not path.is_dir() or path.is_symlink():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (or another user's: not ours to remove)
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
 def video_on_node(args: argparse.Namespace, name: str | None, run_one: Callable[[argparse.Namespace], int],
                   video_task: Callable) -> tuple[int, str, int, dict[str, bytes]]:
     """One video in a Ray task: `video_task` with every output in a scratch folder of this node, then
@@ -184,7 +210,8 @@ def video_on_node(args: argparse.Namespace, name: str | None, run_one: Callable[
     import shutil
     import tempfile
 
-    scratch = Path(tempfile.mkdtemp(prefix="cortex-video-"))
+    sweep_scratch(Path(tempfile.gettempdir()))
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
     try:
         rc, text, frames = video_task(video_args(args, name, scratch), run_one)
         files = {
