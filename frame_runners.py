@@ -23,7 +23,7 @@ from xdsl.ir import Operation
 from cortex.backends.backend import BACKENDS
 from cortex.dialects import op_kind
 from cortex.driver import compile_loaded, run_passes
-from cortex.options import CompileOptions
+from cortex.options import CompileOptions, compile_pipeline_text
 
 
 def stage_name(name: str) -> str:
@@ -163,7 +163,21 @@ def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: 
     """A runner: the compiled backends compile with `cortex.compile`'s steps for the mode (`passes`, when
     given, instead of its specialisation); the reference runs `passes` (if any), then interprets."""
     if backend in BACKENDS:
-        options = CompileOptions(entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
-                                 specialize=passes is None, backend=backend, device=device)
-        return CompiledRun(module, options)
+        return CompiledRun(module, run_options(backend, entry, mode, passes, weights, post_passes, device))
     return InterpretedRun(module, entry, mode, passes, weights)
+
+
+def run_options(backend: str, entry: str, mode: str, passes: str | None, weights=None,
+                post_passes: str | None = "default", device: str = "cpu") -> CompileOptions:
+    """The compile options of a compiled backend's runner (`make_backend`)."""
+    return CompileOptions(entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
+                          specialize=passes is None, backend=backend, device=device)
+
+
+def run_pipeline_text(backend: str, entry: str, mode: str, passes: str | None, weights=None,
+                      post_passes: str | None = "default", device: str = "cpu") -> str:
+    """The passes `make_backend` runs for these arguments, as one `cortex-opt -p` pipeline: the compile's
+    (`compile_pipeline_text`) for a compiled backend, `passes` for the reference interpreter."""
+    if backend in BACKENDS:
+        return compile_pipeline_text(run_options(backend, entry, mode, passes, weights, post_passes, device))
+    return passes or ""

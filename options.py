@@ -30,6 +30,7 @@ from cortex.errors import CortexError
 from cortex.interpreter.calling import weights_for_call
 from cortex.lowering import POST_LOWERING_PASSES
 from cortex.passes.decompose_scene_change import PRECISIONS
+from cortex.passes.specialize_mode import weight_values_text
 from cortex.registry import parse_pipeline
 
 
@@ -169,7 +170,7 @@ def compile_phases(options: CompileOptions, table: Mapping[str, float] | None = 
     optimise: list[str] = list(filter(None, [backend_named(options.backend).legalisation()]))
     if options.specializes():
         table = options.weight_table()[0] if table is None else table
-        baked = ",".join(f"{k}={float(v)!r}" for k, v in sorted(table.items()) if k not in INPUT_DEFAULTS)
+        baked = weight_values_text({k: v for k, v in table.items() if k not in INPUT_DEFAULTS})
         optimise += [f'cortex-specialize-weights{{weights="{baked}"}}', "canonicalize", "dce"]
     if options.passes:
         optimise.append(options.passes)

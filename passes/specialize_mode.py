@@ -12,6 +12,7 @@ drop zero-weight fusion terms and DCE remove the stages that fed them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -108,6 +109,12 @@ def parse_weight_values(text: str) -> dict[str, float]:
         except ValueError:
             raise SpecializeModeError(f"cortex-specialize-weights: '{item}' is not name=number") from None
     return values
+
+
+def weight_values_text(values: Mapping[str, float]) -> str:
+    """{"wc": 0.5, "wt": 0.25} as `"wc=0.5,wt=0.25"` (sorted; each float exactly, as `repr` writes it):
+    `parse_weight_values`' input, the `weights` option of `cortex-specialize-weights`."""
+    return ",".join(f"{name}={float(value)!r}" for name, value in sorted(values.items()))
 
 
 @dataclass(frozen=True)

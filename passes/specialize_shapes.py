@@ -209,3 +209,27 @@ class SpecializeShapesPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         specialize_shapes(op, self.entry, [None if s == "-" else parse_shape(s) for s in self.shapes])
+
+
+@dataclass(frozen=True)
+class BindVideoPass(ModulePass):
+    """`cortex-bind-video{entry=l2_frame size=100x130 padded=128x160}`: the entry bound to a video's frames
+    (`bind_to_video`): its frame argument `padded`x3, every encoder cropping back to `size` where the frames
+    are padded. `padded` defaults to `size` — the step cortex-run takes for a shape-generic pipeline."""
+
+    name = "cortex-bind-video"
+
+    entry: str = "l2_frame"
+    size: str = ""
+    padded: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        size = _frame_size(self.size, "size")
+        bind_to_video(op, self.entry, size, _frame_size(self.padded, "padded") if self.padded else size)
+
+
+def _frame_size(text: str, option: str) -> tuple[int, int]:
+    shape = parse_shape(text) if text else ()
+    if len(shape) != 2 or min(shape) <= 0:
+        raise ShapeBindingError(f"cortex-bind-video's {option} reads like 480x640 (frame height x width), got '{text}'")
+    return shape[0], shape[1]

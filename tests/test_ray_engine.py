@@ -114,7 +114,7 @@ def test_every_engine_reports_every_value_of_every_frame_alike(local_ray, gate):
     from cortex.examples.l2_pipeline import build_l2_pipeline
     from cortex.ir import function_named
     from cortex.passes.expose_gate import expose_blur_gate
-    from cortex.tools.probes import expose_scene_change
+    from cortex.passes.expose_scene_change import expose_scene_change
 
     def probed(workers=1):
         module = build_l2_pipeline(*SMALL)
@@ -244,6 +244,7 @@ def test_more_workers_than_the_local_ray_has_cpus_is_one_error_not_a_hang(local_
         list(b.run_video(frames_of(SMALL, 4), workers=3, engine="ray", chunk=1))
 
 
+@pytest.mark.slow
 def test_an_unknown_ray_option_is_one_error(local_ray):
     b = compiled(small_l2_text())
     with pytest.raises(CortexError, match=r"^engine 'ray' takes the options address, chunk, num_cpus, session, worker_setup; got chunks"):

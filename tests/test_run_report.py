@@ -20,8 +20,8 @@ import pytest
 
 import cortex
 from cortex.passes.expose_gate import expose_blur_gate
+from cortex.passes.expose_scene_change import expose_scene_change
 from cortex.tools.cortex_run import entry_function, main
-from cortex.tools.probes import expose_scene_change
 from cortex.tools.report_html import FrameFacts, plot_svg, stage_graph
 from cortex.video.synthetic import SCENE_LENGTH, SyntheticVideo
 
@@ -54,6 +54,7 @@ def test_the_report_is_one_self_contained_page(report):
     assert image.shape[1] == 360 and image.shape[1] > 1.5 * image.shape[0]  # --side-by-side: three 128-px panels
 
 
+@pytest.mark.slow
 def test_the_report_marks_what_the_run_saw(report):
     _, summary, text = report
     video = SyntheticVideo(96, 128)
@@ -68,6 +69,7 @@ def test_the_report_marks_what_the_run_saw(report):
         assert f">{stage}</text>" in text and f"<td>{stage}</td>" in text
 
 
+@pytest.mark.slow
 def test_the_scene_probe_reports_the_value_the_pipeline_used_on_every_engine():
     module = cortex.build_l2_pipeline(96, 128)
     expose_blur_gate(module, "l2_frame")
@@ -107,6 +109,7 @@ def test_the_plot_marks_gated_frames_and_cuts():
     assert "no frames" in plot_svg([])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (scripts/test.sh installs Debian's chromium)")
 def test_the_report_loads_in_chromium_without_console_messages(report, tmp_path):
     page, _, _ = report

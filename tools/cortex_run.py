@@ -141,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: numpy)")
     p.add_argument("--device", choices=DEVICES, default="cpu",
                    help="where the backend runs: cuda with --backend iree (default: cpu)")
+    p.add_argument("--print-pipeline", action="store_true",
+                   help="print every pass the run takes, as one cortex-opt -p pipeline (its own: binding to the "
+                        "video, --weight, the probes; then the compile's), and exit without running frames")
     p.add_argument(
         "--passes",
         metavar="PIPELINE",
@@ -405,14 +408,12 @@ def output_roles(args: argparse.Namespace) -> tuple[tuple[tuple[str, str | None]
 
 def run_one(args: argparse.Namespace) -> int:
     """One video through the pipeline."""
-    from cortex.frame_runners import make_backend
+    from cortex.driver import run_passes
+    from cortex.frame_runners import make_backend, run_pipeline_text
     from cortex.passes.dce import eliminate_dead_nodes
-    from cortex.passes.expose_gate import expose_blur_gate
-    from cortex.passes.specialize_mode import specialize_weights
-    from cortex.passes.specialize_shapes import bind_to_video
     from cortex.tools.pipeline_check import check_weights, parse_weights
-    from cortex.tools.probes import expose_scene_change
     from cortex.tools.report_html import ReportRecorder, write_report
+    from cortex.tools.run_steps import RunSteps
 
     # End to end: as a program, the first video's clock starts with the process (imports count);
     # called from Python (main(argv)), and for the next videos, it starts here.
@@ -438,9 +439,7 @@ def run_one(args: argparse.Namespace) -> int:
     module, (h, w, block) = load_pipeline(args.pipeline, args.entry)
     size = parse_size(args.size) if args.size else (h or SYNTHETIC_SIZE[0], w or SYNTHETIC_SIZE[1])
     source = open_video(args.video, block, frames_arg, height=size[0], width=size[1], start=start_arg)
-    if h is None:  # shape-generic: bound to this video's size now, so nothing compiles after the first frame
-        module = bind_to_video(module, args.entry, source.size, source.padded_size)
-    elif source.padded_size != (h, w):
+    if h is not None and source.padded_size != (h, w):
         ph, pw = source.padded_size
         raise CortexError(
             f"{args.pipeline} is built for {h}x{w} frames, but the video's frames are "
@@ -450,11 +449,12 @@ def run_one(args: argparse.Namespace) -> int:
 
     overrides = parse_weights(args.weight)
     check_weights(module, args.mode, mode_weights(args.mode), overrides)  # before any frame, not after the last
-    if overrides:
-        specialize_weights(module, overrides)  # constants, on every backend and in the DCE report alike
-    probed_module = module.clone()
-    probed = expose_blur_gate(probed_module, args.entry)
-    scene = expose_scene_change(probed_module, entry_function(probed_module, args.entry)) if args.report else None
+    steps = RunSteps(args.entry, (source.size, source.padded_size) if h is None else None, overrides, bool(args.report))
+    if steps.preparation():
+        run_passes(module, steps.preparation())
+    probed_module = run_passes(module.clone(), steps.probes())
+    probed, scene = steps.exposed(len(entry_function(module, args.entry).function_type.outputs),
+                                  len(entry_function(probed_module, args.entry).function_type.outputs), probed_module)
     weights = gate_inputs(args.blur_threshold)
     clock.compile_start = time.perf_counter()
     if args.device != "cpu":
@@ -464,6 +464,10 @@ def run_one(args: argparse.Namespace) -> int:
             COMPILED_BACKENDS[args.backend].check_device(args.device)
         except CortexError as e:
             raise CortexError(f"--device {args.device}: {e}") from None
+    if args.print_pipeline:
+        print(steps.text(run_pipeline_text(args.backend, args.entry, args.mode, args.passes, weights, args.post_passes,
+                                           device=args.device)))
+        return 0
     backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes, weights, args.post_passes,
                            device=args.device)
     clock.compile_end = time.perf_counter()

@@ -30,9 +30,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from cortex.passes.expose_scene_change import SceneProbe
 from cortex.reports.graph_view import stages as graph_stages
 from cortex.tools.atomic import write_bytes_atomic
-from cortex.tools.probes import SceneProbe
 from cortex.tools.run_summary import RunSummary
 from cortex.video.overlay import FrameInfo
 

@@ -1,4 +1,5 @@
-"""Values of the pipeline that cortex-run's report shows, made results of the entry (like the blur gate's).
+"""`cortex-expose-scene-change`: the value cortex-run's report shows, made a result of the entry (like the
+blur gate's, `cortex-expose-blur-gate`).
 
 `expose_scene_change` returns the scene-change measure of each frame — the value
 `cortex.temporal_smooth` compares with its `reset_threshold` to restart smoothing
@@ -13,12 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, ModuleOp, f32
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cortex.dialects import SceneChangeOp, TemporalSmoothOp
+from cortex.errors import CortexError
 
 
 @dataclass(frozen=True)
@@ -68,8 +72,7 @@ def expose_scene_change(module: ModuleOp, function: func.FuncOp) -> SceneProbe |
     scenes = [op for op in function.walk() if isinstance(op, SceneChangeOp)]
     if len(scenes) != 1:
         return None
-    smooth = [op for op in module.walk() if isinstance(op, TemporalSmoothOp)]
-    reset = float(smooth[0].reset_threshold.value.data) if smooth else 0.5
+    reset = reset_threshold(module)
     value: SSAValue = scenes[0].results[0]
     parent = scenes[0].parent_op()
     while parent is not function:
@@ -91,4 +94,25 @@ def expose_scene_change(module: ModuleOp, function: func.FuncOp) -> SceneProbe |
     return SceneProbe(index, reset)
 
 
-__all__ = ["SceneProbe", "expose_scene_change"]
+def reset_threshold(module: ModuleOp) -> float:
+    """The scene measure above which the pipeline's temporal smoothing restarts (a cut); 0.5 without one."""
+    smooth = [op for op in module.walk() if isinstance(op, TemporalSmoothOp)]
+    return float(smooth[0].reset_threshold.value.data) if smooth else 0.5
+
+
+@dataclass(frozen=True)
+class ExposeSceneChangePass(ModulePass):
+    """cortex-expose-scene-change{entry=l2_frame}: @entry also returns its scene-change measure (f32, NaN on
+    frames the blur gate skips); left as it is without exactly one scene change (see the module doc)."""
+
+    name = "cortex-expose-scene-change"
+    entry: str = "l2_frame"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        function = next((f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == self.entry), None)
+        if function is None:
+            raise CortexError(f"no function '@{self.entry}' to expose the scene change of")
+        expose_scene_change(op, function)
+
+
+__all__ = ["ExposeSceneChangePass", "SceneProbe", "expose_scene_change", "reset_threshold"]
