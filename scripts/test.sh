@@ -5,7 +5,7 @@
 # pytest runs on CORTEX_TEST_WORKERS (default 2) pytest-xdist workers; arguments go to pytest
 # (a later -n wins: `scripts/test.sh -n 0` runs in one process).
 #
-# The development loop (a few minutes on two cores, every module still run; CI runs everything):
+# The development loop (a few minutes on two cores; the tests marked slow, 4 s or more each, left out; CI runs everything):
 #   python3 -m pytest -m "not slow" -n 2 --dist loadgroup -q
 # One file while editing:  python3 -m pytest tests/test_x.py -x -q
 set -euo pipefail

@@ -77,6 +77,7 @@ def runners():
     return {"reference": cortex.reference(module), "compiled": cortex.compile(module)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["reference", "compiled"])
 @pytest.mark.parametrize(
     "damage,message",

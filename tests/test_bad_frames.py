@@ -141,6 +141,7 @@ def test_the_sequential_loop_names_the_frame_an_extern_failed_on():
         run_loop(b, frames)
 
 
+@pytest.mark.slow
 def test_concurrent_stages_name_the_bad_frame_and_the_failing_one():
     before = set(frame_threads())
     staged = cortex.compile(cortex.parse(small_l2_text()), workers=2)

@@ -145,6 +145,7 @@ def test_lower_is_the_lowering_step():
     assert to_text(lower(module)) == to_text(run_passes(module.clone(), "convert-cortex-to-linalg,convert-cortex-to-extern"))
 
 
+@pytest.mark.slow
 def test_a_small_frame_runs_the_same_with_an_options_object():
     module = cortex.parse(small_l2_text())
     frame = np.random.default_rng(0).integers(0, 255, (*SMALL, 3), dtype=np.uint8)

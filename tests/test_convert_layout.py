@@ -120,6 +120,7 @@ def chain_module(c: int, hw: int, steps: list[str], seed: int) -> str:
     return f"func.func @f(%x: {t((1, c, hw, hw))}) -> {t(shape)} {{\n  {body}\n  func.return {value} : {t(shape)}\n}}"
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(
     c=st.integers(1, 3),

@@ -39,6 +39,7 @@ def test_the_table_has_a_row_per_count_and_each_engines_speed_up(device_check):
     assert len({len(line) for line in lines[:4]}) == 1  # the columns line up
 
 
+@pytest.mark.slow
 def test_a_tiny_run_prints_the_table_and_every_run_equals_the_sequential_one(device_check, capsys):
     bad = device_check.scaling(quick=True, size=SMALL, counts=(1, 2), engines=("threads", "processes"))
     out = capsys.readouterr().out.splitlines()

@@ -18,6 +18,7 @@ pytest.importorskip("onnxruntime")
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
+@pytest.mark.slow
 def test_prepare_writes_every_graph_for_every_target(tmp_path, monkeypatch):
     spec = importlib.util.spec_from_file_location("device_check", SCRIPTS / "device_check.py")
     assert spec is not None and spec.loader is not None

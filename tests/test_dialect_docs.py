@@ -26,6 +26,7 @@ def pages() -> dict[str, str]:
     return gen.generate()
 
 
+@pytest.mark.slow
 def test_committed_pages_are_current(pages):
     for name, text in pages.items():
         path = gen.DOCS / name
@@ -39,6 +40,7 @@ def test_every_op_has_a_section_with_an_example(pages):
     assert sorted(examples) == sorted(op.name for op in ALL_OPS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", ALL_OPS, ids=lambda op: op.name)
 def test_each_example_parses_verifies_and_prints_back(pages, op):
     examples = {name: text for page in pages.values() for name, text in EXAMPLE.findall(page)}

@@ -100,6 +100,7 @@ def gated(outputs: list[tuple]) -> list[bool]:
     return decisions
 
 
+@pytest.mark.slow
 def test_blur_gate_decisions_match(run):
     want, got = gated(run.reference), gated(run.compiled)
     assert got == want
@@ -112,6 +113,7 @@ def decode(data: np.ndarray) -> np.ndarray:
     return image.astype(np.int16)
 
 
+@pytest.mark.slow
 def test_encoded_bytes_match(run):
     for i, ((want_bytes, want_score), (got_bytes, got_score)) in enumerate(zip(run.reference, run.compiled)):
         assert got_bytes.dtype == np.uint8 and got_bytes.ndim == 1
@@ -125,6 +127,7 @@ def test_encoded_bytes_match(run):
         assert np.abs(decode(got_bytes) - decode(want_bytes)).mean() < 1.0, f"frame {i}: decoded images differ"
 
 
+@pytest.mark.slow
 def test_state_after_the_last_frame_matches(run):
     # the compiled state also holds what temporal reuse carries (scene change's previous-frame blurs,
     # compile's default frame_work): the states both sides have must agree

@@ -70,6 +70,7 @@ def test_the_printed_pipelines_are_the_compiles():
         assert text == compile_pipeline_text(made)
 
 
+@pytest.mark.slow
 def test_the_python_block_runs(tmp_path):
     (block,) = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
     script = tmp_path / "flow.py"

@@ -25,6 +25,7 @@ from cortex.video.synthetic import SyntheticVideo
 ROOT = Path(cortex.__file__).resolve().parent
 
 
+@pytest.mark.slow
 def test_the_compiled_runner_compiles_with_the_compile_steps_of_the_mode():
     """No second driver: the compiled runner's program is `cortex.compile`'s for the mode (same generated
     code), and `--passes` replace the specialisation (the weights stay runtime inputs)."""
@@ -40,6 +41,7 @@ def test_the_compiled_runner_compiles_with_the_compile_steps_of_the_mode():
     assert all("specialize-mode" not in p for p in UNSPECIALISED.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["balanced", "power_save"])
 def test_the_compiled_and_interpreted_runners_agree_and_time_the_stages(mode):
     module = cortex.parse(small_l2_text())

@@ -108,6 +108,7 @@ def test_threads_equal_sequential_with_the_gate(mode, gate):
     assert_same_state(b.state, a.state)
 
 
+@pytest.mark.slow
 def test_auto_and_fixed_gates_differ():
     """The runtime inputs reach the compiled pipeline: the two gates skip different frames."""
     frames = frames_of(SMALL)

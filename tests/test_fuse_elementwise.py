@@ -224,6 +224,7 @@ def test_long_elementwise_chain_fuses_to_one_generic():
     verify_located(lowered)
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(st.integers(1, 12), st.booleans())
 @pytest.mark.timeout(120)

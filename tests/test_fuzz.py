@@ -56,6 +56,7 @@ def assert_clean(call) -> object:
         return e
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240 * SCALE)
 @settings(FUZZ, max_examples=examples(80))
 @given(mutants)

@@ -358,6 +358,7 @@ def test_cost_rule_outlines_the_cnns_and_keeps_the_l2_frame_on_the_host():
         assert outline_segments(lowered_l2(mode)) == []
 
 
+@pytest.mark.slow
 @needs_iree
 def test_an_iree_program_with_no_iree_code_runs_as_the_numpy_program_does(monkeypatch):
     """When the cost rule leaves every run of the L2 frame on the host, the IREE backend's program has no
@@ -445,6 +446,7 @@ def test_pools_on_iree_match_numpy():
             assert_f32_close(got[i], want[i], ulps=REORDERED)
 
 
+@pytest.mark.slow
 @needs_iree
 def test_a_tensor_graph_calls_the_compiled_function_directly(small_cnn_iree):
     """The small CNN's entry only calls its one segment: the loaded program calls IREE's function itself (no
@@ -673,6 +675,7 @@ def test_l2_on_iree_ray_equals_sequential(frames60, local_ray):
     assert_same_state(b.state, a.state)
 
 
+@pytest.mark.slow
 @needs_iree
 def test_profile_at_compile_time_carries_over_to_the_split_program(frames60):
     """Regression: cortex-run compiles with profile=True; on IREE the calls run the split program, whose
@@ -685,6 +688,7 @@ def test_profile_at_compile_time_carries_over_to_the_split_program(frames60):
     assert {"gray", "encoded"} <= set(compiled.profile())
 
 
+@pytest.mark.slow
 @needs_iree
 def test_profile_on_iree_shares_a_segment_among_its_source_ops(l2_pairs, frames60):
     iree, _ = l2_pairs["balanced"]

@@ -80,6 +80,7 @@ def test_cache_key_holds_every_flag_the_compiler_gets(monkeypatch):
     assert keys["avx2"] != keys["avx512"]
 
 
+@pytest.mark.slow
 def test_im2col_code_matches_onnx_runtime(tmp_path, monkeypatch):
     """The AVX2 flags compile a CNN (3x3 convs, pooling, Gemm) to the same results, on any machine."""
     ort = pytest.importorskip("onnxruntime")
@@ -135,6 +136,7 @@ def conv_input_channels(text: str) -> tuple[list[int], list[int]]:
     return named, generic
 
 
+@pytest.mark.slow
 def test_shallow_convolutions_stay_direct_under_im2col(tmp_path, monkeypatch):
     """Under im2col, the 3-channel first conv is handed over as a generic (IREE's im2col pass skips it); the
     8-channel ones stay named. Without im2col every conv stays named."""
@@ -144,6 +146,7 @@ def test_shallow_convolutions_stay_direct_under_im2col(tmp_path, monkeypatch):
     assert set(named) == {3, 8} and not generic
 
 
+@pytest.mark.slow
 def test_printed_iree_module_is_the_one_compiled(tmp_path, monkeypatch):
     """`cortex-opt -t iree` prints the module the compiler is given: on an AVX2 CPU the shallow convolution is
     printed as the generic the compile receives, not as the named op."""

@@ -74,6 +74,7 @@ def plain_blocks(video: SyntheticVideo, i: int) -> np.ndarray:
     return ~video.text_blocks(i, 32) & ~video.shape_blocks(i, 32)
 
 
+@pytest.mark.slow
 def test_every_frame_gives_a_score_map_and_a_jpeg(run):
     assert len(run.scores) == N
     for i, (encoded, score) in enumerate(zip(run.encoded, run.scores)):
@@ -99,6 +100,7 @@ def test_blurred_frames_keep_prev_score(run):
             assert not np.array_equal(run.scores[i], run.scores[i - 1]), f"sharp frame {i} kept the score"
 
 
+@pytest.mark.slow
 def test_scene_change_jumps_at_cuts(run):
     """Over the frames where the pipeline computes it, scene_change peaks at the cuts."""
     values = {i: scene_change(run, i) for i in range(1, N) if run.sharp(i)}
@@ -146,6 +148,7 @@ def test_pipeline_sees_no_motion_on_a_static_frame(run):
     assert not np.allclose(moving, ALPHA * before, rtol=1e-3), "a moving frame adds motion"
 
 
+@pytest.mark.slow
 def test_text_blocks_score_higher_on_text_roi(run):
     for i in range(N):
         if not run.sharp(i):

@@ -210,6 +210,7 @@ def check_broadcast(op, a, b, upstream: bool = False) -> None:
     assert_all_equal(run_all(broadcast_module(op, a, b), [x, y], upstream), [UFUNC[op](x, y)])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(broadcast_pair())
 def test_random_broadcasts(case):
@@ -257,6 +258,7 @@ def check_reduction(kind, shape, axes, keepdims, upstream: bool = False) -> None
     assert_all_equal(run_all(reduction_module(kind, shape, axes, keepdims), [x], upstream), [expected], ulps=ALGORITHM)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(reduction())
 def test_random_reductions(case):

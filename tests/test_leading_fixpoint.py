@@ -9,6 +9,7 @@ value of the state below it: the engines would disagree with one call at a time.
 
 from __future__ import annotations
 
+import pytest
 from helpers.pipelines import SMALL, small_l2_text
 from helpers.scheduling import assert_same, assert_same_state, entry_of, frames_of, passes, sequential
 from hypothesis import example, given, settings
@@ -52,6 +53,7 @@ def test_a_chain_down_to_a_gated_stage_is_no_leading_recurrence(names):
     assert kinds == {**{n: "recurrence" for n in names}, "sharpness_history": "recurrence", "prev_score": "recurrence"}
 
 
+@pytest.mark.slow
 def test_frames_in_flight_agree_with_one_call_at_a_time():
     """Names that sort reader-first: the order a single sweep gets wrong."""
     text = chain_text(["a", "b"])

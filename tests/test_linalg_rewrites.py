@@ -84,6 +84,7 @@ POOLS = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(case=POOLS, seed=st.integers(0, 2**16))
 def test_unrolled_pooling_equals_the_reference(case, seed):

@@ -106,6 +106,7 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 5)
 """
 
 
+@pytest.mark.slow
 @linux_only
 def test_a_steady_state_call_takes_no_fresh_pages():
     """1088×1920 float32 intermediates, a result and a state: ~2,000 faults a call when each is a fresh

@@ -67,6 +67,7 @@ def test_cortex_run_keeps_freed_memory_unless_told_to_return_it(tmp_path):
     assert cortex_run_summary(tmp_path, "--return-memory")["memory"].startswith("memory: glibc's default")
 
 
+@pytest.mark.slow
 def test_called_in_process_it_leaves_the_hosts_allocator_alone(tmp_path, capsys):
     from cortex.tools.cortex_run import main
 

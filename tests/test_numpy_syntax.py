@@ -83,6 +83,7 @@ def shape_of(node: ast.AST) -> str:
     return ast.dump(node, annotate_fields=False, include_attributes=False)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(trees())
 def test_rendered_source_parses_back_to_the_tree_and_keeps_its_value(tree_and_value):

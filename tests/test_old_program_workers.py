@@ -34,6 +34,7 @@ def programs(tmp_path_factory):
     return today, cortex.load(path, workers=2)
 
 
+@pytest.mark.slow
 def test_old_program_calls_with_two_workers_match(programs):
     today, old = programs
     frames = frames_of(SMALL, FRAMES)

@@ -291,6 +291,7 @@ def run_tool(module: str, *argv: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_cortex_opt_reads_onnx_by_extension_and_lowers_it(tmp_path):
     path = tmp_path / "cnn.onnx"
     onnx.save(cnn(), path)
@@ -313,6 +314,7 @@ def test_cortex_opt_reports_an_import_error_in_one_line(tmp_path):
         assert "'group' = 4" in proc.stderr
 
 
+@pytest.mark.slow
 def test_import_onnx_prints_the_ir(tmp_path):
     path = tmp_path / "mlp.onnx"
     onnx.save(mlp(), path)

@@ -248,6 +248,7 @@ def dynamic(t):
     return TensorType(t.element_type, [shapes.DYNAMIC] * t.get_num_dims())
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(text=graphs())
 def test_shape_inference_restores_forgotten_shapes(text):

@@ -26,6 +26,7 @@ def _full_l2():
     return cortex.compile(cortex.build_l2_pipeline(*SMALL))
 
 
+@pytest.mark.slow
 def test_the_chain_runs_a_strict_slice_of_the_delayed_part():
     worker = FrameWorker(_full_l2().program, 1)
     staged = cortex.runtime.parts.LoadedSplit(worker.program, stages=True).delayed_stages
@@ -36,6 +37,7 @@ def test_the_chain_runs_a_strict_slice_of_the_delayed_part():
     assert not any(k.startswith("update:prev_gray:") for k in results)  # temporal reuse's derived states: not the chain's
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [_full_l2, lambda: compiled(small_l2_text()), lambda: compiled(chained_leading())])
 def test_leading_alone_equals_the_whole_delayed_part(make):
     """`leading` from the leading values only: what `ahead` (the whole delayed part) gives for them."""
@@ -68,6 +70,7 @@ def test_a_front_given_only_the_leading_values_computes_the_delayed_inputs():
     assert_same_state(got[-1]["delayed"], want[-1]["delayed"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [_full_l2, lambda: compiled(chained_leading())])
 def test_processes_equal_sequential_with_derived_and_chained_states(make):
     a, b = make(), make()
@@ -86,6 +89,7 @@ def test_the_chain_runs_in_the_caller_not_a_process_of_its_own():
     assert len(processes.pool_for(b, b.program, 2, chain=True).pids()) == 2
 
 
+@pytest.mark.slow
 def test_after_is_every_delayed_value_after_the_chunk_and_the_front_need_not_send_them():
     pipeline = _full_l2()
     worker = FrameWorker(pipeline.program, 1)

@@ -51,6 +51,7 @@ def compiled():
     return cortex.compile(cortex.parse(with_extra_states()), mode="motion", specialize=False)
 
 
+@pytest.mark.slow
 def test_compile_builds_every_part_up_front(compiled):
     program = compiled.program
     split = program.frame_split()
@@ -113,6 +114,7 @@ def rewritten(path, change):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "change, message",
     [
@@ -226,6 +228,7 @@ def run_without_compiler(compiled, tmp_path, video, poisoned=COMPILER):
     return outputs("called"), outputs("in_flight"), {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("state/")}
 
 
+@pytest.mark.slow
 def test_a_saved_program_runs_in_a_process_without_the_compiler(tmp_path):
     compiled = cortex.compile(cortex.parse(small_l2_text()))
     video = frames(4)
@@ -260,6 +263,7 @@ def test_an_iree_program_round_trips_with_its_compiled_module(compiled_iree, tmp
     assert_round_trip(compiled_iree, tmp_path / "l2.cortex", frames(12))
 
 
+@pytest.mark.slow
 @needs_iree
 def test_a_saved_iree_program_runs_without_the_compiler_or_iree_compiler(compiled_iree, tmp_path):
     """Compile once, run where only the runtime and `iree.runtime` are installed: the IREE compiler is poisoned too."""

@@ -89,6 +89,7 @@ def test_a_result_buffer_unlike_its_spec_is_refused_before_it_is_read():
         lying(np.arange(4, dtype=np.float32))
 
 
+@pytest.mark.slow
 def test_the_untouched_iree_program_still_loads_and_runs(tmp_path, saved):
     path = tmp_path / "p.cortex"
     path.write_bytes(saved)

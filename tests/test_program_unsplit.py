@@ -4,12 +4,14 @@ its states are recorded as `unclassified`, a class the loader accepts."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import cortex
 from cortex.examples.l2_pipeline import build_l2_pipeline
 from cortex.video.synthetic import SyntheticVideo
 
 
+@pytest.mark.slow
 def test_unsplit_program_with_state_round_trips(tmp_path):
     compiled = cortex.compile(build_l2_pipeline(64, 64), split=False)
     assert {s.kind for s in compiled.program.states} == {"unclassified"}

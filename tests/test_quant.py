@@ -150,6 +150,7 @@ def test_quantize_dequantize_error_is_half_a_step_inside_the_range(scale, zero_p
 # ---------------------------------------------------------------- the rewrite
 
 
+@pytest.mark.slow
 def test_int8_cnn_keeps_the_float_answers(cnn, quantised):
     qmodule, report = quantised
     float_probs, int8_probs = run(cnn, HELD_OUT), run(qmodule, HELD_OUT)

@@ -122,6 +122,7 @@ def test_weight_scales_cover_the_bias():
     assert np.all(q == 0)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     weight_exp=st.floats(-30, 30),

@@ -77,6 +77,7 @@ def test_soft_film_clip_auto_gate_keeps_scoring(capsys, tmp_path):
     assert max(max(map(max, r["score"])) for r in records(auto)) > 0  # the score is alive
 
 
+@pytest.mark.slow
 def test_street_clip_start_and_frames(capsys, tmp_path):
     """vtest.avi (768x576, 795 frames): --start and --frames pick a window; sharp footage is never gated."""
     jsonl = tmp_path / "s.jsonl"

@@ -5,6 +5,7 @@ bytes each frame in flight carries), float64 by default — and the f32 pipeline
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers.pipelines import SMALL
 from helpers.scheduling import frames_of
 
@@ -20,12 +21,14 @@ def _derived_dtypes(compiled) -> dict[str, np.dtype]:
     return {n: state[n].dtype for n in derived}
 
 
+@pytest.mark.slow
 def test_derived_states_are_float32_under_f32_and_float64_by_default():
     h, w = SMALL
     assert set(_derived_dtypes(cortex.compile(cortex.build_l2_pipeline(h, w), precision="f32")).values()) == {np.dtype(np.float32)}
     assert np.dtype(np.float64) in set(_derived_dtypes(cortex.compile(cortex.build_l2_pipeline(h, w))).values())
 
 
+@pytest.mark.slow
 def test_f32_outputs_within_the_f32_tolerance():
     h, w = SMALL
     f32 = cortex.compile(cortex.build_l2_pipeline(h, w), precision="f32")

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 RUNTIME = sorted(f"cortex.runtime.{p.stem}" for p in (Path(__file__).resolve().parents[1] / "runtime").glob("*.py")
                  if p.stem not in ("__init__", "ray_executor"))  # ray_executor: Ray itself is optional
 
@@ -37,6 +39,7 @@ def test_importing_the_runtime_patches_no_xdsl():
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_the_check_sees_a_patch():
     """The same script with the compiler's IR module among the imports: it patches xDSL, and the check says so."""
     done = subprocess.run([sys.executable, "-c", SCRIPT, "cortex.ir"], capture_output=True, text=True, timeout=120)

@@ -66,6 +66,7 @@ def test_same_bytes_and_scores_as_the_static_pipeline(size):
         assert jit.compiled_shapes == [((*size, 3),)]
 
 
+@pytest.mark.slow
 def test_per_shape_cache_is_bounded_and_visible_and_state_follows_the_shape():
     jit = cortex.compile(generic())
     jit.max_shapes = 2
@@ -102,6 +103,7 @@ def engines_run_a_shape_generic_pipeline(engine, **options):
     assert jit.compiled_shapes == [((64, 96, 3),)]
 
 
+@pytest.mark.slow
 def test_the_threads_engine_runs_a_shape_generic_pipeline():
     engines_run_a_shape_generic_pipeline("threads")
 

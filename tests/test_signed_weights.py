@@ -49,6 +49,7 @@ def fused_terms(module) -> list[str] | None:
     return None if not ops else [t.data for t in ops[0].terms.data]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(st.sampled_from(WEIGHTS), min_size=1, max_size=5))
 def test_only_exact_zero_weights_drop_a_term(weights):

@@ -169,6 +169,7 @@ def special_arrays(dtype) -> st.SearchStrategy[np.ndarray]:
     return st.lists(special_floats(dtype), min_size=N, max_size=N).map(lambda v: np.array(v, dtype))
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(a32=special_arrays(np.float32), b32=special_arrays(np.float32),
        a64=special_arrays(np.float64), b64=special_arrays(np.float64))

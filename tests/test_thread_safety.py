@@ -63,6 +63,7 @@ def modules():
     return [build_l2_pipeline(*sizes(i)) for i in range(THREADS)]
 
 
+@pytest.mark.slow
 def test_lower_from_many_threads_matches_one_thread(modules):
     expected = [to_text(lower(m.clone())) for m in modules]
     for _ in range(ROUNDS):

@@ -132,6 +132,7 @@ def with_reset_threshold(module, value: float):
     return module
 
 
+@pytest.mark.slow
 def test_l2_scene_equal_to_reset_threshold(frames):
     frames, _ = frames
     scene_ref, scene_comp = probe_values(frames)["scene"]
@@ -148,6 +149,7 @@ def test_l2_scene_equal_to_reset_threshold(frames):
         assert not np.allclose(at[path][1][1], reset[path][1][1]), ("reference", "compiled")[path]
 
 
+@pytest.mark.slow
 def test_l2_sharpness_equal_to_blur_threshold(frames):
     frames, _ = frames
     sharp_ref, sharp_comp = probe_values(frames)["sharpness"]

@@ -79,6 +79,7 @@ def gate_decisions(backend: str, weights: dict[str, float] | None) -> list[bool]
     return [bool(runner(video.frame(i))[3]) for i in range(FRAMES)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["numpy", "reference"])
 def test_auto_gates_exactly_the_blurred_synthetic_frames(backend):
     video = SyntheticVideo(*SIZE)

@@ -18,6 +18,7 @@ import os
 import warnings
 from pathlib import Path
 
+import pytest
 from xdsl.builder import Builder
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import Rewriter
@@ -110,6 +111,7 @@ def test_the_scan_sees_the_known_deprecations():
     assert not shimmed("xdsl.dialects.linalg", "ops")
 
 
+@pytest.mark.slow
 def test_no_deprecated_xdsl_api_in_the_repository():
     methods, static = deprecated_methods(), deprecated_methods((Rewriter,))
     found = [use for path in package_files() for use in uses_in(path, methods, static)]
