@@ -32,6 +32,7 @@ import multiprocessing
 import sys
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -66,14 +67,20 @@ def check_process_options(options: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- frames in shared memory
 
 
+Layout = tuple[tuple[int, ...], str, int] | None
+"""Where an array lies in a block (shape, dtype, offset); None: the value travels by value (pickled)."""
+
+
 @dataclass(frozen=True)
 class BlockSpec:
-    """Where a chunk's frames lie in a shared-memory block: its name and each frame's (shape, dtype, offset).
-    A frame that is not a NumPy array travels by value (`values`)."""
+    """Where a chunk's frames lie in a shared-memory block: its name and each frame's layout. A frame that is
+    not a NumPy array travels by value (`values`). `delayed`, when given, is the delayed values the chunk
+    starts from, (name, layout, value) each, in the block after the frames."""
 
     name: str | None
-    frames: tuple[tuple[tuple[int, ...], str, int] | None, ...]
+    frames: tuple[Layout, ...]
     values: tuple[Any, ...]
+    delayed: tuple[tuple[str, Layout, Any], ...] | None = None
 
 
 class BlockCache:
@@ -125,26 +132,31 @@ def _unlink(block: SharedMemory) -> None:
 
 
 class FrameBlock:
-    """The caller's side of one chunk's frames: written into a block of `cache` once, given back when the
-    chunk is done."""
+    """The caller's side of one chunk's frames (and, when given, the delayed values it starts from): written
+    into a block of `cache` once, given back when the chunk is done."""
 
-    def __init__(self, frames: list[Any], cache: BlockCache):
-        arrays = [f if isinstance(f, np.ndarray) and f.dtype != object else None for f in frames]
-        size = sum(a.nbytes for a in arrays if a is not None)
-        self.cache = cache
-        self.shm = cache.take(size) if size else None
-        layout: list[tuple[tuple[int, ...], str, int] | None] = []
-        offset = 0
+    def __init__(self, frames: list[Any], cache: BlockCache, delayed: dict[str, Any] | None = None):
+        names = list(delayed) if delayed is not None else []
+        items = [*frames, *(delayed[n] for n in names)] if delayed is not None else list(frames)
+        arrays = [v if isinstance(v, np.ndarray) and v.dtype != object else None for v in items]
+        offsets, size = [], 0
         for a in arrays:
-            if a is None:
+            size = -(-size // 64) * 64  # each array 64-byte aligned
+            offsets.append(size)
+            size += a.nbytes if a is not None else 0
+        self.cache = cache
+        self.shm = cache.take(size) if any(a is not None and a.nbytes for a in arrays) else None
+        layout: list[Layout] = []
+        for a, offset in zip(arrays, offsets):
+            if a is None or self.shm is None:
                 layout.append(None)
                 continue
-            if self.shm is not None:
-                np.ndarray(a.shape, a.dtype, buffer=self.shm.buf, offset=offset)[...] = a
+            np.ndarray(a.shape, a.dtype, buffer=self.shm.buf, offset=offset)[...] = a
             layout.append((tuple(a.shape), a.dtype.str, offset))
-            offset += a.nbytes
-        values = tuple(None if a is not None else f for a, f in zip(arrays, frames))
-        self.spec = BlockSpec(self.shm.name if self.shm is not None else None, tuple(layout), values)
+        values = tuple(None if at is not None else v for at, v in zip(layout, items))
+        n = len(frames)
+        self.spec = BlockSpec(self.shm.name if self.shm is not None else None, tuple(layout[:n]), values[:n],
+                              tuple(zip(names, layout[n:], values[n:])) if delayed is not None else None)
 
     def free(self) -> None:
         if self.shm is not None:
@@ -152,19 +164,63 @@ class FrameBlock:
             self.shm = None
 
 
-class _Mapped:
-    """A worker's view of a block while one task runs (the views are dropped before the block is closed)."""
+class _Maps:
+    """A worker's mappings of the caller's blocks, kept from task to task: the caller reuses its blocks, and a
+    block mapped anew costs a page fault for each page a task reads (1.6 ms for 9 frames at 480x640,
+    measured; the delayed values double that). At most `keep`; the least recently used is closed first."""
 
-    def __init__(self, spec: BlockSpec):
-        self.shm = SharedMemory(name=spec.name) if spec.name is not None else None
-        self.frames: list[Any] = [
-            np.ndarray(at[0], np.dtype(at[1]), buffer=self.shm.buf, offset=at[2]) if at is not None and self.shm else v
-            for at, v in zip(spec.frames, spec.values)
-        ]
+    def __init__(self, keep: int):
+        self.keep = keep
+        self.open: OrderedDict[str, SharedMemory] = OrderedDict()
+
+    def get(self, name: str) -> SharedMemory:
+        block = self.open.pop(name, None)
+        self.open[name] = block = block if block is not None else SharedMemory(name=name)
+        while len(self.open) > self.keep:
+            _, old = self.open.popitem(last=False)
+            with contextlib.suppress(BufferError):  # a view still held: the mapping goes with it
+                old.close()
+        return block
+
+
+class _Mapped:
+    """A worker's view of a block while one task runs (the views are dropped when it ends; the mapping is kept
+    in `maps` when given, closed otherwise)."""
+
+    def __init__(self, spec: BlockSpec, maps: _Maps | None = None):
+        self.maps = maps
+        self.shm = (maps.get(spec.name) if maps is not None else SharedMemory(name=spec.name)) if spec.name else None
+        self.frames: list[Any] = [self._value(at, v) for at, v in zip(spec.frames, spec.values)]
+        self.delayed: dict[str, Any] | None = (
+            {name: self._value(at, v) for name, at, v in spec.delayed} if spec.delayed is not None else None)
+        self.span = (0, 0)
+        if self.shm is not None:
+            whole = np.frombuffer(self.shm.buf, np.uint8)
+            self.span = (whole.ctypes.data, whole.ctypes.data + whole.nbytes)
+            del whole
+
+    def detached(self, value: Any) -> Any:
+        """`value` (a task's result) with any array that lies in the block copied: a part may hand an input
+        on unchanged (a state it does not change), and the block is closed, then reused, after the task."""
+        if isinstance(value, list):
+            return [self.detached(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.detached(v) for k, v in value.items()}
+        if isinstance(value, np.ndarray) and value.nbytes:
+            at = value.__array_interface__["data"][0]
+            if self.span[0] <= at < self.span[1]:
+                return value.copy()
+        return value
+
+    def _value(self, at: Layout, value: Any) -> Any:
+        if at is None or self.shm is None:
+            return value
+        return np.ndarray(at[0], np.dtype(at[1]), buffer=self.shm.buf, offset=at[2])
 
     def close(self) -> None:
         self.frames.clear()
-        if self.shm is not None:
+        self.delayed = None
+        if self.shm is not None and self.maps is None:
             self.shm.close()
 
 
@@ -173,24 +229,30 @@ class _Mapped:
 _WORKER: FrameWorker | None = None
 
 
-def _start_worker(program: Program, threads: int) -> None:
-    global _WORKER
+_MAPS: _Maps | None = None
+
+
+def _start_worker(program: Program, threads: int, maps: int) -> None:
+    global _WORKER, _MAPS
     _WORKER = FrameWorker(program, threads)
+    _MAPS = _Maps(maps)
 
 
 def _task(method: str, spec: BlockSpec, *args: Any) -> Any:
     """Run `FrameWorker.<method>` over the chunk in `spec`; results are pickled copies (no view escapes)."""
     assert _WORKER is not None
-    mapped = _Mapped(spec)
+    mapped = _Mapped(spec, _MAPS)
     try:
         frames = mapped.frames
         if method == "front":  # the block holds the frame before the chunk first, when there is one
             first, before_given, delayed, fixed, returns_delayed = args
+            if mapped.delayed is not None:  # the delayed values the chunk starts from, in the block
+                delayed = {**mapped.delayed, **(delayed or {})}
             before = frames[0] if before_given else None
             chunk = frames[1:] if before_given else frames
-            return _WORKER.front(chunk, first, before, delayed, fixed, returns_delayed)
+            return mapped.detached(_WORKER.front(chunk, first, before, delayed, fixed, returns_delayed))
         first, before_given, values = args
-        return _WORKER.tail(frames[1:] if before_given else frames, first, values)
+        return mapped.detached(_WORKER.tail(frames[1:] if before_given else frames, first, values))
     finally:
         del frames
         mapped.close()
@@ -243,7 +305,7 @@ class ProcessPool:
         threads = max(1, machine_cores() // workers)
         self.workers = workers
         self.fronts = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                                          initargs=(program, threads))
+                                          initargs=(program, threads, 4 * workers + 4))
         self.chain = ThreadPoolExecutor(1, thread_name_prefix="cortex-chain") if chain else None
         self.chain_worker = FrameWorker(program, None) if chain else None
         self.blocks = BlockCache(keep=2 * workers + 2)
@@ -319,20 +381,21 @@ class ProcessFrames:
 
     def start(self, frames_chunk: list) -> Any:
         split, first = self.split, self.first
-        before_given = first > 0
-        block = FrameBlock(([self.before] if before_given else []) + frames_chunk, self.pool.blocks)
+        delayed = self.ahead if first == 0 or split.leading else None
+        if isinstance(delayed, Future):
+            delayed = self._result(delayed, first, len(frames_chunk))
+        # with the delayed values (the run's start, or the chain's values after the chunk before), the front
+        # starts from them, sent in the block; without, it computes them from the frame before the chunk
+        before_given = delayed is None
+        block = FrameBlock(([self.before] if before_given else []) + frames_chunk, self.pool.blocks, delayed)
         try:
-            delayed = self.ahead if first == 0 or split.leading else None
-            if isinstance(delayed, Future):
-                delayed = self._result(delayed, first, len(frames_chunk))
             after = None
             if split.leading:  # the chain, in the caller: the next chunk's start, this chunk's delayed values after it
                 chain, worker = self.pool.chain, self.pool.chain_worker
                 assert chain is not None and worker is not None and delayed is not None
                 leading = {n: delayed[n] for n in split.leading}
                 after = self.ahead = chain.submit(worker.after, frames_chunk, first, leading, self.fixed)
-                delayed = leading if first > 0 else delayed  # the front computes the delayed inputs from `before`
-            front = self._submit(self.pool.fronts, "front", block.spec, first, before_given, delayed, self.fixed,
+            front = self._submit(self.pool.fronts, "front", block.spec, first, before_given, None, self.fixed,
                                  after is None)
         except BaseException:
             block.free()

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 import pytest
-from helpers.pipelines import SMALL, small_l2_text
+from helpers.pipelines import SMALL, chained_leading, small_l2_text, with_extra_states, without_gate_history
 from helpers.scheduling import assert_same, assert_same_state, compiled, frames_of, sequential
 
 from cortex.errors import CortexError
@@ -90,3 +90,53 @@ def test_a_pool_keeps_a_bounded_number_of_blocks():
     assert len(pool.blocks.free) <= pool.blocks.keep < 16
     assert len(shared_blocks() - before) <= pool.blocks.keep
     processes.drop_pool(b)
+
+
+@pytest.mark.parametrize("text", [without_gate_history, with_extra_states, chained_leading])
+def test_chunks_that_start_from_delayed_values_in_the_block(text):
+    """Each chunk's delayed values travel in its block (the run's start, or the chain's values after the chunk
+    before): with no chain (the first chunk only), with a delayed input only its own update reads, with
+    chained histories; and a second run that starts from the first run's state."""
+    a, b = compiled(text()), compiled(text())
+    frames = frames_of(SMALL, 15)
+    want = sequential(a, frames)
+    for chunk in (1, 4, 15):
+        b.reset()
+        got = list(b.run_video(frames[:6], workers=2, engine="processes", chunk=chunk))
+        got += list(b.run_video(frames[6:], workers=2, engine="processes", chunk=chunk))
+        assert_same(got, want)
+        assert_same_state(b.state, a.state)
+    processes.drop_pool(b)
+
+
+def test_a_result_that_lies_in_the_block_is_copied_out():
+    block = processes.FrameBlock([np.arange(12, dtype=np.float32).reshape(3, 4)], processes.BlockCache(keep=1),
+                                 {"s": np.ones(5, np.float32), "n": None})
+    mapped = processes._Mapped(block.spec)
+    own = np.zeros(2)
+    got = mapped.detached([{"a": mapped.frames[0], "delayed": {"s": mapped.delayed["s"], "n": None}, "b": own}])
+    assert got[0]["b"] is own and got[0]["delayed"]["n"] is None
+    assert_same_state(got[0]["delayed"], {"s": np.ones(5, np.float32), "n": None})
+    np.testing.assert_array_equal(got[0]["a"], np.arange(12, dtype=np.float32).reshape(3, 4))
+    del mapped.frames[:]
+    mapped.close()  # no view of the block is left to stop it closing
+    block.free()
+    block.cache.close()
+    got[0]["a"][0, 0] = 7  # the copies outlive the block
+
+
+def test_a_worker_keeps_its_mappings_of_reused_blocks_and_a_bounded_number():
+    cache = processes.BlockCache(keep=3)
+    blocks = [cache.take(64) for _ in range(3)]
+    maps = processes._Maps(keep=2)
+    first = maps.get(blocks[0].name)
+    assert maps.get(blocks[0].name) is first  # mapped once, reused by the next task
+    maps.get(blocks[1].name)
+    maps.get(blocks[2].name)
+    assert list(maps.open) == [blocks[1].name, blocks[2].name]  # the least recently used closed
+    assert first.buf is None  # closed: its memory mapping is gone
+    for name in list(maps.open):
+        maps.open.pop(name).close()
+    for block in blocks:
+        cache.give(block)
+    cache.close()
