@@ -6,17 +6,18 @@ The generated code of a frame is Python between NumPy and OpenCV calls, so threa
 the interpreter's share of a frame saturates one GIL. Here each worker is a process with its own
 interpreter: it is sent the compiled `Program` (plain data) once, when the pool starts, and loads its frame
 split (`chunk_worker.FrameWorker`, the same worker a Ray actor is); it never compiles. Frames go to the
-workers in chunks through shared memory — a block per chunk in flight, written once by the caller and mapped
-by the workers, never pickled; the blocks are reused by the next chunks and runs (`BlockCache`) — and only the small values between the parts (the score map, the gate's
-scalars, the encoded bytes) come back through the pool's pipes. The loop is the one every engine runs
-(`cortex.runtime.frames`), with the Ray engine's protocol: a chunk's `front` (delayed and parallel parts)
-on a worker, the recurrence on the caller in frame order, the chunk's `tail` (the encoder) on a worker.
-When the entry has leading recurrences (the blur gate's sharpness history) each chunk's starting values
-are chained over the chunks before it: that chain runs only the delayed part's stages those values need
-(`FrameWorker.leading`, a few ms a frame) in a thread of the caller, which otherwise mostly waits — a
-process of its own cost more (its share of the cores, the values through pipes) on 2 cores. It hands the
-fronts the leading values alone (each computes the delayed inputs from the frame before its chunk) and
-gives the caller every delayed value after a chunk (`FrameWorker.after`), so no front pickles them back.
+workers in chunks through shared memory — a block per chunk in flight, written once by the caller and
+mapped by the workers, never pickled; the blocks are reused by the next chunks and runs (`BlockCache`,
+the workers keep their mappings: `_Maps`) — and only the small values between the parts (the score map,
+the gate's scalars, the encoded bytes) come back through the pool's pipes. The loop is the one every
+engine runs (`cortex.runtime.frames`), with the Ray engine's protocol: a chunk's `front` (delayed and
+parallel parts) on a worker, the recurrence on the caller in frame order, the chunk's `tail` (the encoder)
+on a worker. When the entry has leading recurrences (the blur gate's sharpness history) each chunk's
+starting values are chained over the chunks before it: that chain runs only the delayed part's stages
+those values need (`FrameWorker.leading`, a few ms a frame) in a thread of the caller, which otherwise
+mostly waits — a process of its own cost more (its share of the cores, the values through pipes) on 2
+cores — and gives every delayed value after a chunk (`FrameWorker.after`): the next chunk starts from
+them, sent in its block (no front recomputes the frame before its chunk, none pickles them back).
 
 The pool is kept with the pipeline and reused by its next `run_video` with the same worker count (the
 start-up — a process, its imports, loading the program — is paid once); `close_pools()` ends them (also at
@@ -194,7 +195,7 @@ class _Mapped:
         self.delayed: dict[str, Any] | None = (
             {name: self._value(at, v) for name, at, v in spec.delayed} if spec.delayed is not None else None)
         self.span = (0, 0)
-        if self.shm is not None:
+        if self.shm is not None and self.shm.buf is not None:
             whole = np.frombuffer(self.shm.buf, np.uint8)
             self.span = (whole.ctypes.data, whole.ctypes.data + whole.nbytes)
             del whole
