@@ -140,3 +140,16 @@ def test_a_worker_keeps_its_mappings_of_reused_blocks_and_a_bounded_number():
     for block in blocks:
         cache.give(block)
     cache.close()
+
+
+def test_an_idle_pool_keeps_a_bounded_number_of_bytes():
+    before = shared_blocks()
+    cache = processes.BlockCache(keep=5, keep_bytes=10000)
+    blocks = [cache.take(4000) for _ in range(3)] + [cache.take(20000)]
+    for block in blocks:
+        cache.give(block)
+    assert [b.size for b in cache.free] == [20000]  # over the bytes: the one largest block is kept
+    cache.give(cache.take(100))
+    assert [b.size for b in cache.free] == [20000]
+    cache.close()
+    assert shared_blocks() <= before
