@@ -176,29 +176,38 @@ class FrameBlock:
 class _Maps:
     """A worker's mappings of the caller's blocks, kept from task to task: the caller reuses its blocks, and a
     block mapped anew costs a page fault for each page a task reads (1.6 ms for 9 frames at 480x640,
-    measured; the delayed values double that). At most `keep`; the least recently used is closed first."""
+    measured; the delayed values double that). At most `keep` mappings of `keep_bytes` in all, the least
+    recently used closed first; a block the caller has unlinked stays in memory while a worker maps it, so
+    the pool's workers together keep at most `KEEP_BYTES` (a block larger than a worker's share is mapped for
+    its task only)."""
 
-    def __init__(self, keep: int):
-        self.keep = keep
+    def __init__(self, keep: int, keep_bytes: int):
+        self.keep, self.keep_bytes = keep, keep_bytes
         self.open: OrderedDict[str, SharedMemory] = OrderedDict()
 
-    def get(self, name: str) -> SharedMemory:
+    def get(self, name: str) -> tuple[SharedMemory, bool]:
+        """The block's mapping, and whether it is kept (else the task closes it)."""
         block = self.open.pop(name, None)
-        self.open[name] = block = block if block is not None else SharedMemory(name=name)
-        while len(self.open) > self.keep:
+        if block is None:
+            block = SharedMemory(name=name)
+            if block.size > self.keep_bytes:
+                return block, False
+        self.open[name] = block
+        while len(self.open) > self.keep or sum(b.size for b in self.open.values()) > self.keep_bytes:
             _, old = self.open.popitem(last=False)
             with contextlib.suppress(BufferError):  # a view still held: the mapping goes with it
                 old.close()
-        return block
+        return block, True
 
 
 class _Mapped:
-    """A worker's view of a block while one task runs (the views are dropped when it ends; the mapping is kept
-    in `maps` when given, closed otherwise)."""
+    """A worker's view of a block while one task runs (the views are dropped when it ends; the mapping stays
+    when `maps` keeps it, closed otherwise)."""
 
     def __init__(self, spec: BlockSpec, maps: _Maps | None = None):
-        self.maps = maps
-        self.shm = (maps.get(spec.name) if maps is not None else SharedMemory(name=spec.name)) if spec.name else None
+        self.shm, self.kept = None, False
+        if spec.name is not None:
+            self.shm, self.kept = maps.get(spec.name) if maps is not None else (SharedMemory(name=spec.name), False)
         self.frames: list[Any] = [self._value(at, v) for at, v in zip(spec.frames, spec.values)]
         self.delayed: dict[str, Any] | None = (
             {name: self._value(at, v) for name, at, v in spec.delayed} if spec.delayed is not None else None)
@@ -229,7 +238,7 @@ class _Mapped:
     def close(self) -> None:
         self.frames.clear()
         self.delayed = None
-        if self.shm is not None and self.maps is None:
+        if self.shm is not None and not self.kept:
             self.shm.close()
 
 
@@ -241,10 +250,10 @@ _WORKER: FrameWorker | None = None
 _MAPS: _Maps | None = None
 
 
-def _start_worker(program: Program, threads: int, maps: int) -> None:
+def _start_worker(program: Program, threads: int, workers: int) -> None:
     global _WORKER, _MAPS
     _WORKER = FrameWorker(program, threads)
-    _MAPS = _Maps(maps)
+    _MAPS = _Maps(4 * workers + 4, KEEP_BYTES // workers)
 
 
 def _task(method: str, spec: BlockSpec, *args: Any) -> Any:
@@ -314,7 +323,7 @@ class ProcessPool:
         threads = max(1, machine_cores() // workers)
         self.workers = workers
         self.fronts = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                                          initargs=(program, threads, 4 * workers + 4))
+                                          initargs=(program, threads, workers))
         self.chain = ThreadPoolExecutor(1, thread_name_prefix="cortex-chain") if chain else None
         self.chain_worker = FrameWorker(program, None) if chain else None
         self.blocks = BlockCache(keep=2 * workers + 2)

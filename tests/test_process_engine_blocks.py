@@ -126,15 +126,18 @@ def test_a_result_that_lies_in_the_block_is_copied_out():
 
 
 def test_a_worker_keeps_its_mappings_of_reused_blocks_and_a_bounded_number():
-    cache = processes.BlockCache(keep=3)
-    blocks = [cache.take(64) for _ in range(3)]
-    maps = processes._Maps(keep=2)
-    first = maps.get(blocks[0].name)
-    assert maps.get(blocks[0].name) is first  # mapped once, reused by the next task
+    cache = processes.BlockCache(keep=4)
+    blocks = [cache.take(64) for _ in range(3)] + [cache.take(4096)]
+    maps = processes._Maps(keep=2, keep_bytes=1000)
+    first, kept = maps.get(blocks[0].name)
+    assert kept and maps.get(blocks[0].name) == (first, True)  # mapped once, reused by the next task
     maps.get(blocks[1].name)
     maps.get(blocks[2].name)
     assert list(maps.open) == [blocks[1].name, blocks[2].name]  # the least recently used closed
     assert first.buf is None  # closed: its memory mapping is gone
+    large, kept = maps.get(blocks[3].name)
+    assert not kept and list(maps.open) == [blocks[1].name, blocks[2].name]  # over the bytes: for its task only
+    large.close()
     for name in list(maps.open):
         maps.open.pop(name).close()
     for block in blocks:
