@@ -6,17 +6,18 @@ The generated code of a frame is Python between NumPy and OpenCV calls, so threa
 the interpreter's share of a frame saturates one GIL. Here each worker is a process with its own
 interpreter: it is sent the compiled `Program` (plain data) once, when the pool starts, and loads its frame
 split (`chunk_worker.FrameWorker`, the same worker a Ray actor is); it never compiles. Frames go to the
-workers in chunks through shared memory — one block per chunk, written once by the caller and mapped by
-the workers, never pickled — and only the small values between the parts (the score map, the gate's
-scalars, the encoded bytes) come back through the pool's pipes. The loop is the one every engine runs
-(`cortex.runtime.frames`), with the Ray engine's protocol: a chunk's `front` (delayed and parallel parts)
-on a worker, the recurrence on the caller in frame order, the chunk's `tail` (the encoder) on a worker.
-When the entry has leading recurrences (the blur gate's sharpness history) each chunk's starting values
-are chained over the chunks before it: that chain runs only the delayed part's stages those values need
-(`FrameWorker.leading`, a few ms a frame) in a thread of the caller, which otherwise mostly waits — a
-process of its own cost more (its share of the cores, the values through pipes) on 2 cores. It hands the
-fronts the leading values alone (each computes the delayed inputs from the frame before its chunk) and
-gives the caller every delayed value after a chunk (`FrameWorker.after`), so no front pickles them back.
+workers in chunks through shared memory — a block per chunk in flight, written once by the caller and
+mapped by the workers, never pickled; the blocks are reused by the next chunks and runs (`BlockCache`,
+the workers keep their mappings: `_Maps`) — and only the small values between the parts (the score map,
+the gate's scalars, the encoded bytes) come back through the pool's pipes. The loop is the one every
+engine runs (`cortex.runtime.frames`), with the Ray engine's protocol: a chunk's `front` (delayed and
+parallel parts) on a worker, the recurrence on the caller in frame order, the chunk's `tail` (the encoder)
+on a worker. When the entry has leading recurrences (the blur gate's sharpness history) each chunk's
+starting values are chained over the chunks before it: that chain runs only the delayed part's stages
+those values need (`FrameWorker.leading`, a few ms a frame) in a thread of the caller, which otherwise
+mostly waits — a process of its own cost more (its share of the cores, the values through pipes) on 2
+cores — and gives every delayed value after a chunk (`FrameWorker.after`): the next chunk starts from
+them, sent in its block (no front recomputes the frame before its chunk, none pickles them back).
 
 The pool is kept with the pipeline and reused by its next `run_video` with the same worker count (the
 start-up — a process, its imports, loading the program — is paid once); `close_pools()` ends them (also at
@@ -32,6 +33,7 @@ import multiprocessing
 import sys
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -66,59 +68,177 @@ def check_process_options(options: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- frames in shared memory
 
 
+Layout = tuple[tuple[int, ...], str, int] | None
+"""Where an array lies in a block (shape, dtype, offset); None: the value travels by value (pickled)."""
+
+
 @dataclass(frozen=True)
 class BlockSpec:
-    """Where a chunk's frames lie in a shared-memory block: its name and each frame's (shape, dtype, offset).
-    A frame that is not a NumPy array travels by value (`values`)."""
+    """Where a chunk's frames lie in a shared-memory block: its name and each frame's layout. A frame that is
+    not a NumPy array travels by value (`values`). `delayed`, when given, is the delayed values the chunk
+    starts from, (name, layout, value) each, in the block after the frames."""
 
     name: str | None
-    frames: tuple[tuple[tuple[int, ...], str, int] | None, ...]
+    frames: tuple[Layout, ...]
     values: tuple[Any, ...]
+    delayed: tuple[tuple[str, Layout, Any], ...] | None = None
+
+
+KEEP_BYTES = 256 << 20
+"""The most bytes of free blocks a pool keeps between chunks and runs (beyond one block): 5 blocks of a
+2-worker pool at 480x640 (19 MB each), one at 1088x1920 (131 MB), so an idle pool holds little memory."""
+
+
+class BlockCache:
+    """Shared-memory blocks kept for reuse: a new block costs its pages' first touch (allocated and zeroed by
+    the kernel: 12.5 ms of the caller's CPU for a 9-frame chunk at 480x640, measured) where a block written
+    before costs the copy alone (1.7 ms). Kept with the pool, at most `keep` free and `keep_bytes` (or one
+    block), the smallest unlinked first; every block is unlinked when the pool closes."""
+
+    def __init__(self, keep: int, keep_bytes: int = KEEP_BYTES):
+        self.keep, self.keep_bytes = keep, keep_bytes
+        self.free: list[SharedMemory] = []
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def take(self, size: int) -> SharedMemory:
+        """The smallest free block of at least `size` bytes, or a new one."""
+        with self.lock:
+            fits = [b for b in self.free if b.size >= size]
+            if fits:
+                block = min(fits, key=lambda b: b.size)
+                self.free.remove(block)
+                return block
+        return SharedMemory(create=True, size=size)
+
+    def give(self, block: SharedMemory) -> None:
+        gone = [block]
+        with self.lock:
+            if not self.closed:
+                self.free.append(block)
+                gone = []
+                while len(self.free) > self.keep or (len(self.free) > 1 and sum(b.size for b in self.free) > self.keep_bytes):
+                    smallest = min(self.free, key=lambda b: b.size)
+                    self.free.remove(smallest)
+                    gone.append(smallest)
+        for block in gone:
+            _unlink(block)
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            blocks, self.free = self.free, []
+        for block in blocks:
+            _unlink(block)
+
+
+def _unlink(block: SharedMemory) -> None:
+    block.close()
+    try:
+        block.unlink()
+    except FileNotFoundError:  # pragma: no cover - already gone
+        pass
 
 
 class FrameBlock:
-    """The caller's side of one chunk's frames: written into a block once, unlinked when the chunk is done."""
+    """The caller's side of one chunk's frames (and, when given, the delayed values it starts from): written
+    into a block of `cache` once, given back when the chunk is done."""
 
-    def __init__(self, frames: list[Any]):
-        arrays = [f if isinstance(f, np.ndarray) and f.dtype != object else None for f in frames]
-        size = sum(a.nbytes for a in arrays if a is not None)
-        self.shm = SharedMemory(create=True, size=max(size, 1)) if size else None
-        layout: list[tuple[tuple[int, ...], str, int] | None] = []
-        offset = 0
+    def __init__(self, frames: list[Any], cache: BlockCache, delayed: dict[str, Any] | None = None):
+        names = list(delayed) if delayed is not None else []
+        items = [*frames, *(delayed[n] for n in names)] if delayed is not None else list(frames)
+        arrays = [v if isinstance(v, np.ndarray) and v.dtype != object else None for v in items]
+        offsets, size = [], 0
         for a in arrays:
-            if a is None:
+            size = -(-size // 64) * 64  # each array 64-byte aligned
+            offsets.append(size)
+            size += a.nbytes if a is not None else 0
+        self.cache = cache
+        self.shm = cache.take(size) if any(a is not None and a.nbytes for a in arrays) else None
+        layout: list[Layout] = []
+        for a, offset in zip(arrays, offsets):
+            if a is None or self.shm is None:
                 layout.append(None)
                 continue
-            if self.shm is not None:
-                np.ndarray(a.shape, a.dtype, buffer=self.shm.buf, offset=offset)[...] = a
+            np.ndarray(a.shape, a.dtype, buffer=self.shm.buf, offset=offset)[...] = a
             layout.append((tuple(a.shape), a.dtype.str, offset))
-            offset += a.nbytes
-        values = tuple(None if a is not None else f for a, f in zip(arrays, frames))
-        self.spec = BlockSpec(self.shm.name if self.shm is not None else None, tuple(layout), values)
+        values = tuple(None if at is not None else v for at, v in zip(layout, items))
+        n = len(frames)
+        self.spec = BlockSpec(self.shm.name if self.shm is not None else None, tuple(layout[:n]), values[:n],
+                              tuple(zip(names, layout[n:], values[n:])) if delayed is not None else None)
 
     def free(self) -> None:
         if self.shm is not None:
-            self.shm.close()
-            try:
-                self.shm.unlink()
-            except FileNotFoundError:  # pragma: no cover - already gone
-                pass
+            self.cache.give(self.shm)
             self.shm = None
 
 
-class _Mapped:
-    """A worker's view of a block while one task runs (the views are dropped before the block is closed)."""
+class _Maps:
+    """A worker's mappings of the caller's blocks, kept from task to task: the caller reuses its blocks, and a
+    block mapped anew costs a page fault for each page a task reads (1.6 ms for 9 frames at 480x640,
+    measured; the delayed values double that). At most `keep` mappings of `keep_bytes` in all, the least
+    recently used closed first; a block the caller has unlinked stays in memory while a worker maps it, so
+    the pool's workers together keep at most `KEEP_BYTES` (a block larger than a worker's share is mapped for
+    its task only)."""
 
-    def __init__(self, spec: BlockSpec):
-        self.shm = SharedMemory(name=spec.name) if spec.name is not None else None
-        self.frames: list[Any] = [
-            np.ndarray(at[0], np.dtype(at[1]), buffer=self.shm.buf, offset=at[2]) if at is not None and self.shm else v
-            for at, v in zip(spec.frames, spec.values)
-        ]
+    def __init__(self, keep: int, keep_bytes: int):
+        self.keep, self.keep_bytes = keep, keep_bytes
+        self.open: OrderedDict[str, SharedMemory] = OrderedDict()
+
+    def get(self, name: str) -> tuple[SharedMemory, bool]:
+        """The block's mapping, and whether it is kept (else the task closes it)."""
+        block = self.open.pop(name, None)
+        if block is None:
+            block = SharedMemory(name=name)
+            if block.size > self.keep_bytes:
+                return block, False
+        self.open[name] = block
+        while len(self.open) > self.keep or sum(b.size for b in self.open.values()) > self.keep_bytes:
+            _, old = self.open.popitem(last=False)
+            with contextlib.suppress(BufferError):  # a view still held: the mapping goes with it
+                old.close()
+        return block, True
+
+
+class _Mapped:
+    """A worker's view of a block while one task runs (the views are dropped when it ends; the mapping stays
+    when `maps` keeps it, closed otherwise)."""
+
+    def __init__(self, spec: BlockSpec, maps: _Maps | None = None):
+        self.shm, self.kept = None, False
+        if spec.name is not None:
+            self.shm, self.kept = maps.get(spec.name) if maps is not None else (SharedMemory(name=spec.name), False)
+        self.frames: list[Any] = [self._value(at, v) for at, v in zip(spec.frames, spec.values)]
+        self.delayed: dict[str, Any] | None = (
+            {name: self._value(at, v) for name, at, v in spec.delayed} if spec.delayed is not None else None)
+        self.span = (0, 0)
+        if self.shm is not None and self.shm.buf is not None:
+            whole = np.frombuffer(self.shm.buf, np.uint8)
+            self.span = (whole.ctypes.data, whole.ctypes.data + whole.nbytes)
+            del whole
+
+    def detached(self, value: Any) -> Any:
+        """`value` (a task's result) with any array that lies in the block copied: a part may hand an input
+        on unchanged (a state it does not change), and the block is closed, then reused, after the task."""
+        if isinstance(value, list):
+            return [self.detached(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.detached(v) for k, v in value.items()}
+        if isinstance(value, np.ndarray) and value.nbytes:
+            at = value.__array_interface__["data"][0]
+            if self.span[0] <= at < self.span[1]:
+                return value.copy()
+        return value
+
+    def _value(self, at: Layout, value: Any) -> Any:
+        if at is None or self.shm is None:
+            return value
+        return np.ndarray(at[0], np.dtype(at[1]), buffer=self.shm.buf, offset=at[2])
 
     def close(self) -> None:
         self.frames.clear()
-        if self.shm is not None:
+        self.delayed = None
+        if self.shm is not None and not self.kept:
             self.shm.close()
 
 
@@ -127,24 +247,30 @@ class _Mapped:
 _WORKER: FrameWorker | None = None
 
 
-def _start_worker(program: Program, threads: int) -> None:
-    global _WORKER
+_MAPS: _Maps | None = None
+
+
+def _start_worker(program: Program, threads: int, workers: int) -> None:
+    global _WORKER, _MAPS
     _WORKER = FrameWorker(program, threads)
+    _MAPS = _Maps(4 * workers + 4, KEEP_BYTES // workers)
 
 
 def _task(method: str, spec: BlockSpec, *args: Any) -> Any:
     """Run `FrameWorker.<method>` over the chunk in `spec`; results are pickled copies (no view escapes)."""
     assert _WORKER is not None
-    mapped = _Mapped(spec)
+    mapped = _Mapped(spec, _MAPS)
     try:
         frames = mapped.frames
         if method == "front":  # the block holds the frame before the chunk first, when there is one
             first, before_given, delayed, fixed, returns_delayed = args
+            if mapped.delayed is not None:  # the delayed values the chunk starts from, in the block
+                delayed = {**mapped.delayed, **(delayed or {})}
             before = frames[0] if before_given else None
             chunk = frames[1:] if before_given else frames
-            return _WORKER.front(chunk, first, before, delayed, fixed, returns_delayed)
+            return mapped.detached(_WORKER.front(chunk, first, before, delayed, fixed, returns_delayed))
         first, before_given, values = args
-        return _WORKER.tail(frames[1:] if before_given else frames, first, values)
+        return mapped.detached(_WORKER.tail(frames[1:] if before_given else frames, first, values))
     finally:
         del frames
         mapped.close()
@@ -197,9 +323,10 @@ class ProcessPool:
         threads = max(1, machine_cores() // workers)
         self.workers = workers
         self.fronts = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                                          initargs=(program, threads))
+                                          initargs=(program, threads, workers))
         self.chain = ThreadPoolExecutor(1, thread_name_prefix="cortex-chain") if chain else None
         self.chain_worker = FrameWorker(program, None) if chain else None
+        self.blocks = BlockCache(keep=2 * workers + 2)
         with _main_not_rerun():
             started = [self.fronts.submit(_ready) for _ in range(workers)]
         try:
@@ -217,6 +344,7 @@ class ProcessPool:
         for pool in (self.fronts, self.chain):
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
+        self.blocks.close()
 
 
 _POOLS: weakref.WeakKeyDictionary[Any, ProcessPool] = weakref.WeakKeyDictionary()
@@ -271,20 +399,21 @@ class ProcessFrames:
 
     def start(self, frames_chunk: list) -> Any:
         split, first = self.split, self.first
-        before_given = first > 0
-        block = FrameBlock(([self.before] if before_given else []) + frames_chunk)
+        delayed = self.ahead if first == 0 or split.leading else None
+        if isinstance(delayed, Future):
+            delayed = self._result(delayed, first, len(frames_chunk))
+        # with the delayed values (the run's start, or the chain's values after the chunk before), the front
+        # starts from them, sent in the block; without, it computes them from the frame before the chunk
+        before_given = delayed is None
+        block = FrameBlock(([self.before] if before_given else []) + frames_chunk, self.pool.blocks, delayed)
         try:
-            delayed = self.ahead if first == 0 or split.leading else None
-            if isinstance(delayed, Future):
-                delayed = self._result(delayed, first, len(frames_chunk))
             after = None
             if split.leading:  # the chain, in the caller: the next chunk's start, this chunk's delayed values after it
                 chain, worker = self.pool.chain, self.pool.chain_worker
                 assert chain is not None and worker is not None and delayed is not None
                 leading = {n: delayed[n] for n in split.leading}
                 after = self.ahead = chain.submit(worker.after, frames_chunk, first, leading, self.fixed)
-                delayed = leading if first > 0 else delayed  # the front computes the delayed inputs from `before`
-            front = self._submit(self.pool.fronts, "front", block.spec, first, before_given, delayed, self.fixed,
+            front = self._submit(self.pool.fronts, "front", block.spec, first, before_given, None, self.fixed,
                                  after is None)
         except BaseException:
             block.free()

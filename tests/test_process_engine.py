@@ -1,6 +1,6 @@
 """`run_video(engine="processes")`: frames in worker processes, past the GIL — the sequential run's exact
 outputs and state, errors named by frame, the pool kept for the next run, frames through shared memory
-that is gone afterwards, and a script without a main guard that still runs once."""
+that is gone with the pool, and a script without a main guard that still runs once."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ def test_processes_equal_sequential(workers):
         got = list(b.run_video(frames, workers=workers, window=window, engine="processes", chunk=chunk))
         assert_same(got, want)
         assert_same_state(b.state, a.state)
-    assert shared_blocks() <= before  # every chunk's block unlinked
+    processes.drop_pool(b)
+    assert shared_blocks() <= before  # every chunk's block unlinked with its pool
 
 
 @pytest.mark.slow

@@ -1,0 +1,158 @@
+"""The processes engine's shared-memory blocks: reused from chunk to chunk and from run to run of a kept pool
+(a new block's pages cost far more than the copy into a block written before), never a stale frame from a
+block's last chunk, and every block unlinked when the pool closes, after an error too."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from helpers.pipelines import SMALL, chained_leading, small_l2_text, with_extra_states, without_gate_history
+from helpers.scheduling import assert_same, assert_same_state, compiled, frames_of, sequential
+
+from cortex.errors import CortexError
+from cortex.runtime import processes
+
+pytestmark = pytest.mark.xdist_group("processes")  # one worker: the shared-memory checks see every block
+
+
+def shared_blocks() -> set[str]:
+    return {n for n in os.listdir("/dev/shm") if n.startswith("psm_")} if os.path.isdir("/dev/shm") else set()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_pools():
+    yield
+    processes.close_pools()
+
+
+@pytest.fixture
+def created(monkeypatch):
+    """The names of the blocks the caller creates while the test runs."""
+    names: list[str] = []
+    real = processes.SharedMemory
+
+    def counting(*args, **kwargs):
+        block = real(*args, **kwargs)
+        if kwargs.get("create"):
+            names.append(block.name)
+        return block
+
+    monkeypatch.setattr(processes, "SharedMemory", counting)
+    return names
+
+
+def test_blocks_are_reused_from_chunk_to_chunk_and_run_to_run(created):
+    a, b = compiled(small_l2_text()), compiled(small_l2_text())
+    frames = frames_of(SMALL, 24)
+    want = sequential(a, frames)
+    b.reset()
+    assert_same(list(b.run_video(frames, workers=2, window=2, engine="processes", chunk=2)), want)
+    first = len(created)
+    assert 0 < first <= 4  # 12 chunks, at most 2 in flight
+    b.reset()
+    assert_same(list(b.run_video(frames, workers=2, window=2, engine="processes", chunk=2)), want)
+    assert len(created) == first  # the second run writes into the first run's blocks
+    assert_same_state(b.state, a.state)
+    processes.drop_pool(b)
+
+
+def test_a_reused_block_never_gives_a_stale_frame():
+    """Chunk sizes that shrink and grow over one pool's blocks: each chunk reads its own frames only."""
+    a, b = compiled(small_l2_text()), compiled(small_l2_text())
+    frames = frames_of(SMALL, 17)
+    want = sequential(a, frames)
+    for chunk in (6, 1, 4, 17, 3):
+        b.reset()
+        assert_same(list(b.run_video(frames, workers=2, engine="processes", chunk=chunk)), want)
+        assert_same_state(b.state, a.state)
+    processes.drop_pool(b)
+
+
+def test_no_block_outlives_its_pool_after_a_run_or_an_error():
+    b = compiled(small_l2_text())
+    before = shared_blocks()
+    frames = frames_of(SMALL, 12)
+    list(b.run_video(frames, workers=2, engine="processes", chunk=2))
+    frames[7] = np.zeros((3, 3, 3), np.uint8)
+    with pytest.raises(CortexError, match="^frame 7: "):
+        list(b.run_video(frames, workers=2, engine="processes", chunk=2))
+    processes.drop_pool(b)
+    assert shared_blocks() <= before
+
+
+def test_a_pool_keeps_a_bounded_number_of_blocks():
+    b = compiled(small_l2_text())
+    before = shared_blocks()
+    list(b.run_video(frames_of(SMALL, 40), workers=1, window=16, engine="processes", chunk=2))
+    pool = processes.pool_for(b, b.program, 1, chain=True)
+    assert len(pool.blocks.free) <= pool.blocks.keep < 16
+    assert len(shared_blocks() - before) <= pool.blocks.keep
+    processes.drop_pool(b)
+
+
+@pytest.mark.parametrize("text", [without_gate_history, with_extra_states, chained_leading])
+def test_chunks_that_start_from_delayed_values_in_the_block(text):
+    """Each chunk's delayed values travel in its block (the run's start, or the chain's values after the chunk
+    before): with no chain (the first chunk only), with a delayed input only its own update reads, with
+    chained histories; and a second run that starts from the first run's state."""
+    a, b = compiled(text()), compiled(text())
+    frames = frames_of(SMALL, 15)
+    want = sequential(a, frames)
+    for chunk in (1, 4, 15):
+        b.reset()
+        got = list(b.run_video(frames[:6], workers=2, engine="processes", chunk=chunk))
+        got += list(b.run_video(frames[6:], workers=2, engine="processes", chunk=chunk))
+        assert_same(got, want)
+        assert_same_state(b.state, a.state)
+    processes.drop_pool(b)
+
+
+def test_a_result_that_lies_in_the_block_is_copied_out():
+    block = processes.FrameBlock([np.arange(12, dtype=np.float32).reshape(3, 4)], processes.BlockCache(keep=1),
+                                 {"s": np.ones(5, np.float32), "n": None})
+    mapped = processes._Mapped(block.spec)
+    own = np.zeros(2)
+    got = mapped.detached([{"a": mapped.frames[0], "delayed": {"s": mapped.delayed["s"], "n": None}, "b": own}])
+    assert got[0]["b"] is own and got[0]["delayed"]["n"] is None
+    assert_same_state(got[0]["delayed"], {"s": np.ones(5, np.float32), "n": None})
+    np.testing.assert_array_equal(got[0]["a"], np.arange(12, dtype=np.float32).reshape(3, 4))
+    del mapped.frames[:]
+    mapped.close()  # no view of the block is left to stop it closing
+    block.free()
+    block.cache.close()
+    got[0]["a"][0, 0] = 7  # the copies outlive the block
+
+
+def test_a_worker_keeps_its_mappings_of_reused_blocks_and_a_bounded_number():
+    cache = processes.BlockCache(keep=4)
+    blocks = [cache.take(64) for _ in range(3)] + [cache.take(4096)]
+    maps = processes._Maps(keep=2, keep_bytes=1000)
+    first, kept = maps.get(blocks[0].name)
+    assert kept and maps.get(blocks[0].name) == (first, True)  # mapped once, reused by the next task
+    maps.get(blocks[1].name)
+    maps.get(blocks[2].name)
+    assert list(maps.open) == [blocks[1].name, blocks[2].name]  # the least recently used closed
+    assert first.buf is None  # closed: its memory mapping is gone
+    large, kept = maps.get(blocks[3].name)
+    assert not kept and list(maps.open) == [blocks[1].name, blocks[2].name]  # over the bytes: for its task only
+    large.close()
+    for name in list(maps.open):
+        maps.open.pop(name).close()
+    for block in blocks:
+        cache.give(block)
+    cache.close()
+
+
+def test_an_idle_pool_keeps_a_bounded_number_of_bytes():
+    before = shared_blocks()
+    cache = processes.BlockCache(keep=5, keep_bytes=10000)
+    blocks = [cache.take(4000) for _ in range(3)] + [cache.take(20000)]
+    for block in blocks:
+        cache.give(block)
+    assert [b.size for b in cache.free] == [20000]  # over the bytes: the one largest block is kept
+    cache.give(cache.take(100))
+    assert [b.size for b in cache.free] == [20000]
+    cache.close()
+    assert shared_blocks() <= before
