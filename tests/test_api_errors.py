@@ -98,6 +98,7 @@ def test_both_runners_reject_the_same_damaged_state(runners, kind, damage, messa
     runner(FRAME)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["reference", "compiled"])
 def test_both_runners_reject_masked_frames_and_non_dict_state(runners, kind):
     runner = runners[kind]

@@ -171,6 +171,7 @@ def test_an_error_already_naming_its_frame_is_not_named_twice():
 # ---------------------------------------------------------------- shape-generic: the size changes mid-stream
 
 
+@pytest.mark.slow
 def test_a_shape_generic_video_whose_size_changes_names_the_frame():
     generic = cortex.compile(cortex.examples.L2_PIPELINE)
     frames = frames_of(SMALL, 20)

@@ -50,6 +50,7 @@ def errors(program: Program, args: tuple, state: object = None) -> set[str]:
     return messages
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "says"), [
     ((), "takes 1 argument(s), got 0"),
     ("two", "takes 1 argument(s), got 2"),

@@ -435,6 +435,7 @@ SOURCE = (ROOT / "lit" / "dialect" / "vision_roundtrip.mlir").read_text()
 BODY = SOURCE[SOURCE.index("func.func") : SOURCE.index("// CHECK-LABEL")]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     edits=st.lists(
@@ -478,6 +479,7 @@ def test_console_script_errors(argv, stdin, expected):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 @needs_script
 def test_console_script_round_trips_the_l2_pipeline():
     first = subprocess.run(["cortex-opt", str(EXAMPLE)], capture_output=True, text=True, timeout=120)

@@ -72,6 +72,7 @@ def test_reference_backend_on_the_bundled_pipeline(capsys):
     assert "mode balanced: dead-node elimination removes no stage" in out
 
 
+@pytest.mark.slow
 def test_numpy_backend_power_save_skips_the_dead_stages(capsys):
     rc, out, err = run_cli(capsys, "--frames", "3", "--mode", "power_save", "--quiet")
     assert rc == 0, err
@@ -129,6 +130,7 @@ def test_scores_match_the_reference_interpreter_run_directly(capsys, tmp_path):
 # ----------------------------------------------------------------------- videos, overlays, encoded frames
 
 
+@pytest.mark.slow
 def test_odd_sized_video_overlays_and_jpegs(capsys, tmp_path, odd_video):
     overlay, encoded = tmp_path / "overlay", tmp_path / "jpeg"
     rc, out, err = run_cli(

@@ -113,6 +113,7 @@ class FrameDroppingWriter:
 REAL_WRITER = cv2.VideoWriter
 
 
+@pytest.mark.slow
 def test_overlay_video_that_does_not_read_back_whole_is_an_error(capsys, tmp_path, monkeypatch):
     dest = tmp_path / "heat.mkv"
     monkeypatch.setattr(outputs.cv2, "VideoWriter", FrameDroppingWriter)
@@ -217,6 +218,7 @@ def test_every_video_container_reads_back(capsys, tmp_path, suffix):
     assert len(read_frames(dest)) == 3 and leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_gated_frames_are_marked_on_the_overlay(capsys, tmp_path):
     dest = tmp_path / "pngs"
     rc, _, err = run_cli(capsys, "--frames", "10", "--overlay", dest, *SMALL)
@@ -259,6 +261,7 @@ def test_a_video_shorter_than_requested_warns(capsys, tmp_path):
     assert f"warning: {video} ended after 3 frames: 3 of the 10 frames requested" in err
 
 
+@pytest.mark.slow
 def test_a_truncated_video_warns(capsys, tmp_path):
     video = write_video(tmp_path / "clip.avi", 12, CLIP)
     data = video.read_bytes()

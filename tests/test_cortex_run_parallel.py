@@ -37,6 +37,7 @@ def test_workers_2_writes_the_same_scores_jsonl_and_jpegs_as_workers_1(capsys, t
     assert not [t for t in threading.enumerate() if t.name.startswith("cortex-frame")]
 
 
+@pytest.mark.slow
 def test_parallel_stage_table_lists_the_stages(capsys):
     rc, out, _ = run_cli(capsys, *SMALL, "--frames", "4", "--workers", "2", "--no-frame-log")
     assert rc == 0

@@ -95,6 +95,7 @@ def test_process_start_is_before_now_and_after_boot():
     assert start <= time.perf_counter()
 
 
+@pytest.mark.slow
 def test_progress_bar_rate_agrees_with_the_summary(capsys):
     rc, out, err = run_cli(capsys, "--size", "96x128", "--no-frame-log", "--dce-frames", "0", "--frames", "30",
                            "--workers", "1", "--progress")
@@ -228,6 +229,7 @@ def test_positions_parse_as_frames_or_times():
             parse_position(bad)
 
 
+@pytest.mark.slow
 def test_jsonl_records_carry_the_source_frame_and_its_time(capsys, tmp_path):
     jsonl, jpegs = tmp_path / "s.jsonl", tmp_path / "jpg"
     rc, _, err = run_cli(capsys, *SMALL, "--start", "0.4s", "--frames", "0.2s", "--scores-jsonl", jsonl,
@@ -242,6 +244,7 @@ def test_jsonl_records_carry_the_source_frame_and_its_time(capsys, tmp_path):
     assert sorted(p.name for p in jpegs.iterdir()) == [f"frame_{r['frame']:05d}.jpg" for r in rows]
 
 
+@pytest.mark.slow
 def test_a_file_numbers_frames_from_its_start(capsys, tmp_path):
     path = tmp_path / "v.avi"
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (64, 64))
@@ -389,6 +392,7 @@ def test_a_weight_the_mode_lacks_fails_before_any_frame_and_weight_sets_it(capsy
     assert len(jsonl.read_text().splitlines()) == 2
 
 
+@pytest.mark.slow
 def test_weight_overrides_the_mode_on_both_backends(capsys, tmp_path):
     scores = {}
     for backend in ("numpy", "reference"):

@@ -35,6 +35,7 @@ def test_committed_pages_are_current(pages):
     assert sorted(p.name for p in gen.DOCS.glob("*.md")) == sorted(pages), f"a page nothing generates: run `{gen.COMMAND}`"
 
 
+@pytest.mark.slow
 def test_every_op_has_a_section_with_an_example(pages):
     examples = {name: text for page in pages.values() for name, text in EXAMPLE.findall(page)}
     assert sorted(examples) == sorted(op.name for op in ALL_OPS)

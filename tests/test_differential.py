@@ -40,6 +40,8 @@ import cortex
 from cortex.semantics.vision_kernels import low_score_mask
 from cortex.video.synthetic import SyntheticVideo
 
+pytestmark = pytest.mark.slow  # the whole pipeline at 480x640 in its fixtures: seconds
+
 FRAMES = 60
 FULL = (480, 640)
 SMALL = (96, 128)

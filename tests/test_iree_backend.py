@@ -425,6 +425,7 @@ func.func @f(%x: tensor<1x13x11x5xf32>) -> (tensor<1x6x5x5xf32>, tensor<1x7x6x5x
 """
 
 
+@pytest.mark.slow
 @needs_iree
 def test_pools_on_iree_match_numpy():
     """NHWC max and average pools (strided, padded, non-square windows) handed to IREE as the named pooling ops

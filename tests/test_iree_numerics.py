@@ -140,6 +140,7 @@ def test_pow_after_matmul_on_iree_with_the_default_cost_rule(cache):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_onnx_pow_of_a_negative_base_on_iree(cache, monkeypatch):
     """ONNX Pow(-3, 3) = -27 (ONNX Runtime's value), not NaN."""
     from cortex.onnx_backend import IreeBackend

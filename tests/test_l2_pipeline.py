@@ -84,6 +84,7 @@ def test_every_frame_gives_a_score_map_and_a_jpeg(run):
         assert image is not None and image.shape == (480, 640, 3), f"frame {i}: not a 480x640 JPEG"
 
 
+@pytest.mark.slow
 def test_blur_gate_fires_exactly_on_blurred_frames(run):
     for i, g in enumerate(run.grays):
         sharpness = kernel("blur_detector")(g)
@@ -112,6 +113,7 @@ def test_scene_change_jumps_at_cuts(run):
         assert values[c] > 1.5 * max(others), (c, values[c], max(others))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("i", [20, 40, 21, 9, 30, 15])  # cuts, after a cut, after blurred frames, static
 def test_score_is_fused_maps_smoothed(run, i):
     """The pipeline's score is score_fusion of the four maps through temporal_smooth:

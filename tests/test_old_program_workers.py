@@ -45,6 +45,7 @@ def test_old_program_calls_with_two_workers_match(programs):
     assert_same_state(old.state, today.state)
 
 
+@pytest.mark.slow
 def test_old_program_frames_in_flight_match(programs):
     today, old = programs
     frames = frames_of(SMALL, FRAMES, start=3)

@@ -83,6 +83,7 @@ def test_cortex_run_writes_into_a_null_device_and_leaves_it_a_device(capsys, tmp
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag, name", [("--scores-jsonl", "full"), ("--overlay", "full.mkv")])
 def test_cortex_run_into_a_full_device_exits_1_naming_it(capsys, tmp_path, flag, name):
     full = device(tmp_path, name, 7)
@@ -109,6 +110,7 @@ def test_png_and_jpeg_files_that_are_devices_are_written_into(capsys, tmp_path):
     assert is_device(jpeg)
 
 
+@pytest.mark.slow
 def test_an_overlay_folder_that_is_a_device_is_refused(capsys, tmp_path):
     null = device(tmp_path, "null", 3)
     rc, err = cortex_run(capsys, "--overlay", null, *SMALL)
@@ -187,6 +189,7 @@ def test_a_symlinked_output_replaces_the_target_and_keeps_the_link(capsys, tmp_p
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_a_dangling_symlink_output_creates_its_target(capsys, tmp_path):
     link = tmp_path / "s.jsonl"
     link.symlink_to(tmp_path / "made.jsonl")

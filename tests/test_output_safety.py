@@ -85,6 +85,7 @@ def test_a_symlink_planted_in_the_frame_folder_is_not_followed(capsys, tmp_path)
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_a_symlink_planted_in_the_overlay_folder_is_not_followed(capsys, tmp_path):
     pngs, outside = tmp_path / "pngs", tmp_path / "precious.png"
     pngs.mkdir()
@@ -256,6 +257,7 @@ def test_a_run_of_no_frame_fails_and_writes_nothing(capsys, tmp_path):
     assert not jsonl.exists() and not summary.exists() and leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_a_reused_encoded_folder_loses_only_the_stale_frames_this_tool_names(capsys, tmp_path):
     encoded = tmp_path / "jpeg"
     encoded.mkdir()

@@ -92,6 +92,7 @@ def test_a_pool_keeps_a_bounded_number_of_blocks():
     processes.drop_pool(b)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", [without_gate_history, with_extra_states, chained_leading])
 def test_chunks_that_start_from_delayed_values_in_the_block(text):
     """Each chunk's delayed values travel in its block (the run's start, or the chain's values after the chunk

@@ -54,6 +54,7 @@ def test_leading_alone_equals_the_whole_delayed_part(make):
     assert_same_state(got, {n: want[n] for n in split.leading})
 
 
+@pytest.mark.slow
 def test_a_front_given_only_the_leading_values_computes_the_delayed_inputs():
     pipeline = _full_l2()
     worker = FrameWorker(pipeline.program, 1)

@@ -88,6 +88,7 @@ def assert_round_trip(compiled, path, video) -> None:
     same_state(staged.state, compiled.state)
 
 
+@pytest.mark.slow
 def test_save_load_round_trip_gives_the_same_outputs_and_state(compiled, tmp_path):
     assert_round_trip(compiled, tmp_path / "l2.cortex", frames(30))
 
@@ -173,6 +174,7 @@ def test_split_false_leaves_the_splits_out_and_says_so():
         compiled(frames(1)[0])
 
 
+@pytest.mark.slow
 def test_profiling_a_loaded_program_needs_no_compiler(compiled, tmp_path):
     loaded = cortex.load(compiled.save(tmp_path / "p.cortex"), profile=True)
     loaded(frames(1)[0])

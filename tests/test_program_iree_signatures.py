@@ -23,6 +23,8 @@ from helpers.program_archive import edited
 import cortex
 from cortex.errors import CortexError
 
+pytestmark = pytest.mark.slow  # an IREE whole-program compile in its fixture: seconds
+
 pytest.importorskip("iree.compiler", reason="the IREE backend is installed with cortex[iree]")
 
 FRAMES = [np.full((96, 128, 3), 50 * i, np.uint8) for i in range(3)]

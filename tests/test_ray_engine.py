@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
-pytestmark = pytest.mark.xdist_group("ray")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # starts Ray: seconds
 
 from helpers.pipelines import (  # noqa: E402
     SMALL,

@@ -96,6 +96,7 @@ def test_contributing_adding_a_backend_names_what_exists():
     assert not undefined, f"names the section cites that its files do not define: {undefined}"
 
 
+@pytest.mark.slow
 def test_contributing_adding_a_backend_cites_every_file_that_names_a_backend():
     """Each module that names the "iree" backend in code (not in a docstring) is a file a new backend touches
     too: the section cites it, unless it is one of the IREE backend's own files (`iree_*.py`)."""

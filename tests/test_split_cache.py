@@ -29,6 +29,7 @@ def fresh():
     return cortex.compile(cortex.parse(small_l2_text()), passes=passes("balanced"))
 
 
+@pytest.mark.slow
 def test_calls_with_workers_after_frames_in_flight(reference):
     frames, want, state = reference
     pipeline = fresh()
@@ -39,6 +40,7 @@ def test_calls_with_workers_after_frames_in_flight(reference):
     assert_same_state(pipeline.state, state)
 
 
+@pytest.mark.slow
 def test_frames_in_flight_after_calls_with_workers(reference):
     frames, want, state = reference
     pipeline = fresh()

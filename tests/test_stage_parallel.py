@@ -111,6 +111,7 @@ SEQUENTIAL = cortex.compile(cortex.parse(small_l2_text()), passes=passes("balanc
 STAGED = staged(small_l2_text())
 
 
+@pytest.mark.slow
 def test_a_failing_stage_stops_the_call_with_its_name():
     b = staged(small_l2_text())
     program = b.loaded_split(stages=True)
@@ -142,6 +143,7 @@ def test_workers_must_be_a_positive_integer():
         cortex.compile(cortex.parse(small_l2_text()), workers=0)
 
 
+@pytest.mark.slow
 def test_profiling_runs_in_order():
     b = staged(small_l2_text())
     b.profiling = True

@@ -10,6 +10,7 @@ that equal origins meet at the branch boundary)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers.scheduling import assert_same
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -71,6 +72,7 @@ def branch_pairs(draw):
     return then, other
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, derandomize=True)
 @given(branches=branch_pairs())
 @example(branches=([("neg", "left"), ("abs", "right")], [("double", "right"), ("neg", "left")]))

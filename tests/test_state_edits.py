@@ -17,6 +17,8 @@ from helpers.scheduling import assert_same, assert_same_state, frames_of
 import cortex
 from cortex.errors import CortexError
 
+pytestmark = pytest.mark.slow  # several compiled pipelines in its fixtures: seconds
+
 FRAMES = frames_of(SMALL, 6)
 
 

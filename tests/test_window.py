@@ -89,6 +89,7 @@ def test_auto_gates_exactly_the_blurred_synthetic_frames(backend):
     assert gate_decisions(backend, None) == blurred  # the default fixed gate (100) agrees here
 
 
+@pytest.mark.slow
 def test_the_threshold_is_a_runtime_input():
     assert all(gate_decisions("numpy", {"blur_threshold": 1e12}))
     assert not any(gate_decisions("numpy", {"blur_threshold": 0.0}))
