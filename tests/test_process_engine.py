@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from helpers.pipelines import SMALL, small_l2_text
 from helpers.scheduling import assert_same, assert_same_state, compiled, delivered_before_error, frames_of, sequential
+from helpers.shared_memory import shared_blocks
 
 from cortex.errors import CortexError
 from cortex.runtime import processes
@@ -21,10 +22,6 @@ pytestmark = pytest.mark.xdist_group("processes")  # one worker: the shared-memo
 
 PIPELINES = (compiled(small_l2_text()), compiled(small_l2_text()))
 BAD_AT = 9
-
-
-def shared_blocks() -> set[str]:
-    return {n for n in os.listdir("/dev/shm") if n.startswith("psm_")} if os.path.isdir("/dev/shm") else set()
 
 
 @pytest.fixture(scope="module", autouse=True)

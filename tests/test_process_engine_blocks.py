@@ -4,21 +4,16 @@ block's last chunk, and every block unlinked when the pool closes, after an erro
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from helpers.pipelines import SMALL, chained_leading, small_l2_text, with_extra_states, without_gate_history
 from helpers.scheduling import assert_same, assert_same_state, compiled, frames_of, sequential
+from helpers.shared_memory import shared_blocks
 
 from cortex.errors import CortexError
 from cortex.runtime import processes
 
 pytestmark = pytest.mark.xdist_group("processes")  # one worker: the shared-memory checks see every block
-
-
-def shared_blocks() -> set[str]:
-    return {n for n in os.listdir("/dev/shm") if n.startswith("psm_")} if os.path.isdir("/dev/shm") else set()
 
 
 @pytest.fixture(scope="module", autouse=True)
