@@ -1,5 +1,7 @@
-"""A batch task's scratch folder on a Ray node (`cortex-video-<pid>-...`): a task killed with its worker
-leaves it behind, and the next task on that node removes it; a live process's folder is never touched."""
+"""Batch on Ray, the two ends of a task's files: its scratch folder on a node (`cortex-video-<pid>-...`: a
+task killed with its worker leaves it behind, the next task on that node removes it, a live process's
+folder is never touched), and the driver writing what it returned into the video's folder (inside it
+only, never through a planted link)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,10 @@ import os
 import subprocess
 import sys
 
-from cortex.tools.batch import SCRATCH_PREFIX, sweep_scratch
+import pytest
+
+from cortex.errors import CortexError
+from cortex.tools.batch import SCRATCH_PREFIX, sweep_scratch, write_video_files
 
 
 def dead_pid() -> int:
@@ -39,3 +44,39 @@ def test_only_scratch_folders_are_swept(tmp_path):
     link.symlink_to(target, target_is_directory=True)
     assert sweep_scratch(tmp_path) == []
     assert other.exists() and odd.exists() and file.exists() and link.exists() and target.exists()
+
+
+# ---------------------------------------------------------------- the driver writes what a task returned
+
+
+def test_a_task_s_files_land_in_the_video_folder(tmp_path):
+    folder = tmp_path / "clip"
+    folder.mkdir()
+    write_video_files(folder, {"scores.jsonl": b"{}\n", "jpeg/frame_00000.jpg": b"\xff\xd8"})
+    assert (folder / "scores.jsonl").read_bytes() == b"{}\n"
+    assert (folder / "jpeg" / "frame_00000.jpg").read_bytes() == b"\xff\xd8"
+
+
+@pytest.mark.parametrize("rel", ["../out.jsonl", "/etc/x", "a/../../b"])
+def test_a_name_outside_the_folder_is_refused(tmp_path, rel):
+    folder = tmp_path / "clip"
+    folder.mkdir()
+    with pytest.raises(CortexError, match="which is not inside"):
+        write_video_files(folder, {rel: b"x"})
+
+
+def test_a_planted_link_is_refused_not_followed(tmp_path):
+    """A subfolder (or a file) of the video's folder that is a symbolic link would carry the write out of
+    it: refused, and the place it points to untouched."""
+    folder, elsewhere = tmp_path / "clip", tmp_path / "elsewhere"
+    folder.mkdir()
+    elsewhere.mkdir()
+    (folder / "jpeg").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(CortexError, match="is a symbolic link; refusing to follow it"):
+        write_video_files(folder, {"jpeg/frame_00000.jpg": b"\xff\xd8"})
+    (elsewhere / "victim.jsonl").write_text("keep")
+    (folder / "scores.jsonl").symlink_to(elsewhere / "victim.jsonl")
+    with pytest.raises(CortexError, match="is a symbolic link; refusing to follow it"):
+        write_video_files(folder, {"scores.jsonl": b"{}\n"})
+    assert list(elsewhere.iterdir()) == [elsewhere / "victim.jsonl"]
+    assert (elsewhere / "victim.jsonl").read_text() == "keep"

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePath
 
 from cortex.errors import CortexError
-from cortex.tools.atomic import write_bytes_atomic
+from cortex.tools.atomic import FrameFolder, write_bytes_atomic
 from cortex.tools.report import progress_bar
 
 # the options that change a video's results: a different value makes the manifest's "done" stale
@@ -224,13 +224,25 @@ def video_on_node(args: argparse.Namespace, name: str | None, run_one: Callable[
 
 
 def write_video_files(folder: Path, files: dict[str, bytes]) -> None:
-    """A task's outputs into the video's folder (each file atomically; names inside the folder only)."""
+    """A task's outputs into the video's folder, each file atomically and inside the folder: a name that
+    leaves it, or a subfolder or file there that is a symbolic link, is refused (as `FrameFolder` refuses a
+    link among a run's JPEGs), never followed out of the folder."""
     for rel, data in files.items():
-        path = folder / rel
-        if PurePath(rel).is_absolute() or ".." in PurePath(rel).parts:
+        parts = PurePath(rel).parts
+        if not parts or PurePath(rel).is_absolute() or ".." in parts:
             raise CortexError(f"a Ray task returned the output {rel!r}, which is not inside {folder}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, data)
+        where = folder
+        for part in parts[:-1]:
+            where = where / part
+            if where.is_symlink():
+                raise CortexError(f"cannot write {folder / rel}: {where} is a symbolic link; "
+                                  f"refusing to follow it out of {folder}")
+            where.mkdir(exist_ok=True)
+        files_here = FrameFolder(where)
+        try:
+            files_here.write(parts[-1], data)
+        finally:
+            files_here.close()
 
 
 def _batch_on_ray(args, jobs, run_one, record, video_task) -> None:
