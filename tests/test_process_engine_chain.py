@@ -26,6 +26,14 @@ def _full_l2():
     return cortex.compile(cortex.build_l2_pipeline(*SMALL))
 
 
+def _worker_at_start(pipeline):
+    """A one-thread worker of `pipeline`'s program, and the delayed inputs at the pipeline's state (the
+    `ahead` values: the leading ones among them)."""
+    worker = FrameWorker(pipeline.program, 1)
+    state = worker.split.internal_state(pipeline.state)
+    return worker, {n: state[n] for n in worker.split.ahead}
+
+
 @pytest.mark.slow
 def test_the_chain_runs_a_strict_slice_of_the_delayed_part():
     worker = FrameWorker(_full_l2().program, 1)
@@ -41,12 +49,9 @@ def test_the_chain_runs_a_strict_slice_of_the_delayed_part():
 @pytest.mark.parametrize("make", [_full_l2, lambda: compiled(small_l2_text()), lambda: compiled(chained_leading())])
 def test_leading_alone_equals_the_whole_delayed_part(make):
     """`leading` from the leading values only: what `ahead` (the whole delayed part) gives for them."""
-    pipeline = make()
-    worker = FrameWorker(pipeline.program, 1)
+    worker, start = _worker_at_start(make())
     split = worker.split
     assert split.leading
-    state = split.internal_state(pipeline.state)
-    start = {n: state[n] for n in split.ahead}
     frames = frames_of(SMALL, 6)
     want = worker.ahead(frames, 0, start, {})
     got = worker.leading(frames, 0, {n: start[n] for n in split.leading}, {})
@@ -56,12 +61,10 @@ def test_leading_alone_equals_the_whole_delayed_part(make):
 
 @pytest.mark.slow
 def test_a_front_given_only_the_leading_values_computes_the_delayed_inputs():
-    pipeline = _full_l2()
-    worker = FrameWorker(pipeline.program, 1)
+    worker, ahead = _worker_at_start(_full_l2())
     split = worker.split
-    state = split.internal_state(pipeline.state)
     frames = frames_of(SMALL, 7)
-    start = worker.ahead(frames[:3], 0, {n: state[n] for n in split.ahead}, {})
+    start = worker.ahead(frames[:3], 0, ahead, {})
     want = worker.front(frames[3:], 3, frames[2], start, {})
     got = worker.front(frames[3:], 3, frames[2], {n: start[n] for n in split.leading}, {})
     assert len(got) == len(want)
@@ -92,12 +95,9 @@ def test_the_chain_runs_in_the_caller_not_a_process_of_its_own():
 
 @pytest.mark.slow
 def test_after_is_every_delayed_value_after_the_chunk_and_the_front_need_not_send_them():
-    pipeline = _full_l2()
-    worker = FrameWorker(pipeline.program, 1)
-    split = worker.split
-    state = split.internal_state(pipeline.state)
+    worker, ahead = _worker_at_start(_full_l2())
     frames = frames_of(SMALL, 5)
-    want = worker.ahead(frames, 0, {n: state[n] for n in split.ahead}, {})
-    assert_same_state(worker.after(frames, 0, {n: state[n] for n in split.leading}, {}), want)
-    values = worker.front(frames, 0, None, {n: state[n] for n in split.ahead}, {}, returns_delayed=False)
+    want = worker.ahead(frames, 0, ahead, {})
+    assert_same_state(worker.after(frames, 0, {n: ahead[n] for n in worker.split.leading}, {}), want)
+    values = worker.front(frames, 0, None, ahead, {}, returns_delayed=False)
     assert not any("delayed" in v for v in values)
