@@ -20,7 +20,10 @@ for whichever ends first (`wait`): blocking on the front alone left a
 worker idle for the rest of that front whenever a tail ended meanwhile,
 since the window stayed full (11 ms gaps in a 16-frame run of the L2
 frame). On the way out (the end, an error, the caller closing the
-generator) `close(flights)` cancels what is still running.
+generator) `close(flights)` cancels what is still running. An item whose
+front fails (its settle raises) stops the run after every item before it
+has come out, as a sequential run stops at its first failing frame; the
+executor's settle releases what that item held.
 """
 
 from __future__ import annotations
@@ -71,7 +74,13 @@ def frames_in_flight(items: Iterable[ItemT], window: int,
             if tails and executor.done(tails[0]):
                 yield from executor.finish(tails.popleft())
             elif fronts and (not tails or executor.done(fronts[0])):
-                tails.append(executor.settle(fronts.popleft()))
+                try:
+                    settled = executor.settle(fronts.popleft())
+                except Exception:
+                    while tails:  # the items before the failing one still come out, then its error
+                        yield from executor.finish(tails.popleft())
+                    raise
+                tails.append(settled)
             elif fronts:  # the oldest tail and the oldest front both running: whichever ends first
                 executor.wait([tails[0], fronts[0]])
             elif tails:

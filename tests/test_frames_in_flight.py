@@ -65,3 +65,39 @@ def test_outputs_in_order_within_the_window(data, n, window):
     executor = SimulatedExecutor(data.draw(times), data.draw(times))
     assert list(frames_in_flight(range(n), window, executor)) == [(i,) for i in range(n)]
     assert executor.most_in_flight <= window
+
+
+class FailingFront(SimulatedExecutor):
+    """Item `bad`'s front fails; its tail-free neighbours run as before."""
+
+    def __init__(self, front: list[float], tail: list[float], bad: int):
+        super().__init__(front, tail)
+        self.bad = bad
+
+    def settle(self, flight):
+        if flight["item"] == self.bad:
+            self.now = max(self.now, flight["end"])
+            raise ValueError(f"item {self.bad}")
+        return super().settle(flight)
+
+    def close(self, flights) -> None:
+        pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), n=st.integers(1, 12), window=st.integers(1, 5))
+def test_a_failing_front_stops_the_run_after_every_item_before_it(data, n, window):
+    """Whatever the timing, the items before the failing one come out (in order), then its error: a settle
+    that raised while earlier tails still ran dropped their outputs."""
+    times = st.lists(st.floats(0, 10, allow_nan=False), min_size=n, max_size=n)
+    bad = data.draw(st.integers(0, n - 1))
+    executor = FailingFront(data.draw(times), data.draw(times), bad)
+    got = []
+    try:
+        for out in frames_in_flight(range(n), window, executor):
+            got.append(out)
+    except ValueError as e:
+        assert str(e) == f"item {bad}"
+    else:
+        raise AssertionError("no error")
+    assert got == [(i,) for i in range(bad)]
