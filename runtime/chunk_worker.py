@@ -3,8 +3,10 @@
 Ray actors (`cortex.runtime.ray_executor`) and worker processes (`cortex.runtime.processes`) are the
 same worker: sent the compiled `Program` (plain data) once, it loads the frame split and runs, for a chunk
 of frames, the delayed and parallel parts (`front`), the delayed part alone (`ahead`: the chain of leading
-recurrences that starts the next chunk) and the tail (`tail`); the recurrence runs on the caller, in frame
-order. It never compiles anything: the compiler need not be importable where it runs.
+recurrences that starts the next chunk, on an actor) and the tail (`tail`); the recurrence runs on the
+caller, in frame order. The processes engine runs its chain on the caller (`chain`: the leading stages
+alone, whose results the fronts take). It never compiles anything: the compiler need not be importable
+where it runs.
 """
 
 from __future__ import annotations
@@ -43,33 +45,33 @@ class FrameWorker:
         self.program = program
         self.split = LoadedSplit(program)
         self._leading_stages: list[Any] | None = None  # the chain's slice of the delayed part, on first use
+        self._rest_stages: list[Any] = []  # the rest of the delayed part (the fronts' share), with it
         parts = self.split.parts
         wanted = dict.fromkeys([*parts["recurrence"].arg_keys, *parts["tail"].arg_keys])
         self.returned = [k for k in wanted if not k.startswith("input:")]
 
     def front(self, frames: list, first: int, before: Any, delayed: dict | None, fixed: dict,
-              returns_delayed: bool = True) -> list[dict]:
+              returns_delayed: bool = True, givens: list[dict] | None = None) -> list[dict]:
         """Delayed and parallel parts of `frames` (numbered from `first`).
 
-        `delayed`: the delayed inputs (and leading recurrences) of the first frame, or None to compute
-        them from `before`, the frame before the chunk; given without the delayed inputs (only the
-        leading recurrences, as `leading` returns them), those are computed from `before` — they read no
-        state, so this frame's delayed part needs no history. `fixed`: read-only states.
+        `delayed`: the delayed inputs and leading recurrences of the first frame, or None to compute them
+        from `before`, the frame before the chunk (only without leading recurrences: the delayed inputs read
+        no state, so that frame's delayed part needs no history). `fixed`: read-only states. `givens`, when
+        given: for each frame what its leading stages computed (`chain`), so only the rest of its delayed
+        part runs here.
         """
         split = self.split
-        missing = [n for n in split.ahead if delayed is None or n not in delayed]
-        if delayed is None or missing:
-            given = {**fixed, **(delayed or {})}
-            env = {**split.inputs((before,)), **split.state_env({n: v for n, v in given.items() if n in split.state_ports})}
+        if delayed is None:
+            env = {**split.inputs((before,)), **split.state_env({n: v for n, v in fixed.items() if n in split.state_ports})}
             split.parts["delayed"](env, first - 1)
-            delayed = {**(delayed or {}), **split.updates(env, missing)}
+            delayed = split.updates(env, split.ahead)
         values = []
         for k, frame in enumerate(frames):
-            env = self._delayed(frame, first + k, delayed, fixed)
+            env = self._delayed(frame, first + k, delayed, fixed, givens[k] if givens is not None else None)
             split.parts["parallel"](env, first + k)
             delayed = split.updates(env, split.ahead)
             values.append({key: env[key] for key in self.returned if key in env})
-        if values and returns_delayed:  # (not when the caller has them: `after`)
+        if values and returns_delayed:  # (not when the caller has them: `chain`)
             values[-1]["delayed"] = delayed
         return values
 
@@ -83,28 +85,26 @@ class FrameWorker:
             delayed = self.split.updates(env, self.split.ahead)
         return delayed
 
-    def leading(self, frames: list, first: int, leading: dict, fixed: dict) -> dict:
-        """The leading recurrences alone over `frames`, from `leading` (their values before the first frame):
-        their values after the last frame, which start the next chunk. Only the delayed part's stages they
-        need run (the blur gate's sharpness, not the delayed inputs' derived states), so the chain costs a
-        fraction of the delayed part; the fronts compute the delayed inputs from the frame before them."""
+    def chain(self, frames: list, first: int, leading: dict, fixed: dict) -> tuple[list[dict], dict]:
+        """The chain of leading recurrences over `frames`, from `leading` (their values before the first frame),
+        where the caller holds the frames: for each frame what its leading stages computed (the fronts take
+        it instead of computing it again: the blur gate's gray frame and sharpness), and every delayed value
+        after the last frame (the rest of the delayed part runs for that frame alone), which the next chunk
+        starts from and the caller's state takes."""
         split = self.split
-        stages = self.leading_stages()
+        stages, rest = self.leading_stages(), self.rest_stages()
+        givens: list[dict] = []
+        env: dict = {}
         for k, frame in enumerate(frames):
             env = split.inputs((frame,))
             env.update(split.state_env({n: v for n, v in {**leading, **fixed}.items() if n in split.state_ports}))
             for stage in stages:
                 stage(env, first + k)
+            givens.append({key: env[key] for stage in stages for key in stage.result_keys if key in env})
             leading = split.updates(env, split.leading)
-        return leading
-
-    def after(self, frames: list, first: int, leading: dict, fixed: dict) -> dict:
-        """Every delayed value after `frames` (the leading recurrences chained from `leading`, the delayed inputs
-        from the last frame): what the next chunk starts from, computed where the caller holds the frames,
-        so a front need not send its delayed values back (at 480x640 with temporal reuse, 11 MB a chunk)."""
-        leading = self.leading(frames[:-1], first, leading, fixed)
-        env = self._delayed(frames[-1], first + len(frames) - 1, leading, fixed)
-        return self.split.updates(env, self.split.ahead)
+        for stage in rest:
+            stage(env, first + len(frames) - 1)
+        return givens, split.updates(env, split.ahead)
 
     def leading_stages(self) -> list[Any]:
         """The stages of the delayed part that the leading recurrences' updates depend on, in order (the whole
@@ -118,13 +118,25 @@ class FrameWorker:
                     kept.append(stage)
                     needed |= set(stage.arg_keys)
             self._leading_stages = kept[::-1] if staged else [self.split.parts["delayed"]]
+            self._rest_stages = [stage for stage in staged if stage not in kept]
         return self._leading_stages
 
-    def _delayed(self, frame: Any, index: int, delayed: dict, fixed: dict) -> dict:
+    def rest_stages(self) -> list[Any]:
+        """The delayed part's other stages, in order: what a front runs of a frame whose leading stages ran in
+        the chain (none where the program has no stages: the chain ran the whole delayed part)."""
+        self.leading_stages()
+        return self._rest_stages
+
+    def _delayed(self, frame: Any, index: int, delayed: dict, fixed: dict, given: dict | None = None) -> dict:
         split = self.split
         env = split.inputs((frame,))
         env.update(split.state_env({n: v for n, v in {**delayed, **fixed}.items() if n in split.state_ports}))
-        split.parts["delayed"](env, index)
+        if given is None:
+            split.parts["delayed"](env, index)
+            return env
+        env.update(given)
+        for stage in self.rest_stages():
+            stage(env, index)
         return env
 
     def tail(self, frames: list, first: int, values: list[dict]) -> list[dict]:

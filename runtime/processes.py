@@ -13,10 +13,12 @@ the gate's scalars, the encoded bytes) come back through the pool's pipes. The l
 engine runs (`cortex.runtime.frames`), with the Ray engine's protocol: a chunk's `front` (delayed and
 parallel parts) on a worker, the recurrence on the caller in frame order, the chunk's `tail` (the encoder)
 on a worker. When the entry has leading recurrences (the blur gate's sharpness history) each chunk's
-starting values are chained over the chunks before it: that chain runs only the delayed part's stages
-those values need (`FrameWorker.leading`, a few ms a frame) in a thread of the caller, which otherwise
-mostly waits — a process of its own cost more (its share of the cores, the values through pipes) on 2
-cores — and gives every delayed value after a chunk (`FrameWorker.after`): the next chunk starts from
+starting values are chained over the chunks before it (`FrameWorker.chain`), on the caller as the chunk
+starts: only the delayed part's stages those values need run there (the gray frame and its sharpness, a
+few ms a frame), and what they computed goes to the front in the block, which runs the rest of the delayed
+part — no stage runs twice, where a chain that handed on the leading values alone made every front
+compute them again (3.5 ms of 50 a frame at 480x640). The chain also runs the rest of the delayed part on
+the chunk's last frame, so the caller holds every delayed value after the chunk: the next chunk starts from
 them, sent in its block (no front recomputes the frame before its chunk, none pickles them back).
 
 The pool is kept with the pipeline and reused by its next `run_video` with the same worker count (the
@@ -35,7 +37,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing.shared_memory import SharedMemory
@@ -46,6 +48,7 @@ import numpy as np
 from cortex.errors import CortexError, whole_number
 from cortex.runtime.chunk_worker import FrameWorker, chunks_of, settle_chunk
 from cortex.runtime.frames import frames_in_flight
+from cortex.runtime.memory_policy import keep_freed_memory
 from cortex.runtime.parts import LoadedSplit
 from cortex.runtime.program import Program
 from cortex.runtime.threads import MAX_WORKERS, machine_cores
@@ -72,16 +75,22 @@ Layout = tuple[tuple[int, ...], str, int] | None
 """Where an array lies in a block (shape, dtype, offset); None: the value travels by value (pickled)."""
 
 
+Named = tuple[tuple[str, Layout, Any], ...]
+"""Named values in a block: (name, layout, value) each."""
+
+
 @dataclass(frozen=True)
 class BlockSpec:
     """Where a chunk's frames lie in a shared-memory block: its name and each frame's layout. A frame that is
     not a NumPy array travels by value (`values`). `delayed`, when given, is the delayed values the chunk
-    starts from, (name, layout, value) each, in the block after the frames."""
+    starts from; `givens`, when given, what each frame's leading stages computed (the chain's); both in the
+    block after the frames."""
 
     name: str | None
     frames: tuple[Layout, ...]
     values: tuple[Any, ...]
-    delayed: tuple[tuple[str, Layout, Any], ...] | None = None
+    delayed: Named | None = None
+    givens: tuple[Named, ...] | None = None
 
 
 KEEP_BYTES = 256 << 20
@@ -141,36 +150,51 @@ def _unlink(block: SharedMemory) -> None:
 
 
 class FrameBlock:
-    """The caller's side of one chunk's frames (and, when given, the delayed values it starts from): written
-    into a block of `cache` once, given back when the chunk is done."""
+    """The caller's side of one chunk's frames (and, when given, the delayed values it starts from and what each
+    frame's leading stages computed): written into a block of `cache` once, an array that appears under
+    several names once, given back when the chunk is done."""
 
-    def __init__(self, frames: list[Any], cache: BlockCache, delayed: dict[str, Any] | None = None):
-        names = list(delayed) if delayed is not None else []
-        items = [*frames, *(delayed[n] for n in names)] if delayed is not None else list(frames)
-        arrays = [v if isinstance(v, np.ndarray) and v.dtype != object else None for v in items]
-        offsets, size = [], 0
-        for a in arrays:
-            size = -(-size // 64) * 64  # each array 64-byte aligned
-            offsets.append(size)
-            size += a.nbytes if a is not None else 0
+    def __init__(self, frames: list[Any], cache: BlockCache, delayed: dict[str, Any] | None = None,
+                 givens: list[dict[str, Any]] | None = None):
+        groups = [delayed, *(givens or [])]
+        items = [*frames, *(v for group in groups if group is not None for v in group.values())]
+        offsets: dict[int, int] = {}  # id of an array placed -> its offset
+        size = 0
+        for v in items:
+            if _shared(v) and id(v) not in offsets:
+                size = -(-size // 64) * 64  # each array 64-byte aligned
+                offsets[id(v)] = size
+                size += v.nbytes
         self.cache = cache
-        self.shm = cache.take(size) if any(a is not None and a.nbytes for a in arrays) else None
-        layout: list[Layout] = []
-        for a, offset in zip(arrays, offsets):
-            if a is None or self.shm is None:
-                layout.append(None)
-                continue
-            np.ndarray(a.shape, a.dtype, buffer=self.shm.buf, offset=offset)[...] = a
-            layout.append((tuple(a.shape), a.dtype.str, offset))
-        values = tuple(None if at is not None else v for at, v in zip(layout, items))
-        n = len(frames)
-        self.spec = BlockSpec(self.shm.name if self.shm is not None else None, tuple(layout[:n]), values[:n],
-                              tuple(zip(names, layout[n:], values[n:])) if delayed is not None else None)
+        self.shm = cache.take(size) if size else None
+        written: set[int] = set()
+
+        def place(v: Any) -> tuple[Layout, Any]:
+            if self.shm is None or id(v) not in offsets:
+                return None, v
+            at = offsets[id(v)]
+            if id(v) not in written:
+                np.ndarray(v.shape, v.dtype, buffer=self.shm.buf, offset=at)[...] = v
+                written.add(id(v))
+            return (tuple(v.shape), v.dtype.str, at), None
+
+        def named(group: dict[str, Any]) -> Named:
+            return tuple((name, *place(v)) for name, v in group.items())
+
+        placed = [place(f) for f in frames]
+        self.spec = BlockSpec(self.shm.name if self.shm is not None else None, tuple(at for at, _ in placed),
+                              tuple(v for _, v in placed), named(delayed) if delayed is not None else None,
+                              tuple(named(g) for g in givens) if givens is not None else None)
 
     def free(self) -> None:
         if self.shm is not None:
             self.cache.give(self.shm)
             self.shm = None
+
+
+def _shared(value: Any) -> bool:
+    """Whether `value` travels in the block (a NumPy array of plain data), not by value."""
+    return isinstance(value, np.ndarray) and value.dtype != object and value.nbytes > 0
 
 
 class _Maps:
@@ -211,6 +235,9 @@ class _Mapped:
         self.frames: list[Any] = [self._value(at, v) for at, v in zip(spec.frames, spec.values)]
         self.delayed: dict[str, Any] | None = (
             {name: self._value(at, v) for name, at, v in spec.delayed} if spec.delayed is not None else None)
+        self.givens: list[dict[str, Any]] | None = (
+            [{name: self._value(at, v) for name, at, v in given} for given in spec.givens]
+            if spec.givens is not None else None)
         self.span = (0, 0)
         if self.shm is not None and self.shm.buf is not None:
             whole = np.frombuffer(self.shm.buf, np.uint8)
@@ -237,7 +264,7 @@ class _Mapped:
 
     def close(self) -> None:
         self.frames.clear()
-        self.delayed = None
+        self.delayed = self.givens = None
         if self.shm is not None and not self.kept:
             self.shm.close()
 
@@ -252,6 +279,7 @@ _MAPS: _Maps | None = None
 
 def _start_worker(program: Program, threads: int, workers: int) -> None:
     global _WORKER, _MAPS
+    keep_freed_memory()  # the worker's own process: a frame's freed memory kept for the next
     _WORKER = FrameWorker(program, threads)
     _MAPS = _Maps(4 * workers + 4, KEEP_BYTES // workers)
 
@@ -268,7 +296,7 @@ def _task(method: str, spec: BlockSpec, *args: Any) -> Any:
                 delayed = {**mapped.delayed, **(delayed or {})}
             before = frames[0] if before_given else None
             chunk = frames[1:] if before_given else frames
-            return mapped.detached(_WORKER.front(chunk, first, before, delayed, fixed, returns_delayed))
+            return mapped.detached(_WORKER.front(chunk, first, before, delayed, fixed, returns_delayed, mapped.givens))
         first, before_given, values = args
         return mapped.detached(_WORKER.tail(frames[1:] if before_given else frames, first, values))
     finally:
@@ -314,9 +342,9 @@ def _ready() -> None:
 
 
 class ProcessPool:
-    """`workers` processes that run chunks, plus a thread of the caller that runs the chain of leading
-    recurrences; all started at once, now (a process per task submitted while none is idle: `workers`
-    empty tasks start them all)."""
+    """`workers` processes that run chunks, all started at once, now (a process per task submitted while none is
+    idle: `workers` empty tasks start them all), and with `chain` the caller's own loaded split, which runs
+    the chain of leading recurrences."""
 
     def __init__(self, program: Program, workers: int, chain: bool):
         context = worker_context()
@@ -324,8 +352,7 @@ class ProcessPool:
         self.workers = workers
         self.fronts = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
                                           initargs=(program, threads, workers))
-        self.chain = ThreadPoolExecutor(1, thread_name_prefix="cortex-chain") if chain else None
-        self.chain_worker = FrameWorker(program, None) if chain else None
+        self.chain = FrameWorker(program, None) if chain else None
         self.blocks = BlockCache(keep=2 * workers + 2)
         with _main_not_rerun():
             started = [self.fronts.submit(_ready) for _ in range(workers)]
@@ -341,9 +368,7 @@ class ProcessPool:
         return sorted(self.fronts._processes)
 
     def close(self) -> None:
-        for pool in (self.fronts, self.chain):
-            if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
+        self.fronts.shutdown(wait=True, cancel_futures=True)
         self.blocks.close()
 
 
@@ -394,40 +419,50 @@ class ProcessFrames:
         self.pipeline, self.split, self.pool = pipeline, split, pool
         self.state = split.internal_state(pipeline.state)
         self.fixed = {n: self.state[n] for n in split.read_only}
-        self.ahead: Any = {n: self.state.get(n) for n in split.ahead}  # values, then the chain's future
+        self.ahead: dict[str, Any] = {n: self.state.get(n) for n in split.ahead}  # at the start, then after each chunk's chain
         self.first, self.before = 0, None
+        self.failed: Future | None = None  # the chain's error, raised when its chunk settles
 
     def start(self, frames_chunk: list) -> Any:
         split, first = self.split, self.first
+        self.first += len(frames_chunk)
+        before, self.before = self.before, frames_chunk[-1]
+        if self.failed is not None:  # a chunk before failed in the chain: its settle raises, this one never runs
+            return first, frames_chunk, FrameBlock([], self.pool.blocks), False, None, self.failed
+        givens, after = None, None
         delayed = self.ahead if first == 0 or split.leading else None
-        if isinstance(delayed, Future):
-            delayed = self._result(delayed, first, len(frames_chunk))
-        # with the delayed values (the run's start, or the chain's values after the chunk before), the front
-        # starts from them, sent in the block; without, it computes them from the frame before the chunk
+        if split.leading:  # the chain, on the caller: each frame's leading stages, the delayed values after the chunk
+            assert self.pool.chain is not None
+            try:
+                leading = {n: self.ahead[n] for n in split.leading}
+                givens, after = self.pool.chain.chain(frames_chunk, first, leading, self.fixed)
+            except Exception as e:  # raised in frame order, when this chunk settles
+                self.failed = Future()
+                self.failed.set_exception(e)
+                return first, frames_chunk, FrameBlock([], self.pool.blocks), False, None, self.failed
+            self.ahead = after
+        # with the delayed values (the run's start, or the chain's after the chunk before) the front starts from
+        # them, sent in the block; without, it computes them from the frame before the chunk
         before_given = delayed is None
-        block = FrameBlock(([self.before] if before_given else []) + frames_chunk, self.pool.blocks, delayed)
+        block = FrameBlock(([before] if before_given else []) + frames_chunk, self.pool.blocks, delayed, givens)
         try:
-            after = None
-            if split.leading:  # the chain, in the caller: the next chunk's start, this chunk's delayed values after it
-                chain, worker = self.pool.chain, self.pool.chain_worker
-                assert chain is not None and worker is not None and delayed is not None
-                leading = {n: delayed[n] for n in split.leading}
-                after = self.ahead = chain.submit(worker.after, frames_chunk, first, leading, self.fixed)
             front = self._submit(self.pool.fronts, "front", block.spec, first, before_given, None, self.fixed,
                                  after is None)
         except BaseException:
             block.free()
             raise
-        self.first += len(frames_chunk)
-        self.before = frames_chunk[-1]
         return first, frames_chunk, block, before_given, after, front
 
     def settle(self, flight: Any) -> Any:
         at, frames_chunk, block, before_given, after, future = flight
         split, state = self.split, self.state
-        values = self._result(future, at, len(frames_chunk))
+        try:
+            values = self._result(future, at, len(frames_chunk))
+        except BaseException:
+            block.free()
+            raise
         if after is not None:
-            values[-1]["delayed"] = self._result(after, at, len(frames_chunk))
+            values[-1]["delayed"] = after
         tail_args = settle_chunk(split, state, values, at)
         tail = self._submit(self.pool.fronts, "tail", block.spec, at, before_given, tail_args)
         return at, frames_chunk, block, dict(state), tail
@@ -455,8 +490,6 @@ class ProcessFrames:
         wait([f[-1] for f in flights])  # a worker may still map a block: let it finish before it is freed
         for flight in flights:
             flight[2].free()
-        if isinstance(self.ahead, Future):
-            self.ahead.cancel()
 
     def _submit(self, pool: ProcessPoolExecutor, method: str, *args: Any) -> Future:
         try:

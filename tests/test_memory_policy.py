@@ -1,4 +1,4 @@
-"""cortex-run keeps the memory a frame frees for the next frame (tools/memory_policy.py).
+"""cortex-run keeps the memory a frame frees for the next frame (runtime/memory_policy.py).
 
 Measured by page faults, not time: a frame's worth of large arrays freed and
 allocated again page-faults every page back in under glibc's default policy,
@@ -20,7 +20,7 @@ FRAME_OF_ARRAYS = """
 import resource, sys
 import numpy as np
 if sys.argv[1] == "kept":
-    from cortex.tools.memory_policy import keep_freed_memory
+    from cortex.runtime.memory_policy import keep_freed_memory
     print(keep_freed_memory(), file=sys.stderr)
 
 def faults():
@@ -78,7 +78,7 @@ def test_called_in_process_it_leaves_the_hosts_allocator_alone(tmp_path, capsys)
 
 def test_the_guide_quotes_the_policy_as_environment_variables():
     import cortex
-    from cortex.tools.memory_policy import ENVIRONMENT, KEPT, M_ARENA_MAX, M_MMAP_THRESHOLD, M_TOP_PAD, M_TRIM_THRESHOLD
+    from cortex.runtime.memory_policy import ENVIRONMENT, KEPT, M_ARENA_MAX, M_MMAP_THRESHOLD, M_TOP_PAD, M_TRIM_THRESHOLD
 
     assert ENVIRONMENT in (Path(cortex.__file__).resolve().parent / "docs" / "running.md").read_text()
     names = {M_ARENA_MAX: "MALLOC_ARENA_MAX", M_MMAP_THRESHOLD: "MALLOC_MMAP_THRESHOLD_", M_TRIM_THRESHOLD: "MALLOC_TRIM_THRESHOLD_",

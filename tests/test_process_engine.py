@@ -85,6 +85,30 @@ def test_a_bad_frame_is_named_and_the_frames_before_it_delivered():
     assert_same_state(b.state, a.state)
 
 
+def test_an_error_in_the_chain_is_named_and_the_frames_before_it_delivered(monkeypatch):
+    """The chain runs on the caller as a chunk starts, before earlier chunks are delivered: its error waits
+    for its chunk's turn, so every frame before the chunk still comes out."""
+    a, b = PIPELINES
+    a.reset()
+    b.reset()
+    frames = frames_of(SMALL, 20)
+    want = sequential(a, frames[:BAD_AT])
+    list(b.run_video(frames[:1], workers=2, engine="processes"))  # the pool and its chain, to patch
+    b.reset()
+    chain = processes.pool_for(b, b.program, 2, chain=True).chain
+    real = chain.chain
+
+    def failing(frames_chunk, first, *args):
+        if first == BAD_AT:
+            raise CortexError("the gate's history broke")
+        return real(frames_chunk, first, *args)
+
+    monkeypatch.setattr(chain, "chain", failing)
+    got = delivered_before_error(b.run_video(frames, workers=2, engine="processes", chunk=3),
+                                 rf"^frames {BAD_AT} to {BAD_AT + 2}: the gate's history broke$")
+    assert_same(got, want)
+
+
 def test_options_are_checked_before_any_process_starts():
     _, b = PIPELINES
     with pytest.raises(CortexError, match="engine 'processes' takes the option chunk; got address"):

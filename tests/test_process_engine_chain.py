@@ -1,7 +1,7 @@
 """The processes engine's chain of leading recurrences: only the slice of the delayed part those values
-read, handed on as the leading values alone (the fronts compute the delayed inputs from the frame before
-their chunk) — the sequential run's outputs and state all the same, with temporal reuse's derived states
-and with two chained leading recurrences."""
+read runs on the caller, and the fronts take what it computed instead of computing it again — the
+sequential run's outputs and state all the same, with temporal reuse's derived states and with two
+chained leading recurrences."""
 
 from __future__ import annotations
 
@@ -47,31 +47,65 @@ def test_the_chain_runs_a_strict_slice_of_the_delayed_part():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("make", [_full_l2, lambda: compiled(small_l2_text()), lambda: compiled(chained_leading())])
-def test_leading_alone_equals_the_whole_delayed_part(make):
-    """`leading` from the leading values only: what `ahead` (the whole delayed part) gives for them."""
+def test_the_chain_ends_where_the_whole_delayed_part_ends(make):
+    """`chain` from the leading values only: every delayed value after the chunk, as `ahead` (the whole delayed
+    part, frame after frame) gives them; for each frame the results of the leading stages alone."""
     worker, start = _worker_at_start(make())
     split = worker.split
     assert split.leading
     frames = frames_of(SMALL, 6)
-    want = worker.ahead(frames, 0, start, {})
-    got = worker.leading(frames, 0, {n: start[n] for n in split.leading}, {})
-    assert got.keys() == set(split.leading)
-    assert_same_state(got, {n: want[n] for n in split.leading})
+    givens, after = worker.chain(frames, 0, {n: start[n] for n in split.leading}, {})
+    assert_same_state(after, worker.ahead(frames, 0, start, {}))
+    leading_results = {k for s in worker.leading_stages() for k in s.result_keys}
+    assert len(givens) == len(frames)
+    assert all(set(g) == leading_results for g in givens)
 
 
 @pytest.mark.slow
-def test_a_front_given_only_the_leading_values_computes_the_delayed_inputs():
-    worker, ahead = _worker_at_start(_full_l2())
-    split = worker.split
+@pytest.mark.parametrize("make", [_full_l2, lambda: compiled(chained_leading())])
+def test_a_front_given_the_chains_results_computes_what_a_whole_front_does(make):
+    """With each frame's leading-stage results given, a front runs only the rest of the delayed part and gives
+    the same values (and delayed values after the chunk) as one that runs all of it."""
+    worker, ahead = _worker_at_start(make())
     frames = frames_of(SMALL, 7)
     start = worker.ahead(frames[:3], 0, ahead, {})
-    want = worker.front(frames[3:], 3, frames[2], start, {})
-    got = worker.front(frames[3:], 3, frames[2], {n: start[n] for n in split.leading}, {})
+    givens, _ = worker.chain(frames[3:], 3, {n: start[n] for n in worker.split.leading}, {})
+    want = worker.front(frames[3:], 3, None, start, {})
+    got = worker.front(frames[3:], 3, None, start, {}, givens=givens)
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.keys() == w.keys()
         assert_same_state({k: v for k, v in g.items() if k != "delayed"}, {k: v for k, v in w.items() if k != "delayed"})
     assert_same_state(got[-1]["delayed"], want[-1]["delayed"])
+
+
+class _Counted:
+    """A stage that counts its calls (by the stage's name, in `calls`)."""
+
+    def __init__(self, stage, calls):
+        self.stage, self.calls = stage, calls
+        self.name, self.arg_keys, self.result_keys = stage.name, stage.arg_keys, stage.result_keys
+
+    def __call__(self, env, index):
+        self.calls[self.name] = self.calls.get(self.name, 0) + 1
+        self.stage(env, index)
+
+
+@pytest.mark.slow
+def test_no_delayed_stage_runs_twice_between_the_chain_and_the_front():
+    worker, ahead = _worker_at_start(_full_l2())
+    calls: dict[str, int] = {}
+    worker._leading_stages = [_Counted(s, calls) for s in worker.leading_stages()]
+    worker._rest_stages = [_Counted(s, calls) for s in worker.rest_stages()]
+    assert worker._leading_stages and worker._rest_stages
+    frames = frames_of(SMALL, 4)
+    givens, _ = worker.chain(frames, 0, {n: ahead[n] for n in worker.split.leading}, {})
+    chained = dict(calls)
+    assert all(chained[s.name] == len(frames) for s in worker.leading_stages())
+    assert all(chained[s.name] == 1 for s in worker.rest_stages())  # the last frame's: the delayed values after
+    calls.clear()
+    worker.front(frames, 0, None, ahead, {}, givens=givens)
+    assert calls == {s.name: len(frames) for s in worker.rest_stages()}  # none of the chain's again
 
 
 @pytest.mark.slow
@@ -91,13 +125,3 @@ def test_the_chain_runs_in_the_caller_not_a_process_of_its_own():
     b = compiled(small_l2_text())
     list(b.run_video(frames_of(SMALL, 4), workers=2, engine="processes", chunk=2))
     assert len(processes.pool_for(b, b.program, 2, chain=True).pids()) == 2
-
-
-@pytest.mark.slow
-def test_after_is_every_delayed_value_after_the_chunk_and_the_front_need_not_send_them():
-    worker, ahead = _worker_at_start(_full_l2())
-    frames = frames_of(SMALL, 5)
-    want = worker.ahead(frames, 0, ahead, {})
-    assert_same_state(worker.after(frames, 0, {n: ahead[n] for n in worker.split.leading}, {}), want)
-    values = worker.front(frames, 0, None, ahead, {}, returns_delayed=False)
-    assert not any("delayed" in v for v in values)

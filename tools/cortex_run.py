@@ -31,6 +31,7 @@ import numpy as np
 import cortex
 from cortex.backends.backend import BACKENDS as COMPILED_BACKENDS
 from cortex.errors import CortexError
+from cortex.runtime.memory_policy import keep_freed_memory
 from cortex.semantics.modes import BLUR_AUTO, DEFAULT_MODE, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
 from cortex.semantics.modes import DEFAULT_ENTRY as ENTRY
 from cortex.tools import parallel_run
@@ -41,7 +42,6 @@ from cortex.tools.atomic import (
     is_write_failure,
     remove_temporaries,
 )
-from cortex.tools.memory_policy import keep_freed_memory
 from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs, check_output_paths
 from cortex.tools.report import dce_summary, progress_bar
 from cortex.tools.run_summary import RunClock, RunSummary, library_threads, process_start

@@ -118,7 +118,7 @@ class RunSummary:
     stages: StageTimes | None = None
     outputs: dict[str, str] = field(default_factory=dict)
     memory: str = ""
-    """What glibc does with freed memory (`cortex.tools.memory_policy`), in words."""
+    """What glibc does with freed memory (`cortex.runtime.memory_policy`), in words."""
 
     def rates(self) -> dict[str, float | None]:
         c = self.clock

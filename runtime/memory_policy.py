@@ -1,4 +1,5 @@
-"""cortex-run keeps the memory one frame frees for the next frame (glibc's malloc, set as the tool starts).
+"""cortex-run and the processes engine's workers keep the memory one frame frees for the next frame (glibc's
+malloc, set as the tool or the worker process starts).
 
 A frame allocates and frees its large arrays (a 1088×1920 float64 image is
 16.7 MB). By default glibc hands freed memory back to the OS — it trims the
@@ -14,9 +15,11 @@ Measured (`cortex-run --size 1088x1920 --frames 24`, 2 cores, load ~1,
 `--return-memory` vs kept, two runs each): 1 worker 9.2–10.0 s → 7.8–7.9 s,
 2 workers 6.7–6.8 s → 5.4–5.7 s (system time 2.3–3.1 s → 0.7–1.1 s); the
 480×640 main job 2.65–2.77 s → 2.49–2.55 s. The cost: the process keeps
-its peak heap until it ends (918 MB instead of 864 MB at 1088×1920). Only the tool does this — it owns its process;
-the library never retunes its host's allocator (docs/running.md gives the
-environment variables for a program of one's own).
+its peak heap until it ends (918 MB instead of 864 MB at 1088×1920). Only the tool and the worker processes
+(`cortex.runtime.processes`) do this — each owns its process, and in a worker, between fronts and tails of
+different chunks, the default policy cost 600-700 fresh pages a 480x640 frame (5 with the policy); the
+library never retunes its host's allocator (docs/running.md gives the environment variables for a program
+of one's own).
 """
 
 from __future__ import annotations
