@@ -94,21 +94,40 @@ class BlockSpec:
 
 
 KEEP_BYTES = 256 << 20
-"""The most bytes of free blocks a pool keeps between chunks and runs (beyond one block): 5 blocks of a
-2-worker pool at 480x640 (19 MB each), one at 1088x1920 (131 MB), so an idle pool holds little memory."""
+"""The most bytes of free blocks an idle pool keeps between runs (beyond one block): 5 blocks of a 2-worker pool
+at 480x640 (19 MB each), one at 1088x1920 (190 MB), so an idle pool holds little memory. During a run the
+count alone bounds them (`BlockCache.running`)."""
 
 
 class BlockCache:
     """Shared-memory blocks kept for reuse: a new block costs its pages' first touch (allocated and zeroed by
     the kernel: 12.5 ms of the caller's CPU for a 9-frame chunk at 480x640, measured) where a block written
-    before costs the copy alone (1.7 ms). Kept with the pool, at most `keep` free and `keep_bytes` (or one
-    block), the smallest unlinked first; every block is unlinked when the pool closes."""
+    before costs the copy alone (1.7 ms). Kept with the pool, at most `keep` free, the smallest unlinked
+    first; between runs also at most `keep_bytes` (or one block), so an idle pool holds little, while a run
+    keeps every block it frees for its next chunks — at 1088x1920 a chunk's block is 190 MB, and capping it
+    by bytes during the run made two chunks in three write a fresh one (40 ms of the caller's system time a
+    frame, measured). Every block is unlinked when the pool closes."""
 
     def __init__(self, keep: int, keep_bytes: int = KEEP_BYTES):
         self.keep, self.keep_bytes = keep, keep_bytes
         self.free: list[SharedMemory] = []
         self.lock = threading.Lock()
         self.closed = False
+        self.running = 0  # runs in progress (`run`)
+
+    @contextlib.contextmanager
+    def run(self) -> Iterator[None]:
+        """While a run is in progress: free blocks bounded by count alone; after it, by bytes too."""
+        with self.lock:
+            self.running += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.running -= 1
+                gone = self._over()
+            for block in gone:
+                _unlink(block)
 
     def take(self, size: int) -> SharedMemory:
         """The smallest free block of at least `size` bytes, or a new one."""
@@ -125,13 +144,19 @@ class BlockCache:
         with self.lock:
             if not self.closed:
                 self.free.append(block)
-                gone = []
-                while len(self.free) > self.keep or (len(self.free) > 1 and sum(b.size for b in self.free) > self.keep_bytes):
-                    smallest = min(self.free, key=lambda b: b.size)
-                    self.free.remove(smallest)
-                    gone.append(smallest)
+                gone = self._over()
         for block in gone:
             _unlink(block)
+
+    def _over(self) -> list[SharedMemory]:
+        """The free blocks past the bounds, taken out (the smallest first); called with the lock held."""
+        gone = []
+        while len(self.free) > self.keep or (not self.running and len(self.free) > 1
+                                             and sum(b.size for b in self.free) > self.keep_bytes):
+            smallest = min(self.free, key=lambda b: b.size)
+            self.free.remove(smallest)
+            gone.append(smallest)
+        return gone
 
     def close(self) -> None:
         with self.lock:
@@ -517,7 +542,8 @@ def run_processes(pipeline: Any, program: Program, split: LoadedSplit, frames: I
     """`compiled.run_video(..., engine="processes")`: see the module docstring."""
     whole_number("workers", workers, 1, MAX_WORKERS)
     pool = pool_for(pipeline, program, workers, chain=bool(split.leading))
-    yield from frames_in_flight(chunks_of(frames, chunk), window, ProcessFrames(pipeline, split, pool))
+    with pool.blocks.run():
+        yield from frames_in_flight(chunks_of(frames, chunk), window, ProcessFrames(pipeline, split, pool))
 
 
 __all__ = ["PROCESS_OPTIONS", "check_process_options", "close_pools", "run_processes"]

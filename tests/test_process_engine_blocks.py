@@ -178,3 +178,20 @@ def test_a_worker_keeps_the_memory_a_frame_frees_for_the_next():
 
 def _minor_faults(pid: int) -> int:
     return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[7])
+
+
+def test_a_run_keeps_every_block_it_frees_and_trims_to_the_bytes_after():
+    before = shared_blocks()
+    cache = processes.BlockCache(keep=5, keep_bytes=10000)
+    with cache.run():
+        blocks = [cache.take(8000) for _ in range(3)]
+        for block in blocks:
+            cache.give(block)
+        assert len(cache.free) == 3  # over the bytes, kept for the run's next chunks
+        again = [cache.take(8000) for _ in range(3)]
+        assert {b.name for b in again} == {b.name for b in blocks}  # no fresh block while the run goes on
+        for block in again:
+            cache.give(block)
+    assert len(cache.free) == 1  # the run over: the idle pool's bound
+    cache.close()
+    assert shared_blocks() <= before
