@@ -5,6 +5,8 @@ chained leading recurrences."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from helpers.pipelines import SMALL, chained_leading, small_l2_text
 from helpers.scheduling import assert_same, assert_same_state, compiled, frames_of, sequential
@@ -121,7 +123,19 @@ def test_processes_equal_sequential_with_derived_and_chained_states(make):
         assert_same_state(b.state, a.state)
 
 
-def test_the_chain_runs_in_the_caller_not_a_process_of_its_own():
+def test_the_chain_runs_in_a_thread_of_the_caller_not_a_process_of_its_own(monkeypatch):
+    """The chain thread, so the caller's own thread writes blocks while the next chunk's chain runs."""
     b = compiled(small_l2_text())
     list(b.run_video(frames_of(SMALL, 4), workers=2, engine="processes", chunk=2))
-    assert len(processes.pool_for(b, b.program, 2, chain=True).pids()) == 2
+    pool = processes.pool_for(b, b.program, 2, chain=True)
+    assert len(pool.pids()) == 2
+    threads, real = [], pool.chain.chain
+
+    def recorded(*args):
+        threads.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(pool.chain, "chain", recorded)
+    b.reset()
+    list(b.run_video(frames_of(SMALL, 6), workers=2, engine="processes", chunk=2))
+    assert len(threads) == 3 and all(name.startswith("cortex-chain") for name in threads)
