@@ -320,12 +320,11 @@ def _task(method: str, spec: BlockSpec, *args: Any) -> Any:
     try:
         frames = mapped.frames
         if method == "front":  # the block holds the frame before the chunk first, when there is one
-            first, before_given, delayed, fixed, returns_delayed = args
-            if mapped.delayed is not None:  # the delayed values the chunk starts from, in the block
-                delayed = {**mapped.delayed, **(delayed or {})}
+            first, before_given, fixed, returns_delayed = args  # the values the chunk starts from: in the block
             before = frames[0] if before_given else None
             chunk = frames[1:] if before_given else frames
-            return mapped.detached(_WORKER.front(chunk, first, before, delayed, fixed, returns_delayed, mapped.givens))
+            return mapped.detached(_WORKER.front(chunk, first, before, mapped.delayed, fixed, returns_delayed,
+                                                 mapped.givens))
         first, before_given, values = args
         return mapped.detached(_WORKER.tail(frames[1:] if before_given else frames, first, values))
     finally:
@@ -528,7 +527,7 @@ class ProcessFrames:
         starts from out of the frame before it (`before`, first in the block)."""
         chunk.before_given = start is None
         chunk.block = FrameBlock(([before] if chunk.before_given else []) + chunk.frames, self.pool.blocks, start, givens)
-        chunk.front = self._submit(self.pool.fronts, "front", chunk.block.spec, chunk.at, chunk.before_given, None,
+        chunk.front = self._submit(self.pool.fronts, "front", chunk.block.spec, chunk.at, chunk.before_given,
                                    self.fixed, chunk.after is None)
 
     def _until_done(self, chunk: _Chunk) -> Future:
