@@ -5,8 +5,9 @@ same worker: sent the compiled `Program` (plain data) once, it loads the frame s
 of frames, the delayed and parallel parts (`front`), the delayed part alone (`ahead`: the chain of leading
 recurrences that starts the next chunk, on an actor) and the tail (`tail`); the recurrence runs on the
 caller, in frame order. The processes engine runs its chain on the caller (`chain`: the leading stages
-alone, whose results the fronts take). It never compiles anything: the compiler need not be importable
-where it runs.
+alone, whose small results the fronts take), and each of its fronts computes the delayed inputs it starts
+from out of the frame before its chunk (`delayed_inputs`). It never compiles anything: the compiler need
+not be importable where it runs.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ class FrameWorker:
             limit_library_threads(threads)
         self.program = program
         self.split = LoadedSplit(program)
-        self._leading_stages: list[Any] | None = None  # the chain's slice of the delayed part, on first use
-        self._rest_stages: list[Any] = []  # the rest of the delayed part (the fronts' share), with it
+        self._delayed_stages: list[Any] | None = None  # loaded on first use (a worker without a chain needs none)
+        self._leading_stages: list[Any] | None = None
+        self._input_stages: list[Any] | None = None
         parts = self.split.parts
         wanted = dict.fromkeys([*parts["recurrence"].arg_keys, *parts["tail"].arg_keys])
         self.returned = [k for k in wanted if not k.startswith("input:")]
@@ -54,26 +56,37 @@ class FrameWorker:
               returns_delayed: bool = True, givens: list[dict] | None = None) -> list[dict]:
         """Delayed and parallel parts of `frames` (numbered from `first`).
 
-        `delayed`: the delayed inputs and leading recurrences of the first frame, or None to compute them
-        from `before`, the frame before the chunk (only without leading recurrences: the delayed inputs read
-        no state, so that frame's delayed part needs no history). `fixed`: read-only states. `givens`, when
-        given: for each frame what its leading stages computed (`chain`), so only the rest of its delayed
-        part runs here.
+        `delayed`: the values the chunk starts from — every delayed input and leading recurrence of the first
+        frame, or, with `before` (the frame before the chunk), the leading recurrences' alone (None where
+        there are none): the delayed inputs are computed here from `before` (they read no state, so that
+        frame's delayed part needs no history). `fixed`: read-only states. `givens`, when given: for each
+        frame what the chain computed of its leading stages (`chain`), which do not run here again.
         """
         split = self.split
-        if delayed is None:
-            env = {**split.inputs((before,)), **split.state_env({n: v for n, v in fixed.items() if n in split.state_ports})}
-            split.parts["delayed"](env, first - 1)
-            delayed = split.updates(env, split.ahead)
+        if before is not None:
+            leading = {n: v for n, v in (delayed or {}).items() if n in split.leading}
+            delayed = {**self.delayed_inputs(before, first - 1, leading, fixed), **leading}
+        assert delayed is not None
         values = []
         for k, frame in enumerate(frames):
             env = self._delayed(frame, first + k, delayed, fixed, givens[k] if givens is not None else None)
             split.parts["parallel"](env, first + k)
             delayed = split.updates(env, split.ahead)
             values.append({key: env[key] for key in self.returned if key in env})
-        if values and returns_delayed:  # (not when the caller has them: `chain`)
+        if values and returns_delayed:  # (not for the processes engine: its caller never takes them)
             values[-1]["delayed"] = delayed
         return values
+
+    def delayed_inputs(self, frame: Any, index: int, leading: dict, fixed: dict) -> dict:
+        """The delayed inputs after `frame` (its gray frame and what temporal reuse derives from it): only the
+        delayed stages they need run. `leading`: the leading recurrences' values, read only by a delayed part
+        without stages (their updates here are dropped)."""
+        split = self.split
+        env = split.inputs((frame,))
+        env.update(split.state_env({n: v for n, v in {**leading, **fixed}.items() if n in split.state_ports}))
+        for stage in self.input_stages():
+            stage(env, index)
+        return split.updates(env, [n for n in split.ahead if n not in split.leading])
 
     def ahead(self, frames: list, first: int, delayed: dict, fixed: dict) -> dict:
         """The delayed part alone over `frames`, from `delayed` (the values before the first frame): the
@@ -86,48 +99,57 @@ class FrameWorker:
         return delayed
 
     def chain(self, frames: list, first: int, leading: dict, fixed: dict) -> tuple[list[dict], dict]:
-        """The chain of leading recurrences over `frames`, from `leading` (their values before the first frame),
-        where the caller holds the frames: for each frame what its leading stages computed (the fronts take
-        it instead of computing it again: the blur gate's gray frame and sharpness), and every delayed value
-        after the last frame (the rest of the delayed part runs for that frame alone), which the next chunk
-        starts from and the caller's state takes."""
+        """The chain of leading recurrences over `frames`, from `leading` (their values before the first frame):
+        only the delayed stages they read run (the blur gate's gray frame and sharpness). Returns, for each
+        frame, what those stages computed that is small (`handed_on`: the sharpness, the history; a front
+        computes the gray frame again, cheaper than sending it), and the leading values after the last frame,
+        which the next chunk starts from."""
         split = self.split
-        stages, rest = self.leading_stages(), self.rest_stages()
+        fixed_env = split.state_env({n: v for n, v in fixed.items() if n in split.state_ports})
         givens: list[dict] = []
-        env: dict = {}
         for k, frame in enumerate(frames):
             env = split.inputs((frame,))
-            env.update(split.state_env({n: v for n, v in {**leading, **fixed}.items() if n in split.state_ports}))
-            for stage in stages:
+            env.update(fixed_env)
+            env.update(split.state_env({n: v for n, v in leading.items() if n in split.state_ports}))
+            for stage in self.leading_stages():
                 stage(env, first + k)
-            givens.append({key: env[key] for stage in stages for key in stage.result_keys if key in env})
+            givens.append({key: env[key] for stage in self.leading_stages() for key in stage.result_keys
+                           if key in env and handed_on(env[key])})
             leading = split.updates(env, split.leading)
-        for stage in rest:
-            stage(env, first + len(frames) - 1)
-        return givens, split.updates(env, split.ahead)
+        return givens, leading
+
+    def delayed_stages(self) -> list[Any]:
+        """The delayed part's stages, in order (the whole part as one where the program has no stages)."""
+        if self._delayed_stages is None:
+            self._delayed_stages = LoadedSplit(self.program, stages=True).delayed_stages or [self.split.parts["delayed"]]
+        return self._delayed_stages
+
+    def _slice(self, states: list[str]) -> list[Any]:
+        """The delayed stages the updates of `states` depend on, in order."""
+        needed = {self.split.boundary.update_keys[n] for n in states}
+        kept: list[Any] = []
+        for stage in reversed(self.delayed_stages()):
+            if needed & set(stage.result_keys):
+                kept.append(stage)
+                needed |= set(stage.arg_keys)
+        return kept[::-1]
 
     def leading_stages(self) -> list[Any]:
-        """The stages of the delayed part that the leading recurrences' updates depend on, in order (the whole
-        delayed part where the program has no stages)."""
+        """The delayed stages the leading recurrences' updates depend on: the chain's."""
         if self._leading_stages is None:
-            staged = LoadedSplit(self.program, stages=True).delayed_stages
-            needed = {self.split.boundary.update_keys[n] for n in self.split.leading}
-            kept: list[Any] = []
-            for stage in reversed(staged):
-                if needed & set(stage.result_keys):
-                    kept.append(stage)
-                    needed |= set(stage.arg_keys)
-            self._leading_stages = kept[::-1] if staged else [self.split.parts["delayed"]]
-            self._rest_stages = [stage for stage in staged if stage not in kept]
+            self._leading_stages = self._slice(self.split.leading)
         return self._leading_stages
 
-    def rest_stages(self) -> list[Any]:
-        """The delayed part's other stages, in order: what a front runs of a frame whose leading stages ran in
-        the chain (none where the program has no stages: the chain ran the whole delayed part)."""
-        self.leading_stages()
-        return self._rest_stages
+    def input_stages(self) -> list[Any]:
+        """The delayed stages the delayed inputs' updates depend on: what computes them from the frame before
+        a chunk."""
+        if self._input_stages is None:
+            self._input_stages = self._slice([n for n in self.split.ahead if n not in self.split.leading])
+        return self._input_stages
 
     def _delayed(self, frame: Any, index: int, delayed: dict, fixed: dict, given: dict | None = None) -> dict:
+        """A frame's delayed part; with `given` (the chain's results), a stage whose results are all given is
+        skipped."""
         split = self.split
         env = split.inputs((frame,))
         env.update(split.state_env({n: v for n, v in {**delayed, **fixed}.items() if n in split.state_ports}))
@@ -135,8 +157,9 @@ class FrameWorker:
             split.parts["delayed"](env, index)
             return env
         env.update(given)
-        for stage in self.rest_stages():
-            stage(env, index)
+        for stage in self.delayed_stages():
+            if not all(key in given for key in stage.result_keys):
+                stage(env, index)
         return env
 
     def tail(self, frames: list, first: int, values: list[dict]) -> list[dict]:
@@ -146,6 +169,17 @@ class FrameWorker:
             split.parts["tail"](env, first + k)
             out.append({key: v for key, v in env.items() if key.startswith("output:")})
         return out
+
+
+GIVEN_BYTES = 64 << 10
+"""The largest array the chain hands on to a front (`handed_on`): a larger one is an image (the gray frame,
+1.2 MB at 480x640), which a front computes again (0.5 ms on a worker) rather than have the caller, whose
+serial work bounds the engine on many cores, copy it into the chunk's block."""
+
+
+def handed_on(value: Any) -> bool:
+    """Whether the chain sends `value` on to the front (a scalar or a small array), not the front recomputing it."""
+    return getattr(value, "nbytes", 0) <= GIVEN_BYTES
 
 
 def chunks_of(frames: Iterable[Any], size: int) -> Iterator[list[Any]]:

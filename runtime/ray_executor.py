@@ -239,7 +239,7 @@ class RayFrames:
         # caller runs no delayed part and a chunk's front waits only for that short chain. Without
         # them a chunk starts from the frame before it, and chunks never wait for each other.
         delayed = self.ahead if first == 0 or split.leading else None
-        future = actor.front.remote(ref, first, self.before, delayed, self.fixed)
+        future = actor.front.remote(ref, first, self.before if delayed is None else None, delayed, self.fixed)
         if split.leading:
             self.ahead = actor.ahead.options(concurrency_group=CHAIN).remote(ref, first, delayed, self.fixed)
         self.first += len(frames_chunk)

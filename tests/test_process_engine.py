@@ -95,7 +95,7 @@ def test_an_error_in_the_chain_is_named_and_the_frames_before_it_delivered(monke
     want = sequential(a, frames[:BAD_AT])
     list(b.run_video(frames[:1], workers=2, engine="processes"))  # the pool and its chain, to patch
     b.reset()
-    chain = processes.pool_for(b, b.program, 2, chain=True).chain
+    chain = processes.pool_for(b, b.program, 2, chain=True).local
     real = chain.chain
 
     def failing(frames_chunk, first, *args):

@@ -1,7 +1,7 @@
 """The processes engine's chain of leading recurrences: only the slice of the delayed part those values
-read runs on the caller, and the fronts take what it computed instead of computing it again — the
-sequential run's outputs and state all the same, with temporal reuse's derived states and with two
-chained leading recurrences."""
+read runs on the caller, the fronts take its small results instead of computing them again and compute the
+delayed inputs from the frame before their chunk — the sequential run's outputs and state all the same,
+with temporal reuse's derived states and with two chained leading recurrences."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from helpers.pipelines import SMALL, chained_leading, small_l2_text
 from helpers.scheduling import assert_same, assert_same_state, compiled, frames_of, sequential
 
 import cortex
-from cortex.runtime import processes
-from cortex.runtime.chunk_worker import FrameWorker
+from cortex.runtime import chunk_worker, processes
+from cortex.runtime.chunk_worker import FrameWorker, handed_on
 
 pytestmark = pytest.mark.xdist_group("processes")  # one worker: the shared-memory checks see every block
 
@@ -50,30 +50,63 @@ def test_the_chain_runs_a_strict_slice_of_the_delayed_part():
 @pytest.mark.slow
 @pytest.mark.parametrize("make", [_full_l2, lambda: compiled(small_l2_text()), lambda: compiled(chained_leading())])
 def test_the_chain_ends_where_the_whole_delayed_part_ends(make):
-    """`chain` from the leading values only: every delayed value after the chunk, as `ahead` (the whole delayed
-    part, frame after frame) gives them; for each frame the results of the leading stages alone."""
+    """`chain` from the leading values only: the leading values after the chunk, as `ahead` (the whole delayed
+    part, frame after frame) gives them; for each frame the small results of the leading stages alone."""
     worker, start = _worker_at_start(make())
     split = worker.split
     assert split.leading
     frames = frames_of(SMALL, 6)
     givens, after = worker.chain(frames, 0, {n: start[n] for n in split.leading}, {})
-    assert_same_state(after, worker.ahead(frames, 0, start, {}))
+    whole = worker.ahead(frames, 0, start, {})
+    assert_same_state(after, {n: whole[n] for n in split.leading})
     leading_results = {k for s in worker.leading_stages() for k in s.result_keys}
     assert len(givens) == len(frames)
-    assert all(set(g) == leading_results for g in givens)
+    assert all(g and set(g) <= leading_results for g in givens)
+    assert all(handed_on(v) for g in givens for v in g.values())
+
+
+def test_the_chain_hands_on_no_image(monkeypatch):
+    """The gray frame (larger than `GIVEN_BYTES`) is computed again by the front, not copied by the caller; the
+    sharpness and the history are handed on."""
+    worker, start = _worker_at_start(_full_l2())
+    gray = SMALL[0] * SMALL[1] * 4
+    monkeypatch.setattr(chunk_worker, "GIVEN_BYTES", gray - 1)
+    givens, _ = worker.chain(frames_of(SMALL, 2), 0, {n: start[n] for n in worker.split.leading}, {})
+    images = {"update:prev_gray", "ahead:0", "value:5"}  # one array, the gray frame, under three names
+    assert all(getattr(v, "nbytes", 0) == gray for s in [givens[0]] for k, v in s.items() if k in images)
+    assert {k for g in givens for k in g} == {k for s in worker.leading_stages() for k in s.result_keys} - images
+    monkeypatch.setattr(chunk_worker, "GIVEN_BYTES", gray)
+    givens, _ = worker.chain(frames_of(SMALL, 2), 0, {n: start[n] for n in worker.split.leading}, {})
+    assert images <= set(givens[0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make", [_full_l2, lambda: compiled(small_l2_text()), lambda: compiled(chained_leading())])
+def test_the_delayed_inputs_of_a_frame_are_the_whole_delayed_parts(make):
+    """`delayed_inputs`: a front starts from the frame before its chunk with the delayed inputs `ahead` gives."""
+    worker, start = _worker_at_start(make())
+    split = worker.split
+    frames = frames_of(SMALL, 4)
+    whole = worker.ahead(frames, 0, start, {})
+    inputs = worker.delayed_inputs(frames[-1], 3, {n: start[n] for n in split.leading}, {})
+    assert set(inputs) == set(split.ahead) - set(split.leading)
+    assert_same_state(inputs, {n: whole[n] for n in inputs})
+    assert len(worker.input_stages()) < len(worker.delayed_stages())
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("make", [_full_l2, lambda: compiled(chained_leading())])
 def test_a_front_given_the_chains_results_computes_what_a_whole_front_does(make):
-    """With each frame's leading-stage results given, a front runs only the rest of the delayed part and gives
-    the same values (and delayed values after the chunk) as one that runs all of it."""
+    """With each frame's handed-on leading results given and the frame before the chunk, a front runs only what
+    the chain did not hand on and gives the same values (and delayed values after the chunk) as one that
+    starts from every delayed value and runs all of the delayed part."""
     worker, ahead = _worker_at_start(make())
     frames = frames_of(SMALL, 7)
     start = worker.ahead(frames[:3], 0, ahead, {})
-    givens, _ = worker.chain(frames[3:], 3, {n: start[n] for n in worker.split.leading}, {})
+    leading = {n: start[n] for n in worker.split.leading}
+    givens, _ = worker.chain(frames[3:], 3, leading, {})
     want = worker.front(frames[3:], 3, None, start, {})
-    got = worker.front(frames[3:], 3, None, start, {}, givens=givens)
+    got = worker.front(frames[3:], 3, frames[2], leading, {}, givens=givens)
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.keys() == w.keys()
@@ -94,20 +127,36 @@ class _Counted:
 
 
 @pytest.mark.slow
-def test_no_delayed_stage_runs_twice_between_the_chain_and_the_front():
+def test_a_front_runs_again_only_the_stages_the_chain_does_not_hand_on():
     worker, ahead = _worker_at_start(_full_l2())
     calls: dict[str, int] = {}
-    worker._leading_stages = [_Counted(s, calls) for s in worker.leading_stages()]
-    worker._rest_stages = [_Counted(s, calls) for s in worker.rest_stages()]
-    assert worker._leading_stages and worker._rest_stages
+    worker._delayed_stages = [_Counted(s, calls) for s in worker.delayed_stages()]
     frames = frames_of(SMALL, 4)
-    givens, _ = worker.chain(frames, 0, {n: ahead[n] for n in worker.split.leading}, {})
-    chained = dict(calls)
-    assert all(chained[s.name] == len(frames) for s in worker.leading_stages())
-    assert all(chained[s.name] == 1 for s in worker.rest_stages())  # the last frame's: the delayed values after
+    leading = {n: ahead[n] for n in worker.split.leading}
+    givens, _ = worker.chain(frames, 0, leading, {})
+    chained = set(worker.leading_stages())
+    assert calls == {s.name: len(frames) for s in chained}  # the chain: the leading stages alone
     calls.clear()
     worker.front(frames, 0, None, ahead, {}, givens=givens)
-    assert calls == {s.name: len(frames) for s in worker.rest_stages()}  # none of the chain's again
+    handed = {s.name for s in chained if all(k in givens[0] for k in s.result_keys)}
+    assert handed  # the sharpness and the history's push
+    assert calls == {s.name: len(frames) for s in worker.delayed_stages() if s.name not in handed}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make", [_full_l2, lambda: compiled(chained_leading())])
+def test_processes_state_is_up_to_date_when_a_run_is_left(make):
+    """The caller brings the delayed inputs up once, at the run's end — also when the loop is left early: the
+    state is then the sequential run's after the last chunk delivered."""
+    a, b = make(), make()
+    frames = frames_of(SMALL, 10)
+    sequential(a, frames[:4])
+    got = []
+    for out in b.run_video(frames, workers=2, engine="processes", chunk=2):
+        got.append(out)
+        if len(got) == 4:
+            break
+    assert_same_state(b.state, a.state)
 
 
 @pytest.mark.slow
@@ -129,13 +178,13 @@ def test_the_chain_runs_in_a_thread_of_the_caller_not_a_process_of_its_own(monke
     list(b.run_video(frames_of(SMALL, 4), workers=2, engine="processes", chunk=2))
     pool = processes.pool_for(b, b.program, 2, chain=True)
     assert len(pool.pids()) == 2
-    threads, real = [], pool.chain.chain
+    threads, real = [], pool.local.chain
 
     def recorded(*args):
         threads.append(threading.current_thread().name)
         return real(*args)
 
-    monkeypatch.setattr(pool.chain, "chain", recorded)
+    monkeypatch.setattr(pool.local, "chain", recorded)
     b.reset()
     list(b.run_video(frames_of(SMALL, 6), workers=2, engine="processes", chunk=2))
     assert len(threads) == 3 and all(name.startswith("cortex-chain") for name in threads)
