@@ -9,7 +9,9 @@ One process; for each size and worker count the contenders run in turn (A, B, C,
 same frames of the synthetic video from a fresh state, `--repeat` rounds; figures are medians. Each
 engine's pool (processes, Ray actors) is started before its first timed batch and kept, as a user's
 second `run_video` keeps it: start-up is printed apart. Efficiency = rate / (workers × the engine's own
-1-worker rate). The machine load is printed with the figures. No figure is asserted anywhere.
+1-worker rate). For the engines whose frames run elsewhere (processes, Ray) the caller process's own CPU a
+frame is printed too (all its threads): the serial work that bounds the engine where cores are many. The
+machine load is printed with the figures. No figure is asserted anywhere.
 """
 
 from __future__ import annotations
@@ -40,11 +42,12 @@ def worker_counts(cores: int) -> list[int]:
     return [*counts, cores]
 
 
-def batch_seconds(run, frames) -> float:
-    start = time.perf_counter()
+def batch_seconds(run, frames) -> tuple[float, float]:
+    """(wall seconds, the caller process's CPU seconds, all its threads) of one batch."""
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in run(frames):
         pass
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def engine_run(compiled, engine: str, workers: int, options: dict):
@@ -74,23 +77,28 @@ def scaling_table(size: tuple[int, int], frames_n: int, repeat: int, engines: li
             list(run(frames[: 2 * workers]))
             startup[engine] = time.perf_counter() - t
         times: dict[str, list[float]] = {e: [] for e in engines}
+        caller: dict[str, list[float]] = {e: [] for e in engines}  # the caller's CPU per frame
         order = [*engines, "hand"]  # the hand-written pipeline interleaved with the engines, at every count
         for r in range(repeat):
             for engine in order if r % 2 == 0 else order[::-1]:
                 if engine == "hand":
-                    hand_times.append(batch_seconds(lambda fs: [hand(f) for f in fs], frames))
+                    hand_times.append(batch_seconds(lambda fs: [hand(f) for f in fs], frames)[0])
                 else:
-                    times[engine].append(batch_seconds(runs[engine], frames))
-        rows.append((workers, {e: frames_n / statistics.median(times[e]) for e in engines}, startup))
+                    wall, cpu = batch_seconds(runs[engine], frames)
+                    times[engine].append(wall)
+                    caller[engine].append(cpu / frames_n)
+        rows.append((workers, {e: frames_n / statistics.median(times[e]) for e in engines}, startup,
+                     {e: statistics.median(caller[e]) for e in engines if e != "threads"}))
     close_pools()
     hand_rate = frames_n / statistics.median(hand_times)
     lines.append(f"  hand-written sequential: {hand_rate:7.1f} frames/s (interleaved with the engines)")
-    for workers, rates, startup in rows:
+    for workers, rates, startup, caller_cpu in rows:
         cells = []
         for engine, rate in rates.items():
             base.setdefault(engine, rate)
+            own = f", caller {1000 * caller_cpu[engine]:.1f} ms/f" if engine in caller_cpu else ""
             cells.append(f"{engine} {rate:7.1f}/s {rate / hand_rate:5.2f}× hand {rate / (workers * base[engine]):4.0%} eff "
-                         f"(start {startup[engine]:.1f} s)")
+                         f"(start {startup[engine]:.1f} s{own})")
         if "threads" in rates and "processes" in rates:
             cells.append(f"processes/threads {rates['processes'] / rates['threads']:4.2f}")
         lines.append(f"  workers {workers:3d}: " + " | ".join(cells))

@@ -256,9 +256,11 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
     options: dict[str, dict[str, Any]] = {"ray": {"num_cpus": cores}}
     rates: dict[int, dict[str, float]] = {}
     equal: dict[int, dict[str, bool]] = {}
+    caller: dict[int, float] = {}  # the processes engine's caller CPU a frame (all its threads), in ms
     try:
         for workers in counts:
             samples: dict[str, list[float]] = {e: [] for e in engines}
+            cpu: list[float] = []
             equal[workers] = {}
             for e in engines:  # pools and actors start here, apart from the timed runs
                 compiled.reset()
@@ -266,15 +268,19 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
             for r in range(rounds):
                 for e in engines if r % 2 == 0 else engines[::-1]:
                     compiled.reset()
-                    start = time.perf_counter()
+                    start, own = time.perf_counter(), time.process_time()
                     got = list(compiled.run_video(frames, workers=workers, engine=e, **options.get(e, {})))
                     samples[e].append(time.perf_counter() - start)
+                    if e == "processes":
+                        cpu.append((time.process_time() - own) / n)
                     same = len(got) == len(want) and all(
                         all(np.asarray(a).tobytes() == np.asarray(b).tobytes() for a, b in zip(g, w)) for g, w in zip(got, want))
                     same = same and all(np.asarray(compiled.state[k]).tobytes() == np.asarray(v).tobytes()
                                         for k, v in want_state.items())
                     equal[workers][e] = equal[workers].get(e, True) and same
             rates[workers] = {e: n / statistics.median(v) for e, v in samples.items()}
+            if cpu:
+                caller[workers] = 1e3 * statistics.median(cpu)
     finally:
         close_pools()
         if "ray" in engines:
@@ -284,6 +290,9 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
                 ray.shutdown()
     print(f"L2 pipeline {size[0]}x{size[1]}, NumPy backend, {n} frames a run, medians of {rounds}, {cores} CPUs")
     print("\n".join(scaling_lines(rates, equal, skipped)), flush=True)
+    if caller:  # the caller's serial work bounds the processes engine at about 1000 / ms frames/s
+        print("processes engine, the caller's CPU a frame: " + ", ".join(f"{w}: {ms:.1f} ms" for w, ms in caller.items()),
+              flush=True)
     return sum(not ok for row in equal.values() for ok in row.values())
 
 

@@ -47,3 +47,4 @@ def test_a_tiny_run_prints_the_table_and_every_run_equals_the_sequential_one(dev
     table = out[out.index(next(line for line in out if line.lstrip().startswith("workers"))):]
     assert [row.split()[0] for row in table[1:3]] == ["1", "2"]
     assert all(row.split().count("yes") == 2 for row in table[1:3])
+    assert out[-1].startswith("processes engine, the caller's CPU a frame: 1: ") and ", 2: " in out[-1]
