@@ -109,7 +109,7 @@ def scaling_table(size: tuple[int, int], frames_n: int, repeat: int, engines: li
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="480x640,1088x1920")
-    p.add_argument("--frames", type=int, default=None, help="frames a batch (default: 8 per core, at least 32)")
+    p.add_argument("--frames", type=int, default=None, help="frames a batch (default: 24 per core, at least 32: 3 chunks a worker for the chunked engines at the most workers)")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--cores", type=int, default=None, help="the largest worker count (default: the machine's cores)")
     p.add_argument("--ray", action="store_true", help="also the Ray engine (a local Ray on this machine)")
@@ -118,7 +118,7 @@ def main(argv=None) -> int:
     cores = args.cores or machine_cores()
     engines = ["threads", "processes"] + (["ray"] if args.ray else [])
     sizes = [(96, 128)] if args.quick else [tuple(int(x) for x in s.split("x")) for s in args.sizes.split(",")]
-    frames_n = 8 if args.quick else (args.frames or max(32, 8 * cores))
+    frames_n = 8 if args.quick else (args.frames or max(32, 24 * cores))
     repeat = 1 if args.quick else args.repeat
     for size in sizes:
         print(scaling_table(size, frames_n, repeat, engines, cores), flush=True)

@@ -205,6 +205,9 @@ def run(directory: Path, quick: bool) -> int:
 
 
 SCALING_ENGINES = ("threads", "processes", "ray")
+FRAMES_A_WORKER = 24
+"""Frames a run per worker (at least 96): 3 chunks a worker for the chunked engines, so a run measures frames/s,
+not filling and draining 16 workers (96 frames are 12 chunks of 8: 16 workers could never all be busy)."""
 
 
 def scaling_lines(rates: dict[int, dict[str, float]], equal: dict[int, dict[str, bool]], skipped: dict[str, str]) -> list[str]:
@@ -245,20 +248,25 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
         except ImportError:
             skipped["ray"] = "not installed here"
             engines = tuple(e for e in engines if e != "ray")
-    n = 16 if quick else 96
     rounds = 1 if quick else 3
+    runs = {w: 16 if quick else max(96, FRAMES_A_WORKER * w) for w in counts}  # frames a run, per worker count
+    n = max(runs.values())
     video = SyntheticVideo(*size)
     frames = [video.frame(i) for i in range(n)]
     compiled = cortex.compile(cortex.build_l2_pipeline(*size))
     compiled.reset()
-    want = [compiled(f) for f in frames]
-    want_state = dict(compiled.state)
+    want, want_state = [], {}  # the sequential run's outputs, and its state after each run's length
+    for f in frames:
+        want.append(compiled(f))
+        if len(want) in runs.values():
+            want_state[len(want)] = dict(compiled.state)
     options: dict[str, dict[str, Any]] = {"ray": {"num_cpus": cores}}
     rates: dict[int, dict[str, float]] = {}
     equal: dict[int, dict[str, bool]] = {}
     caller: dict[int, float] = {}  # the processes engine's caller CPU a frame (all its threads), in ms
     try:
         for workers in counts:
+            batch, expect = frames[: runs[workers]], want[: runs[workers]]
             samples: dict[str, list[float]] = {e: [] for e in engines}
             cpu: list[float] = []
             equal[workers] = {}
@@ -269,16 +277,16 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
                 for e in engines if r % 2 == 0 else engines[::-1]:
                     compiled.reset()
                     start, own = time.perf_counter(), time.process_time()
-                    got = list(compiled.run_video(frames, workers=workers, engine=e, **options.get(e, {})))
+                    got = list(compiled.run_video(batch, workers=workers, engine=e, **options.get(e, {})))
                     samples[e].append(time.perf_counter() - start)
                     if e == "processes":
-                        cpu.append((time.process_time() - own) / n)
-                    same = len(got) == len(want) and all(
-                        all(np.asarray(a).tobytes() == np.asarray(b).tobytes() for a, b in zip(g, w)) for g, w in zip(got, want))
+                        cpu.append((time.process_time() - own) / len(batch))
+                    same = len(got) == len(expect) and all(
+                        all(np.asarray(a).tobytes() == np.asarray(b).tobytes() for a, b in zip(g, w)) for g, w in zip(got, expect))
                     same = same and all(np.asarray(compiled.state[k]).tobytes() == np.asarray(v).tobytes()
-                                        for k, v in want_state.items())
+                                        for k, v in want_state[runs[workers]].items())
                     equal[workers][e] = equal[workers].get(e, True) and same
-            rates[workers] = {e: n / statistics.median(v) for e, v in samples.items()}
+            rates[workers] = {e: len(batch) / statistics.median(v) for e, v in samples.items()}
             if cpu:
                 caller[workers] = 1e3 * statistics.median(cpu)
     finally:
@@ -288,7 +296,10 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
 
             if ray.is_initialized():
                 ray.shutdown()
-    print(f"L2 pipeline {size[0]}x{size[1]}, NumPy backend, {n} frames a run, medians of {rounds}, {cores} CPUs")
+    lengths = sorted(set(runs.values()))
+    length = f"{lengths[0]} frames a run" if len(lengths) == 1 else \
+        f"{lengths[0]} to {lengths[-1]} frames a run ({FRAMES_A_WORKER} a worker, at least {lengths[0]})"
+    print(f"L2 pipeline {size[0]}x{size[1]}, NumPy backend, {length}, medians of {rounds}, {cores} CPUs")
     print("\n".join(scaling_lines(rates, equal, skipped)), flush=True)
     if caller:  # the caller's serial work bounds the processes engine at about 1000 / ms frames/s
         print("processes engine, the caller's CPU a frame: " + ", ".join(f"{w}: {ms:.1f} ms" for w, ms in caller.items()),
