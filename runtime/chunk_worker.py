@@ -48,6 +48,7 @@ class FrameWorker:
         self._delayed_stages: list[Any] | None = None  # loaded on first use (a worker without a chain needs none)
         self._leading_stages: list[Any] | None = None
         self._input_stages: list[Any] | None = None
+        self._local_stages: list[Any] | None = None
         parts = self.split.parts
         wanted = dict.fromkeys([*parts["recurrence"].arg_keys, *parts["tail"].arg_keys])
         self.returned = [k for k in wanted if not k.startswith("input:")]
@@ -98,21 +99,40 @@ class FrameWorker:
             delayed = self.split.updates(env, self.split.ahead)
         return delayed
 
-    def chain(self, frames: list, first: int, leading: dict, fixed: dict) -> tuple[list[dict], dict]:
+    def prepass(self, frames: list, first: int, fixed: dict) -> list[dict]:
+        """The chain's frame-local share over `frames`: the leading stages that read no leading recurrence (the
+        gray frame, its sharpness), which need no earlier frame, so chunks' prepasses run side by side; returns
+        each frame's results, which `chain` takes."""
+        split, local = self.split, self.local_stages()
+        fixed_env = split.state_env({n: v for n, v in fixed.items() if n in split.state_ports})
+        computed = []
+        for k, frame in enumerate(frames):
+            env = {**split.inputs((frame,)), **fixed_env}
+            for stage in local:
+                stage(env, first + k)
+            computed.append({key: env[key] for stage in local for key in stage.result_keys if key in env})
+        return computed
+
+    def chain(self, frames: list, first: int, leading: dict, fixed: dict,
+              computed: list[dict] | None = None) -> tuple[list[dict], dict]:
         """The chain of leading recurrences over `frames`, from `leading` (their values before the first frame):
-        only the delayed stages they read run (the blur gate's gray frame and sharpness). Returns, for each
-        frame, what those stages computed that is small (`handed_on`: the sharpness, the history; a front
+        only the delayed stages they read run (the blur gate's gray frame and sharpness) — only those that read
+        the recurrences (the history's push) where `computed` gives the `prepass`'s results. Returns, for each
+        frame, what the leading stages computed that is small (`handed_on`: the sharpness, the history; a front
         computes the gray frame again, cheaper than sending it), and the leading values after the last frame,
         which the next chunk starts from."""
         split = self.split
         fixed_env = split.state_env({n: v for n, v in fixed.items() if n in split.state_ports})
+        local = set(self.local_stages()) if computed is not None else set()
         givens: list[dict] = []
         for k, frame in enumerate(frames):
-            env = split.inputs((frame,))
-            env.update(fixed_env)
+            env = {**split.inputs((frame,)), **fixed_env}
             env.update(split.state_env({n: v for n, v in leading.items() if n in split.state_ports}))
+            if computed is not None:
+                env.update(computed[k])
             for stage in self.leading_stages():
-                stage(env, first + k)
+                if stage not in local:
+                    stage(env, first + k)
             givens.append({key: env[key] for stage in self.leading_stages() for key in stage.result_keys
                            if key in env and handed_on(env[key])})
             leading = split.updates(env, split.leading)
@@ -139,6 +159,19 @@ class FrameWorker:
         if self._leading_stages is None:
             self._leading_stages = self._slice(self.split.leading)
         return self._leading_stages
+
+    def local_stages(self) -> list[Any]:
+        """The leading stages that read no leading recurrence, not even through another stage: `prepass`'s."""
+        if self._local_stages is None:
+            recurrent = {f"state:{n}" for n in self.split.leading}
+            local = []
+            for stage in self.leading_stages():
+                if recurrent & set(stage.arg_keys):
+                    recurrent |= set(stage.result_keys)
+                else:
+                    local.append(stage)
+            self._local_stages = local
+        return self._local_stages
 
     def input_stages(self) -> list[Any]:
         """The delayed stages the delayed inputs' updates depend on: what computes them from the frame before

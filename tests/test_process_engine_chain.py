@@ -188,3 +188,47 @@ def test_the_chain_runs_in_a_thread_of_the_caller_not_a_process_of_its_own(monke
     b.reset()
     list(b.run_video(frames_of(SMALL, 6), workers=2, engine="processes", chunk=2))
     assert len(threads) == 3 and all(name.startswith("cortex-chain") for name in threads)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make", [_full_l2, lambda: compiled(small_l2_text()), lambda: compiled(chained_leading())])
+def test_a_chain_after_its_prepass_equals_the_whole_chain(make):
+    """`prepass` (the leading stages that read no recurrence, chunks side by side) then `chain` over its results:
+    the same hand-ons and leading values as the chain alone, and the chain then runs only the stages that read
+    the recurrences."""
+    worker, start = _worker_at_start(make())
+    leading = {n: start[n] for n in worker.split.leading}
+    frames = frames_of(SMALL, 5)
+    want = worker.chain(frames, 2, leading, {})
+    local = worker.local_stages()
+    assert local and len(local) < len(worker.leading_stages())
+    assert not any(k.startswith("state:") for s in local for k in s.arg_keys)
+    calls: dict[str, int] = {}
+    worker._leading_stages = [_Counted(s, calls) for s in worker.leading_stages()]
+    worker._local_stages = [s for s in worker._leading_stages if s.stage in local]
+    computed = worker.prepass(frames, 2, {})
+    assert calls == {s.name: len(frames) for s in local}
+    calls.clear()
+    got = worker.chain(frames, 2, leading, {}, computed)
+    assert calls == {s.name: len(frames) for s in worker.leading_stages() if s.stage not in local}
+    assert_same_state(got[1], want[1])
+    for g, w in zip(got[0], want[0]):
+        assert_same_state(g, w)
+
+
+def test_prepasses_run_on_threads_of_their_own(monkeypatch):
+    """Chunks' prepasses run on the caller's prepass threads (one per 4 workers), ahead of the chain."""
+    assert [processes.prepass_threads(w) for w in (1, 2, 4, 8, 16)] == [1, 1, 1, 2, 4]
+    b = compiled(small_l2_text())
+    list(b.run_video(frames_of(SMALL, 4), workers=2, engine="processes", chunk=2))
+    pool = processes.pool_for(b, b.program, 2, chain=True)
+    threads, real = [], pool.local.prepass
+
+    def recorded(*args):
+        threads.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(pool.local, "prepass", recorded)
+    b.reset()
+    list(b.run_video(frames_of(SMALL, 6), workers=2, engine="processes", chunk=2))
+    assert len(threads) == 3 and all(name.startswith("cortex-prepass") for name in threads)
