@@ -13,17 +13,20 @@ the gate's scalars, the encoded bytes) come back through the pool's pipes. The l
 engine runs (`cortex.runtime.frames`), with the Ray engine's protocol: a chunk's `front` (delayed and
 parallel parts) on a worker, the recurrence on the caller in frame order, the chunk's `tail` (the encoder)
 on a worker. When the entry has leading recurrences (the blur gate's sharpness history) each chunk's
-starting values are chained over the chunks before it (`FrameWorker.chain`), in a thread of the caller,
-chunk after chunk as they are read: only the delayed part's stages those values need run there (the gray
-frame and its sharpness, a few ms a frame), and what they computed goes to the front in the block, which
-runs the rest of the delayed part — no stage runs twice, where a chain that handed on the leading values
-alone made every front compute them again (3.5 ms of 50 a frame at 480x640). The chain also runs the rest
-of the delayed part on the chunk's last frame, so the caller holds every delayed value after the chunk:
-the next chunk starts from them, sent in its block (no front recomputes the frame before its chunk, none
-pickles them back). The caller's own thread writes a chunk's block and hands its front on as soon as its
-chain is done (`ProcessFrames`), so the caller's serial work is split between two threads: at 480x640 on
-2 cores 4.3 ms a frame on the chain thread and 1.6 on the caller's (4.9 on one thread when the chain ran
-as its chunk started), the ceiling of this engine's frames/s on a machine with many cores.
+starting values are chained over the chunks before it (`FrameWorker.chain`) on a thread of the caller, chunk
+after chunk as they are read. Only the delayed stages those values read run there, and of those the ones that
+read no recurrence (the gray frame and its sharpness, 1.3 ms a 480x640 frame) run first as the chunk's
+prepass, chunks side by side on the caller's prepass threads (one per 4 workers: OpenCV and NumPy release the
+GIL), so the chain thread itself runs only the history's push. The chain hands its small results (the
+sharpness, the history) to the chunk's front, which does not compute them again; the gray frame a front
+computes again (0.5 ms on a worker) rather than have the caller copy 1.2 MB a frame into the block. A front
+computes the delayed inputs it starts from (the gray frame, temporal reuse's derived states) out of the frame
+before its chunk, first in its block, where the caller used to send them (11 MB a chunk at 480x640, 84 at
+1088x1920); the caller computes them once, for the last frame delivered, when the run ends
+(`ProcessFrames.up_to_date`), and `pipeline.state` is set then. The caller's own thread writes a chunk's
+block and hands its front on as soon as its chain is done (`ProcessFrames`). All told the caller's CPU is
+3.2-3.4 ms a 480x640 frame on 2 cores, all its threads together (4.2-4.6 before the prepass and the fronts'
+delayed inputs; `benchmarks/scaling.py` prints it): what the caller adds to every frame where cores are many.
 
 The pool is kept with the pipeline and reused by its next `run_video` with the same worker count (the
 start-up — a process, its imports, loading the program — is paid once); `close_pools()` ends them (also at
