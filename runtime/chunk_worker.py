@@ -102,15 +102,18 @@ class FrameWorker:
     def prepass(self, frames: list, first: int, fixed: dict) -> list[dict]:
         """The chain's frame-local share over `frames`: the leading stages that read no leading recurrence (the
         gray frame, its sharpness), which need no earlier frame, so chunks' prepasses run side by side; returns
-        each frame's results, which `chain` takes."""
+        each frame's results that `chain` reads or hands on (not the gray frame: a chunk's would hold 67 MB at
+        1088x1920 until its chain ran, and keep the program's buffer pool from reusing them)."""
         split, local = self.split, self.local_stages()
         fixed_env = split.state_env({n: v for n, v in fixed.items() if n in split.state_ports})
+        read = {key for stage in self.leading_stages() if stage not in local for key in stage.arg_keys}
         computed = []
         for k, frame in enumerate(frames):
             env = {**split.inputs((frame,)), **fixed_env}
             for stage in local:
                 stage(env, first + k)
-            computed.append({key: env[key] for stage in local for key in stage.result_keys if key in env})
+            computed.append({key: env[key] for stage in local for key in stage.result_keys
+                             if key in env and (key in read or handed_on(env[key]))})
         return computed
 
     def chain(self, frames: list, first: int, leading: dict, fixed: dict,
