@@ -260,7 +260,11 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
         want.append(compiled(f))
         if len(want) in runs.values():
             want_state[len(want)] = dict(compiled.state)
-    options: dict[str, dict[str, Any]] = {"ray": {"num_cpus": cores}}
+    options: dict[str, dict[str, Any]] = {}
+    if "ray" in engines:  # one Ray and its actors kept across a worker count's runs, as a user's RaySession keeps them
+        from cortex.runtime.ray_executor import RaySession
+
+        options["ray"] = {"session": RaySession(num_cpus=cores)}
     rates: dict[int, dict[str, float]] = {}
     equal: dict[int, dict[str, bool]] = {}
     caller: dict[int, float] = {}  # the processes engine's caller CPU a frame (all its threads), in ms
@@ -291,11 +295,8 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
                 caller[workers] = 1e3 * statistics.median(cpu)
     finally:
         close_pools()
-        if "ray" in engines:
-            import ray
-
-            if ray.is_initialized():
-                ray.shutdown()
+        if "ray" in options:
+            options["ray"]["session"].close()
     lengths = sorted(set(runs.values()))
     length = f"{lengths[0]} frames a run" if len(lengths) == 1 else \
         f"{lengths[0]} to {lengths[-1]} frames a run ({FRAMES_A_WORKER} a worker, at least {lengths[0]})"
