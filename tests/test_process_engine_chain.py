@@ -172,22 +172,34 @@ def test_processes_equal_sequential_with_derived_and_chained_states(make):
         assert_same_state(b.state, a.state)
 
 
-def test_the_chain_runs_in_a_thread_of_the_caller_not_a_process_of_its_own(monkeypatch):
-    """The chain thread, so the caller's own thread writes blocks while the next chunk's chain runs."""
+def _threads_that_run(monkeypatch, method):
+    """The names of the threads that run `pool.local.<method>` for each chunk of a 3-chunk run."""
     b = compiled(small_l2_text())
     list(b.run_video(frames_of(SMALL, 4), workers=2, engine="processes", chunk=2))
     pool = processes.pool_for(b, b.program, 2, chain=True)
     assert len(pool.pids()) == 2
-    threads, real = [], pool.local.chain
+    threads, real = [], getattr(pool.local, method)
 
     def recorded(*args):
         threads.append(threading.current_thread().name)
         return real(*args)
 
-    monkeypatch.setattr(pool.local, "chain", recorded)
+    monkeypatch.setattr(pool.local, method, recorded)
     b.reset()
     list(b.run_video(frames_of(SMALL, 6), workers=2, engine="processes", chunk=2))
-    assert len(threads) == 3 and all(name.startswith("cortex-chain") for name in threads)
+    assert len(threads) == 3
+    return threads
+
+
+def test_the_chain_runs_in_a_thread_of_the_caller_not_a_process_of_its_own(monkeypatch):
+    """The chain thread, so the caller's own thread writes blocks while the next chunk's chain runs."""
+    assert all(name.startswith("cortex-chain") for name in _threads_that_run(monkeypatch, "chain"))
+
+
+def test_prepasses_run_on_threads_of_their_own(monkeypatch):
+    """Chunks' prepasses run on the caller's prepass threads (one per 4 workers), ahead of the chain."""
+    assert [processes.prepass_threads(w) for w in (1, 2, 4, 8, 16)] == [1, 1, 1, 2, 4]
+    assert all(name.startswith("cortex-prepass") for name in _threads_that_run(monkeypatch, "prepass"))
 
 
 @pytest.mark.slow
@@ -214,21 +226,3 @@ def test_a_chain_after_its_prepass_equals_the_whole_chain(make):
     assert_same_state(got[1], want[1])
     for g, w in zip(got[0], want[0]):
         assert_same_state(g, w)
-
-
-def test_prepasses_run_on_threads_of_their_own(monkeypatch):
-    """Chunks' prepasses run on the caller's prepass threads (one per 4 workers), ahead of the chain."""
-    assert [processes.prepass_threads(w) for w in (1, 2, 4, 8, 16)] == [1, 1, 1, 2, 4]
-    b = compiled(small_l2_text())
-    list(b.run_video(frames_of(SMALL, 4), workers=2, engine="processes", chunk=2))
-    pool = processes.pool_for(b, b.program, 2, chain=True)
-    threads, real = [], pool.local.prepass
-
-    def recorded(*args):
-        threads.append(threading.current_thread().name)
-        return real(*args)
-
-    monkeypatch.setattr(pool.local, "prepass", recorded)
-    b.reset()
-    list(b.run_video(frames_of(SMALL, 6), workers=2, engine="processes", chunk=2))
-    assert len(threads) == 3 and all(name.startswith("cortex-prepass") for name in threads)
