@@ -373,4 +373,37 @@ GAPS = [
            ("tests/test_onnx_external_data.py",)),
 ]
 
-MUTANTS: list[Mutant] = [*LIT_ONLY, *FRESH, *SURVIVORS, *SLIPS, *GAPS]
+T_CHAIN = "tests/test_process_engine_chain.py"
+T_PROC = "tests/test_process_engine.py"
+
+# The processes engine's chain, prepass and fronts' delayed inputs (2026-11-27): each edit gives wrong bytes,
+# wrong state or work done twice, and no figure of a benchmark would show it.
+CHAIN = [
+    Mutant("chain-hands-on-images", "runtime/chunk_worker.py",
+           'return getattr(value, "nbytes", 0) <= GIVEN_BYTES', "return True", (T_CHAIN,)),
+    Mutant("chain-front-runs-given-stages", "runtime/chunk_worker.py",
+           "            if not all(key in given for key in stage.result_keys):\n                stage(env, index)",
+           "            stage(env, index)", (T_CHAIN,)),
+    Mutant("chain-front-skips-partly-given-stages", "runtime/chunk_worker.py",
+           "            if not all(key in given for key in stage.result_keys):",
+           "            if not any(key in given for key in stage.result_keys):", (T_CHAIN, T_PROC)),
+    Mutant("chain-front-ignores-before", "runtime/chunk_worker.py",
+           "delayed = {**self.delayed_inputs(before, first - 1, leading, fixed), **leading}",
+           "delayed = {**{n: None for n in split.ahead}, **leading}", (T_CHAIN, T_PROC)),
+    Mutant("chain-slice-without-arguments", "runtime/chunk_worker.py",
+           "                needed |= set(stage.arg_keys)\n", "", (T_CHAIN, T_PROC)),
+    Mutant("chain-prepass-takes-recurrent-stages", "runtime/chunk_worker.py",
+           "                if recurrent & set(stage.arg_keys):", "                if False:", (T_CHAIN, T_PROC)),
+    Mutant("chain-without-prepass-results", "runtime/chunk_worker.py",
+           "            if computed is not None:\n                env.update(computed[k])", "", (T_CHAIN, T_PROC)),
+    Mutant("chain-state-not-brought-up", "runtime/processes.py",
+           "        self.pipeline.state = self.split.caller_state({**state, **inputs}, result, (frame,))",
+           "        self.pipeline.state = self.split.caller_state(state, result, (frame,))", (T_CHAIN, T_PROC)),
+    Mutant("chain-state-not-set-when-left", "runtime/processes.py",
+           "        finally:\n            executor.up_to_date()", "        finally:\n            pass", (T_CHAIN,)),
+    Mutant("chain-later-chunks-from-run-start", "runtime/processes.py",
+           "        start = leading if chunk.before_given else self.start_values",
+           "        start = self.start_values", (T_CHAIN, T_PROC)),
+]
+
+MUTANTS: list[Mutant] = [*LIT_ONLY, *FRESH, *SURVIVORS, *SLIPS, *GAPS, *CHAIN]

@@ -9,7 +9,17 @@ import threading
 
 import pytest
 from helpers.pipelines import SMALL, chained_leading, small_l2_text
-from helpers.scheduling import assert_same, assert_same_state, compiled, frames_of, sequential
+from helpers.scheduling import (
+    GATES,
+    assert_same,
+    assert_same_state,
+    compile_text,
+    compiled,
+    frames_of,
+    gated_frames,
+    passes,
+    sequential,
+)
 
 import cortex
 from cortex.runtime import chunk_worker, processes
@@ -114,6 +124,24 @@ def test_a_front_given_the_chains_results_computes_what_a_whole_front_does(make)
     assert_same_state(got[-1]["delayed"], want[-1]["delayed"])
 
 
+@pytest.mark.slow
+def test_a_stage_with_any_result_not_given_runs_again():
+    """A front skips a delayed stage only when every result of it is given: with one of the gray stage's three
+    names taken out of the chain's hand-ons, the front computes the gray frame again and gives the whole
+    front's values."""
+    worker, ahead = _worker_at_start(_full_l2())
+    frames = frames_of(SMALL, 3)
+    givens, _ = worker.chain(frames, 0, {n: ahead[n] for n in worker.split.leading}, {})
+    gray = next(s for s in worker.leading_stages() if "update:prev_gray" in s.result_keys)
+    partial = [{k: v for k, v in g.items() if k != "update:prev_gray"} for g in givens]
+    assert all(set(gray.result_keys) - {"update:prev_gray"} <= set(g) for g in partial)
+    want = worker.front(frames, 0, None, ahead, {})
+    got = worker.front(frames, 0, None, ahead, {}, givens=partial)
+    for g, w in zip(got, want):
+        assert_same_state({k: v for k, v in g.items() if k != "delayed"}, {k: v for k, v in w.items() if k != "delayed"})
+    assert_same_state(got[-1]["delayed"], want[-1]["delayed"])
+
+
 class _Counted:
     """A stage that counts its calls (by the stage's name, in `calls`)."""
 
@@ -169,6 +197,24 @@ def test_processes_equal_sequential_with_derived_and_chained_states(make):
         b.reset()
         got = list(b.run_video(frames, workers=2, engine="processes", chunk=chunk))
         assert_same(got, want)
+        assert_same_state(b.state, a.state)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gate", sorted(GATES))
+def test_processes_equal_sequential_with_the_gate(gate):
+    """The blur gate reads the history before each frame: a chunk that starts from the wrong one (the run's, not
+    the chain's) gates other frames. The auto gate skips frames 8, 28, 29 and 48, two of them a chunk's first."""
+    def make():
+        return compile_text(small_l2_text(), mode="balanced", weights=GATES[gate], passes=passes("balanced"))
+
+    a, b = make(), make()
+    frames = frames_of(SMALL)
+    want, skipped = gated_frames(a, frames)
+    assert skipped, "the gate skipped no frame: the test would not see a chunk start from the wrong history"
+    for chunk in (4, 8):
+        b.reset()
+        assert_same(list(b.run_video(frames, workers=2, engine="processes", chunk=chunk)), want)
         assert_same_state(b.state, a.state)
 
 
