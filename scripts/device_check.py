@@ -265,6 +265,10 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
         from cortex.runtime.ray_executor import RaySession
 
         options["ray"] = {"session": RaySession(num_cpus=cores)}
+    lengths = sorted(set(runs.values()))
+    length = f"{lengths[0]} frames a run" if len(lengths) == 1 else \
+        f"{lengths[0]} to {lengths[-1]} frames a run ({FRAMES_A_WORKER} a worker, at least {lengths[0]})"
+    print(f"L2 pipeline {size[0]}x{size[1]}, NumPy backend, {length}, medians of {rounds}, {cores} CPUs", flush=True)
     rates: dict[int, dict[str, float]] = {}
     equal: dict[int, dict[str, bool]] = {}
     caller: dict[int, float] = {}  # the processes engine's caller CPU a frame (all its threads), in ms
@@ -293,15 +297,14 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
             rates[workers] = {e: len(batch) / statistics.median(v) for e, v in samples.items()}
             if cpu:
                 caller[workers] = 1e3 * statistics.median(cpu)
+            table = scaling_lines(rates, equal, {})  # each row as its count ends: a timeout keeps the rows done
+            print("\n".join(table if len(rates) == 1 else table[-1:]), flush=True)
     finally:
         close_pools()
         if "ray" in options:
             options["ray"]["session"].close()
-    lengths = sorted(set(runs.values()))
-    length = f"{lengths[0]} frames a run" if len(lengths) == 1 else \
-        f"{lengths[0]} to {lengths[-1]} frames a run ({FRAMES_A_WORKER} a worker, at least {lengths[0]})"
-    print(f"L2 pipeline {size[0]}x{size[1]}, NumPy backend, {length}, medians of {rounds}, {cores} CPUs")
-    print("\n".join(scaling_lines(rates, equal, skipped)), flush=True)
+    for line in scaling_lines(rates, equal, skipped)[len(rates) + 1:]:  # what did not run, and why
+        print(line, flush=True)
     if caller:  # the caller's serial work bounds the processes engine at about 1000 / ms frames/s
         print("processes engine, the caller's CPU a frame: " + ", ".join(f"{w}: {ms:.1f} ms" for w, ms in caller.items()),
               flush=True)

@@ -6,7 +6,8 @@
 #                                          # for cuda and the CPU into .devcheck/ (about 35 MB in all)
 #   bash scripts/device_check.sh run       # THERE (no network, Python 3.12, numpy/opencv/onnx/onnxruntime, no
 #                                          # xdsl, no iree): installs .whl/ into /tmp/site, runs the checks and
-#                                          # benchmarks of scripts/device_check.py, prints compact tables (< 5 min)
+#                                          # benchmarks of scripts/device_check.py, prints compact tables (< 7 min;
+#                                          # the scaling table row by row, so a timeout keeps the rows done)
 #   bash scripts/device_check.sh run --quick   # fewer rounds and frames (a CPU smoke run here)
 #
 # .whl/ and .devcheck/ are git-ignored: hand them to the device run as carried paths.
@@ -38,10 +39,10 @@ run)
         echo "python3 is not 3.12: the installed packages run the check (.whl/ is for the device)"
         export PYTHONPATH="$root"
     fi
-    timeout 280 python3 scripts/device_check.py run .devcheck "$@"
+    timeout 400 python3 scripts/device_check.py run .devcheck "$@"
     ;;
 *)
-    sed -n '2,13p' "$0"
+    sed -n '2,14p' "$0"
     exit 2
     ;;
 esac
