@@ -42,7 +42,7 @@ run)
     timeout 400 python3 scripts/device_check.py run .devcheck "$@"
     ;;
 *)
-    sed -n '2,14p' "$0"
+    sed -n '2,13p' "$0"
     exit 2
     ;;
 esac
