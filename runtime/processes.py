@@ -465,11 +465,15 @@ class _Chunk:
     prepass: Future | None = None
     chain: Future | None = None
     block: FrameBlock | None = None
-    before_given: bool = False
     after: dict[str, Any] | None = None  # the leading recurrences' values after the chunk (the chain's)
     front: Future | None = None
     state_after: dict[str, Any] | None = None
     tail: Future | None = None
+
+    @property
+    def before_given(self) -> bool:
+        """Whether the block holds the frame before the chunk, first (every chunk but the run's first)."""
+        return self.before is not None
 
     def running(self) -> Future | None:
         """The future the chunk waits on now (None: not launched yet)."""
@@ -480,9 +484,10 @@ class ProcessFrames:
     """The executor of `frames_in_flight` on worker processes: one item is a chunk of frames.
 
     With leading recurrences a chunk's chain runs on the pool's chain thread, chunk after chunk, as chunks are
-    read; the caller launches a chunk (writes its block, hands its front to a worker) as soon as its chain is
-    done, whenever it would otherwise wait (`_launch_ready`). The chain thread and the caller's thread thus
-    share the caller's serial work: the chain's stages on one, the blocks on the other."""
+    read, after the chunk's prepass on the prepass threads; the caller launches a chunk (writes its block, hands
+    its front to a worker) as soon as its chain is done, whenever it would otherwise wait (`_launch_ready`).
+    The prepass threads, the chain thread and the caller's thread thus share the caller's work: the frame-local
+    stages, the history's push, the blocks."""
 
     def __init__(self, pipeline: Any, split: LoadedSplit, pool: ProcessPool):
         self.pipeline, self.split, self.pool = pipeline, split, pool
@@ -542,7 +547,6 @@ class ProcessFrames:
         other from `leading` (the leading recurrences') and the frame before it, first in the block, from which
         the front computes the delayed inputs — rather than the caller sending them (all of temporal reuse's
         derived states: 11 MB a chunk at 480x640, 84 MB at 1088x1920)."""
-        chunk.before_given = chunk.before is not None
         start = leading if chunk.before_given else self.start_values
         frames = [chunk.before, *chunk.frames] if chunk.before_given else chunk.frames
         chunk.block = FrameBlock(frames, self.pool.blocks, start, givens)
