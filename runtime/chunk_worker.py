@@ -4,8 +4,8 @@ Ray actors (`cortex.runtime.ray_executor`) and worker processes (`cortex.runtime
 same worker: sent the compiled `Program` (plain data) once, it loads the frame split and runs, for a chunk
 of frames, the delayed and parallel parts (`front`), the delayed part alone (`ahead`: the chain of leading
 recurrences that starts the next chunk, on an actor) and the tail (`tail`); the recurrence runs on the
-caller, in frame order. The processes engine runs its chain on the caller (`chain`: the leading stages
-alone, whose small results the fronts take), and each of its fronts computes the delayed inputs it starts
+caller, in frame order. The processes engine runs its chain on the caller (`prepass` then `chain`: the
+leading stages alone, whose results the fronts take: the images in the chunk's block), and each of its fronts computes the delayed inputs it starts
 from out of the frame before its chunk (`delayed_inputs`). It never compiles anything: the compiler need
 not be importable where it runs.
 """
@@ -99,11 +99,15 @@ class FrameWorker:
             delayed = self.split.updates(env, self.split.ahead)
         return delayed
 
-    def prepass(self, frames: list, first: int, fixed: dict) -> list[dict]:
+    def prepass(self, frames: list, first: int, fixed: dict,
+                hand: Callable[[int, dict], None] | None = None) -> list[dict]:
         """The chain's frame-local share over `frames`: the leading stages that read no leading recurrence (the
         gray frame, its sharpness), which need no earlier frame, so chunks' prepasses run side by side; returns
-        each frame's results that `chain` reads or hands on (not the gray frame: a chunk's would hold 67 MB at
-        1088x1920 until its chain ran, and keep the program's buffer pool from reusing them)."""
+        each frame's results that `chain` reads or hands on. The images among the results (the gray frame) go
+        to `hand`, when given, with the frame's index in `frames`, as soon as they are computed: the processes
+        engine writes them into the chunk's block for its front, which then does not compute them again. They
+        are not kept: a chunk's would hold 67 MB at 1088x1920 until its chain ran, and keep the program's
+        buffer pool from reusing their buffers for the next frame."""
         split, local = self.split, self.local_stages()
         fixed_env = split.state_env({n: v for n, v in fixed.items() if n in split.state_ports})
         read = {key for stage in self.leading_stages() if stage not in local for key in stage.arg_keys}
@@ -112,8 +116,11 @@ class FrameWorker:
             env = {**split.inputs((frame,)), **fixed_env}
             for stage in local:
                 stage(env, first + k)
-            computed.append({key: env[key] for stage in local for key in stage.result_keys
-                             if key in env and (key in read or handed_on(env[key]))})
+            results = {key: env[key] for stage in local for key in stage.result_keys if key in env}
+            if hand is not None:
+                hand(k, {key: v for key, v in results.items() if not handed_on(v)})
+            computed.append({key: v for key, v in results.items() if key in read or handed_on(v)})
+            del env, results
         return computed
 
     def chain(self, frames: list, first: int, leading: dict, fixed: dict,
@@ -121,8 +128,8 @@ class FrameWorker:
         """The chain of leading recurrences over `frames`, from `leading` (their values before the first frame):
         only the delayed stages they read run (the blur gate's gray frame and sharpness) — only those that read
         the recurrences (the history's push) where `computed` gives the `prepass`'s results. Returns, for each
-        frame, what the leading stages computed that is small (`handed_on`: the sharpness, the history; a front
-        computes the gray frame again, cheaper than sending it), and the leading values after the last frame,
+        frame, what the leading stages computed that is small (`handed_on`: the sharpness, the history; the gray
+        frame reaches a front through `prepass`'s `hand`, or is computed again), and the leading values after the last frame,
         which the next chunk starts from."""
         split = self.split
         fixed_env = split.state_env({n: v for n, v in fixed.items() if n in split.state_ports})
@@ -208,13 +215,13 @@ class FrameWorker:
 
 
 GIVEN_BYTES = 64 << 10
-"""The largest array the chain hands on to a front (`handed_on`): a larger one is an image (the gray frame,
-1.2 MB at 480x640), which a front computes again (0.5 ms on a worker) rather than have the caller, whose
-serial work bounds the engine on many cores, copy it into the chunk's block."""
+"""The largest array the chain hands on to a front by value (`handed_on`): a larger one is an image (the gray
+frame, 1.2 MB at 480x640), which goes from the prepass to the front in the chunk's shared-memory block instead,
+never through the pool's pipes."""
 
 
 def handed_on(value: Any) -> bool:
-    """Whether the chain sends `value` on to the front (a scalar or a small array), not the front recomputing it."""
+    """Whether the chain sends `value` on to the front by value (a scalar or a small array), not as an image."""
     return getattr(value, "nbytes", 0) <= GIVEN_BYTES
 
 

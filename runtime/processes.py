@@ -18,13 +18,14 @@ after chunk as they are read. Only the delayed stages those values read run ther
 read no recurrence (the gray frame and its sharpness, 1.3 ms a 480x640 frame) run first as the chunk's
 prepass, chunks side by side on the caller's prepass threads (one per 4 workers: OpenCV and NumPy release the
 GIL), so the chain thread itself runs only the history's push. The chain hands its small results (the
-sharpness, the history) to the chunk's front, which does not compute them again; the gray frame a front
-computes again (0.5 ms on a worker) rather than have the caller copy 1.2 MB a frame into the block. A front
+sharpness, the history) to the chunk's front, which does not compute them again; the prepass writes the chunk's
+block — its frames, then each frame's gray frame as soon as it is computed (a copy, where the front would spend
+0.7 ms a 480x640 frame computing it again) — and the front takes the gray frame from there. A front
 computes the delayed inputs it starts from (the gray frame, temporal reuse's derived states) out of the frame
 before its chunk, first in its block, where the caller used to send them (11 MB a chunk at 480x640, 84 at
 1088x1920); the caller computes them once, for the last frame delivered, when the run ends
-(`ProcessFrames.up_to_date`), and `pipeline.state` is set then. The caller's own thread writes a chunk's
-block and hands its front on as soon as its chain is done (`ProcessFrames`). All told the caller's CPU is
+(`ProcessFrames.up_to_date`), and `pipeline.state` is set then. The caller's own thread hands a chunk's front
+on as soon as its chain is done (`ProcessFrames`), writing its block first where no prepass did. All told the caller's CPU is
 3.2-3.4 ms a 480x640 frame on 2 cores, all its threads together (4.2-4.6 before the prepass and the fronts'
 delayed inputs; `benchmarks/scaling.py` prints it): what the caller adds to every frame where cores are many.
 
@@ -46,7 +47,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.shared_memory import SharedMemory
 from typing import Any
 
@@ -184,19 +185,31 @@ def _unlink(block: SharedMemory) -> None:
 class FrameBlock:
     """The caller's side of one chunk's frames (and, when given, the delayed values it starts from and what each
     frame's leading stages computed): written into a block of `cache` once, an array that appears under
-    several names once, given back when the chunk is done."""
+    several names once, given back when the chunk is done. `slots=(n, like)` also reserves room for n frames'
+    images laid out as `like` (one frame's), which `put` fills as a prepass computes them, frame by frame."""
 
     def __init__(self, frames: list[Any], cache: BlockCache, delayed: dict[str, Any] | None = None,
-                 givens: list[dict[str, Any]] | None = None):
+                 givens: list[dict[str, Any]] | None = None, slots: tuple[int, dict[str, Any]] | None = None):
         groups = [delayed, *(givens or [])]
         items = [*frames, *(v for group in groups if group is not None for v in group.values())]
         offsets: dict[int, int] = {}  # id of an array placed -> its offset
         size = 0
+
+        def reserve(nbytes: int) -> int:
+            nonlocal size
+            at = -(-size // 64) * 64  # each array 64-byte aligned
+            size = at + nbytes
+            return at
+
         for v in items:
             if _shared(v) and id(v) not in offsets:
-                size = -(-size // 64) * 64  # each array 64-byte aligned
-                offsets[id(v)] = size
-                size += v.nbytes
+                offsets[id(v)] = reserve(v.nbytes)
+        count, like = slots or (0, {})
+        images = list({id(v): v for v in like.values() if _shared(v)}.values())  # one under several names: one slot
+        self.slots: list[list[Layout]] = [[(tuple(v.shape), v.dtype.str, reserve(v.nbytes)) for v in images]
+                                          for _ in range(count)]
+        self._slot_of = {name: i for name, v in like.items() for i, image in enumerate(images) if image is v}
+        self.slotted: list[Named] = [() for _ in range(count)]
         self.cache = cache
         self.shm = cache.take(size) if size else None
         written: set[int] = set()
@@ -217,6 +230,35 @@ class FrameBlock:
         self.spec = BlockSpec(self.shm.name if self.shm is not None else None, tuple(at for at, _ in placed),
                               tuple(v for _, v in placed), named(delayed) if delayed is not None else None,
                               tuple(named(g) for g in givens) if givens is not None else None)
+
+    def put(self, k: int, images: dict[str, Any]) -> None:
+        """Frame k's images into its slot, now (the prepass's buffers are reused by its next frame); one that
+        does not fit its slot travels by value, copied."""
+        placed: list[tuple[str, Layout, Any]] = []
+        done: dict[int, Layout] = {}  # id of an image written -> where
+        for name, v in images.items():
+            at = done.get(id(v))
+            i = self._slot_of.get(name)
+            if at is None and i is not None and self.shm is not None and _shared(v):
+                slot = self.slots[k][i]
+                if slot not in done.values() and slot is not None and (tuple(v.shape), v.dtype.str) == slot[:2]:
+                    np.ndarray(slot[0], np.dtype(slot[1]), buffer=self.shm.buf, offset=slot[2])[...] = v
+                    at = done[id(v)] = slot
+            placed.append((name, at, None) if at is not None else (name, None, np.array(v, copy=True)))
+        self.slotted[k] = tuple(placed)
+
+    def spec_with(self, delayed: dict[str, Any] | None, givens: list[dict[str, Any]] | None) -> BlockSpec:
+        """The spec of a block a prepass wrote, with what the chain computed since, by value (the leading
+        recurrences' values the chunk starts from, in place of the delayed values in the block; what the chain
+        hands on of each frame, small), beside each frame's images in the block."""
+        spec = self.spec
+        if delayed is not None:
+            spec = replace(spec, delayed=tuple((name, None, v) for name, v in delayed.items()))
+        if givens is not None or any(self.slotted):
+            small = givens if givens is not None else [{} for _ in self.slotted]
+            spec = replace(spec, givens=tuple((*self.slotted[k], *((name, None, v) for name, v in g.items()))
+                                              for k, g in enumerate(small)))
+        return spec
 
     def free(self) -> None:
         if self.shm is not None:
@@ -464,7 +506,7 @@ class _Chunk:
     before: Any = None  # the frame before the chunk (None for the run's first chunk)
     prepass: Future | None = None
     chain: Future | None = None
-    block: FrameBlock | None = None
+    block: FrameBlock | None = None  # written by the chunk's prepass, or by the caller when it launches the chunk
     after: dict[str, Any] | None = None  # the leading recurrences' values after the chunk (the chain's)
     front: Future | None = None
     state_after: dict[str, Any] | None = None
@@ -506,13 +548,30 @@ class ProcessFrames:
         self.before = frames_chunk[-1]
         if self.split.leading:
             assert self.pool.chain_thread is not None and self.pool.prepass is not None
-            chunk.prepass = self.pool.prepass.submit(self.pool.local.prepass, frames_chunk, chunk.at, self.fixed)
+            chunk.prepass = self.pool.prepass.submit(self._prepass, chunk)
             chunk.chain = self.pool.chain_thread.submit(self._chain, frames_chunk, chunk.at, chunk.prepass)
             self.waiting.append(chunk)
             self._launch_ready()
         else:  # each chunk after the first starts from the frame before it: chunks never wait for each other
             self._launch(chunk, {}, None)
         return chunk
+
+    def _prepass(self, chunk: _Chunk) -> list[dict[str, Any]]:
+        """On a prepass thread: the chunk's prepass, which writes the chunk's block as it goes — the frames (and
+        the values the run's first chunk starts from) when its first frame is done, then each frame's images
+        (the gray frame), which the front takes rather than computing them again (0.7 ms a 480x640 frame)."""
+        frames = [chunk.before, *chunk.frames] if chunk.before_given else chunk.frames
+        start = None if chunk.before_given else self.start_values
+
+        def hand(k: int, images: dict[str, Any]) -> None:
+            if chunk.block is None:
+                chunk.block = FrameBlock(frames, self.pool.blocks, start, slots=(len(chunk.frames), images))
+            chunk.block.put(k, images)
+
+        computed = self.pool.local.prepass(chunk.frames, chunk.at, self.fixed, hand)
+        if chunk.block is None:  # pragma: no cover - a chunk has frames
+            chunk.block = FrameBlock(frames, self.pool.blocks, start)
+        return computed
 
     def _chain(self, frames_chunk: list, at: int, prepass: Future) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
         """On the chain thread, once the chunk's prepass is done: the leading values the chunk starts from, what
@@ -543,15 +602,19 @@ class ProcessFrames:
             self._launch(chunk, start, givens)
 
     def _launch(self, chunk: _Chunk, leading: dict[str, Any], givens: list[dict[str, Any]] | None) -> None:
-        """The chunk's block and its front on a worker. The run's first chunk starts from the run's values; any
-        other from `leading` (the leading recurrences') and the frame before it, first in the block, from which
-        the front computes the delayed inputs — rather than the caller sending them (all of temporal reuse's
-        derived states: 11 MB a chunk at 480x640, 84 MB at 1088x1920)."""
-        start = leading if chunk.before_given else self.start_values
-        frames = [chunk.before, *chunk.frames] if chunk.before_given else chunk.frames
-        chunk.block = FrameBlock(frames, self.pool.blocks, start, givens)
-        chunk.front = self._submit(self.pool.fronts, "front", chunk.block.spec, chunk.at, chunk.before_given,
-                                   self.fixed)
+        """The chunk's front on a worker, with its block (the caller writes it now where no prepass did). The
+        run's first chunk starts from the run's values; any other from `leading` (the leading recurrences') and
+        the frame before it, first in the block, from which the front computes the delayed inputs — rather than
+        the caller sending them (all of temporal reuse's derived states: 11 MB a chunk at 480x640, 84 MB at
+        1088x1920)."""
+        if chunk.block is None:
+            start = leading if chunk.before_given else self.start_values
+            frames = [chunk.before, *chunk.frames] if chunk.before_given else chunk.frames
+            chunk.block = FrameBlock(frames, self.pool.blocks, start, givens)
+            spec = chunk.block.spec
+        else:
+            spec = chunk.block.spec_with(leading if chunk.before_given else None, givens)
+        chunk.front = self._submit(self.pool.fronts, "front", spec, chunk.at, chunk.before_given, self.fixed)
 
     def _until_done(self, chunk: _Chunk) -> Future:
         """Wait for the chunk's front to be launched and done, launching others as their chains end."""

@@ -11,7 +11,7 @@ from helpers.scheduling import assert_same, assert_same_state, compiled, frames_
 from helpers.shared_memory import shared_blocks
 
 from cortex.errors import CortexError
-from cortex.runtime import processes
+from cortex.runtime import chunk_worker, processes
 
 pytestmark = pytest.mark.xdist_group("processes")  # one worker: the shared-memory checks see every block
 
@@ -119,6 +119,70 @@ def test_a_result_that_lies_in_the_block_is_copied_out():
     block.free()
     block.cache.close()
     got[0]["a"][0, 0] = 7  # the copies outlive the block
+
+
+def test_a_blocks_slots_take_each_frames_images_as_they_come():
+    """`slots` reserves room for each frame's images laid out as the first frame's; `put` writes one image under
+    two names once, and an image that does not fit its slot (or has none) travels by value, copied."""
+    gray = np.arange(12, dtype=np.float32).reshape(3, 4)
+    block = processes.FrameBlock([np.zeros((3, 4, 3), np.uint8)], processes.BlockCache(keep=1), None,
+                                 slots=(2, {"g": gray, "also_g": gray, "small": np.float32(1)}))
+    assert block.shm is not None and block.shm.size >= 3 * 4 * 3 + 2 * gray.nbytes
+    assert len(block.slots) == 2 and len(block.slots[0]) == 1  # one slot a frame: the image under two names
+    block.put(0, {"g": gray, "also_g": gray})
+    later = gray + 100
+    block.put(1, {"g": later, "also_g": np.ones((2, 2), np.float32), "new": gray})
+    (g0, at0, _), (a0, at0_again, _) = block.slotted[0]
+    assert (g0, a0) == ("g", "also_g") and at0 is not None and at0 == at0_again
+    by_name = {name: (at, v) for name, at, v in block.slotted[1]}
+    assert by_name["g"][0] is not None and by_name["also_g"][0] is None and by_name["new"][0] is None
+    assert by_name["new"][1] is not gray  # by value: a copy, the prepass's buffer is reused
+    gray[0, 0] = -1
+    spec = block.spec_with({"h": np.ones(3)}, [{"s": 1.5}, {"s": 2.5}])
+    assert spec.delayed is not None and spec.delayed[0][:2] == ("h", None)
+    mapped = processes._Mapped(spec)
+    assert mapped.givens is not None
+    np.testing.assert_array_equal(mapped.givens[0]["g"], np.arange(12, dtype=np.float32).reshape(3, 4))
+    np.testing.assert_array_equal(mapped.givens[0]["also_g"], mapped.givens[0]["g"])
+    np.testing.assert_array_equal(mapped.givens[1]["g"], np.arange(12, dtype=np.float32).reshape(3, 4) + 100)
+    np.testing.assert_array_equal(mapped.givens[1]["new"], np.arange(12, dtype=np.float32).reshape(3, 4))
+    assert mapped.givens[1]["also_g"].shape == (2, 2) and mapped.givens[1]["s"] == 2.5
+    mapped.givens = None
+    mapped.close()
+    block.free()
+    block.cache.close()
+
+
+def test_a_prepass_writes_the_images_a_front_takes_into_the_chunks_block(monkeypatch):
+    """With leading recurrences, each chunk's block holds what its prepass computed of the images (the gray
+    frame, an image here: larger than `GIVEN_BYTES`): the front is handed them there, not by value, and the
+    run equals the sequential one."""
+    monkeypatch.setattr(chunk_worker, "GIVEN_BYTES", SMALL[0] * SMALL[1] * 4 - 1)
+    a, b = compiled(small_l2_text()), compiled(small_l2_text())
+    frames = frames_of(SMALL, 6)
+    want = sequential(a, frames)
+    specs = []
+    real = processes.ProcessFrames._submit
+
+    def recorded(self, pool, method, *args):
+        if method == "front":
+            specs.append(args[0])
+        return real(self, pool, method, *args)
+
+    monkeypatch.setattr(processes.ProcessFrames, "_submit", recorded)
+    assert_same(list(b.run_video(frames, workers=2, engine="processes", chunk=2)), want)
+    assert_same_state(b.state, a.state)
+    local = processes.pool_for(b, b.program, 2, chain=True).local
+    handed: list[set[str]] = []
+    local.prepass(frames[:1], 0, {}, lambda k, images: handed.append(set(images)))
+    images = handed[0]
+    assert len(specs) == 3 and images  # the gray frame, under its names
+    for spec in specs:
+        assert spec.givens is not None and len(spec.givens) == 2
+        for given in spec.givens:
+            in_block = {name for name, at, _ in given if at is not None}
+            assert images <= in_block
+    processes.drop_pool(b)
 
 
 def test_a_worker_keeps_its_mappings_of_reused_blocks_and_a_bounded_number():

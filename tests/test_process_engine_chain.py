@@ -76,8 +76,8 @@ def test_the_chain_ends_where_the_whole_delayed_part_ends(make):
 
 
 def test_the_chain_hands_on_no_image(monkeypatch):
-    """The gray frame (larger than `GIVEN_BYTES`) is computed again by the front, not copied by the caller; the
-    sharpness and the history are handed on."""
+    """The gray frame (larger than `GIVEN_BYTES`) is not among the chain's small hand-ons (the sharpness, the
+    history): a front finds it in its block, where the prepass wrote it (`prepass`'s `hand`)."""
     worker, start = _worker_at_start(_full_l2())
     gray = SMALL[0] * SMALL[1] * 4
     monkeypatch.setattr(chunk_worker, "GIVEN_BYTES", gray - 1)
@@ -169,6 +169,29 @@ def test_a_front_runs_again_only_the_stages_the_chain_does_not_hand_on():
     handed = {s.name for s in chained if all(k in givens[0] for k in s.result_keys)}
     assert handed  # the sharpness and the history's push
     assert calls == {s.name: len(frames) for s in worker.delayed_stages() if s.name not in handed}
+
+
+@pytest.mark.slow
+def test_a_front_given_the_prepass_images_too_runs_none_of_the_chains_stages(monkeypatch):
+    """The prepass hands each frame's images (the gray frame: an image here, larger than `GIVEN_BYTES`) as it
+    computes them, to be copied at once (its buffers serve its next frame); given them and the chain's
+    hand-ons, a front runs none of the chain's stages and gives what a whole front gives."""
+    monkeypatch.setattr(chunk_worker, "GIVEN_BYTES", SMALL[0] * SMALL[1] * 4 - 1)
+    worker, ahead = _worker_at_start(_full_l2())
+    frames = frames_of(SMALL, 4)
+    images: list[dict] = [{} for _ in frames]
+    computed = worker.prepass(frames, 0, {}, lambda k, got: images[k].update({n: v.copy() for n, v in got.items()}))
+    assert all(images) and not any(k in c for i, c in zip(images, computed) for k in i)
+    givens, _ = worker.chain(frames, 0, {n: ahead[n] for n in worker.split.leading}, {}, computed)
+    want = worker.front(frames, 0, None, ahead, {})
+    calls: dict[str, int] = {}
+    worker._delayed_stages = [_Counted(s, calls) for s in worker.delayed_stages()]
+    got = worker.front(frames, 0, None, ahead, {}, givens=[{**i, **g} for i, g in zip(images, givens)])
+    chained = {s.name for s in worker.leading_stages()}
+    assert calls == {s.name: len(frames) for s in worker.delayed_stages() if s.name not in chained}
+    for g, w in zip(got, want):
+        assert_same_state({k: v for k, v in g.items() if k != "delayed"}, {k: v for k, v in w.items() if k != "delayed"})
+    assert_same_state(got[-1]["delayed"], want[-1]["delayed"])
 
 
 @pytest.mark.slow
