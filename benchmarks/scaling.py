@@ -9,18 +9,24 @@ One process; for each size and worker count the contenders run in turn (A, B, C,
 same frames of the synthetic video from a fresh state, `--repeat` rounds; figures are medians. Each
 engine's pool (processes, Ray actors) is started before its first timed batch and kept, as a user's
 second `run_video` keeps it: start-up is printed apart. Efficiency = rate / (workers × the engine's own
-1-worker rate). For the engines whose frames run elsewhere (processes, Ray) the caller process's own CPU a
-frame is printed too (all its threads): the serial work that bounds the engine where cores are many. The
-machine load is printed with the figures. No figure is asserted anywhere.
+1-worker rate). Each engine's CPU a frame is printed beside its rate (`cpu`: the caller process, all its threads,
+and for the processes engine its worker processes too; not for Ray, whose actors run in Ray's workers): the
+work the engine adds to a frame, which bounds it where every core is busy. For the engines whose frames run
+elsewhere (processes, Ray) the caller process's own CPU a frame is printed too (`caller`): the serial work
+that bounds the engine where cores are many. The machine load is printed with the figures. No figure is
+asserted anywhere.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
 from pathlib import Path
+
+import psutil
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -29,7 +35,7 @@ from handwritten_pipeline import HandwrittenPipeline  # noqa: E402
 from timing import load  # noqa: E402
 
 import cortex  # noqa: E402
-from cortex.runtime.processes import close_pools  # noqa: E402
+from cortex.runtime.processes import close_pools, worker_pids  # noqa: E402
 from cortex.runtime.threads import machine_cores  # noqa: E402
 from cortex.video.synthetic import SyntheticVideo  # noqa: E402
 
@@ -42,12 +48,23 @@ def worker_counts(cores: int) -> list[int]:
     return [*counts, cores]
 
 
-def batch_seconds(run, frames) -> tuple[float, float]:
-    """(wall seconds, the caller process's CPU seconds, all its threads) of one batch."""
-    start, cpu = time.perf_counter(), time.process_time()
+def workers_cpu(compiled) -> float:
+    """CPU seconds so far of the worker processes of `compiled`'s kept processes pool (0 without one)."""
+    total = 0.0
+    for pid in worker_pids(compiled) if compiled is not None else []:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = psutil.Process(pid).cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def batch_seconds(run, frames, compiled=None) -> tuple[float, float, float]:
+    """(wall seconds, the caller process's CPU seconds, all its threads, and the CPU seconds of `compiled`'s
+    worker processes) of one batch."""
+    start, cpu, workers = time.perf_counter(), time.process_time(), workers_cpu(compiled)
     for _ in run(frames):
         pass
-    return time.perf_counter() - start, time.process_time() - cpu
+    return time.perf_counter() - start, time.process_time() - cpu, workers_cpu(compiled) - workers
 
 
 def engine_run(compiled, engine: str, workers: int, options: dict):
@@ -82,27 +99,31 @@ def scaling_table(size: tuple[int, int], frames_n: int, repeat: int, engines: li
             startup[engine] = time.perf_counter() - t
         times: dict[str, list[float]] = {e: [] for e in engines}
         caller: dict[str, list[float]] = {e: [] for e in engines}  # the caller's CPU per frame
+        work: dict[str, list[float]] = {e: [] for e in engines}  # the CPU per frame, caller and worker processes
         order = [*engines, "hand"]  # the hand-written pipeline interleaved with the engines, at every count
         for r in range(repeat):
             for engine in order if r % 2 == 0 else order[::-1]:
                 if engine == "hand":
                     hand_times.append(batch_seconds(lambda fs: [hand(f) for f in fs], frames)[0])
                 else:
-                    wall, cpu = batch_seconds(runs[engine], frames)
+                    wall, cpu, elsewhere = batch_seconds(runs[engine], frames, compiled)
                     times[engine].append(wall)
                     caller[engine].append(cpu / frames_n)
+                    work[engine].append((cpu + elsewhere) / frames_n)
         rows.append((workers, {e: frames_n / statistics.median(times[e]) for e in engines}, startup,
-                     {e: statistics.median(caller[e]) for e in engines if e != "threads"}))
+                     {e: statistics.median(caller[e]) for e in engines if e != "threads"},
+                     {e: statistics.median(work[e]) for e in engines if e != "ray"}))
     close_pools()
     if "ray" in options:
         options["ray"]["session"].close()
     hand_rate = frames_n / statistics.median(hand_times)
     lines.append(f"  hand-written sequential: {hand_rate:7.1f} frames/s (interleaved with the engines)")
-    for workers, rates, startup, caller_cpu in rows:
+    for workers, rates, startup, caller_cpu, work_cpu in rows:
         cells = []
         for engine, rate in rates.items():
             base.setdefault(engine, rate)
-            own = f", caller {1000 * caller_cpu[engine]:.1f} ms/f" if engine in caller_cpu else ""
+            own = f", cpu {1000 * work_cpu[engine]:.1f} ms/f" if engine in work_cpu else ""
+            own += f", caller {1000 * caller_cpu[engine]:.1f} ms/f" if engine in caller_cpu else ""
             cells.append(f"{engine} {rate:7.1f}/s {rate / hand_rate:5.2f}× hand {rate / (workers * base[engine]):4.0%} eff "
                          f"(start {startup[engine]:.1f} s{own})")
         if "threads" in rates and "processes" in rates:

@@ -477,6 +477,13 @@ def pool_for(pipeline: Any, program: Program, workers: int, chain: bool) -> Proc
         return pool
 
 
+def worker_pids(pipeline: Any) -> list[int]:
+    """The process ids of the workers the pipeline's kept pool runs (none: no pool), e.g. to read their CPU time."""
+    with _POOLS_LOCK:
+        pool = _POOLS.get(pipeline)
+    return pool.pids() if pool is not None else []
+
+
 def drop_pool(pipeline: Any) -> None:
     with _POOLS_LOCK:
         pool = _POOLS.pop(pipeline, None)
@@ -726,4 +733,4 @@ def run_processes(pipeline: Any, program: Program, split: LoadedSplit, frames: I
             executor.up_to_date()
 
 
-__all__ = ["PROCESS_OPTIONS", "check_process_options", "close_pools", "run_processes"]
+__all__ = ["PROCESS_OPTIONS", "check_process_options", "close_pools", "run_processes", "worker_pids"]

@@ -272,11 +272,13 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
     rates: dict[int, dict[str, float]] = {}
     equal: dict[int, dict[str, bool]] = {}
     caller: dict[int, float] = {}  # the processes engine's caller CPU a frame (all its threads), in ms
+    work: dict[int, dict[str, float]] = {}  # each engine's CPU a frame, its worker processes' included, in ms
     try:
         for workers in counts:
             batch, expect = frames[: runs[workers]], want[: runs[workers]]
             samples: dict[str, list[float]] = {e: [] for e in engines}
             cpu: list[float] = []
+            spent: dict[str, list[float]] = {e: [] for e in engines if e != "ray"}  # Ray's actors: not ours to read
             equal[workers] = {}
             for e in engines:  # pools and actors start here, apart from the timed runs
                 compiled.reset()
@@ -284,11 +286,13 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
             for r in range(rounds):
                 for e in engines if r % 2 == 0 else engines[::-1]:
                     compiled.reset()
-                    start, own = time.perf_counter(), time.process_time()
+                    start, own, elsewhere = time.perf_counter(), time.process_time(), _workers_cpu(compiled)
                     got = list(compiled.run_video(batch, workers=workers, engine=e, **options.get(e, {})))
                     samples[e].append(time.perf_counter() - start)
                     if e == "processes":
                         cpu.append((time.process_time() - own) / len(batch))
+                    if e in spent:
+                        spent[e].append((time.process_time() - own + _workers_cpu(compiled) - elsewhere) / len(batch))
                     same = len(got) == len(expect) and all(
                         all(np.asarray(a).tobytes() == np.asarray(b).tobytes() for a, b in zip(g, w)) for g, w in zip(got, expect))
                     same = same and all(np.asarray(compiled.state[k]).tobytes() == np.asarray(v).tobytes()
@@ -297,6 +301,7 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
             rates[workers] = {e: len(batch) / statistics.median(v) for e, v in samples.items()}
             if cpu:
                 caller[workers] = 1e3 * statistics.median(cpu)
+            work[workers] = {e: 1e3 * statistics.median(v) for e, v in spent.items()}
             table = scaling_lines(rates, equal, {})  # each row as its count ends: a timeout keeps the rows done
             print("\n".join(table if len(rates) == 1 else table[-1:]), flush=True)
     finally:
@@ -308,7 +313,24 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
     if caller:  # the caller's serial work bounds the processes engine at about 1000 / ms frames/s
         print("processes engine, the caller's CPU a frame: " + ", ".join(f"{w}: {ms:.1f} ms" for w, ms in caller.items()),
               flush=True)
+    for e in (e for e in engines if e != "ray"):  # the work a frame costs: where it grows with workers, not the GIL
+        print(f"{e} engine, CPU a frame (all its processes): "
+              + ", ".join(f"{w}: {row[e]:.1f} ms" for w, row in work.items() if e in row), flush=True)
     return sum(not ok for row in equal.values() for ok in row.values())
+
+
+def _workers_cpu(compiled: Any) -> float:
+    """CPU seconds so far of `compiled`'s worker processes (the processes engine's kept pool), from /proc."""
+    from cortex.runtime.processes import worker_pids
+
+    total = 0.0
+    for pid in worker_pids(compiled):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # not Linux, or the process is gone
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def main() -> int:

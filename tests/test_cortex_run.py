@@ -296,6 +296,22 @@ def test_benchmarks_quick_smoke():
         assert value > 0 and np.isfinite(value)
 
 
+@pytest.mark.slow
+def test_scaling_benchmark_quick_prints_each_engines_rate_and_work():
+    """benchmarks/scaling.py --quick: a row per worker count, each engine's rate and CPU a frame (the processes
+    engine's with its workers' and its caller's apart)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scaling.py"), "--quick", "--cores", "2"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [line for line in proc.stdout.splitlines() if line.strip().startswith("workers")]
+    assert len(rows) == 2
+    for row in rows:
+        threads, processes = row.split(" | ")[:2]
+        assert "threads" in threads and ", cpu " in threads and "caller" not in threads
+        cpu, caller = (float(processes.split(f"{k} ")[1].split(" ms/f")[0]) for k in (", cpu", "caller"))
+        assert 0 < caller < cpu  # the workers' share counted in the engine's CPU
+
+
 def test_the_exposed_gate_keeps_the_results_and_returns_the_gates_values():
     """Equivalence: the reference interpreter before and after the pass gives the same outputs, and the extra
     results are the gate's own (blurred exactly when sharpness < threshold)."""

@@ -47,4 +47,12 @@ def test_a_tiny_run_prints_the_table_and_every_run_equals_the_sequential_one(dev
     table = out[out.index(next(line for line in out if line.lstrip().startswith("workers"))):]
     assert [row.split()[0] for row in table[1:3]] == ["1", "2"]
     assert all(row.split().count("yes") == 2 for row in table[1:3])
-    assert out[-1].startswith("processes engine, the caller's CPU a frame: 1: ") and ", 2: " in out[-1]
+    caller = next(line for line in out if line.startswith("processes engine, the caller's CPU a frame: 1: "))
+    assert ", 2: " in caller
+    work = {line.split(" engine")[0]: line for line in out if "CPU a frame (all its processes): " in line}
+    assert set(work) == {"threads", "processes"}
+    for line in work.values():
+        ms = [float(cell.split(": ")[1].split(" ms")[0]) for cell in line.split("processes): ")[1].split(", ")]
+        assert len(ms) == 2 and all(v > 0 for v in ms)
+    mine = float(caller.split("1: ")[1].split(" ms")[0])
+    assert float(work["processes"].split("1: ")[1].split(" ms")[0]) > mine  # the workers' share counted

@@ -70,7 +70,10 @@ def test_a_run_continues_from_the_state_and_reuses_the_pool():
     assert_same(got, want)
     assert_same_state(b.state, a.state)
     assert processes.pool_for(b, b.program, 2, chain=True).pids() == pids  # the same processes, not new ones
-    assert os.getpid() not in pids
+    assert os.getpid() not in pids and len(pids) == 2
+    assert processes.worker_pids(b) == pids
+    processes.drop_pool(b)
+    assert processes.worker_pids(b) == []
 
 
 def test_a_bad_frame_is_named_and_the_frames_before_it_delivered():
