@@ -406,4 +406,32 @@ CHAIN = [
            "        start = self.start_values", (T_CHAIN, T_PROC)),
 ]
 
-MUTANTS: list[Mutant] = [*LIT_ONLY, *FRESH, *SURVIVORS, *SLIPS, *GAPS, *CHAIN]
+T_BLOCKS = "tests/test_process_engine_blocks.py"
+
+# The prepass writes each chunk's block and its frames' gray frames (2026-11-27): the front takes them from the
+# block, so a slip gives it stale or misplaced bytes, or makes it compute them again unseen.
+PREPASS_BLOCKS = [
+    Mutant("blocks-prepass-hands-nothing", "runtime/chunk_worker.py",
+           "            if hand is not None:\n                hand(", "            if False:\n                hand(",
+           (T_BLOCKS, T_CHAIN)),
+    Mutant("blocks-put-writes-nothing", "runtime/processes.py",
+           "                    np.ndarray(slot[0], np.dtype(slot[1]), buffer=self.shm.buf, offset=slot[2])[...] = v\n",
+           "", (T_BLOCKS, T_CHAIN)),
+    Mutant("blocks-every-frame-in-the-first-slot", "runtime/processes.py",
+           "                slot = self.slots[k][i]", "                slot = self.slots[0][i]", (T_BLOCKS, T_CHAIN)),
+    Mutant("blocks-slot-fits-anything", "runtime/processes.py",
+           "and (tuple(v.shape), v.dtype.str) == slot[:2]:", ":", (T_BLOCKS, T_CHAIN)),
+    Mutant("blocks-one-slot-shared-by-two-images", "runtime/processes.py",
+           "                if slot not in done.values() and slot is not None", "                if slot is not None",
+           (T_BLOCKS, T_CHAIN)),
+    Mutant("blocks-spec-without-the-images", "runtime/processes.py",
+           "            spec = replace(spec, givens=tuple((*self.slotted[k], ", "            spec = replace(spec, givens=tuple((",
+           (T_BLOCKS, T_CHAIN)),
+    Mutant("blocks-by-value-not-copied", "runtime/processes.py",
+           "(name, None, np.array(v, copy=True)))", "(name, None, v))", (T_BLOCKS, T_CHAIN)),
+    Mutant("blocks-later-chunks-from-run-start", "runtime/processes.py",
+           "            spec = chunk.block.spec_with(leading if chunk.before_given else None, givens)",
+           "            spec = chunk.block.spec_with(None, givens)", (T_BLOCKS, T_CHAIN, T_PROC)),
+]
+
+MUTANTS: list[Mutant] = [*LIT_ONLY, *FRESH, *SURVIVORS, *SLIPS, *GAPS, *CHAIN, *PREPASS_BLOCKS]

@@ -126,27 +126,32 @@ def test_a_blocks_slots_take_each_frames_images_as_they_come():
     two names once, and an image that does not fit its slot (or has none) travels by value, copied."""
     gray = np.arange(12, dtype=np.float32).reshape(3, 4)
     block = processes.FrameBlock([np.zeros((3, 4, 3), np.uint8)], processes.BlockCache(keep=1), None,
-                                 slots=(2, {"g": gray, "also_g": gray, "small": np.float32(1)}))
-    assert block.shm is not None and block.shm.size >= 3 * 4 * 3 + 2 * gray.nbytes
-    assert len(block.slots) == 2 and len(block.slots[0]) == 1  # one slot a frame: the image under two names
+                                 slots=(3, {"g": gray, "also_g": gray, "small": np.float32(1)}))
+    assert block.shm is not None and block.shm.size >= 3 * 4 * 3 + 3 * gray.nbytes
+    assert len(block.slots) == 3 and len(block.slots[0]) == 1  # one slot a frame: the image under two names
     block.put(0, {"g": gray, "also_g": gray})
-    later = gray + 100
-    block.put(1, {"g": later, "also_g": np.ones((2, 2), np.float32), "new": gray})
+    later, other = gray + 100, gray + 200  # frame 1: two images where frame 0 had one
+    block.put(1, {"g": later, "also_g": other, "new": gray})
+    block.put(2, {"g": np.ones((2, 2), np.float32)})  # not the slot's shape
     (g0, at0, _), (a0, at0_again, _) = block.slotted[0]
     assert (g0, a0) == ("g", "also_g") and at0 is not None and at0 == at0_again
     by_name = {name: (at, v) for name, at, v in block.slotted[1]}
     assert by_name["g"][0] is not None and by_name["also_g"][0] is None and by_name["new"][0] is None
     assert by_name["new"][1] is not gray  # by value: a copy, the prepass's buffer is reused
+    assert block.slotted[2][0][1] is None
     gray[0, 0] = -1
-    spec = block.spec_with({"h": np.ones(3)}, [{"s": 1.5}, {"s": 2.5}])
+    spec = block.spec_with({"h": np.ones(3)}, [{"s": 1.5}, {"s": 2.5}, {}])
     assert spec.delayed is not None and spec.delayed[0][:2] == ("h", None)
     mapped = processes._Mapped(spec)
     assert mapped.givens is not None
-    np.testing.assert_array_equal(mapped.givens[0]["g"], np.arange(12, dtype=np.float32).reshape(3, 4))
+    want = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(mapped.givens[0]["g"], want)
     np.testing.assert_array_equal(mapped.givens[0]["also_g"], mapped.givens[0]["g"])
-    np.testing.assert_array_equal(mapped.givens[1]["g"], np.arange(12, dtype=np.float32).reshape(3, 4) + 100)
-    np.testing.assert_array_equal(mapped.givens[1]["new"], np.arange(12, dtype=np.float32).reshape(3, 4))
-    assert mapped.givens[1]["also_g"].shape == (2, 2) and mapped.givens[1]["s"] == 2.5
+    np.testing.assert_array_equal(mapped.givens[1]["g"], want + 100)
+    np.testing.assert_array_equal(mapped.givens[1]["also_g"], want + 200)
+    np.testing.assert_array_equal(mapped.givens[1]["new"], want)
+    assert mapped.givens[1]["s"] == 2.5
+    np.testing.assert_array_equal(mapped.givens[2]["g"], np.ones((2, 2), np.float32))
     mapped.givens = None
     mapped.close()
     block.free()
