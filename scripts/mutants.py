@@ -375,6 +375,7 @@ GAPS = [
 
 T_CHAIN = "tests/test_process_engine_chain.py"
 T_PROC = "tests/test_process_engine.py"
+T_BLOCKS = "tests/test_process_engine_blocks.py"
 
 # The processes engine's chain, prepass and fronts' delayed inputs (2026-11-27): each edit gives wrong bytes,
 # wrong state or work done twice, and no figure of a benchmark would show it.
@@ -403,10 +404,8 @@ CHAIN = [
            "        finally:\n            executor.up_to_date()", "        finally:\n            pass", (T_CHAIN,)),
     Mutant("chain-later-chunks-from-run-start", "runtime/processes.py",
            "        start = leading if chunk.before_given else self.start_values",
-           "        start = self.start_values", (T_CHAIN, T_PROC)),
+           "        start = self.start_values", (T_BLOCKS, T_CHAIN, T_PROC)),
 ]
-
-T_BLOCKS = "tests/test_process_engine_blocks.py"
 
 # The prepass writes each chunk's block and its frames' gray frames (2026-11-27): the front takes them from the
 # block, so a slip gives it stale or misplaced bytes, or makes it compute them again unseen.

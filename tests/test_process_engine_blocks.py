@@ -190,6 +190,28 @@ def test_a_prepass_writes_the_images_a_front_takes_into_the_chunks_block(monkeyp
     processes.drop_pool(b)
 
 
+def test_without_a_chain_only_the_first_chunks_block_holds_the_values_it_starts_from(monkeypatch):
+    """Without leading recurrences the caller writes each block when it launches the chunk: the run's first holds
+    the delayed values the run starts from, every later one only its frames and the frame before them, from
+    which the front computes its own (the caller never sends them again: 11 MB a chunk at 480x640)."""
+    a, b = compiled(without_gate_history()), compiled(without_gate_history())
+    frames = frames_of(SMALL, 6)
+    specs = []
+    real = processes.ProcessFrames._submit
+
+    def recorded(self, pool, method, *args):
+        if method == "front":
+            specs.append(args[0])
+        return real(self, pool, method, *args)
+
+    monkeypatch.setattr(processes.ProcessFrames, "_submit", recorded)
+    assert_same(list(b.run_video(frames, workers=2, engine="processes", chunk=2)), sequential(a, frames))
+    assert_same_state(b.state, a.state)
+    assert len(specs) == 3 and specs[0].delayed
+    assert all(not spec.delayed and len(spec.frames) == 3 for spec in specs[1:])
+    processes.drop_pool(b)
+
+
 def test_a_worker_keeps_its_mappings_of_reused_blocks_and_a_bounded_number():
     cache = processes.BlockCache(keep=4)
     blocks = [cache.take(64) for _ in range(3)] + [cache.take(4096)]
