@@ -158,43 +158,10 @@ def test_a_blocks_slots_take_each_frames_images_as_they_come():
     block.cache.close()
 
 
-def test_a_prepass_writes_the_images_a_front_takes_into_the_chunks_block(monkeypatch):
-    """With leading recurrences, each chunk's block holds what its prepass computed of the images (the gray
-    frame, an image here: larger than `GIVEN_BYTES`): the front is handed them there, not by value, and the
-    run equals the sequential one."""
-    monkeypatch.setattr(chunk_worker, "GIVEN_BYTES", SMALL[0] * SMALL[1] * 4 - 1)
-    a, b = compiled(small_l2_text()), compiled(small_l2_text())
-    frames = frames_of(SMALL, 6)
-    want = sequential(a, frames)
-    specs = []
-    real = processes.ProcessFrames._submit
-
-    def recorded(self, pool, method, *args):
-        if method == "front":
-            specs.append(args[0])
-        return real(self, pool, method, *args)
-
-    monkeypatch.setattr(processes.ProcessFrames, "_submit", recorded)
-    assert_same(list(b.run_video(frames, workers=2, engine="processes", chunk=2)), want)
-    assert_same_state(b.state, a.state)
-    local = processes.pool_for(b, b.program, 2, chain=True).local
-    handed: list[set[str]] = []
-    local.prepass(frames[:1], 0, {}, lambda k, images: handed.append(set(images)))
-    images = handed[0]
-    assert len(specs) == 3 and images  # the gray frame, under its names
-    for spec in specs:
-        assert spec.givens is not None and len(spec.givens) == 2
-        for given in spec.givens:
-            in_block = {name for name, at, _ in given if at is not None}
-            assert images <= in_block
-    processes.drop_pool(b)
-
-
-def test_without_a_chain_only_the_first_chunks_block_holds_the_values_it_starts_from(monkeypatch):
-    """Without leading recurrences the caller writes each block when it launches the chunk: the run's first holds
-    the delayed values the run starts from, every later one only its frames and the frame before them, from
-    which the front computes its own (the caller never sends them again: 11 MB a chunk at 480x640)."""
-    a, b = compiled(without_gate_history()), compiled(without_gate_history())
+def _front_specs(monkeypatch, text):
+    """Run 6 frames of `text` in chunks of 2 on the processes engine, checked against the sequential run; the
+    spec each chunk's front was handed, and the pipeline run."""
+    a, b = compiled(text), compiled(text)
     frames = frames_of(SMALL, 6)
     specs = []
     real = processes.ProcessFrames._submit
@@ -207,8 +174,33 @@ def test_without_a_chain_only_the_first_chunks_block_holds_the_values_it_starts_
     monkeypatch.setattr(processes.ProcessFrames, "_submit", recorded)
     assert_same(list(b.run_video(frames, workers=2, engine="processes", chunk=2)), sequential(a, frames))
     assert_same_state(b.state, a.state)
-    assert len(specs) == 3 and specs[0].delayed
-    assert all(not spec.delayed and len(spec.frames) == 3 for spec in specs[1:])
+    assert len(specs) == 3
+    return specs, b
+
+
+def test_a_prepass_writes_the_images_a_front_takes_into_the_chunks_block(monkeypatch):
+    """With leading recurrences, each chunk's block holds what its prepass computed of the images (the gray
+    frame, an image here: larger than `GIVEN_BYTES`): the front is handed them there, not by value, and the
+    run equals the sequential one."""
+    monkeypatch.setattr(chunk_worker, "GIVEN_BYTES", SMALL[0] * SMALL[1] * 4 - 1)
+    specs, b = _front_specs(monkeypatch, small_l2_text())
+    handed: list[set[str]] = []
+    processes.pool_for(b, b.program, 2, chain=True).local.prepass(
+        frames_of(SMALL, 1), 0, {}, lambda k, images: handed.append(set(images)))
+    assert handed[0]  # the gray frame, under its names
+    for spec in specs:
+        assert spec.givens is not None and len(spec.givens) == 2
+        for given in spec.givens:
+            assert handed[0] <= {name for name, at, _ in given if at is not None}
+    processes.drop_pool(b)
+
+
+def test_without_a_chain_only_the_first_chunks_block_holds_the_values_it_starts_from(monkeypatch):
+    """Without leading recurrences the caller writes each block when it launches the chunk: the run's first holds
+    the delayed values the run starts from, every later one only its frames and the frame before them, from
+    which the front computes its own (the caller never sends them again: 11 MB a chunk at 480x640)."""
+    specs, b = _front_specs(monkeypatch, without_gate_history())
+    assert specs[0].delayed and all(not spec.delayed and len(spec.frames) == 3 for spec in specs[1:])
     processes.drop_pool(b)
 
 
