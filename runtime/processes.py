@@ -15,7 +15,7 @@ parallel parts) on a worker, the recurrence on the caller in frame order, the ch
 on a worker. When the entry has leading recurrences (the blur gate's sharpness history) each chunk's
 starting values are chained over the chunks before it (`FrameWorker.chain`) on a thread of the caller, chunk
 after chunk as they are read. Only the delayed stages those values read run there, and of those the ones that
-read no recurrence (the gray frame and its sharpness, 1.3 ms a 480x640 frame) run first as the chunk's
+read no recurrence (the gray frame and its sharpness, 1.8 ms a 480x640 frame) run first as the chunk's
 prepass, chunks side by side on the caller's prepass threads (one per 4 workers: OpenCV and NumPy release the
 GIL), so the chain thread itself runs only the history's push. The chain hands its small results (the
 sharpness, the history) to the chunk's front, which does not compute them again; the prepass writes the chunk's
@@ -25,9 +25,10 @@ computes the delayed inputs it starts from (the gray frame, temporal reuse's der
 before its chunk, first in its block, where the caller used to send them (11 MB a chunk at 480x640, 84 at
 1088x1920); the caller computes them once, for the last frame delivered, when the run ends
 (`ProcessFrames.up_to_date`), and `pipeline.state` is set then. The caller's own thread hands a chunk's front
-on as soon as its chain is done (`ProcessFrames`), writing its block first where no prepass did. All told the caller's CPU is
-3.2-3.4 ms a 480x640 frame on 2 cores, all its threads together (4.2-4.6 before the prepass and the fronts'
-delayed inputs; `benchmarks/scaling.py` prints it): what the caller adds to every frame where cores are many.
+on as soon as its chain is done (`ProcessFrames`), writing its block first where no prepass did. All told the
+caller's CPU is 3.1-3.5 ms a 480x640 frame on 2 cores, all its threads together, 0.26 of it on its own thread
+(4.2-4.6 before the prepass and the fronts' delayed inputs; `benchmarks/scaling.py` prints it): what the caller
+adds to every frame where cores are many.
 
 The pool is kept with the pipeline and reused by its next `run_video` with the same worker count (the
 start-up — a process, its imports, loading the program — is paid once); `close_pools()` ends them (also at
@@ -418,9 +419,9 @@ def _ready() -> None:
 
 def prepass_threads(workers: int) -> int:
     """Threads of the caller that run chunks' prepasses side by side (`FrameWorker.prepass`: OpenCV and NumPy
-    calls, which release the GIL): one per 4 workers. The chain's frame-local stages cost 1.3 ms a 480x640
-    frame; on one thread the chain would start 16 workers' first chunks 10 ms apart, and bound the engine at
-    about 700 frames/s."""
+    calls, which release the GIL): one per 4 workers. The chain's frame-local stages cost 1.8 ms a 480x640
+    frame, and a prepass also writes its chunk's block; on one thread the chain would start 16 workers' first
+    chunks 15 ms apart, and bound the engine near 500 frames/s."""
     return max(1, workers // 4)
 
 
