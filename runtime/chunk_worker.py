@@ -5,9 +5,9 @@ same worker: sent the compiled `Program` (plain data) once, it loads the frame s
 of frames, the delayed and parallel parts (`front`), the delayed part alone (`ahead`: the chain of leading
 recurrences that starts the next chunk, on an actor) and the tail (`tail`); the recurrence runs on the
 caller, in frame order. The processes engine runs its chain on the caller (`prepass` then `chain`: the
-leading stages alone, whose results the fronts take: the images in the chunk's block), and each of its fronts computes the delayed inputs it starts
-from out of the frame before its chunk (`delayed_inputs`). It never compiles anything: the compiler need
-not be importable where it runs.
+leading stages alone, whose results the fronts take: the images in the chunk's block), and each of its
+fronts computes the delayed inputs it starts from out of the frame before its chunk (`delayed_inputs`). It
+never compiles anything: the compiler need not be importable where it runs.
 """
 
 from __future__ import annotations
@@ -129,8 +129,8 @@ class FrameWorker:
         only the delayed stages they read run (the blur gate's gray frame and sharpness) — only those that read
         the recurrences (the history's push) where `computed` gives the `prepass`'s results. Returns, for each
         frame, what the leading stages computed that is small (`handed_on`: the sharpness, the history; the gray
-        frame reaches a front through `prepass`'s `hand`, or is computed again), and the leading values after the last frame,
-        which the next chunk starts from."""
+        frame reaches a front through `prepass`'s `hand`, or is computed again), and the leading values after
+        the last frame, which the next chunk starts from."""
         split = self.split
         fixed_env = split.state_env({n: v for n, v in fixed.items() if n in split.state_ports})
         local = set(self.local_stages()) if computed is not None else set()

@@ -103,9 +103,9 @@ class BlockSpec:
 
 
 KEEP_BYTES = 512 << 20
-"""The most bytes of free blocks an idle pool keeps between runs (beyond one block): every one (at most 6) of a 2-worker pool at
-480x640 (17 MB each: 8 frames, the frame before, their gray frames; the first chunk's 27 with the values the
-run starts from), 3 at 1088x1920 (118 MB; the first 183), so a pool's next run starts with the blocks its
+"""The most bytes of free blocks an idle pool keeps between runs (beyond one block): every one (at most 6) of a
+2-worker pool at 480x640 (17 MB each: 8 frames, the frame before, their gray frames; the first chunk's 27 with
+the values the run starts from), 3 at 1088x1920 (118 MB; the first 183), so a pool's next run starts with the blocks its
 last one used (at 256 MB a 2-worker run of 32 frames at 1088x1920 wrote 3 fresh blocks: 2,800 page faults a
 frame, 16 ms of the caller's system time) and an idle pool still holds a bounded amount. During a run the
 count alone bounds them (`BlockCache.running`)."""
