@@ -20,13 +20,10 @@ asserted anywhere.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import statistics
 import sys
 import time
 from pathlib import Path
-
-import psutil
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -35,7 +32,7 @@ from handwritten_pipeline import HandwrittenPipeline  # noqa: E402
 from timing import load  # noqa: E402
 
 import cortex  # noqa: E402
-from cortex.runtime.processes import close_pools, worker_pids  # noqa: E402
+from cortex.runtime.processes import close_pools, worker_cpu_seconds  # noqa: E402
 from cortex.runtime.threads import machine_cores  # noqa: E402
 from cortex.video.synthetic import SyntheticVideo  # noqa: E402
 
@@ -48,23 +45,13 @@ def worker_counts(cores: int) -> list[int]:
     return [*counts, cores]
 
 
-def workers_cpu(compiled) -> float:
-    """CPU seconds so far of the worker processes of `compiled`'s kept processes pool (0 without one)."""
-    total = 0.0
-    for pid in worker_pids(compiled) if compiled is not None else []:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            times = psutil.Process(pid).cpu_times()
-            total += times.user + times.system
-    return total
-
-
-def batch_seconds(run, frames, compiled=None) -> tuple[float, float, float]:
-    """(wall seconds, the caller process's CPU seconds, all its threads, and the CPU seconds of `compiled`'s
-    worker processes) of one batch."""
-    start, cpu, workers = time.perf_counter(), time.process_time(), workers_cpu(compiled)
+def batch_seconds(run, frames, elsewhere=lambda: 0.0) -> tuple[float, float, float]:
+    """(wall seconds, the caller process's CPU seconds, all its threads, and the CPU seconds `elsewhere()` counts
+    in other processes) of one batch."""
+    start, cpu, other = time.perf_counter(), time.process_time(), elsewhere()
     for _ in run(frames):
         pass
-    return time.perf_counter() - start, time.process_time() - cpu, workers_cpu(compiled) - workers
+    return time.perf_counter() - start, time.process_time() - cpu, elsewhere() - other
 
 
 def engine_run(compiled, engine: str, workers: int, options: dict):
@@ -106,7 +93,7 @@ def scaling_table(size: tuple[int, int], frames_n: int, repeat: int, engines: li
                 if engine == "hand":
                     hand_times.append(batch_seconds(lambda fs: [hand(f) for f in fs], frames)[0])
                 else:
-                    wall, cpu, elsewhere = batch_seconds(runs[engine], frames, compiled)
+                    wall, cpu, elsewhere = batch_seconds(runs[engine], frames, lambda: worker_cpu_seconds(compiled))
                     times[engine].append(wall)
                     caller[engine].append(cpu / frames_n)
                     work[engine].append((cpu + elsewhere) / frames_n)

@@ -41,6 +41,7 @@ import atexit
 import contextlib
 import importlib.machinery
 import multiprocessing
+import os
 import sys
 import threading
 import weakref
@@ -478,11 +479,21 @@ def pool_for(pipeline: Any, program: Program, workers: int, chain: bool) -> Proc
         return pool
 
 
-def worker_pids(pipeline: Any) -> list[int]:
-    """The process ids of the workers the pipeline's kept pool runs (none: no pool), e.g. to read their CPU time."""
+def worker_cpu_seconds(pipeline: Any) -> float:
+    """CPU seconds (user and system) the worker processes of the pipeline's kept pool have used so far: what a
+    processes run costs beyond the caller's own `time.process_time()`. 0 without a pool, or where `/proc`
+    cannot be read (not Linux)."""
     with _POOLS_LOCK:
         pool = _POOLS.get(pipeline)
-    return pool.pids() if pool is not None else []
+    total = 0.0
+    for pid in pool.pids() if pool is not None else []:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # not Linux, or the process is gone
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def drop_pool(pipeline: Any) -> None:
@@ -580,8 +591,7 @@ class ProcessFrames:
             chunk.block.put(k, images)
 
         computed = self.pool.local.prepass(chunk.frames, chunk.at, self.fixed, hand)
-        if chunk.block is None:  # pragma: no cover - a chunk has frames
-            chunk.block = FrameBlock(frames, self.pool.blocks, start)
+        assert chunk.block is not None  # `hand` runs for every frame, and a chunk has frames
         return computed
 
     def _chain(self, frames_chunk: list, at: int, prepass: Future) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
@@ -734,4 +744,4 @@ def run_processes(pipeline: Any, program: Program, split: LoadedSplit, frames: I
             executor.up_to_date()
 
 
-__all__ = ["PROCESS_OPTIONS", "check_process_options", "close_pools", "run_processes", "worker_pids"]
+__all__ = ["PROCESS_OPTIONS", "check_process_options", "close_pools", "run_processes", "worker_cpu_seconds"]

@@ -236,7 +236,7 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
     cores, interleaved per count (medians), each run's outputs and state checked against the sequential run;
     returns the number of runs that differ."""
     import cortex
-    from cortex.runtime.processes import close_pools
+    from cortex.runtime.processes import close_pools, worker_cpu_seconds
     from cortex.video.synthetic import SyntheticVideo
 
     cores = os.cpu_count() or 1
@@ -286,13 +286,13 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
             for r in range(rounds):
                 for e in engines if r % 2 == 0 else engines[::-1]:
                     compiled.reset()
-                    start, own, elsewhere = time.perf_counter(), time.process_time(), _workers_cpu(compiled)
+                    start, own, elsewhere = time.perf_counter(), time.process_time(), worker_cpu_seconds(compiled)
                     got = list(compiled.run_video(batch, workers=workers, engine=e, **options.get(e, {})))
                     samples[e].append(time.perf_counter() - start)
                     if e == "processes":
                         cpu.append((time.process_time() - own) / len(batch))
                     if e in spent:
-                        spent[e].append((time.process_time() - own + _workers_cpu(compiled) - elsewhere) / len(batch))
+                        spent[e].append((time.process_time() - own + worker_cpu_seconds(compiled) - elsewhere) / len(batch))
                     same = len(got) == len(expect) and all(
                         all(np.asarray(a).tobytes() == np.asarray(b).tobytes() for a, b in zip(g, w)) for g, w in zip(got, expect))
                     same = same and all(np.asarray(compiled.state[k]).tobytes() == np.asarray(v).tobytes()
@@ -317,20 +317,6 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
         print(f"{e} engine, CPU a frame (all its processes): "
               + ", ".join(f"{w}: {row[e]:.1f} ms" for w, row in work.items() if e in row), flush=True)
     return sum(not ok for row in equal.values() for ok in row.values())
-
-
-def _workers_cpu(compiled: Any) -> float:
-    """CPU seconds so far of `compiled`'s worker processes (the processes engine's kept pool), from /proc."""
-    from cortex.runtime.processes import worker_pids
-
-    total = 0.0
-    for pid in worker_pids(compiled):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # not Linux, or the process is gone
-            continue
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
 
 
 def main() -> int:
