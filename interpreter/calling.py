@@ -69,6 +69,9 @@ def weights_for_call(mode: str | None, weights: Mapping[str, float] | None) -> t
     if weights is not None and not isinstance(weights, Mapping):
         raise CortexError(f"weights must be a mapping of weight name to number, got {type(weights).__name__}")
     for name, value in (weights or {}).items():
+        if not isinstance(name, str):
+            raise CortexError(f"weight names are text (a pipeline's weight, e.g. 'wc'), got {name!r} "
+                              f"({type(name).__name__})")
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise CortexError(f"weight '{name}' must be a number, got {value!r}")
         try:

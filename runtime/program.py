@@ -234,9 +234,7 @@ class Program:
     def save(self, path: str | Path, key: str | bytes | None = None) -> Path:
         """Write the file atomically: a temporary sibling, flushed to disk, renamed over `path` (a full disk or
         a crash leaves the old file whole). Signed when a key is given (`key=`, else `CORTEX_PROGRAM_KEY`)."""
-        if not isinstance(path, (str, os.PathLike)):
-            raise CortexError(f"save takes a path (str or pathlib.Path), got {type(path).__name__}")
-        path = Path(path)
+        path = _program_path(path, "save")
         data = self.to_bytes(key)
         if path.is_dir():
             raise CortexError(f"cannot save program to '{path}': it is a directory")
@@ -282,7 +280,7 @@ class Program:
     def load(cls, path: str | Path, key: str | bytes | None = None) -> Program:
         """Read a saved program (a file is code: see the module docstring); with a key (`key=`, else
         `CORTEX_PROGRAM_KEY`) only a file signed with it loads."""
-        path = Path(path)
+        path = _program_path(path, "load")
         return cls.from_bytes(_read_file(path), str(path), key)
 
     @classmethod
@@ -298,6 +296,16 @@ class Program:
 
 def _one_line(error: object, limit: int) -> str:
     return " ".join(str(error).split())[:limit]
+
+
+def _program_path(path: object, verb: str) -> Path:
+    """`path` as a Path, or a one-line CortexError for what no file system takes (not a path; a NUL byte)."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise CortexError(f"{verb} takes a path (str or pathlib.Path), got {type(path).__name__}")
+    text = os.fsdecode(path)
+    if "\0" in text:
+        raise CortexError(f"cannot {verb} program {text!r}: a path cannot hold a NUL byte")
+    return Path(text)
 
 
 def _read_file(path: Path) -> bytes:
@@ -327,16 +335,29 @@ def _read_file(path: Path) -> bytes:
 
 
 def _key_of(key: str | bytes | None) -> bytes | None:
-    """The signing key: `key`, else the environment's `CORTEX_PROGRAM_KEY`, else none (an empty one is none)."""
+    """The signing key: `key`, else the environment's `CORTEX_PROGRAM_KEY` (its bytes, read through
+    `os.environb` where there is one), else none (an empty variable is none, an empty `key=` an error)."""
+    where = "key="
     if key is None:
-        key = os.environ.get(KEY_VARIABLE) or None
-    if key is None:
-        return None
-    if isinstance(key, str):
-        key = key.encode("utf-8")
-    if not isinstance(key, bytes) or not key:
-        raise CortexError(f"a program key is non-empty text or bytes, got {type(key).__name__}")
-    return key
+        where = KEY_VARIABLE
+        environb = getattr(os, "environb", None)
+        key = (environb.get(KEY_VARIABLE.encode()) if environb is not None else os.environ.get(KEY_VARIABLE)) or None
+        if key is None:
+            return None
+    if not isinstance(key, (str, bytes)):
+        raise CortexError(f"a program key is text or bytes, got {type(key).__name__}")
+    if not key:
+        raise CortexError(f"the program key is empty ({where}{key!r}): give a non-empty key, or key=None for none")
+    try:
+        if isinstance(key, str):
+            return key.encode("utf-8")
+        if where == KEY_VARIABLE:
+            key.decode("utf-8")
+        return key
+    except (UnicodeEncodeError, UnicodeDecodeError) as e:
+        what = f"byte 0x{key[e.start]:02x}" if isinstance(key, bytes) else f"U+{ord(key[e.start]):04X}"
+        raise CortexError(f"{where} is not UTF-8 text ({what} at offset {e.start}): set it to UTF-8 text, "
+                          "or pass key= as bytes") from None
 
 
 def _canonical(doc: dict[str, Any]) -> bytes:

@@ -153,3 +153,13 @@ def test_a_small_frame_runs_the_same_with_an_options_object():
     b = cortex.compile(module, mode="motion")(frame)
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("weights", [{5: 1.0}, {None: 0.2}, {("wc",): 0.1}, {"wc": 0.5, b"wt": 0.1}], ids=repr)
+def test_a_weight_name_that_is_not_text_is_one_cortex_error_naming_it(weights):
+    bad = next(k for k in weights if not isinstance(k, str))
+    with pytest.raises(cortex.CortexError, match=r"weight names are text") as info:
+        cortex.compile(cortex.parse(small_l2_text()), weights=weights)
+    assert repr(bad) in str(info.value)
+    with pytest.raises(cortex.CortexError, match=r"weight names are text"):
+        CompileOptions(weights=weights)

@@ -327,7 +327,39 @@ def test_an_edit_resealed_without_the_key_is_refused(tmp_path, monkeypatch):
             "signature does not match the key", key="deploy-secret")
 
 
-@pytest.mark.parametrize("key", [5, b"", ["k"]], ids=repr)
+@pytest.mark.parametrize("key", [5, 1.5, ["k"]], ids=repr)
 def test_a_bad_key_is_one_line(tmp_path, key):
-    with pytest.raises(CortexError, match="a program key is non-empty text or bytes"):
+    with pytest.raises(CortexError, match="a program key is text or bytes"):
         COMPILED.save(tmp_path / "p.cortex", key=key)
+
+
+# ---------------------------------------------------------------- odd keys and paths (issue 40, items 12 and 14)
+
+
+@pytest.mark.parametrize("key", ["", b""], ids=repr)
+def test_an_empty_key_says_it_is_empty(tmp_path, key):
+    with pytest.raises(CortexError, match=r"^the program key is empty") as info:
+        COMPILED.save(tmp_path / "p.cortex", key=key)
+    assert "text or bytes, got" not in str(info.value)
+
+
+@pytest.mark.skipif(not hasattr(os, "environb"), reason="a bytes environment is POSIX's")
+def test_a_key_variable_that_is_not_utf8_is_one_cortex_error_on_save_and_load(tmp_path, monkeypatch):
+    path = COMPILED.save(tmp_path / "p.cortex")
+    monkeypatch.setitem(os.environb, b"CORTEX_PROGRAM_KEY", b"sec\xffret")
+    for action in (lambda: COMPILED.save(tmp_path / "q.cortex"), lambda: cortex.load(path)):
+        with pytest.raises(CortexError, match=r"CORTEX_PROGRAM_KEY is not UTF-8 text") as info:
+            action()
+        assert "\n" not in str(info.value) and "0xff" in str(info.value)
+    with pytest.raises(CortexError, match=r"key= is not UTF-8 text \(U\+DCFF at offset 3\)"):  # a str key with a lone surrogate, likewise
+        COMPILED.save(tmp_path / "r.cortex", key="sec\udcffret")
+
+
+@pytest.mark.parametrize("path", ["a\0b", "dir\0/p.cortex"], ids=repr)
+def test_a_path_with_a_nul_byte_is_one_cortex_error(tmp_path, monkeypatch, path):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CortexError, match=r"NUL byte"):
+        COMPILED.save(path)
+    with pytest.raises(CortexError, match=r"NUL byte"):
+        cortex.load(path)
+    assert list(tmp_path.iterdir()) == []
