@@ -356,7 +356,7 @@ GAPS = [
     Mutant("gaps-thumbnail-stride-not-doubled", "tools/report_html.py",
            "                self.stride *= 2\n", "",
            ("tests/test_run_report.py", "tests/test_report_hostile_names.py")),
-    Mutant("gaps-nan-blur-threshold-accepted", "tools/cortex_run.py",
+    Mutant("gaps-nan-blur-threshold-accepted", "tools/run_args.py",
            "        if not value >= 0:\n            raise argparse.ArgumentTypeError(f\"must be >= 0",
            "        if value < 0:\n            raise argparse.ArgumentTypeError(f\"must be >= 0",
            ("tests/test_output_safety.py::test_a_blur_threshold_that_is_not_a_number_at_least_zero_is_rejected",

@@ -21,6 +21,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,8 +33,7 @@ import cortex
 from cortex.backends.backend import BACKENDS as COMPILED_BACKENDS
 from cortex.errors import CortexError
 from cortex.runtime.memory_policy import keep_freed_memory
-from cortex.semantics.modes import BLUR_AUTO, DEFAULT_MODE, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
-from cortex.semantics.modes import DEFAULT_ENTRY as ENTRY
+from cortex.semantics.modes import BLUR_AUTO, INPUT_DEFAULTS, UnknownModeError, mode_weights
 from cortex.tools import parallel_run
 from cortex.tools.atomic import (
     Signalled,
@@ -42,11 +42,10 @@ from cortex.tools.atomic import (
     is_write_failure,
     remove_temporaries,
 )
-from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS, Outputs, check_output_paths
+from cortex.tools.outputs import Outputs, check_output_paths
 from cortex.tools.report import dce_summary, progress_bar
+from cortex.tools.run_args import BACKENDS, DEVICES, ENTRY, build_parser
 from cortex.tools.run_summary import RunClock, RunSummary, library_threads, process_start
-from cortex.tools.versions import VersionAction
-from cortex.video.overlay import SCALES
 from cortex.video.source import Seconds, parse_position
 from cortex.video.synthetic import DEFAULT_SIZE
 
@@ -55,151 +54,16 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
     from cortex.frame_runners import StageTimes
+    from cortex.passes.expose_scene_change import SceneProbe
+    from cortex.tools.report_html import ReportRecorder
+    from cortex.tools.run_steps import RunSteps
+    from cortex.video.source import VideoSource
+
+__all__ = ["BACKENDS", "BUNDLED_PIPELINE", "DEVICES", "ENTRY", "build_parser", "main", "run_one"]
 
 BUNDLED_PIPELINE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
-BACKENDS = (*COMPILED_BACKENDS, "reference")
-"""--backend: every compiled backend, and the reference interpreter."""
-DEVICES = tuple(dict.fromkeys(device for b in COMPILED_BACKENDS.values() for device in b.devices))
 SYNTHETIC_SIZE = DEFAULT_SIZE
 """The synthetic video's size when neither --size nor a static pipeline gives one."""
-
-
-HELP_EPILOG = """\
-the score grid:
-  The pipeline scores every block x block pixel square of the frame (block is
-  32 for the bundled pipeline); the score map has one cell per block, rows top
-  to bottom, columns left to right. A frame whose sides are not multiples of
-  the block is padded at the bottom and right first. "at (r, c)" in the
-  per-frame log is the block in row r, column c (0-based): it covers pixel
-  rows r*block .. r*block+block-1 and columns c*block .. c*block+block-1.
-  Scores are in [0, 1]; the encoder keeps blocks scoring at least half the
-  frame's maximum sharp and blurs the rest before JPEG encoding.
-
-the blur gate:
-  A frame whose sharpness (variance of the Laplacian of the gray image) is
-  below the gate's threshold is not scored: it keeps the previous score.
-  --blur-threshold auto (the default) gates a frame less than half as sharp
-  as the median of the last 25 frames, so it adapts to the camera and
-  resolution; --blur-threshold X gates sharpness < X (the original fixed
-  gate is 100); --blur-threshold 0 turns the gate off. The gate's runtime
-  inputs are in docs/dialects/cortex.md, "Modes and runtime inputs".
-
---scores-jsonl: one JSON object per line, one line per frame, with fields
-""" + "\n".join(f"  {name}: {text}" for name, text in JSONL_FIELDS.items()) + """
-
-outputs are written atomically: a JPEG or PNG appears whole, the JSONL and an
-overlay video when the run ends; a failed write exits 1 naming the file.
-No output may lie inside the --encoded or --overlay folder; frame_NNNNN files
-there that the run did not write (an earlier run's) are removed at its end.
-A run that processes no frame (--start past the end) exits 1.
-"""
-
-
-def blur_threshold(text: str) -> str:
-    """`auto` or a number >= 0 (checked when the arguments are parsed)."""
-    if text != "auto":
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected 'auto' or a number, got '{text}'") from None
-        if not value >= 0:
-            raise argparse.ArgumentTypeError(f"must be >= 0, got '{text}'")
-    return text
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="cortex-run",
-        description="Compile the Cortex L2 ROI-scoring pipeline and run it over a video.",
-        epilog=HELP_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("video", nargs="?", help="video file read with OpenCV (default: the built-in synthetic video)")
-    p.add_argument("--version", action=VersionAction, help="print cortex's version, and xDSL's, NumPy's, OpenCV's and the backend's, then exit")
-    p.add_argument("--pipeline", metavar="FILE", help="pipeline .mlir file (default: the bundled l2_pipeline.mlir)")
-    p.add_argument("--entry", default=ENTRY, help=f"per-frame function (default: {ENTRY})")
-    p.add_argument("--mode", default=DEFAULT_MODE, help=f"request type: {' | '.join(MODES)} (default: {DEFAULT_MODE})")
-    p.add_argument(
-        "--weight", action="append", metavar="NAME=VALUE",
-        help="set one of the pipeline's weights, over the mode's value (repeatable: --weight wc=0.4 --weight wt=0.3)",
-    )
-    p.add_argument(
-        "--frames", default=None, metavar="N|Ts",
-        help="at most N frames, or T seconds of video (12.5s, 800ms) (default: a video file to its end; "
-        "the synthetic video has 60)",
-    )
-    p.add_argument(
-        "--start", default="0", metavar="N|Ts",
-        help="start at source frame N, or at time T (12.5s: the first frame at or after it) (default: 0)",
-    )
-    p.add_argument(
-        "--blur-threshold", type=blur_threshold, default="auto", metavar="auto|X",
-        help="the blur gate: auto (relative to the video's own recent sharpness) or a fixed sharpness X (default: auto)",
-    )
-    p.add_argument("--backend", choices=BACKENDS, default="numpy",
-                   help="numpy (compiled), iree (compiled to native code: pip install 'cortex[iree]') or reference "
-                        "(default: numpy)")
-    p.add_argument("--device", choices=DEVICES, default="cpu",
-                   help="where the backend runs: cuda with --backend iree (default: cpu)")
-    p.add_argument("--print-pipeline", action="store_true",
-                   help="print every pass the run takes, as one cortex-opt -p pipeline (its own: binding to the "
-                        "video, --weight, the probes; then the compile's), and exit without running frames")
-    p.add_argument(
-        "--passes",
-        metavar="PIPELINE",
-        help="optimisation pipeline, as for cortex-opt -p (numpy default: mode specialisation, canonicalize, dce)",
-    )
-    p.add_argument(
-        "--post-passes",
-        metavar="PIPELINE",
-        default="default",
-        help="passes on the lowered module, numpy backend (default: elementwise fusion, "
-        "cortex-fuse-linalg-elementwise; '' for none)",
-    )
-    p.add_argument(
-        "--size", metavar="HxW",
-        help="size of the synthetic video (default: the pipeline's frame size); an error with a video file",
-    )
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--progress", action="store_true", help="a progress bar even when stderr is not a terminal")
-    p.add_argument(
-        "--no-frame-log", action="store_true", help="no per-frame table (sharpness, gate, score mean/max, JPEG size)"
-    )
-    p.add_argument("--debug", action="store_true", help="on an internal error, show the Python traceback")
-    p.add_argument("--scores-jsonl", metavar="FILE", help="one JSON object per frame (fields below)")
-    p.add_argument(
-        "--overlay", metavar="DIR_OR_VIDEO",
-        help=f"score heat maps with a legend: PNGs into a directory, or one video ({', '.join(VIDEO_CODECS)})",
-    )
-    p.add_argument(
-        "--side-by-side", action="store_true", help="overlay pictures show original | heat map | encoded JPEG"
-    )
-    p.add_argument(
-        "--heat-scale", choices=SCALES, default="absolute",
-        help="heat-map colours: absolute (score 0..1, the same for every frame) or frame "
-        "(0..each frame's own max) (default: absolute)",
-    )
-    p.add_argument("--summary-json", metavar="FILE", help="the end-of-run summary as JSON (rates, times, threads)")
-    p.add_argument(
-        "--report", metavar="HTML",
-        help="a self-contained HTML report: stage graph and times, score/sharpness/blur gate over the frames "
-        "(gated frames, scene cuts), overlay thumbnails",
-    )
-    p.add_argument(
-        "--encoded", metavar="DIR", help="write the encoder's JPEG of each frame as DIR/frame_NNNNN.jpg (cropped back to the video's size)"
-    )
-    p.add_argument(
-        "--dce-frames",
-        type=int,
-        default=10,
-        metavar="N",
-        help="frames of the unspecialised pipeline run to price the mode's DCE when this run is specialised (default: 10; 0: skip)",
-    )
-    parallel_run.add_arguments(p)  # --workers, --engine, several videos
-    p.add_argument("--return-memory", action="store_true",
-                   help="let glibc give the memory each frame frees back to the OS (default: kept for the next frame, "
-                        "15-25%% faster at 1088x1920: every freed page came back zero-filled, a fault each)")
-    return p
 
 
 # --------------------------------------------------------------------------- pipeline
@@ -250,9 +114,6 @@ def parse_size(text: str) -> tuple[int, int]:
     if h <= 0 or w <= 0:
         raise CortexError(f"--size must be positive, got '{text}'")
     return h, w
-
-
-# --------------------------------------------------------------------------- probes
 
 
 # --------------------------------------------------------------------------- backends
@@ -406,22 +267,23 @@ def output_roles(args: argparse.Namespace) -> tuple[tuple[tuple[str, str | None]
             (("--summary-json", args.summary_json), ("--report", args.report)))
 
 
-def run_one(args: argparse.Namespace) -> int:
-    """One video through the pipeline."""
-    from cortex.driver import run_passes
-    from cortex.frame_runners import make_backend, run_pipeline_text
-    from cortex.passes.dce import eliminate_dead_nodes
-    from cortex.tools.pipeline_check import check_weights, parse_weights
-    from cortex.tools.report_html import ReportRecorder, write_report
-    from cortex.tools.run_steps import RunSteps
+@dataclass
+class Prepared:
+    """What `prepare` makes of the arguments before anything is compiled."""
 
-    # End to end: as a program, the first video's clock starts with the process (imports count);
-    # called from Python (main(argv)), and for the next videos, it starts here.
-    box = getattr(args, "clock_origin", None)  # a list shared by the per-video copies of args: the first takes it
-    origin, since = box.pop() if box else (time.perf_counter(), "this video's start")
-    clock = RunClock(origin=origin, since=since)
-    frames_arg = position_arg("--frames", args.frames)
-    start_arg = position_arg("--start", args.start) or 0
+    module: ModuleOp  # the pipeline, bound to the video and with the --weight overrides (what the reports show)
+    probed_module: ModuleOp  # its copy with the probes, the one compiled
+    source: VideoSource
+    block: int
+    steps: RunSteps
+    probed: bool  # the blur gate's values are results of the entry
+    scene: SceneProbe | None  # where the scene measure is (--report), or None
+    reads: tuple[tuple[str, str | None], ...]
+    others: tuple[tuple[str, str | None], ...]
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """The checks that need no pipeline and no video: a typo fails before any work."""
     if args.size and args.video:
         raise CortexError("--size sizes the synthetic video only; a video file is run at its own size")
     if args.side_by_side and not (args.overlay or args.report):
@@ -431,8 +293,18 @@ def run_one(args: argparse.Namespace) -> int:
         check_passes(args.passes)
     if args.post_passes and args.post_passes != "default":
         check_passes(args.post_passes)
+
+
+def prepare(args: argparse.Namespace) -> Prepared:
+    """Check the arguments, load the pipeline, open the video and run the run's own passes (`RunSteps`)."""
+    from cortex.driver import run_passes
+    from cortex.tools.pipeline_check import check_weights, parse_weights
+    from cortex.tools.run_steps import RunSteps
     from cortex.video.source import open_video
 
+    frames_arg = position_arg("--frames", args.frames)
+    start_arg = position_arg("--start", args.start) or 0
+    check_arguments(args)
     check_not_an_image(args.video)
     reads, others = output_roles(args)
     check_output_paths(args.scores_jsonl, args.overlay, args.encoded, reads, others)  # before any compile
@@ -455,56 +327,87 @@ def run_one(args: argparse.Namespace) -> int:
     probed_module = run_passes(module.clone(), steps.probes())
     probed, scene = steps.exposed(len(entry_function(module, args.entry).function_type.outputs),
                                   len(entry_function(probed_module, args.entry).function_type.outputs), probed_module)
-    weights = gate_inputs(args.blur_threshold)
-    clock.compile_start = time.perf_counter()
-    if args.device != "cpu":
-        if args.backend not in COMPILED_BACKENDS:
-            raise CortexError(f"--device {args.device} needs a compiled backend, not --backend {args.backend}")
-        try:
-            COMPILED_BACKENDS[args.backend].check_device(args.device)
-        except CortexError as e:
-            raise CortexError(f"--device {args.device}: {e}") from None
-    if args.print_pipeline:
-        print(steps.text(run_pipeline_text(args.backend, args.entry, args.mode, args.passes, weights, args.post_passes,
-                                           device=args.device)))
-        return 0
-    backend = make_backend(args.backend, probed_module, args.entry, args.mode, args.passes, weights, args.post_passes,
-                           device=args.device)
-    clock.compile_end = time.perf_counter()
-    compile_seconds = clock.compile_end - clock.compile_start
-    runner = parallel_run.ParallelRunner.maybe(args, backend)  # None: frame after frame
+    return Prepared(module, probed_module, source, block, steps, probed, scene, reads, others)
 
-    outputs = Outputs(args.scores_jsonl, args.overlay, args.encoded, source.fps, block, args.mode, args.side_by_side,
-                      scale=args.heat_scale, keep_ratio=encoder_threshold(module),
-                      inputs=reads, others=others)
-    outputs.frame_number = source.frame_number
-    recorder = ReportRecorder(scene) if args.report else None
+
+def check_device(args: argparse.Namespace) -> None:
+    """--device names a device the backend can run on (before compiling for it)."""
+    if args.device == "cpu":
+        return
+    if args.backend not in COMPILED_BACKENDS:
+        raise CortexError(f"--device {args.device} needs a compiled backend, not --backend {args.backend}")
+    try:
+        COMPILED_BACKENDS[args.backend].check_device(args.device)
+    except CortexError as e:
+        raise CortexError(f"--device {args.device}: {e}") from None
+
+
+def open_outputs(args: argparse.Namespace, prep: Prepared) -> tuple[Outputs, ReportRecorder | None, dict]:
+    """The run's outputs, the report's recorder (with --report) and the thread counts, sampled while frames run."""
+    from cortex.tools.report_html import ReportRecorder
+
+    outputs = Outputs(args.scores_jsonl, args.overlay, args.encoded, prep.source.fps, prep.block, args.mode,
+                      args.side_by_side, scale=args.heat_scale, keep_ratio=encoder_threshold(prep.module),
+                      inputs=prep.reads, others=prep.others)
+    outputs.frame_number = prep.source.frame_number
+    recorder = ReportRecorder(prep.scene) if args.report else None
     if recorder is not None:
         outputs.recorders.append(recorder)
     threads: dict = {}
-    outputs.on_frame = lambda index: threads or threads.update(library_threads())  # sampled while frames run
+    outputs.on_frame = lambda index: threads or threads.update(library_threads())
+    return outputs, recorder, threads
+
+
+def frame_loop(args: argparse.Namespace, prep: Prepared, backend, runner, outputs: Outputs) -> tuple[int, float, int]:
+    """Every frame through the backend (or the parallel runner); on any failure the outputs keep what is whole."""
     progress = False if args.quiet else (True if args.progress else None)
-    clock.loop_start = time.perf_counter()
+    source = prep.source
     try:
         if runner:
-            frames, seconds, skipped = runner.run_frames(
-                source, source.size, source.frame_count, outputs, probed, progress, not args.no_frame_log,
+            return runner.run_frames(
+                source, source.size, source.frame_count, outputs, prep.probed, progress, not args.no_frame_log,
                 line=frame_line, header=frame_header,
             )
-        else:
-            frames, seconds, skipped = run_frames(
-                backend, source, source.size, source.frame_count, outputs, probed, progress, log=not args.no_frame_log
-            )
+        return run_frames(
+            backend, source, source.size, source.frame_count, outputs, prep.probed, progress, log=not args.no_frame_log
+        )
     except BaseException:
         try:  # keep what is complete (whole records, a readable video); the error below is what counts
             outputs.close(finished=False)
         except CortexError:
             pass
         raise
+
+
+def run_one(args: argparse.Namespace) -> int:
+    """One video through the pipeline."""
+    from cortex.frame_runners import make_backend, run_pipeline_text
+
+    # End to end: as a program, the first video's clock starts with the process (imports count);
+    # called from Python (main(argv)), and for the next videos, it starts here.
+    box = getattr(args, "clock_origin", None)  # a list shared by the per-video copies of args: the first takes it
+    origin, since = box.pop() if box else (time.perf_counter(), "this video's start")
+    clock = RunClock(origin=origin, since=since)
+    prep = prepare(args)
+    weights = gate_inputs(args.blur_threshold)
+    clock.compile_start = time.perf_counter()
+    check_device(args)
+    if args.print_pipeline:
+        print(prep.steps.text(run_pipeline_text(args.backend, args.entry, args.mode, args.passes, weights,
+                                               args.post_passes, device=args.device)))
+        return 0
+    backend = make_backend(args.backend, prep.probed_module, args.entry, args.mode, args.passes, weights,
+                           args.post_passes, device=args.device)
+    clock.compile_end = time.perf_counter()
+    runner = parallel_run.ParallelRunner.maybe(args, backend)  # None: frame after frame
+
+    outputs, recorder, threads = open_outputs(args, prep)
+    clock.loop_start = time.perf_counter()
+    frames, seconds, skipped = frame_loop(args, prep, backend, runner, outputs)
     clock.loop_end = time.perf_counter()
     if not frames:  # nothing to show: empty outputs would pass for a run
         outputs.discard()
-        reasons = "; ".join(source.warnings()) or f"{source.name} gave no frame"
+        reasons = "; ".join(prep.source.warnings()) or f"{prep.source.name} gave no frame"
         raise CortexError(f"no frame processed ({reasons}): no output written")
     outputs.close()
     for note in outputs.notes:
@@ -512,40 +415,50 @@ def run_one(args: argparse.Namespace) -> int:
     clock.outputs_closed = time.perf_counter()
     clock.pipeline_seconds = seconds
     args.frames_done = frames
-    for warning in source.warnings():
+    for warning in prep.source.warnings():
         print(f"warning: {warning}", file=sys.stderr)
+    summary = summarise(args, prep, backend, runner, clock, (frames, seconds, skipped), threads)
+    if args.summary_json:
+        write_summary_json(args.summary_json, summary)
+    if recorder is not None:
+        from cortex.passes.dce import eliminate_dead_nodes
+        from cortex.tools.report_html import write_report
 
+        write_report(args.report, summary, prep.module, recorder, eliminate_dead_nodes(prep.module.clone(), args.mode).names)
+    return 0
+
+
+def summarise(args: argparse.Namespace, prep: Prepared, backend, runner, clock: RunClock,
+              counts: tuple[int, float, int], threads: dict) -> RunSummary:
+    """Print the end-of-run summary, the stage table and the DCE line; the summary for --summary-json/--report."""
+    frames, seconds, skipped = counts
+    source = prep.source
     ph, pw = source.padded_size
     padded = f" (padded {ph}x{pw})" if source.padded_size != source.size else ""
     print(
         f"{source.name}: {source.size[0]}x{source.size[1]}{padded}, {frames} frames, mode {args.mode}, "
-        f"backend {backend.name} (compiled in {compile_seconds:.2f} s)"
+        f"backend {backend.name} (compiled in {clock.compile_end - clock.compile_start:.2f} s)"
     )
     summary = RunSummary(
         source.name, source.size, source.padded_size, frames, args.mode, backend.name, clock,
         engine=runner.describe() if runner else "sequential", parallel=runner is not None,
-        workers=runner.workers if runner else 1, skipped=skipped if probed else None,
-        blur_threshold=args.blur_threshold if probed else None, threads=threads,
+        workers=runner.workers if runner else 1, skipped=skipped if prep.probed else None,
+        blur_threshold=args.blur_threshold if prep.probed else None, threads=threads,
         outputs={k: str(v) for k, v in (("scores_jsonl", args.scores_jsonl), ("overlay", args.overlay),
                                         ("encoded", args.encoded)) if v},
         memory=getattr(args, "memory", ""),
     )
-    if frames:
-        gate = f"; {skipped} skipped by the blur gate ({args.blur_threshold})" if probed else ""
-        how = f" ({runner.describe()})" if runner else ""
-        print(f"{summary.text()}\n  {frames} frames{how}{gate}")
-        print(blas_line(runner, backend))
-        times = (runner or backend).stage_times()
-        summary.stages = times
-        print(times.table(frames, seconds, title="per-stage time, averaged over all frames"))
-        if runner:
-            print(runner.overlap_table(frames))
-        print(dce_report(args, module, times, frames, seconds, source))
-    if args.summary_json:
-        write_summary_json(args.summary_json, summary)
-    if recorder is not None:
-        write_report(args.report, summary, module, recorder, eliminate_dead_nodes(module.clone(), args.mode).names)
-    return 0
+    gate = f"; {skipped} skipped by the blur gate ({args.blur_threshold})" if prep.probed else ""
+    how = f" ({runner.describe()})" if runner else ""
+    print(f"{summary.text()}\n  {frames} frames{how}{gate}")
+    print(blas_line(runner, backend))
+    times = (runner or backend).stage_times()
+    summary.stages = times
+    print(times.table(frames, seconds, title="per-stage time, averaged over all frames"))
+    if runner:
+        print(runner.overlap_table(frames))
+    print(dce_report(args, prep.module, times, frames, seconds, source))
+    return summary
 
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm", ".pbm",

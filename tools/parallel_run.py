@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the runners load the compiler: imported when stage times ar
     from cortex.frame_runners import StageTimes
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_arguments(p: argparse._ActionsContainer) -> None:
     p.add_argument("more_videos", nargs="*", metavar="VIDEO ...", help="more videos, run one after the other")
     p.add_argument(
         "--workers", type=int, default=None, metavar="N",
