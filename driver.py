@@ -28,7 +28,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
 
 from cortex.backends.backend import HOST_BACKEND, Backend, backend_named
-from cortex.backends.numpy_emitter import emit_numpy
+from cortex.backends.numpy.emitter import emit_numpy
 from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
 from cortex.dialects.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
 from cortex.dialects.state import WeightOp

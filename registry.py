@@ -60,16 +60,16 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-unroll-pooling": ("cortex.linalg_opt.unroll_pooling", "UnrollPoolingPass"),
     "cortex-fold-constant-layouts": ("cortex.linalg_opt.fold_constant_layouts", "FoldConstantLayoutsPass"),
     # the IREE backend
-    "cortex-pad-as-tensor-pad": ("cortex.lowering.pad_as_tensor_pad", "PadAsTensorPadPass"),
-    "cortex-outline-segments": ("cortex.lowering.outline_segments", "OutlineSegmentsPass"),
-    "cortex-crop-generic-inputs": ("cortex.lowering.crop_generic_inputs", "CropGenericInputsPass"),
-    "cortex-raise-pooling": ("cortex.lowering.raise_pooling", "RaisePoolingPass"),
-    "cortex-expand-powf": ("cortex.lowering.expand_powf", "ExpandPowFPass"),
+    "cortex-pad-as-tensor-pad": ("cortex.backends.iree.pad_as_tensor_pad", "PadAsTensorPadPass"),
+    "cortex-outline-segments": ("cortex.backends.iree.outline_segments", "OutlineSegmentsPass"),
+    "cortex-crop-generic-inputs": ("cortex.backends.iree.crop_generic_inputs", "CropGenericInputsPass"),
+    "cortex-raise-pooling": ("cortex.backends.iree.raise_pooling", "RaisePoolingPass"),
+    "cortex-expand-powf": ("cortex.backends.iree.expand_powf", "ExpandPowFPass"),
 }
 
 TARGET_LOCATIONS: dict[str, tuple[str, str]] = {
-    "numpy": ("cortex.backends.numpy_emitter", "NumpyTarget"),
-    "iree": ("cortex.backends.iree_backend", "IreeTarget"),
+    "numpy": ("cortex.backends.numpy.emitter", "NumpyTarget"),
+    "iree": ("cortex.backends.iree.program", "IreeTarget"),
 }
 
 

@@ -57,11 +57,11 @@ class Backend:
 
 
 BACKENDS: dict[str, Backend] = {
-    "numpy": Backend("numpy", ("cpu",), ("cortex.backends.numpy_emitter", "numpy_executable")),
+    "numpy": Backend("numpy", ("cpu",), ("cortex.backends.numpy.emitter", "numpy_executable")),
     # IREE's CPU and GPU code generation does convolutions and pooling best channels-last (measured:
     # benchmarks/onnx_vs_ort.py); each cut of the frame is compiled into its own code, so the split's parallel
     # part always runs as stages and a call with state runs the split: one cut keeps every engine bit-identical.
-    "iree": Backend("iree", ("cpu", "cuda"), ("cortex.backends.iree_backend", "iree_executable"), layout="nhwc",
+    "iree": Backend("iree", ("cpu", "cuda"), ("cortex.backends.iree.program", "iree_executable"), layout="nhwc",
                     stages_always=True, stateful_calls_split=True, calls_blas=False, needs="iree",
                     native_tensor_code=True),
 }

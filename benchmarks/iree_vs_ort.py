@@ -60,7 +60,7 @@ def iree_import(model, driver: str):
     """IREE's own ONNX path: iree-import-onnx, compiled with Cortex's CPU flags, called through Cortex's runtime."""
     import onnx
 
-    from cortex.backends.iree_compile import TARGETS, compile_text
+    from cortex.backends.iree.compiler import TARGETS, compile_text
     from cortex.runtime.iree_runtime import LoadedModule
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -165,7 +165,7 @@ def bench_calls(rounds: int) -> list[str]:
     """Per-call overhead of the call paths on a 1x10 add (compute ~0): see cortex.runtime.iree_runtime."""
     import iree.runtime as rt
 
-    from cortex.backends.iree_compile import TARGETS, compile_text
+    from cortex.backends.iree.compiler import TARGETS, compile_text
     from cortex.runtime.iree_runtime import LoadedModule
 
     text = """func.func @f(%a: tensor<1x10xf32>) -> tensor<1x10xf32> {

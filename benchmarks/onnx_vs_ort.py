@@ -10,7 +10,7 @@
 `cortex.onnx_backend.prepare(m, backend="iree")` against ONNX Runtime (one
 thread; IREE's local-sync driver is one thread by construction), and the
 same compile without this CPU's tuning flags (`cpu_tuning_flags` in
-`cortex.backends.iree_compile`: im2col convolutions on AVX2 without AVX-512),
+`cortex.backends.iree.compiler`: im2col convolutions on AVX2 without AVX-512),
 and prints `ratio cnn_large iree/ort` with the medians.
 
 Each model is imported with `cortex.from_onnx` and run through the ONNX
@@ -93,7 +93,7 @@ def bench_iree(rounds: int, block: int) -> list[str]:
     """The IREE backend on cnn_large: compile, prepare, the untuned compile, ONNX Runtime (see the module)."""
     import cortex
     import cortex.onnx_backend as backend
-    from cortex.backends import iree_compile
+    from cortex.backends.iree import compiler as iree_compile
     from cortex.frontends.onnx_models import cnn_large, sample_input
 
     model = cnn_large()

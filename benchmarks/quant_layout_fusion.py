@@ -102,7 +102,7 @@ func.func @bench_main() {{
 
 def native_seconds(lowered, n: int, iterations: int) -> float:
     """Seconds per call of @mm compiled by mlir-opt to LLVM and run by mlir-runner (timed inside)."""
-    from cortex.backends.mlir_upstream import run_on_llvm
+    from cortex.backends.mlir.upstream import run_on_llvm
 
     program = lowered.clone()
     bench = parse_module(BENCH_MAIN.format(n=n, iterations=iterations), ctx=make_context(), verify=False)
@@ -132,7 +132,7 @@ def section_int8(quick: bool) -> None:
     q_mm_run = cortex.compile(q_mm, entry="mm", mode=None)
     a, b = samples[0]
     show(f"{n}x{n} matmul graph", median_seconds({"f32": lambda: f_mm_run(a, b), "int8": lambda: q_mm_run(a, b)}, repeat), "f32")
-    from cortex.backends.mlir_upstream import mlir_runner_available
+    from cortex.backends.mlir.upstream import mlir_runner_available
 
     if not mlir_runner_available():
         print("    (mlir-runner not installed: no native figure)")

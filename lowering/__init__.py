@@ -8,7 +8,7 @@ the same module). The result holds no cortex op and is valid for upstream
 The lowered-module contract (dialects, provenance, externs, frame boundary,
 unsigned data) is `cortex.dialects.abi`.
 
-Cross-checking. `cortex.backends.mlir_upstream` verifies lowered modules with
+Cross-checking. `cortex.backends.mlir.upstream` verifies lowered modules with
 `mlir-opt` and runs extern-free functions natively (`mlir-opt` to LLVM, then
 `mlir-runner`), which tests/test_mlir_opt.py compares with the reference.
 """

@@ -1,7 +1,7 @@
 """Executable kinds: how the runtime loads each kind of executable a program may carry.
 
 A backend plugs in with two halves: a producer on the compiler side (under
-`cortex.backends`, e.g. `backends/numpy_emitter.numpy_executable`) that
+`cortex.backends`, e.g. `backends/numpy/emitter.numpy_executable`) that
 turns a lowered module into an `Executable` of its kind, and a loader here,
 on the runtime side. `KINDS` names the module defining each kind's `LOADER`
 (imported when a program of that kind is loaded first, so an optional

@@ -1,6 +1,6 @@
 """The "iree" executable kind: the NumPy host code, with its segments running as IREE-compiled code.
 
-What `cortex.backends.iree_backend.iree_executable` writes: the members of a
+What `cortex.backends.iree.program.iree_executable` writes: the members of a
 "numpy" executable of the host module (the lowered module with its extern-free
 runs outlined as segment functions), plus `module.vmfb`, the one IREE VM
 module of every segment; meta `driver` (IREE's HAL driver: local-sync for the

@@ -1,6 +1,6 @@
 """The "numpy" executable kind: generated Python source, run with `exec`.
 
-Members: `source` (the module `cortex.backends.numpy_emitter` wrote),
+Members: `source` (the module `cortex.backends.numpy.emitter` wrote),
 `profiled_source` (the same with a timer around each source op's
 statements), and `constants/<name>`, the raw bytes of each large constant,
 which the module reads from `_BLOBS` when it loads. `symbols` maps each

@@ -68,7 +68,7 @@ def graphs():
 def prepare(out: Path) -> None:
     import onnx
 
-    from cortex.backends.iree_backend import IreeProgram
+    from cortex.backends.iree.program import IreeProgram
 
     # the check runs IREE's code for every graph, small ones too: the outlining cost rule (which keeps runs
     # that do little work per element crossing on NumPy) is switched off, as in the tests of the backend

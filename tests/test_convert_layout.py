@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cortex
-from cortex.backends.mlir_upstream import mlir_opt_available, verify_with_mlir_opt
+from cortex.backends.mlir.upstream import mlir_opt_available, verify_with_mlir_opt
 from cortex.dialects import layout as lay
 from cortex.dialects import tensor_ops as ops
 from cortex.examples.small_cnn import ENTRY, build_small_cnn, small_cnn_inputs

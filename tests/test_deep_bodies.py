@@ -2,7 +2,7 @@
 
 A fused linalg body is evaluated operand-first; that was a recursion per op,
 so a 400-op chain (from ONNX or .mlir) raised RecursionError in
-`backends/numpy_bodies` while 250 worked. The evaluation now keeps its own
+`backends/numpy/bodies` while 250 worked. The evaluation now keeps its own
 stack. The 5,000-op body is built directly as lowered IR (parsing and
 lowering 5,000 cortex ops would make a slow unit test); a 450-op cortex
 chain goes the whole way through `cortex.compile`.
@@ -22,7 +22,7 @@ from xdsl.ir.affine import AffineMap
 from xdsl.rewriter import InsertPoint
 
 import cortex
-from cortex.backends.numpy_emitter import emit, load
+from cortex.backends.numpy.emitter import emit, load
 
 SHAPE = (4, 8)
 

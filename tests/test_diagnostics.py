@@ -27,8 +27,8 @@ from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import VerifyException
 
 import cortex
-from cortex.backends.numpy_codegen import value_expr
-from cortex.backends.numpy_syntax import code
+from cortex.backends.numpy.codegen import value_expr
+from cortex.backends.numpy.syntax import code
 from cortex.dialects import tensor_ops as t
 from cortex.dialects.base import tensor
 from cortex.dialects.state import StateOp, UpdateStateOp

@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cortex.backends.numpy_emitter import emit, load
+from cortex.backends.numpy.emitter import emit, load
 from cortex.ir import parse_module
 
 FLOAT_BINARY = {

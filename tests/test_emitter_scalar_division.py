@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cortex.backends.numpy_emitter import emit, load
+from cortex.backends.numpy.emitter import emit, load
 from cortex.ir import parse_module
 
 SELECTED_ZERO = """

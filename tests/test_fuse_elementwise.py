@@ -21,7 +21,7 @@ from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
 import cortex
-from cortex.backends.mlir_upstream import MLIR_BIN, verify_with_mlir_opt
+from cortex.backends.mlir.upstream import MLIR_BIN, verify_with_mlir_opt
 from cortex.dialects import tensor_ops as t
 from cortex.dialects.abi import ORIGIN
 from cortex.dialects.base import tensor

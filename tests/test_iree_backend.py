@@ -22,13 +22,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cortex
-from cortex.backends.numpy_emitter import emit, load
+from cortex.backends.iree.outline_segments import MIN_INTENSITY, MIN_WORK, estimate, outline_segments, runs_of
+from cortex.backends.iree.pad_as_tensor_pad import PadAsTensorPadPass
+from cortex.backends.numpy.emitter import emit, load
 from cortex.examples.small_cnn import ENTRY as CNN_ENTRY
 from cortex.examples.small_cnn import build_small_cnn, small_cnn_inputs
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.ir import CortexError, parse_module
-from cortex.lowering.outline_segments import MIN_INTENSITY, MIN_WORK, estimate, outline_segments, runs_of
-from cortex.lowering.pad_as_tensor_pad import PadAsTensorPadPass
 from cortex.semantics.defaults import ENCODER_THRESHOLD
 from cortex.semantics.vision_kernels import low_score_mask
 
@@ -139,7 +139,7 @@ func.func @f(%x: tensor<1x2x{h}x{w}xf32>) -> tensor<1x2x{oh}x{ow}xf32> {{
        st.integers(0, 1))
 def test_crop_pass_keeps_pool_values(kind, h, w, k, s, p):
     """Pools whose padded input is longer than their windows read (ceil mode): cut, same values."""
-    from cortex.lowering.crop_generic_inputs import CropGenericInputsPass
+    from cortex.backends.iree.crop_generic_inputs import CropGenericInputsPass
 
     oh, ow = -(-(h + 2 * p - k) // s) + 1, -(-(w + 2 * p - k) // s) + 1  # ceil mode
     if min(oh, ow) < 1 or k > h + 2 * p or k > w + 2 * p or p >= k or (oh - 1) * s >= h + p or (ow - 1) * s >= w + p:
@@ -157,7 +157,7 @@ def test_crop_pass_keeps_pool_values(kind, h, w, k, s, p):
 
 def test_crop_pass_cuts_the_ceil_pool_onnx_writes():
     """ONNX's test_averagepool_2d_ceil_last_window_starts_on_pad: 2x2 padded to 4x4, one 3x3 window."""
-    from cortex.lowering.crop_generic_inputs import CropGenericInputsPass
+    from cortex.backends.iree.crop_generic_inputs import CropGenericInputsPass
 
     module = parse_module(POOL.format(kind="avg_pool", h=2, w=2, k=3, s=3, p=1, oh=1, ow=1))
     lowered = cortex.lower(module)
@@ -192,8 +192,8 @@ def test_raise_pooling_keeps_maps_and_combiner(kind, h, w, k, s, p):
     generic's: the named op computes what the generic did (run on IREE in test_pools_on_iree_match_numpy)."""
     from xdsl.dialects.linalg.ops import GenericOp
 
-    from cortex.lowering.raise_pooling import PoolingNhwcMaxOp, PoolingNhwcSumOp, RaisePoolingPass, pooling_of
-    from cortex.lowering.raise_pooling import coefficients as coef
+    from cortex.backends.iree.raise_pooling import PoolingNhwcMaxOp, PoolingNhwcSumOp, RaisePoolingPass, pooling_of
+    from cortex.backends.iree.raise_pooling import coefficients as coef
 
     if k > h + 2 * p or k > w + 2 * p or p >= k:
         return
@@ -216,7 +216,7 @@ def test_raise_pooling_keeps_maps_and_combiner(kind, h, w, k, s, p):
 
 def test_raise_pooling_leaves_nchw_pools_alone():
     """An NCHW pool (no NHWC named form applies) stays the generic it was, unchanged."""
-    from cortex.lowering.raise_pooling import RaisePoolingPass
+    from cortex.backends.iree.raise_pooling import RaisePoolingPass
 
     module = cortex.lower(parse_module("""
     func.func @f(%x: tensor<1x4x9x9xf32>) -> tensor<1x4x4x4xf32> {
@@ -431,7 +431,7 @@ def test_pools_on_iree_match_numpy():
     """NHWC max and average pools (strided, padded, non-square windows) handed to IREE as the named pooling ops
     (cortex-raise-pooling, in the legalisation): max pools equal the NumPy backend's exactly, averages within
     reordered-sum ULPs."""
-    from cortex.backends.iree_compile import legalized
+    from cortex.backends.iree.compiler import legalized
 
     module = parse_module(POOLS_NHWC)
     handed_over = str(legalized(cortex.lower(module)))
@@ -563,7 +563,7 @@ def run_tiny(vmfb: bytes) -> np.ndarray:
 @pytest.mark.slow
 @needs_iree
 def test_cache_hit_then_corrupt_and_stale_entries_are_rebuilt(tmp_path, monkeypatch):
-    from cortex.backends import iree_compile as ic
+    from cortex.backends.iree import compiler as ic
 
     monkeypatch.setenv("CORTEX_IREE_CACHE", str(tmp_path))
     target = ic.TARGETS["cpu"]
@@ -596,7 +596,7 @@ def test_cache_hit_then_corrupt_and_stale_entries_are_rebuilt(tmp_path, monkeypa
 
 @needs_iree
 def test_cache_key_changes_with_target_flags_and_ir():
-    from cortex.backends import iree_compile as ic
+    from cortex.backends.iree import compiler as ic
 
     cpu, portable = ic.TARGETS["cpu"], ic.TARGETS["cpu-portable"]
     keys = {

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("iree.compiler")
 pytest.importorskip("iree.runtime")
 
-from cortex.backends import iree_compile as ic  # noqa: E402
+from cortex.backends.iree import compiler as ic  # noqa: E402
 
 TWICE = """
 func.func @twice(%a: tensor<4xf32>) -> tensor<4xf32> {

@@ -15,7 +15,7 @@ pytest.importorskip("iree.runtime")
 
 import iree.compiler  # noqa: E402
 
-from cortex.backends import iree_compile as ic  # noqa: E402
+from cortex.backends.iree import compiler as ic  # noqa: E402
 
 IM2COL = "--iree-global-opt-use-im2col-for-convs"
 AVX2 = frozenset({"sse4_2", "avx", "avx2", "fma", "f16c"})
@@ -153,7 +153,7 @@ def test_printed_iree_module_is_the_one_compiled(tmp_path, monkeypatch):
     import io
 
     import cortex
-    from cortex.backends.iree_backend import IreeTarget
+    from cortex.backends.iree.program import IreeTarget
     from cortex.driver import compile_program
     from cortex.frontends.onnx_models import cnn
     from cortex.ir import make_context

@@ -18,10 +18,10 @@ from onnx import TensorProto, helper
 from xdsl.context import Context
 
 import cortex
-from cortex.backends.numpy_emitter import emit, load
+from cortex.backends.iree.expand_powf import ExpandPowFPass
+from cortex.backends.numpy.emitter import emit, load
 from cortex.driver import run_passes
 from cortex.ir import parse_module
-from cortex.lowering.expand_powf import ExpandPowFPass
 
 iree_compiler = pytest.importorskip("iree.compiler")
 pytest.importorskip("iree.runtime")

@@ -89,7 +89,7 @@ def imported_modules(path: Path, module: str, modules: dict[str, Path]) -> list[
             if node.level:
                 base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
             found.append((node.lineno, base))
-            # `from cortex.backends import numpy_arith` imports the submodule
+            # `from cortex.backends.numpy import arith` imports the submodule
             found += [(node.lineno, f"{base}.{a.name}") for a in node.names]
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("cortex."):
             if node.value in modules:  # a module named for import_module, not an op name like "cortex.add"
@@ -182,7 +182,7 @@ def test_the_runtime_never_imports_the_compiler():
         ("runtime/pipeline.py", "    from cortex.driver import compile"),
         ("runtime/threads.py", "from cortex.passes.frame_split import split_entry"),
         ("runtime/ray_executor.py", "    import cortex.lowering"),
-        ("runtime/parts.py", "from cortex.backends.numpy_emitter import emit"),
+        ("runtime/parts.py", "from cortex.backends.numpy.emitter import emit"),
         ("runtime/values.py", "from cortex.dialects.abi import Port"),
     ],
 )
@@ -330,7 +330,7 @@ def test_video_depends_only_on_the_leaf():
     "source, statement",
     [
         ("semantics/kernels.py", "from cortex.dialects.tensor_ops import AddOp"),  # a kernel importing the dialect
-        ("dialects/folding.py", "    from cortex.backends.numpy_emitter import emit"),  # hidden inside a function
+        ("dialects/folding.py", "    from cortex.backends.numpy.emitter import emit"),  # hidden inside a function
         ("video/source.py", "from cortex.examples.l2_pipeline import build_l2_pipeline"),
         ("semantics/values.py", "from cortex.video import synthetic"),  # same layer, another unit
         ("passes/registry_like.py", '    TABLE = {"x": ("cortex.lowering.cortex_to_linalg", "P")}'),

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cortex
-from cortex.backends.mlir_upstream import mlir_runner_available, run_with_mlir
+from cortex.backends.mlir.upstream import mlir_runner_available, run_with_mlir
 from cortex.driver import compile_lowered, lower
 from cortex.ir import parse_module
 

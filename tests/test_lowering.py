@@ -2,7 +2,7 @@
 and every compilable op's lowered code against its reference kernel.
 
 The numerical tests execute the lowered IR natively with upstream MLIR
-(mlir-opt to LLVM, then mlir-runner; `cortex.backends.mlir_upstream`), on small
+(mlir-opt to LLVM, then mlir-runner; `cortex.backends.mlir.upstream`), on small
 shapes, and compare with the eager reference interpreter on the same inputs.
 """
 
@@ -20,7 +20,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr, UnitAttr
 
 import cortex
-from cortex.backends.mlir_upstream import mlir_runner_available, run_with_mlir
+from cortex.backends.mlir.upstream import mlir_runner_available, run_with_mlir
 from cortex.dialects.abi import ORIGIN, PROPS
 from cortex.driver import lower
 from cortex.ir import parse_module, to_text

@@ -22,7 +22,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, TensorType
 
 import cortex
-from cortex.backends.mlir_upstream import (
+from cortex.backends.mlir.upstream import (
     MlirToolError,
     mlir_opt_available,
     mlir_runner_available,

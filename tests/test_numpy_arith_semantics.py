@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cortex.backends.mlir_upstream import mlir_runner_available, run_with_mlir
+from cortex.backends.mlir.upstream import mlir_runner_available, run_with_mlir
 from cortex.driver import compile_lowered
 from cortex.ir import parse_module
 from cortex.runtime.pipeline import CompiledPipeline

@@ -15,8 +15,8 @@ import pytest
 from helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
 
 import cortex
-from cortex.backends.numpy_codegen import EmitError
-from cortex.backends.numpy_emitter import emit, emit_numpy, load
+from cortex.backends.numpy.codegen import EmitError
+from cortex.backends.numpy.emitter import emit, emit_numpy, load
 from cortex.driver import compile_loaded
 from cortex.errors import CortexError
 from cortex.ir import parse_module

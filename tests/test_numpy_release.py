@@ -1,4 +1,4 @@
-"""Large arrays are released (`del`) where they die in generated code (backends/numpy_release.py).
+"""Large arrays are released (`del`) where they die in generated code (backends/numpy/release.py).
 
 Before this, the decomposed scene change was twice the OpenCV kernel's CPU because every
 intermediate stayed alive until the function returned (~19 full-size images at the peak), so each call
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import cortex
-from cortex.backends.numpy_codegen import RELEASE_BYTES
-from cortex.backends.numpy_emitter import emit, load
+from cortex.backends.numpy.codegen import RELEASE_BYTES
+from cortex.backends.numpy.emitter import emit, load
 from cortex.examples import SCENE_ONLY
 from cortex.ir import parse_module
 

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cortex.backends import numpy_syntax as syntax
-from cortex.backends.numpy_codegen import literal_expr
+from cortex.backends.numpy import syntax
+from cortex.backends.numpy.codegen import literal_expr
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import cortex
-from cortex.backends.mlir_upstream import mlir_opt_available, mlir_runner_available, run_with_mlir, verify_with_mlir_opt
+from cortex.backends.mlir.upstream import mlir_opt_available, mlir_runner_available, run_with_mlir, verify_with_mlir_opt
 from cortex.driver import lower
 from cortex.frontends.onnx import ENTRY, ceil_extra, from_onnx, same_pads
 from cortex.frontends.onnx_models import cnn, mlp, sample_input

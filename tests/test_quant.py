@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cortex
-from cortex.backends.mlir_upstream import (
+from cortex.backends.mlir.upstream import (
     mlir_opt_available,
     mlir_runner_available,
     run_with_mlir,

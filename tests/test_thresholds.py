@@ -27,7 +27,7 @@ from helpers.numerics import ALGORITHM, REORDERED, assert_f32_close
 from xdsl.dialects.builtin import FloatAttr, f32
 
 import cortex
-from cortex.backends.mlir_upstream import mlir_runner_available, run_with_mlir
+from cortex.backends.mlir.upstream import mlir_runner_available, run_with_mlir
 from cortex.dialects.vision import TemporalSmoothOp
 from cortex.driver import lower
 from cortex.semantics import vision_kernels

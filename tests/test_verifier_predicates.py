@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, f32, i1, i64
 from xdsl.ir import Block, Region
 
 import cortex
-from cortex.backends.mlir_upstream import MLIR_BIN, mlir_opt_available
+from cortex.backends.mlir.upstream import MLIR_BIN, mlir_opt_available
 from cortex.errors import CortexError
 from cortex.ir import InvalidIRError, parse
 

@@ -24,7 +24,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import Rewriter
 
 import cortex
-from cortex.backends.iree_compile import legalized
+from cortex.backends.iree.compiler import legalized
 from cortex.driver import run_passes
 from cortex.examples.small_cnn import ENTRY as CNN_ENTRY
 from cortex.examples.small_cnn import build_small_cnn, small_cnn_inputs

@@ -195,7 +195,7 @@ def classify(text: str, mlir_opt: bool = False, cli: bool = True) -> str:
     except BaseException as e:  # noqa: BLE001
         raise InternalError(f"lowering or emitting raised {type(e).__name__}: {e}\n{traceback.format_exc()}") from None
     if mlir_opt and MLIR_OPT.exists():
-        from cortex.backends.mlir_upstream import MlirToolError, verify_with_mlir_opt
+        from cortex.backends.mlir.upstream import MlirToolError, verify_with_mlir_opt
 
         try:
             verify_with_mlir_opt(lowered)

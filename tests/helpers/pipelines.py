@@ -8,7 +8,7 @@ L2_TEXT = cortex.to_text(cortex.build_l2_pipeline(480, 640))  # the static form 
 SMALL = (96, 128)
 
 EVERY_RUN_ON_IREE = {"CORTEX_IREE_MIN_INTENSITY": "0", "CORTEX_IREE_MIN_WORK": "0"}
-"""The IREE backend's cost rule switched off (`cortex.backends.iree_backend.segment_rule`): the small programs
+"""The IREE backend's cost rule switched off (`cortex.backends.iree.program.segment_rule`): the small programs
 of the tests keep their linalg runs on IREE, which is what tests of the backend must exercise."""
 
 

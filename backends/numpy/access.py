@@ -1,4 +1,4 @@
-"""linalg indexing maps as NumPy views: step 1 (access) and 2 (alignment) of `numpy_linalg`.
+"""linalg indexing maps as NumPy views: step 1 (access) and 2 (alignment) of `linalg`.
 
 A projected permutation is plain slicing; an affine-linear map with
 non-negative coefficients (convolution and pooling windows) a strided view
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineMap
 
-from cortex.backends import numpy_syntax as syntax
-from cortex.backends.numpy_codegen import (
+from cortex.backends.numpy import syntax
+from cortex.backends.numpy.codegen import (
     Term,
     op_error,
     static_shape,

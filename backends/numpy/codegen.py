@@ -9,7 +9,7 @@ an unread `tensor.empty` or zero `linalg.fill` would otherwise cost a frame's
 worth of memory traffic).
 
 A value is described by a `Term`: the expression (an `ast` tree, built with
-`numpy_syntax`, so precedence is the renderer's job) that holds it, its
+`syntax`, so precedence is the renderer's job) that holds it, its
 NumPy dtype and static shape (None for a scalar), and whether the array is a
 temporary this code owns (freshly allocated, never aliased), which is what
 lets a later op reuse it with `out=` instead of allocating.
@@ -39,7 +39,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import DiagnosticException
 
-from cortex.backends import numpy_syntax as syntax
+from cortex.backends.numpy import syntax
 from cortex.dialects import abi
 from cortex.errors import CortexError
 from cortex.semantics.values import numpy_dtype
@@ -53,7 +53,7 @@ class EmitError(CortexError, DiagnosticException):
 
 
 RELEASE_BYTES = 128 * 1024
-"""Arrays from this size up are released (`del`) when they die (`numpy_release`): glibc's default mmap
+"""Arrays from this size up are released (`del`) when they die (`release`): glibc's default mmap
 threshold, from which an allocation may come as fresh, zero-filled pages; smaller ones come from its bins."""
 
 
@@ -183,7 +183,7 @@ class Chunk:
     Statements are `ast` nodes, rendered with `ast.unparse` one per line, each
     followed by the comment naming the source cortex op (the renderer adds it:
     `ast.unparse` keeps no comments). Translators build them with
-    `numpy_syntax` and add them with `FunctionEmitter.statement`.
+    `syntax` and add them with `FunctionEmitter.statement`.
     """
 
     statements: list[ast.stmt]
@@ -193,7 +193,7 @@ class Chunk:
     note: str
     pure: bool = True
     blocks: list[tuple[str, list[Chunk]]] = field(default_factory=list)
-    tail: list[ast.stmt] = field(default_factory=list)  # after the nested blocks: `del`s (numpy_release)
+    tail: list[ast.stmt] = field(default_factory=list)  # after the nested blocks: `del`s (release)
 
     @property
     def lines(self) -> list[str]:
@@ -354,7 +354,7 @@ class FunctionEmitter:
         return self.bind(value, term)
 
     def sized(self, name: str, dtype: str, shape: tuple[int, ...] | None) -> None:
-        """Record how large the array `name` holds is (`numpy_release` frees large ones where they die)."""
+        """Record how large the array `name` holds is (`release` frees large ones where they die)."""
         if shape is None:
             self.sizes[name] = 0
         elif any(n < 0 for n in shape):

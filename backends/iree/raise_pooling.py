@@ -12,7 +12,7 @@ model; as `linalg.pooling_nhwc_max` they take 50 + 16 + 12 µs
 (`iree-benchmark-module --print_device_statistics` on the handed-over
 module; benchmarks/README.md has the per-layer reading).
 So the IREE backend runs this pass before handing a module over
-(`backends/iree_compile.legalized`); the NumPy backend keeps the generic.
+(`backends/iree/compiler.legalized`); the NumPy backend keeps the generic.
 
 The pattern (checked, not assumed): two inputs and one output of rank 4;
 four parallel loops then two reductions; the window operand is a fresh

@@ -1,4 +1,4 @@
-"""Sums of products as contractions (step 4 of `numpy_linalg`): `@`, `np.tensordot`, `np.einsum`.
+"""Sums of products as contractions (step 4 of `linalg`): `@`, `np.tensordot`, `np.einsum`.
 
 The product factors are read off the body; the operands stay un-aligned
 views, so matmul and convolution reach BLAS.
@@ -12,9 +12,9 @@ from math import prod
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
-from cortex.backends import numpy_syntax as syntax
-from cortex.backends.numpy_access import LETTERS, permutation_expr
-from cortex.backends.numpy_bodies import Body
+from cortex.backends.numpy import syntax
+from cortex.backends.numpy.access import LETTERS, permutation_expr
+from cortex.backends.numpy.bodies import Body
 
 
 def product_factors(value: SSAValue, body: Body) -> list[SSAValue]:

@@ -1,4 +1,4 @@
-// Large arrays are released (`del`) where they die (backends/numpy_release.py): right after the
+// Large arrays are released (`del`) where they die (backends/numpy/release.py): right after the
 // statement that reads them last, inside a fused body too; a name read inside a branch goes after
 // the `if`, never in it; names the `if` assigns, parameters, results and small arrays stay.
 // A large result is written into a buffer of the program's pool (`_pool.take`), kept from call to call.

@@ -19,8 +19,8 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr
 from xdsl.ir import Operation
 
-from cortex.backends import numpy_syntax as syntax
-from cortex.backends.numpy_codegen import (
+from cortex.backends.numpy import syntax
+from cortex.backends.numpy.codegen import (
     FunctionEmitter,
     Term,
     bit_width,

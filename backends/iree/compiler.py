@@ -1,6 +1,6 @@
 """The IREE backend's compile side: targets and their flags, the hand-over legalisation, the disk cache.
 
-A lowered module's compilable functions (`cortex.lowering.outline_segments`)
+A lowered module's compilable functions (`cortex.backends.iree.outline_segments`)
 are printed in MLIR's generic form and compiled by `iree.compiler` into one
 VM flatbuffer (`.vmfb`); `cortex.runtime.iree_runtime` loads and calls it.
 Only this file imports `iree.compiler` (84 MB, not needed to *run* a saved
@@ -158,17 +158,17 @@ def legalized(module: ModuleOp, im2col: bool = False) -> ModuleOp:
     codegen fails on fill + insert_slice feeding an NCHW convolution), generic inputs cut to the extent their
     loops read (MLIR's verifier rejects a ceil-mode pool's longer padded input), NHWC pooling generics as the
     named `linalg.pooling_nhwc_max`/`_sum` (IREE runs the named ops 4-6x faster), `math.powf` as exp/log with
-    pow's special cases (IREE's own expansion is NaN for negative bases: `cortex.lowering.expand_powf`), then
+    pow's special cases (IREE's own expansion is NaN for negative bases: `cortex.backends.iree.expand_powf`), then
     DCE of the fills and empties left unused. With `im2col` (the flags compile convolutions as im2col + matmul),
     convolutions over few input channels become generics that IREE compiles direct, faster for them
-    (`cortex.lowering.shallow_conv_generic`)."""
+    (`cortex.backends.iree.shallow_conv_generic`)."""
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-    from cortex.lowering.crop_generic_inputs import CropGenericInputsPass
-    from cortex.lowering.expand_powf import ExpandPowFPass
-    from cortex.lowering.pad_as_tensor_pad import PadAsTensorPadPass
-    from cortex.lowering.raise_pooling import RaisePoolingPass
-    from cortex.lowering.shallow_conv_generic import ShallowConvGenericPass
+    from cortex.backends.iree.crop_generic_inputs import CropGenericInputsPass
+    from cortex.backends.iree.expand_powf import ExpandPowFPass
+    from cortex.backends.iree.pad_as_tensor_pad import PadAsTensorPadPass
+    from cortex.backends.iree.raise_pooling import RaisePoolingPass
+    from cortex.backends.iree.shallow_conv_generic import ShallowConvGenericPass
 
     copy = module.clone()
     ctx = Context(allow_unregistered=True)

@@ -15,8 +15,8 @@ from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IntegerAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from cortex.backends import numpy_syntax as syntax
-from cortex.backends.numpy_codegen import (
+from cortex.backends.numpy import syntax
+from cortex.backends.numpy.codegen import (
     FunctionEmitter,
     Term,
     dt,

@@ -17,8 +17,8 @@ import ast
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import TensorType
 
-from cortex.backends import numpy_syntax as syntax
-from cortex.backends.numpy_codegen import (
+from cortex.backends.numpy import syntax
+from cortex.backends.numpy.codegen import (
     FunctionEmitter,
     Term,
     dt,

@@ -7,7 +7,7 @@
 module into segment functions (runs of extern-free linalg/tensor/arith/
 math/scf ops) called from the rest; the segments become the functions of
 ONE IREE module (compiled once, cached on disk: `cortex.backends.
-iree_compile`), loaded once (`cortex.runtime.iree_runtime`; a compiled program carries it as an
+iree.compiler`), loaded once (`cortex.runtime.iree_runtime`; a compiled program carries it as an
 "iree" executable, `iree_executable`, loaded by `cortex.runtime.iree_executable`); the rest —
 extern calls (OpenCV), state threading, the small scalar glue — is emitted
 by the NumPy emitter exactly as for the NumPy backend, and `bind` points
@@ -29,12 +29,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.target import Target
 
-from cortex.backends.iree_compile import DEVICES, compile_module, legalized_for, target_named
-from cortex.backends.numpy_emitter import numpy_executable
+from cortex.backends.iree.compiler import DEVICES, compile_module, legalized_for, target_named
+from cortex.backends.iree.outline_segments import MIN_INTENSITY, MIN_WORK, outline_segments
+from cortex.backends.numpy.emitter import numpy_executable
 from cortex.dialects.abi import SEGMENT
 from cortex.errors import CortexError
 from cortex.ir import to_text
-from cortex.lowering.outline_segments import MIN_INTENSITY, MIN_WORK, outline_segments
 from cortex.runtime.iree_executable import VMFB
 from cortex.runtime.iree_runtime import LoadedModule
 from cortex.runtime.program import Executable
@@ -58,7 +58,7 @@ def segment_module(segments: list[func.FuncOp]) -> ModuleOp:
 
 
 def segment_rule() -> tuple[float, int]:
-    """(min_intensity, min_work) of the outlining cost rule (`cortex.lowering.outline_segments`): the pass's
+    """(min_intensity, min_work) of the outlining cost rule (`cortex.backends.iree.outline_segments`): the pass's
     measured defaults, or CORTEX_IREE_MIN_INTENSITY / CORTEX_IREE_MIN_WORK (0 and 0: every run with a linalg
     op goes to IREE, as the tests of small programs need)."""
     values: list[float] = []

@@ -1,7 +1,7 @@
 """`cortex-shallow-conv-generic`: a convolution over few input channels as the equivalent `linalg.generic`.
 
 Where the IREE backend compiles convolutions as im2col + matmul
-(`cortex.backends.iree_compile.cpu_tuning_flags`), IREE's im2col pass
+(`cortex.backends.iree.compiler.cpu_tuning_flags`), IREE's im2col pass
 rewrites every named convolution, and a convolution over few input
 channels makes a poor matmul: its reduction (3·3·C) is shorter than the
 matmul's tiles. Measured (one thread, AVX2): the large CNN's first layer,

@@ -1,8 +1,8 @@
 """linalg on tensors as whole-array NumPy: never a Python loop per element.
 
 This module holds the structured-op translators; the steps below live in
-`numpy_access` (1, 2), `numpy_bodies` (3, and the reduction tables) and
-`numpy_contraction` (4's contractions).
+`access` (1, 2), `bodies` (3, and the reduction tables) and
+`contraction` (4's contractions).
 
 Every structured op (`linalg.generic` and the named ops, which xDSL gives
 indexing maps and a body too) is translated the same way:
@@ -46,10 +46,10 @@ from xdsl.dialects.linalg.ops import (
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 
-from cortex.backends import numpy_syntax as syntax
-from cortex.backends.numpy_access import Access, access, align, loop_ranges, permutation_expr
-from cortex.backends.numpy_bodies import COMBINE, REDUCE, Body, combiner, finish, identity_of, initial_value
-from cortex.backends.numpy_codegen import (
+from cortex.backends.numpy import syntax
+from cortex.backends.numpy.access import Access, access, align, loop_ranges, permutation_expr
+from cortex.backends.numpy.bodies import COMBINE, REDUCE, Body, combiner, finish, identity_of, initial_value
+from cortex.backends.numpy.codegen import (
     FunctionEmitter,
     Term,
     dt,
@@ -61,7 +61,7 @@ from cortex.backends.numpy_codegen import (
     translates,
     yielded_value,
 )
-from cortex.backends.numpy_contraction import contraction, product_factors
+from cortex.backends.numpy.contraction import contraction, product_factors
 
 # ---------------------------------------------------------------- structured ops
 

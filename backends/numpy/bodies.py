@@ -1,4 +1,4 @@
-"""linalg region bodies on whole arrays (step 3 of `numpy_linalg`), and how reductions combine.
+"""linalg region bodies on whole arrays (step 3 of `linalg`), and how reductions combine.
 
 `Body` evaluates a body one ufunc per op, reusing dying temporaries with
 `out=`; the reduction tables say which NumPy reduction a combiner op is and
@@ -19,9 +19,9 @@ from xdsl.dialects.linalg.ops import (
 )
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from cortex.backends import numpy_syntax as syntax
-from cortex.backends.numpy_arith import elementwise, in_place_capable, is_elementwise
-from cortex.backends.numpy_codegen import (
+from cortex.backends.numpy import syntax
+from cortex.backends.numpy.arith import elementwise, in_place_capable, is_elementwise
+from cortex.backends.numpy.codegen import (
     FunctionEmitter,
     Term,
     literal_expr,

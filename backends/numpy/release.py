@@ -36,8 +36,8 @@ import ast
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from cortex.backends.numpy_codegen import RELEASE_BYTES, Chunk
-from cortex.backends.numpy_syntax import parse
+from cortex.backends.numpy.codegen import RELEASE_BYTES, Chunk
+from cortex.backends.numpy.syntax import parse
 
 
 def _loads(nodes: Iterable[ast.AST]) -> Counter[str]:
