@@ -1,13 +1,14 @@
 """cortex-run --out-dir: several videos as one batch job.
 
-Each video writes into its own folder, DIR/<stem>/, and DIR/manifest.jsonl (rewritten atomically after
-each video) records what was done under which pipeline and options, so a rerun skips finished videos and
-a failed video is recorded instead of stopping the batch.
+Each video writes into its own folder, DIR/<name>/, and DIR/manifest.jsonl records what was done under
+which pipeline and options (`cortex.tools.manifest`: the folder names, the statuses, the locks), so a rerun
+skips finished videos and a failed video is recorded instead of stopping the batch. docs/running.md,
+"Batches", states the rules.
 
 On Ray (`--engine ray`) each video is one task, spread over the cluster, and the driver writes every file:
 a task writes the video's outputs into a scratch folder on its own node and returns them (scores,
 summary, encoded JPEGs, overlay, report: name and bytes) with its result; the driver writes them into
-DIR/<stem>/ atomically, then the manifest. The nodes need not share a disk with the driver, nothing
+DIR/<name>/ atomically, then the manifest. The nodes need not share a disk with the driver, nothing
 is ever written on a node's disk outside its scratch folder (removed when the task ends), and a task
 retried after its node was lost (`RAY_RETRIES` times) starts afresh in a new scratch folder: only the
 attempt that returns is written, once. The inputs are read where the task runs, at their absolute
@@ -23,34 +24,34 @@ import copy
 import hashlib
 import json
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path, PurePath
 
 from cortex.errors import CortexError
-from cortex.tools.atomic import FrameFolder, write_bytes_atomic
+from cortex.tools.atomic import FrameFolder
+from cortex.tools.manifest import FINISHED, Manifest, folder_stem, unique_folder
 from cortex.tools.report import progress_bar
+from cortex.tools.run_summary import finished_status
 
 # the options that change a video's results: a different value makes the manifest's "done" stale
 KEY_OPTIONS = ("pipeline", "entry", "mode", "weight", "passes", "post_passes", "blur_threshold", "backend",
                "device", "start", "frames", "size", "encoded", "overlay", "report", "side_by_side", "heat_scale")
 NAMED_INSIDE = ("encoded", "overlay", "report")
-MANIFEST = "manifest.jsonl"
+PER_VIDEO = {"scores.jsonl": "the batch's own scores.jsonl", "summary.json": "the batch's own summary.json"}
+"""The files the batch writes into every video's folder itself."""
 
 
 def folder_names(names: list[str | None]) -> list[str]:
-    """One folder per video, its stem; a repeated stem gets -2, -3 ... in argument order."""
-    used: set[str] = set()
+    """One folder per video (`manifest.folder_stem`); a repeated stem gets -2, -3 ... in argument order."""
+    taken: set[str] = set()
     out = []
     for name in names:
-        stem = Path(name).stem if name else "synthetic"
-        candidate, n = stem, 1
-        while candidate in used:
-            n += 1
-            candidate = f"{stem}-{n}"
-        used.add(candidate)
-        out.append(candidate)
+        folder = unique_folder(folder_stem(name), taken, Path("/nonexistent-cortex-batch"))
+        taken.add(folder.casefold())
+        out.append(folder)
     return out
 
 
@@ -62,38 +63,55 @@ def check_inside(flag: str, value: str) -> None:
                           "(no absolute path, no '..')")
 
 
+def check_output_names(args: argparse.Namespace) -> None:
+    """The per-video output names, once for the whole batch: each inside the folder, none the same file as
+    (or a folder around) another, nor the batch's own scores.jsonl and summary.json."""
+    names = [(f"({what})", PurePath(name)) for name, what in PER_VIDEO.items()]
+    for flag in NAMED_INSIDE:
+        value = getattr(args, flag)
+        if value:
+            check_inside(flag, value)
+            names.append((f"--{flag} {value}", PurePath(value)))
+    for i, (flag, path) in enumerate(names):
+        for other, other_path in names[:i]:
+            a, b = [p.casefold() for p in path.parts], [p.casefold() for p in other_path.parts]
+            if a[:len(b)] == b or b[:len(a)] == a:
+                raise CortexError(f"{flag}: the same file as, or a folder around, {other} in each video's folder; "
+                                  "give another name")
+
+
 def options_key(args: argparse.Namespace) -> str:
-    """A hash of the pipeline text and the options that change results."""
+    """A hash of Cortex's version, the pipeline file's content and the options that change results."""
     import cortex
 
     pipeline = args.pipeline or str(Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir")
-    digest = hashlib.sha256(Path(pipeline).read_bytes())
+    try:
+        digest = hashlib.sha256(Path(pipeline).read_bytes())
+    except OSError as e:
+        raise CortexError(f"--pipeline {pipeline}: cannot read it: {e.strerror or e}") from None
     options = {k: getattr(args, k, None) for k in KEY_OPTIONS if k != "pipeline"}
+    options["cortex"] = cortex.__version__
     digest.update(json.dumps(options, sort_keys=True, default=str).encode())
     return digest.hexdigest()[:16]
 
 
-def read_manifest(path: Path) -> dict[str, dict]:
-    if not path.exists():
-        return {}
-    entries = {}
-    for line in path.read_text().splitlines():
+def video_key(options: str, name: str | None) -> str:
+    """`options_key` and the video file's size and modification time: a file replaced at the same path is
+    run again."""
+    stamp = ""
+    if name is not None:
         try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a damaged line: that video is simply run again
-        if isinstance(entry, dict) and "path" in entry:
-            entries[str(entry["path"])] = entry
-    return entries
-
-
-def write_manifest(path: Path, entries: dict[str, dict]) -> None:
-    write_bytes_atomic(path, "".join(json.dumps(e, sort_keys=True) + "\n" for e in entries.values()).encode())
+            info = os.stat(name)
+            stamp = f"{info.st_size}:{info.st_mtime_ns}"
+        except OSError:
+            stamp = "missing"
+    return hashlib.sha256(f"{options}\0{stamp}".encode()).hexdigest()[:16]
 
 
 def video_args(args: argparse.Namespace, name: str | None, folder: Path) -> argparse.Namespace:
     one = copy.copy(args)
     one.video, one.more_videos, one.frames_done, one.out_dir = name, [], 0, None
+    one.warnings = []
     one.scores_jsonl = str(folder / "scores.jsonl")
     one.summary_json = str(folder / "summary.json")
     for flag in NAMED_INSIDE:
@@ -102,16 +120,59 @@ def video_args(args: argparse.Namespace, name: str | None, folder: Path) -> argp
     return one
 
 
+def named(name: str | None, error: str) -> str:
+    """`name: error`, unless the error already begins with the name (`in/x.avi: no such video file`)."""
+    label = name or "synthetic"
+    return error if error.startswith(f"{label}:") or error.startswith(f"{label} ") else f"{label}: {error}"
+
+
+def empty_folder(folder: Path) -> None:
+    """The video's folder, made or emptied (its entry already says `running`): it never mixes two runs' files."""
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise CortexError(f"{folder}: the video's folder is a symbolic link or not a folder; refusing to write there")
+    folder.mkdir(exist_ok=True)
+    for child in folder.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+def claim(manifest: Manifest, names: list[str | None], keys: list[str], force: bool) -> list[tuple]:
+    """Under the manifest's lock: each video skipped (done with its key, or run by another live batch) or
+    given its folder and recorded `running`. Returns (ident, name, folder name, key) of the videos to run."""
+    jobs: list[tuple[str, str | None, str, str]] = []
+    with manifest.locked() as entries:
+        taken = {e["folder"].casefold() for e in entries.values()}
+        for name, key in zip(names, keys, strict=True):
+            ident = os.path.abspath(name) if name else "synthetic"
+            if any(job[0] == ident for job in jobs):
+                print(f"{name or 'synthetic'}: given twice, run once")
+                continue
+            old = entries.get(ident)
+            if old and old["status"] in FINISHED and old.get("key") == key and not force:
+                print(f"{name or 'synthetic'}: done before (same video, pipeline and options), skipped"
+                      + (" (it finished with warnings)" if old["status"] != "done" else ""))
+                continue
+            folder = old["folder"] if old else unique_folder(folder_stem(name), taken, manifest.out)
+            if not manifest.hold(folder):
+                print(f"{name or 'synthetic'}: being run by another batch into {manifest.out / folder}, skipped")
+                continue
+            taken.add(folder.casefold())
+            entries[ident] = {"path": ident, "folder": folder, "status": "running", "key": key, "frames": 0,
+                              "error": None, "warnings": [], "pid": os.getpid()}
+            jobs.append((ident, name, folder, key))
+    return jobs
+
+
 def run_batch(args: argparse.Namespace, names: list[str | None], run_one: Callable[[argparse.Namespace], int],
               video_task: Callable | None = None) -> int:
-    """Every video into DIR/<stem>/, the manifest after each; failures are recorded and named at the end."""
+    """Every video into DIR/<folder>/, the manifest after each; failures are recorded and named at the end."""
     for flag in ("scores_jsonl", "summary_json"):
         if getattr(args, flag):
             raise CortexError(f"--{flag.replace('_', '-')} and --out-dir: --out-dir writes each video's "
                               f"{'scores.jsonl' if flag == 'scores_jsonl' else 'summary.json'} itself")
-    for flag in NAMED_INSIDE:
-        if getattr(args, flag):
-            check_inside(flag, getattr(args, flag))
+    check_output_names(args)
     from cortex.semantics.modes import mode_weights
 
     mode_weights(args.mode)  # an unknown mode is the whole batch's error, not each video's
@@ -119,54 +180,63 @@ def run_batch(args: argparse.Namespace, names: list[str | None], run_one: Callab
     if out.exists() and not out.is_dir():
         raise CortexError(f"--out-dir {out}: exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
-    manifest_path = out / MANIFEST
-    entries = read_manifest(manifest_path)
-    key = options_key(args)
-    jobs = []
-    for name, stem in zip(names, folder_names(names), strict=True):
-        ident = os.path.abspath(name) if name else "synthetic"
-        done = entries.get(ident)
-        if done and done.get("status") == "done" and done.get("key") == key and not args.force:
-            print(f"{name or 'synthetic'}: done before (same pipeline and options), skipped")
-            continue
-        folder = out / stem
-        folder.mkdir(exist_ok=True)
-        jobs.append((ident, name, folder, video_args(args, name, folder)))
+    manifest = Manifest(out)
+    options = options_key(args)
+    try:
+        jobs = claim(manifest, names, [video_key(options, name) for name in names], args.force)
+        return _run_jobs(args, names, jobs, manifest, run_one, video_task)
+    finally:
+        manifest.release_all()
+
+
+def _run_jobs(args, names, jobs, manifest: Manifest, run_one, video_task) -> int:
     bar = progress_bar(len(jobs), False if args.quiet else (True if args.progress else None))
     bar.unit = "video"
-    frames, failures, start = 0, [], time.perf_counter()
+    frames, failures, warned, start = 0, [], [], time.perf_counter()
 
-    def record(ident: str, name: str | None, folder: Path, rc: int, error: str, n: int) -> None:
+    def record(ident: str, name: str | None, folder: str, rc: int, error: str, n: int, warnings: list[str]) -> None:
         nonlocal frames
-        status = "done" if rc == 0 and not error else "failed"
-        if status == "failed":
-            failures.append(f"{name or 'synthetic'} ({error or f'exit {rc}'})")
-        entries[ident] = {"path": ident, "folder": folder.name, "status": status, "frames": n,
-                          "error": error or None, "key": key}
-        write_manifest(manifest_path, entries)
-        frames += n
+        if rc and not error:
+            error = f"exit {rc}"
+        status = "failed" if error else finished_status(warnings)
+        if error:
+            failures.append(named(name, error))
+        elif warnings:
+            warned.append(name or "synthetic")
+        with manifest.locked() as entries:
+            key = entries.get(ident, {}).get("key")
+            entries.pop(ident, None)  # re-added last: the manifest lists videos in the order they finished
+            entries[ident] = {"path": ident, "folder": folder, "status": status, "frames": n if not error else 0,
+                              "error": error or None, "warnings": list(warnings), "key": key}
+        manifest.release(folder)
+        frames += n if not error else 0
         bar.update(1)
         bar.set_postfix_str(f"{frames / max(time.perf_counter() - start, 1e-9):.1f} frames/s")
 
     if args.engine == "ray":
-        _batch_on_ray(args, jobs, run_one, record, video_task)
+        _batch_on_ray(args, jobs, run_one, record, video_task, manifest.out)
     else:
-        for ident, name, folder, one in jobs:
+        for ident, name, folder, _ in jobs:
+            one = video_args(args, name, manifest.out / folder)
             rc, error = 0, ""
             try:
+                empty_folder(manifest.out / folder)
                 rc = run_one(one)
             except CortexError as e:
                 error = str(e)
             except Exception as e:  # a bad frame or a decoder error: this video fails, the batch goes on
                 error = f"{type(e).__name__}: {' '.join(str(e).split())}"
             if error:
-                print(f"error: {name or 'synthetic'}: {error}", file=sys.stderr)
-            record(ident, name, folder, rc, error, one.frames_done if not error else 0)
+                print(f"error: {named(name, error)}", file=sys.stderr)
+            record(ident, name, folder, rc, error, one.frames_done, one.warnings)
             print()
     bar.close()
     seconds = time.perf_counter() - start
     print(f"{len(jobs)} videos run ({len(names) - len(jobs)} skipped), {frames} frames in {seconds:.2f} s: "
-          f"{frames / max(seconds, 1e-9):.1f} frames/s overall (compile included); manifest: {manifest_path}")
+          f"{frames / max(seconds, 1e-9):.1f} frames/s overall (compile included); manifest: {manifest.path}")
+    if warned:
+        print(f"warning: {len(warned)} of {len(names)} videos finished with warnings (status done-with-warnings in "
+              f"the manifest): {', '.join(warned)}", file=sys.stderr)
     if failures:
         raise CortexError(f"{len(failures)} of {len(names)} videos failed: {'; '.join(failures)}")
     return 0
@@ -204,23 +274,24 @@ def sweep_scratch(root: Path) -> list[Path]:
 
 
 def video_on_node(args: argparse.Namespace, name: str | None, run_one: Callable[[argparse.Namespace], int],
-                  video_task: Callable) -> tuple[int, str, int, dict[str, bytes]]:
+                  video_task: Callable) -> tuple[int, str, int, list[str], dict[str, bytes]]:
     """One video in a Ray task: `video_task` with every output in a scratch folder of this node, then
-    (exit code, what it printed, frames, {path in the video's folder: bytes}); the scratch folder goes."""
+    (exit code, what it printed, frames, the source's warnings, {path in the video's folder: bytes}); the
+    scratch folder goes."""
     import shutil
     import tempfile
 
     sweep_scratch(Path(tempfile.gettempdir()))
     scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
     try:
-        rc, text, frames = video_task(video_args(args, name, scratch), run_one)
+        rc, text, frames, warnings = video_task(video_args(args, name, scratch), run_one)
         files = {
             path.relative_to(scratch).as_posix(): path.read_bytes()
             for path in sorted(scratch.rglob("*")) if path.is_file() and not path.is_symlink()
         }
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return rc, text, frames, files
+    return rc, text, frames, warnings, files
 
 
 def write_video_files(folder: Path, files: dict[str, bytes]) -> None:
@@ -245,7 +316,7 @@ def write_video_files(folder: Path, files: dict[str, bytes]) -> None:
             files_here.close()
 
 
-def _batch_on_ray(args, jobs, run_one, record, video_task) -> None:
+def _batch_on_ray(args, jobs, run_one, record, video_task, out: Path) -> None:
     """One Ray task per video (`video_on_node`), at most --workers at once; the driver writes each video's
     files as its task returns them, then records it (the module docstring says why)."""
     import ray
@@ -268,19 +339,22 @@ def _batch_on_ray(args, jobs, run_one, record, video_task) -> None:
             done, _ = ray.wait(list(running), num_returns=1)
             ident, name, folder = running.pop(done[0])
             try:
-                rc, text, n, files = _get(ray, done[0])
+                rc, text, n, warnings, files = _get(ray, done[0])
             except CortexError as e:  # its node lost more often than it is retried, ...
-                rc, text, n, files = 1, f"error: {e}", 0, {}
+                rc, text, n, warnings, files = 1, f"error: {e}", 0, [], {}
             error = ""
             try:
-                write_video_files(folder, files)
+                empty_folder(out / folder)
+                write_video_files(out / folder, files)
             except (CortexError, OSError) as e:
                 rc, error = rc or 1, f"writing its outputs: {e}"
             print(text.rstrip() + f"\n[{name or 'synthetic'}: a Ray worker]\n")
+            for warning in warnings:
+                print(f"warning: {warning}", file=sys.stderr)
             if rc and not error:
                 lines = [line[len("error: "):] for line in text.splitlines() if line.startswith("error: ")]
                 error = lines[-1] if lines else f"exit {rc}"
-            record(ident, name, folder, rc, error, n if not rc else 0)
+            record(ident, name, folder, rc, error, n if not rc else 0, warnings)
     finally:
         for ref in running:
             ray.cancel(ref, force=True)

@@ -415,7 +415,8 @@ def run_one(args: argparse.Namespace) -> int:
     clock.outputs_closed = time.perf_counter()
     clock.pipeline_seconds = seconds
     args.frames_done = frames
-    for warning in prep.source.warnings():
+    args.warnings = prep.source.warnings()  # into the summary, and a batch's manifest
+    for warning in args.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     summary = summarise(args, prep, backend, runner, clock, (frames, seconds, skipped), threads)
     if args.summary_json:
@@ -446,7 +447,7 @@ def summarise(args: argparse.Namespace, prep: Prepared, backend, runner, clock: 
         blur_threshold=args.blur_threshold if prep.probed else None, threads=threads,
         outputs={k: str(v) for k, v in (("scores_jsonl", args.scores_jsonl), ("overlay", args.overlay),
                                         ("encoded", args.encoded)) if v},
-        memory=getattr(args, "memory", ""),
+        memory=getattr(args, "memory", ""), warnings=list(args.warnings),
     )
     gate = f"; {skipped} skipped by the blur gate ({args.blur_threshold})" if prep.probed else ""
     how = f" ({runner.describe()})" if runner else ""

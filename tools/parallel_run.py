@@ -42,7 +42,7 @@ def add_arguments(p: argparse._ActionsContainer) -> None:
                         "ray: Ray actors, on one or several machines (default: threads)")
     p.add_argument("--ray-address", metavar="ADDR", help="join this Ray cluster (default: start a local Ray)")
     p.add_argument("--out-dir", metavar="DIR",
-                   help="a batch: per video DIR/<stem>/ with scores.jsonl and summary.json (--encoded, --overlay, "
+                   help="a batch: per video DIR/<name>/ with scores.jsonl and summary.json (--encoded, --overlay, "
                         "--report then name files inside it), and DIR/manifest.jsonl; a rerun skips videos done "
                         "with the same pipeline and options; a failed video does not stop the others")
     p.add_argument("--force", action="store_true", help="with --out-dir: recompute videos the manifest says are done")
@@ -105,8 +105,10 @@ def _one_video(args: argparse.Namespace, name: str | None) -> argparse.Namespace
     return one
 
 
-def run_video_task(args: argparse.Namespace, run_one: Callable[[argparse.Namespace], int]) -> tuple[int, str, int]:
-    """One whole video in a Ray worker, frame after frame: (exit code, what it printed, frames)."""
+def run_video_task(args: argparse.Namespace,
+                   run_one: Callable[[argparse.Namespace], int]) -> tuple[int, str, int, list[str]]:
+    """One whole video in a Ray worker, frame after frame: (exit code, what it printed, frames, the source's
+    warnings: a worker's stderr reaches no one, so the driver prints them)."""
     import contextlib
     import io
 
@@ -126,7 +128,7 @@ def run_video_task(args: argparse.Namespace, run_one: Callable[[argparse.Namespa
         except Exception as e:  # a bad frame: this video fails, the driver goes on with the others
             print(f"error: {type(e).__name__}: {' '.join(str(e).split())}")
             rc = 1
-    return rc, out.getvalue(), args.frames_done
+    return rc, out.getvalue(), args.frames_done, list(getattr(args, "warnings", []))
 
 
 def _videos_on_ray(args: argparse.Namespace, names: list[str | None], run_one) -> int:
@@ -150,8 +152,10 @@ def _videos_on_ray(args: argparse.Namespace, names: list[str | None], run_one) -
                 running[task.remote(_one_video(args, where), run_one)] = name
             done, _ = ray.wait(list(running), num_returns=1)
             name = running.pop(done[0])
-            rc, text, n = _get(ray, done[0])
+            rc, text, n, warnings = _get(ray, done[0])
             print(text.rstrip() + f"\n[{name or 'synthetic'}: a Ray worker]\n")
+            for warning in warnings:
+                print(f"warning: {warning}", file=sys.stderr)
             frames += n
             failed += rc != 0
     finally:

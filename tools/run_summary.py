@@ -98,6 +98,12 @@ class RunClock:
         return self.outputs_closed - self.origin
 
 
+def finished_status(warnings: list[str]) -> str:
+    """The status of a run that wrote every output: `done` when the whole clip decoded and the source said
+    nothing, `done-with-warnings` when it warned (the statuses of a batch's manifest: `tools.manifest`)."""
+    return "done-with-warnings" if warnings else "done"
+
+
 @dataclass
 class RunSummary:
     """What one run of cortex-run reports at its end, as text and as JSON."""
@@ -119,6 +125,8 @@ class RunSummary:
     outputs: dict[str, str] = field(default_factory=dict)
     memory: str = ""
     """What glibc does with freed memory (`cortex.runtime.memory_policy`), in words."""
+    warnings: list[str] = field(default_factory=list)
+    """What the video source warned of (a truncated file, frames that failed to decode): see `status`."""
 
     def rates(self) -> dict[str, float | None]:
         c = self.clock
@@ -188,6 +196,8 @@ class RunSummary:
             "threads": dict(self.threads),
             "memory": self.memory,
             "outputs": dict(self.outputs),
+            "status": finished_status(self.warnings),
+            "warnings": list(self.warnings),
         }
         if self.stages is not None:
             data["stages_ms_per_frame"] = {

@@ -9,8 +9,9 @@ the encoder's `crop` cuts it back to the video's size).
 A file is read to its end unless `frames` caps it; `start` skips frames
 first. What happened is kept for the caller to report (`VideoSource.warnings`):
 a video that ends before the frame count its container declares or before
-the requested count, and frames that failed to decode in the middle (a read
-fails, a later one succeeds: the failed ones are skipped and counted).
+the requested count, frames that failed to decode in the middle (a read
+fails, a later one succeeds: the failed ones are skipped and counted), and a
+still image read as a video. FFmpeg's own log lines are silenced (`cortex.video`).
 """
 
 from __future__ import annotations
@@ -171,6 +172,8 @@ class FileSource(VideoSource):
         finally:
             capture.release()
         self.declared = known if known > 0 else None  # the container's frame count, when it has one
+        # FFmpeg reads a still image as a video of one frame, whatever its suffix (an image named .avi)
+        self.still_image = self.declared is None and os.path.isfile(path) and cv2.haveImageReader(path)
         self.start = start = in_frames(start, fps, first=True) or 0
         frames = in_frames(frames, fps, first=False)
         count = None if self.declared is None else max(self.declared - start, 0)
@@ -258,6 +261,8 @@ class FileSource(VideoSource):
             notes.append(f"{self.path} has only {self.skipped_at_start} frames: starting at frame {self.start} leaves none")
         if self.decode_failures:
             notes.append(f"{self.path}: {self.decode_failures} frame(s) failed to decode and were skipped")
+        if self.still_image:
+            notes.append(f"{self.path}: is a still image, not a video: read as a video of one frame")
         return notes
 
 
