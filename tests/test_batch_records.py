@@ -171,6 +171,7 @@ def test_two_concurrent_batches_lose_no_line(tmp_path):
     second.communicate("go\n")
     assert first.returncode == second.returncode == 0
     assert sorted((e["folder"], e["status"]) for e in manifest(out)) == [("a", "done"), ("b", "done")]
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["a", "b"]  # every folder is a video's
 
 
 # ---------------------------------------------------------------- a damaged manifest

@@ -4,7 +4,7 @@ The manifest has one JSON object per line, one per video, and is the registry of
 owns: a folder is never handed to a second video, in this batch or any later one. Every change to it is
 made under an exclusive `fcntl.flock` on `DIR/.manifest.lock`: read the file, merge the change, replace the
 file atomically (`write_bytes_atomic`), so two batches writing into one DIR lose no line. A video being
-run also holds a lock of its own (`DIR/.running/<folder>.lock`), as long as its process lives: a
+run also holds a lock of its own (`DIR/.running-<folder>.lock`), as long as its process lives: a
 `running` entry whose lock is free was left by a batch that was killed, and the next batch runs the video
 again; one whose lock is held is being run by another batch, which this one leaves alone.
 
@@ -30,9 +30,10 @@ from cortex.tools.atomic import write_bytes_atomic
 
 MANIFEST = "manifest.jsonl"
 LOCK = ".manifest.lock"
-RUNNING = ".running"
-"""DIR's entries the batch itself makes; no video's folder may take these names (nor begin with a dot)."""
-RESERVED = frozenset(name.casefold() for name in (MANIFEST, LOCK, RUNNING))
+RUNNING = ".running-{folder}.lock"
+"""DIR's files the batch itself makes (every folder in DIR is a video's); no video's folder may take these
+names, nor begin with a dot."""
+RESERVED = frozenset(name.casefold() for name in (MANIFEST, LOCK))
 
 STATUSES = ("running", "done", "done-with-warnings", "failed")
 """`running`: the run started and has not been recorded since (a live batch's, or an interrupted one's);
@@ -127,8 +128,7 @@ class Manifest:
         """Take `folder`'s running lock (kept until `release`); False when another process holds it."""
         if folder in self.held:
             return True
-        (self.out / RUNNING).mkdir(exist_ok=True)
-        fd = os.open(self.out / RUNNING / f"{folder}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        fd = os.open(self.out / RUNNING.format(folder=folder), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
