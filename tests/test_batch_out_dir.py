@@ -90,3 +90,12 @@ def test_outputs_must_stay_in_the_video_folder(capsys, tmp_path, name):
     rc, _, err = run_cli(capsys, a, *FAST, "--out-dir", str(tmp_path / "out"), "--scores-jsonl", "s.jsonl")
     assert rc == 1 and "--out-dir writes each video's scores.jsonl" in err
 
+
+
+@pytest.mark.parametrize("bad", [["--side-by-side"], ["--frames", "-3"], ["--start", "soon"], ["--passes", "no-such-pass"],
+                                 ["--weight", "wc"], ["--mode", "turbo"]], ids=" ".join)
+def test_bad_options_are_refused_once_before_any_video(capsys, tmp_path, bad):
+    a, b = clip(tmp_path / "a.avi"), clip(tmp_path / "b.avi")
+    rc, _, err = run_cli(capsys, a, b, *FAST, "--out-dir", str(tmp_path / "out"), *bad)
+    assert rc == 1 and len(err.strip().splitlines()) == 1 and "videos failed" not in err, err
+    assert not (tmp_path / "out").exists()

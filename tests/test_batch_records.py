@@ -21,8 +21,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cortex.errors import CortexError
-from cortex.tools.batch import folder_names, run_batch
-from cortex.tools.manifest import MANIFEST, RESERVED, Manifest, folder_stem, is_folder_name, unique_folder
+from cortex.tools.batch import claim, folder_names, run_batch
+from cortex.tools.manifest import MANIFEST, RESERVED, Manifest, folder_stem, is_folder_name
 from cortex.tools.run_args import build_parser
 
 TREE = Path(__file__).resolve().parent.parent
@@ -57,25 +57,24 @@ def test_a_folder_name_from_any_file_name_is_a_plain_visible_name(name):
 
 @given(st.lists(NAMES, min_size=1, max_size=6), st.lists(NAMES, min_size=1, max_size=6))
 def test_folders_of_two_batches_are_distinct_and_inside_the_out_dir(first, second):
+    """Two batches' claims (the batch's own `claim`, under the manifest's lock): every video its own folder,
+    a plain name inside the out-dir, never the manifest's or its lock's, never one given before."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
         out.mkdir()
-        manifest = Manifest(out)
-        folders = {}
+        given_out: dict[str, str] = {}
         for names in (first, second):
-            with manifest.locked() as entries:
-                taken = {e["folder"].casefold() for e in entries.values()}
-
-                for name in names:
-                    ident = "/videos/" + name.replace("\0", "_")
-                    if ident in entries:
-                        continue
-                    folder = unique_folder(folder_stem(name), taken, out)
-                    taken.add(folder.casefold())
-                    entries[ident] = {"path": ident, "folder": folder, "status": "running"}
-            folders = {k: e["folder"] for k, e in manifest.read().items()}
-        assert len({f.casefold() for f in folders.values()}) == len(folders)
-        for folder in folders.values():
+            records = Manifest(out)
+            paths = [os.path.join(tmp, "videos", name) for name in names]
+            try:
+                for ident, _, folder, _ in claim(records, paths, ["key"] * len(paths), force=True):
+                    assert given_out.setdefault(ident, folder) == folder  # the same video keeps its folder
+            finally:
+                records.release_all()
+        folders = {e["folder"] for e in Manifest(out).read().values()}
+        assert {e["path"]: e["folder"] for e in Manifest(out).read().values()} == given_out
+        assert len({f.casefold() for f in folders}) == len(folders)
+        for folder in folders:
             assert (out / folder).resolve().parent == out.resolve() and folder.casefold() not in RESERVED
 
 

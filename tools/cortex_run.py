@@ -245,6 +245,12 @@ def dce_report(args, module: ModuleOp, measured: StageTimes, frames: int, frame_
 
 
 def run(args: argparse.Namespace) -> int:
+    from cortex.tools.pipeline_check import parse_weights
+
+    position_arg("--frames", args.frames)  # the checks that need no video, once: a batch refuses bad
+    position_arg("--start", args.start)  # options up front, not once per video
+    parse_weights(args.weight)
+    check_arguments(args)
     return parallel_run.run_each_video(args, run_one)
 
 
