@@ -1,4 +1,4 @@
-"""The batch's records (issue 40 items 5-11, issue 41 item 2, issue 45's batch survivors): folder names that
+"""The batch's records: folder names that
 stay inside the out-dir and never collide, a manifest updated under a lock, `running` before a folder is
 touched, statuses that say what happened, and a key that goes stale with what changes a result.
 

@@ -333,7 +333,7 @@ def test_a_bad_key_is_one_line(tmp_path, key):
         COMPILED.save(tmp_path / "p.cortex", key=key)
 
 
-# ---------------------------------------------------------------- odd keys and paths (issue 40, items 12 and 14)
+# ---------------------------------------------------------------- odd keys and paths
 
 
 @pytest.mark.parametrize("key", ["", b""], ids=repr)
