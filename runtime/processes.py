@@ -39,9 +39,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import importlib.machinery
 import multiprocessing
 import os
+import select
+import signal
 import sys
 import threading
 import weakref
@@ -50,7 +53,6 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
-from multiprocessing.shared_memory import SharedMemory
 from typing import Any
 
 import numpy as np
@@ -61,6 +63,7 @@ from cortex.runtime.frames import frames_in_flight
 from cortex.runtime.memory_policy import keep_freed_memory
 from cortex.runtime.parts import LoadedSplit
 from cortex.runtime.program import Program
+from cortex.runtime.shared_memory import Block, SharedMemoryShortage, available, check_usable, shortage
 from cortex.runtime.threads import MAX_WORKERS, machine_cores
 
 PROCESS_OPTIONS = ("chunk",)
@@ -101,6 +104,7 @@ class BlockSpec:
     values: tuple[Any, ...]
     delayed: Named | None = None
     givens: tuple[Named, ...] | None = None
+    path: str | None = None  # where a worker opens the block (`Block.attach`)
 
 
 KEEP_BYTES = 512 << 20
@@ -123,16 +127,19 @@ class BlockCache:
 
     def __init__(self, keep: int, keep_bytes: int = KEEP_BYTES):
         self.keep, self.keep_bytes = keep, keep_bytes
-        self.free: list[SharedMemory] = []
+        self.free: list[Block] = []
         self.lock = threading.Lock()
         self.closed = False
         self.running = 0  # runs in progress (`run`)
+        self.in_flight: int | None = None  # blocks a run holds at once, until its first block is checked (`take`)
 
     @contextlib.contextmanager
-    def run(self) -> Iterator[None]:
-        """While a run is in progress: free blocks bounded by count alone; after it, by bytes too."""
+    def run(self, in_flight: int = 1) -> Iterator[None]:
+        """While a run is in progress: free blocks bounded by count alone; after it, by bytes too. The run's
+        first block checks that `in_flight` blocks of its size fit the shared memory left (`take`)."""
         with self.lock:
             self.running += 1
+            self.in_flight = in_flight
         try:
             yield
         finally:
@@ -142,17 +149,24 @@ class BlockCache:
             for block in gone:
                 _unlink(block)
 
-    def take(self, size: int) -> SharedMemory:
-        """The smallest free block of at least `size` bytes, or a new one."""
+    def take(self, size: int) -> Block:
+        """The smallest free block of at least `size` bytes, or a new one (its pages reserved: a
+        `SharedMemoryShortage` where they do not fit). A run's first block also checks that the run's blocks in
+        flight fit: the free ones that are large enough, and new ones of the same size for the rest — so a
+        shared memory too small for the run is an error before any frame, not part-way."""
         with self.lock:
             fits = [b for b in self.free if b.size >= size]
+            if self.in_flight is not None:
+                in_flight, self.in_flight = self.in_flight, None
+                if (in_flight - len(fits)) * size > available():
+                    raise shortage(in_flight * size)
             if fits:
                 block = min(fits, key=lambda b: b.size)
                 self.free.remove(block)
                 return block
-        return SharedMemory(create=True, size=size)
+        return Block.create(size)
 
-    def give(self, block: SharedMemory) -> None:
+    def give(self, block: Block) -> None:
         gone = [block]
         with self.lock:
             if not self.closed:
@@ -161,7 +175,7 @@ class BlockCache:
         for block in gone:
             _unlink(block)
 
-    def _over(self) -> list[SharedMemory]:
+    def _over(self) -> list[Block]:
         """The free blocks past the bounds, taken out (the smallest first); called with the lock held."""
         gone = []
         while len(self.free) > self.keep or (not self.running and len(self.free) > 1
@@ -179,12 +193,9 @@ class BlockCache:
             _unlink(block)
 
 
-def _unlink(block: SharedMemory) -> None:
+def _unlink(block: Block) -> None:
     block.close()
-    try:
-        block.unlink()
-    except FileNotFoundError:  # pragma: no cover - already gone
-        pass
+    block.unlink()
 
 
 class FrameBlock:
@@ -234,7 +245,8 @@ class FrameBlock:
         placed = [place(f) for f in frames]
         self.spec = BlockSpec(self.shm.name if self.shm is not None else None, tuple(at for at, _ in placed),
                               tuple(v for _, v in placed), named(delayed) if delayed is not None else None,
-                              tuple(named(g) for g in givens) if givens is not None else None)
+                              tuple(named(g) for g in givens) if givens is not None else None,
+                              self.shm.path if self.shm is not None else None)
 
     def put(self, k: int, images: dict[str, Any]) -> None:
         """Frame k's images into its slot, now (the prepass's buffers are reused by its next frame); one that
@@ -286,13 +298,13 @@ class _Maps:
 
     def __init__(self, keep: int, keep_bytes: int):
         self.keep, self.keep_bytes = keep, keep_bytes
-        self.open: OrderedDict[str, SharedMemory] = OrderedDict()
+        self.open: OrderedDict[str, Block] = OrderedDict()
 
-    def get(self, name: str) -> tuple[SharedMemory, bool]:
-        """The block's mapping, and whether it is kept (else the task closes it)."""
+    def get(self, name: str, path: str) -> tuple[Block, bool]:
+        """The block's mapping (opened at `path` when not kept), and whether it is kept (else the task closes it)."""
         block = self.open.pop(name, None)
         if block is None:
-            block = SharedMemory(name=name)
+            block = Block.attach(name, path)
             if block.size > self.keep_bytes:
                 return block, False
         self.open[name] = block
@@ -310,7 +322,8 @@ class _Mapped:
     def __init__(self, spec: BlockSpec, maps: _Maps | None = None):
         self.shm, self.kept = None, False
         if spec.name is not None:
-            self.shm, self.kept = maps.get(spec.name) if maps is not None else (SharedMemory(name=spec.name), False)
+            assert spec.path is not None
+            self.shm, self.kept = maps.get(spec.name, spec.path) if maps is not None else (Block.attach(spec.name, spec.path), False)
         self.frames: list[Any] = [self._value(at, v) for at, v in zip(spec.frames, spec.values)]
         self.delayed: dict[str, Any] | None = (
             {name: self._value(at, v) for name, at, v in spec.delayed} if spec.delayed is not None else None)
@@ -356,11 +369,52 @@ _WORKER: FrameWorker | None = None
 _MAPS: _Maps | None = None
 
 
-def _start_worker(program: Program, threads: int, workers: int) -> None:
+def _start_worker(program: Program, threads: int, workers: int, caller: int) -> None:
     global _WORKER, _MAPS
+    exit_with(caller)
     keep_freed_memory()  # the worker's own process: a frame's freed memory kept for the next
     _WORKER = FrameWorker(program, threads)
     _MAPS = _Maps(4 * workers + 4, KEEP_BYTES // workers)
+
+
+def exit_with(caller: int) -> None:
+    """This worker ends as soon as `caller` (the process whose pool it is) does, however that ends (SIGKILL, the
+    OOM killer): a thread waits on the caller's pidfd; where there is none, the kernel's parent-death signal
+    (the worker's parent, the fork server, ends with the caller)."""
+    if not sys.platform.startswith("linux"):  # pragma: no cover
+        return
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent ended before the signal was asked for
+        os._exit(1)
+    try:
+        watched = os.pidfd_open(caller)
+    except (OSError, AttributeError):  # pragma: no cover - Linux before 5.3, or the caller is gone
+        if not _alive(caller):
+            os._exit(1)
+        return
+    threading.Thread(target=_exit_when_ended, args=(watched,), name="cortex-caller-watch", daemon=True).start()
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover
+        pass
+    return True
+
+
+def _exit_when_ended(pidfd: int) -> None:
+    """On the worker's watch thread: a pidfd turns readable when its process has ended; then this process ends
+    at once (what it was running is nobody's any more; its mappings of the caller's blocks go with it)."""
+    select.select([pidfd], [], [])
+    os._exit(1)
 
 
 def _task(method: str, spec: BlockSpec, *args: Any) -> Any:
@@ -435,8 +489,13 @@ class ProcessPool:
         context = worker_context()
         threads = max(1, machine_cores() // workers)
         self.workers = workers
-        self.fronts = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                                          initargs=(program, threads, workers))
+        check_usable()  # a missing or read-only /dev/shm: one line, before any process starts
+        try:
+            self.fronts = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
+                                              initargs=(program, threads, workers, os.getpid()))
+        except OSError as e:  # the pool's own locks live in /dev/shm too
+            raise CortexError(f"the worker processes could not start: their locks need /dev/shm ({e.strerror or e}); "
+                              "use --engine threads") from None
         self.local = FrameWorker(program, None)
         self.chain_thread = ThreadPoolExecutor(1, thread_name_prefix="cortex-chain") if chain else None
         self.prepass = ThreadPoolExecutor(prepass_threads(workers), thread_name_prefix="cortex-prepass") if chain else None
@@ -455,10 +514,23 @@ class ProcessPool:
         return sorted(self.fronts._processes)
 
     def close(self) -> None:
+        """End the workers (one still running a task after `CLOSE_GRACE` seconds is killed: a hung task must
+        not hang its caller's exit), the caller's threads, and the blocks."""
+        processes = list((self.fronts._processes or {}).values())  # (none once shut down)
+        self.fronts.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.join(CLOSE_GRACE)
+            if process.exitcode is None:
+                process.kill()
         for pool in (self.fronts, self.prepass, self.chain_thread):
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
         self.blocks.close()
+
+
+CLOSE_GRACE = 60.0
+"""Seconds a closing pool (or a run that ends early) waits for a task still running before its workers are
+killed."""
 
 
 _POOLS: weakref.WeakKeyDictionary[Any, ProcessPool] = weakref.WeakKeyDictionary()
@@ -704,7 +776,9 @@ class ProcessFrames:
             for future in (chunk.prepass, chunk.chain, chunk.running()):
                 if future is not None:
                     future.cancel()
-        wait([f for c in chunks for f in (c.prepass, c.chain, c.running()) if f is not None])  # a worker may still map a block
+        running = [f for c in chunks for f in (c.prepass, c.chain, c.running()) if f is not None]
+        if wait(running, timeout=CLOSE_GRACE).not_done:  # a task that hangs: its pool goes (its blocks with it)
+            drop_pool(self.pipeline)
         self.waiting.clear()
         for chunk in chunks:
             if chunk.block is not None:
@@ -721,6 +795,8 @@ class ProcessFrames:
         """The task's result; a worker's CortexError as itself, anything else naming the chunk's frames."""
         try:
             return future.result()
+        except SharedMemoryShortage as e:
+            raise SharedMemoryShortage(str(e)) from None
         except CortexError as e:
             if str(e).startswith("frame "):
                 raise CortexError(str(e)) from None
@@ -737,7 +813,7 @@ def run_processes(pipeline: Any, program: Program, split: LoadedSplit, frames: I
     whole_number("workers", workers, 1, MAX_WORKERS)
     pool = pool_for(pipeline, program, workers, chain=bool(split.leading))
     executor = ProcessFrames(pipeline, split, pool)
-    with pool.blocks.run():
+    with pool.blocks.run(window):
         try:
             yield from frames_in_flight(chunks_of(frames, chunk), window, executor)
         finally:

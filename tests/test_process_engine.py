@@ -13,19 +13,19 @@ import numpy as np
 import pytest
 from helpers.pipelines import SMALL, small_l2_text
 from helpers.scheduling import assert_same, assert_same_state, compiled, delivered_before_error, frames_of, sequential
-from helpers.shared_memory import shared_blocks
+from helpers.shared_memory import private_shm_fixture, shared_blocks  # noqa: F401 (a fixture)
 
 from cortex.errors import CortexError
 from cortex.runtime import processes
 
-pytestmark = pytest.mark.xdist_group("processes")  # one worker: the shared-memory checks see every block
+pytestmark = pytest.mark.xdist_group("processes")
 
 PIPELINES = (compiled(small_l2_text()), compiled(small_l2_text()))
 BAD_AT = 9
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _close_pools():
+def _close_pools(private_shm):
     yield
     processes.close_pools()
 

@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 from helpers.pipelines import SMALL, chained_leading, small_l2_text, with_extra_states, without_gate_history
 from helpers.scheduling import assert_same, assert_same_state, compiled, frames_of, sequential
-from helpers.shared_memory import shared_blocks
+from helpers.shared_memory import private_shm_fixture, shared_blocks  # noqa: F401 (a fixture)
 
 from cortex.errors import CortexError
-from cortex.runtime import chunk_worker, processes
+from cortex.runtime import chunk_worker, processes, shared_memory
 
-pytestmark = pytest.mark.xdist_group("processes")  # one worker: the shared-memory checks see every block
+pytestmark = pytest.mark.xdist_group("processes")
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _close_pools():
+def _close_pools(private_shm):
     yield
     processes.close_pools()
 
@@ -26,15 +26,14 @@ def _close_pools():
 def created(monkeypatch):
     """The names of the blocks the caller creates while the test runs."""
     names: list[str] = []
-    real = processes.SharedMemory
+    real = shared_memory.Block.create
 
-    def counting(*args, **kwargs):
-        block = real(*args, **kwargs)
-        if kwargs.get("create"):
-            names.append(block.name)
+    def counting(size):
+        block = real(size)
+        names.append(block.name)
         return block
 
-    monkeypatch.setattr(processes, "SharedMemory", counting)
+    monkeypatch.setattr(shared_memory.Block, "create", counting)
     return names
 
 
@@ -208,13 +207,13 @@ def test_a_worker_keeps_its_mappings_of_reused_blocks_and_a_bounded_number():
     cache = processes.BlockCache(keep=4)
     blocks = [cache.take(64) for _ in range(3)] + [cache.take(4096)]
     maps = processes._Maps(keep=2, keep_bytes=1000)
-    first, kept = maps.get(blocks[0].name)
-    assert kept and maps.get(blocks[0].name) == (first, True)  # mapped once, reused by the next task
-    maps.get(blocks[1].name)
-    maps.get(blocks[2].name)
+    first, kept = maps.get(blocks[0].name, blocks[0].path)
+    assert kept and maps.get(blocks[0].name, blocks[0].path) == (first, True)  # mapped once, reused by the next task
+    maps.get(blocks[1].name, blocks[1].path)
+    maps.get(blocks[2].name, blocks[2].path)
     assert list(maps.open) == [blocks[1].name, blocks[2].name]  # the least recently used closed
     assert first.buf is None  # closed: its memory mapping is gone
-    large, kept = maps.get(blocks[3].name)
+    large, kept = maps.get(blocks[3].name, blocks[3].path)
     assert not kept and list(maps.open) == [blocks[1].name, blocks[2].name]  # over the bytes: for its task only
     large.close()
     for name in list(maps.open):
