@@ -16,6 +16,7 @@ exchanged with the caller as uint8 (zero-copy views).
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -263,17 +264,27 @@ class NumberedFrames:
     the source sees each frame whole and in order. A bad frame ends the source
     there, so the engines finish and deliver every frame before it, exactly as
     `for f in frames: compiled(f)` would; `then_its_error` then raises
-    "frame k: ..." (`CompiledPipeline.run_video`). What the caller's own
-    iterator raises (Ctrl-C, a read error) goes through unchanged, at once.
+    "frame k: ..." (`CompiledPipeline.run_video`). An exception the caller's own
+    iterator raises (a read error) ends the source the same way: every frame read
+    before it is delivered, then it is raised, unchanged (docs/running.md, "When the
+    frame source fails"). Ctrl-C (what is not an `Exception`) goes through at once.
     """
 
     def __init__(self, frames: Iterable[Any], check: Callable[[tuple[Any, ...]], object]):
         """`check(args)`: a CortexError for arguments the entry does not take (`LoadedSplit.inputs`)."""
         self.frames, self.check = frames, check
-        self.error: CortexError | None = None
+        self.error: Exception | None = None
 
     def __iter__(self) -> Iterator[Any]:
-        for index, item in enumerate(self.frames):
+        source = iter(self.frames)
+        for index in itertools.count():
+            try:
+                item = next(source)
+            except StopIteration:
+                return
+            except Exception as e:  # noqa: BLE001 - raised by `then_its_error`, after the frames read before it
+                self.error = e
+                return
             try:
                 self.check(as_args(item))
             except CortexError as e:
@@ -282,10 +293,11 @@ class NumberedFrames:
             yield item
 
     def then_its_error(self, outputs: Iterator[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
-        """`outputs`, then the bad frame's error if the source stopped at one."""
+        """`outputs`, then the error the source stopped at, if it stopped at one."""
         yield from outputs
         if self.error is not None:
-            raise self.error
+            error, self.error = self.error, None
+            raise error
 
 
 def load(path: str | Path, workers: int = 1, profile: bool = False, key: str | bytes | None = None) -> CompiledPipeline:
