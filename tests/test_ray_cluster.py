@@ -54,6 +54,12 @@ def cluster():
     temp = tempfile.mkdtemp(prefix="rc", dir="/tmp")  # short: Ray's socket paths live below it
     with pytest.MonkeyPatch.context() as env:
         env.setenv("RAY_TMPDIR", temp)  # the cluster file it leaves is its own, not /tmp/ray's
+        # the tasks' scratch folders (`cortex-video-*`) in a temporary directory of the module's own, on every
+        # node (they inherit TMPDIR) and in this driver: the tests count only the folders they made
+        scratch = os.path.join(temp, "tmp")
+        os.mkdir(scratch)
+        env.setenv("TMPDIR", scratch)
+        env.setattr(tempfile, "tempdir", scratch)
         # Every node and the driver on loopback: else Ray advertises (and dials) the machine's own address
         # for 127.0.0.1, which a sandbox may not route. Ray reads this flag in the processes it starts, and
         # the driver's copy of it (read when ray was imported) is set as well.
