@@ -8,6 +8,7 @@ module imports it.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import warnings
@@ -39,6 +40,7 @@ from cortex.ir import make_context, parse, verify_located
 from cortex.options import CompileFields, CompileOptions, compile_options, compile_phases, compile_pipeline_text
 from cortex.passes.calibrate import calibrate as _calibrate
 from cortex.passes.frame_split import split_entry
+from cortex.passes.mode_states import report_lines, source_live_states, states_across_modes
 from cortex.passes.outlining import FrameSplitError, defined_function, split_keys
 from cortex.passes.specialize_shapes import is_shape_generic
 from cortex.passes.stage_split import split_stages
@@ -47,8 +49,9 @@ from cortex.passes.temporal_reuse import ReuseReport, TemporalReusePass, tempora
 from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import PipelineError, parse_pipeline
 from cortex.reports.quant_report import QuantReport, quantize_with_report
-from cortex.runtime.pipeline import CompiledPipeline
-from cortex.runtime.program import BackendTraits, Executable, FrameSplit, Part, Program, StateInfo
+from cortex.runtime.modes import ModeSwitch
+from cortex.runtime.pipeline import CompiledPipeline, loaded
+from cortex.runtime.program import BackendTraits, Executable, FrameSplit, Part, Program, StateInfo, with_variants
 from cortex.runtime.threads import MAX_WORKERS
 from cortex.shape_generic import ShapeGenericPipeline
 
@@ -139,6 +142,8 @@ class Compilation:
     lowered: ModuleOp  # the lowered entry module the "entry" executable was generated from
     temporal_reuse: list[ReuseReport] = field(default_factory=list)  # what the frame's own work carried
     options: CompileOptions = field(default_factory=CompileOptions)  # what it was compiled with (entry resolved)
+    mode_report: list[str] = field(default_factory=list)  # a multi-mode compile: states dropped, decisions
+    variants: dict[str, Compilation] = field(default_factory=dict)  # a multi-mode compile: each mode's
 
 
 def parsed(module_or_path: ModuleOp | str | Path) -> ModuleOp:
@@ -165,11 +170,20 @@ def compile_program(module_or_path: ModuleOp | str | Path, options: CompileOptio
     module and hands every lowered part to the backend (`build_program`).
     """
     options = compile_options(options, **fields)
-    table, source = options.weight_table()
     module = parsed(module_or_path)
     options = options.replace(entry=resolve_entry(module, options.entry))
+    if options.modes is not None:
+        return compile_modes(module, options)
+    return compile_variant(module, options)
+
+
+def compile_variant(module: ModuleOp, options: CompileOptions, keep: Sequence[str] = ()) -> Compilation:
+    """`compile_program` for one mode (`options.entry` resolved): the updates of states no output reads
+    any more under its weights are dropped, except `keep`'s (`cortex.passes.mode_states`)."""
+    table, source = options.weight_table()
     check_weight_names(module, options.weights)
-    optimise, lowering = compile_phases(options, table)
+    live = sorted(source_live_states(ModuleOp([find_entry(module, options.entry or "").clone()])))
+    optimise, lowering = compile_phases(options, table, (live, keep))
     try:
         optimised = module.clone()  # kept: the frame split cuts this module
         verify_located(optimised)
@@ -184,9 +198,36 @@ def compile_program(module_or_path: ModuleOp | str | Path, options: CompileOptio
     return Compilation(program, optimised, lowered, reuse, options)
 
 
+def compile_modes(module: ModuleOp, options: CompileOptions) -> Compilation:
+    """One program for every mode of `options.modes`: a variant per mode (`compile_variant`), the states
+    some mode reads and another's DCE would stop updating decided once (`states_across_modes`: keep the
+    update alive everywhere, or recompute it on a switch), the named states shared by the variants."""
+    assert options.entry is not None, "compile_modes takes options with the entry resolved"
+    variants = options.variants()
+    for o in variants.values():
+        check_weight_names(module, o.weights)
+    rows = {m: {k: v for k, v in o.weight_table()[0].items()} for m, o in variants.items()}
+    decisions = states_across_modes(module, options.entry, rows)
+    keep = sorted(s for s, d in decisions.items() if d.decision == "keep")
+    made = {m: compile_variant(module, o, keep) for m, o in variants.items()}
+    first = next(iter(made.values()))
+    source = set(source_live_states(ModuleOp([find_entry(module, options.entry).clone()])))
+    dropped = {m: sorted(source - program_states(c.program)) for m, c in made.items()}
+    switch = {s: d.decision for s, d in decisions.items()}
+    program = with_variants({m: c.program for m, c in made.items()}, switch)
+    report = report_lines(decisions, dropped)
+    return dataclasses.replace(first, program=program, options=options, mode_report=report,
+                               variants={m: c for m, c in made.items()})
+
+
+def program_states(program: Program) -> set[str]:
+    """The states a program reads or writes (derived ones by their source)."""
+    return {p.name for p in (*program.args, *program.results) if p.kind == "state"}
+
+
 def compile_loaded(module_or_path: ModuleOp | str | Path, options: CompileOptions | None = None, *,
                      workers: int = 1, profile: bool = False,
-                     **fields: Unpack[CompileFields]) -> CompiledPipeline | ShapeGenericPipeline:
+                     **fields: Unpack[CompileFields]) -> CompiledPipeline | ModeSwitch | ShapeGenericPipeline:
     """`compile_program`, loaded by the runtime: the object `cortex.compile` returns.
 
     `workers` and `profile` are the runtime's, not the compile's: `workers` > 1 runs each call's independent
@@ -207,8 +248,13 @@ def compile_loaded(module_or_path: ModuleOp | str | Path, options: CompileOption
         per_shape = functools.partial(compile_loaded, options=options, workers=workers, profile=profile)
         return ShapeGenericPipeline(module, entry, per_shape)
     compilation = compile_program(module, options)
-    compiled = CompiledPipeline(compilation.program, workers=workers, profile=profile)
-    compiled.temporal_reuse = list(compilation.temporal_reuse)
+    compiled = loaded(compilation.program, workers=workers, profile=profile)
+    if isinstance(compiled, ModeSwitch):
+        compiled.mode_report = list(compilation.mode_report)
+        for mode, runner in compiled.runners.items():
+            runner.temporal_reuse = list(compilation.variants[mode].temporal_reuse)
+    else:
+        compiled.temporal_reuse = list(compilation.temporal_reuse)
     return compiled
 
 
@@ -362,15 +408,27 @@ def split_parts(lowered: ModuleOp, entry: str) -> FrameSplit:
 
 
 def reference(module: ModuleOp | str | Path, entry: str | None = None, mode: str | None = DEFAULT_MODE,
-              weights: Mapping[str, float] | None = None,
-              op_timer: Callable[[Operation, float], None] | None = None) -> ReferenceRunner | ShapeGenericPipeline:
+              weights: Mapping[str, Any] | None = None,
+              op_timer: Callable[[Operation, float], None] | None = None,
+              modes: str | Sequence[str] | None = None) -> ReferenceRunner | ModeSwitch | ShapeGenericPipeline:
     """The eager reference interpreter over `module`'s `entry` function (None: its only public function).
 
     `op_timer(op, seconds)`, when given, is called after each cortex op runs. An entry with `?` input
-    dimensions gives a `ShapeGenericPipeline` of interpreters, one per concrete input shape.
+    dimensions gives a `ShapeGenericPipeline` of interpreters, one per concrete input shape. `modes`
+    (as `CompileOptions.modes`, `weights` likewise) gives the call a multi-mode program has:
+    `runner(frame, mode=...)`, `run_video(frames, modes=...)`, one interpreter per mode over one state.
     """
     module = parsed(module)
     entry = resolve_entry(module, entry)
+    if modes is not None:
+        variants = CompileOptions(entry=entry, modes=modes, weights=weights).variants()
+
+        def per_mode(static: ModuleOp) -> ModeSwitch:
+            return ModeSwitch({m: ReferenceRunner(static, entry=entry, mode=o.mode, weights=o.weights, op_timer=op_timer)
+                               for m, o in variants.items()})
+        if is_shape_generic(module, entry):
+            return ShapeGenericPipeline(module, entry, per_mode)
+        return per_mode(module)
     if is_shape_generic(module, entry):
         make = functools.partial(ReferenceRunner, entry=entry, mode=mode, weights=weights, op_timer=op_timer)
         return ShapeGenericPipeline(module, entry, make)
@@ -384,7 +442,7 @@ def compile(  # noqa: A001
     workers: int = 1,
     profile: bool = False,
     **fields: Unpack[CompileFields],
-) -> CompiledPipeline | ShapeGenericPipeline:
+) -> CompiledPipeline | ModeSwitch | ShapeGenericPipeline:
     """Compile a module's entry to NumPy (or `backend="iree"`: native code); same call shape as `reference`.
 
     What to compile is `options` (a `cortex.CompileOptions`) or its fields as keywords (`entry`, `mode`,

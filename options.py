@@ -15,9 +15,9 @@ printable statement of what `cortex.compile` does (docs/compile-flow.md prints i
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:  # typing.Unpack is 3.11+; the project runs on 3.10 too
     from typing_extensions import Unpack
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # typing.Unpack is 3.11+; the project runs on 3.10 too
 import numpy as np
 
 from cortex.backends.backend import backend_named
-from cortex.dialects.modes import DEFAULT_MODE, INPUT_DEFAULTS
+from cortex.dialects.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
 from cortex.errors import CortexError
 from cortex.interpreter.calling import weights_for_call
 from cortex.lowering import POST_LOWERING_PASSES
@@ -50,6 +50,11 @@ class CompileOptions:
     - `precision`: the float type scene change is computed in ("f64" keeps every bit; "f32" is faster);
       None: "f64", or "f32" under a `fast-math=true` pass option.
     - `backend`, `device`: "numpy" (CPU), or "iree" for "cpu" or "cuda".
+    - `modes`: one program for several request types: "all" (every row of the mode table) or a sequence of
+      mode names; one specialised variant per mode (each with its own DCE), picked per call
+      (`compiled(frame, mode=...)`, the first by default). `weights` is then either one row applied to
+      every mode or `{mode: {weight: value}}` (a mode the table does not have needs its whole row there);
+      `mode` is not used. See `cortex.passes.mode_states` for what the variants do with shared state.
     """
 
     entry: str | None = None
@@ -63,6 +68,7 @@ class CompileOptions:
     precision: str | None = None
     backend: str = "numpy"
     device: str = "cpu"
+    modes: str | Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         if self.entry is not None and (not isinstance(self.entry, str) or not self.entry):
@@ -73,9 +79,12 @@ class CompileOptions:
                 raise CortexError(f"{name} must be True or False, got {value!r:.60}")
         if self.mode is not None and not isinstance(self.mode, str):
             raise CortexError(f"mode must be a mode name or None, got {self.mode!r:.60}")
-        weights_for_call(self.mode, self.weights)  # an unknown mode, weights that are not finite numbers
-        if self.weights is not None:  # a copy: the caller's dict may change after this check
-            object.__setattr__(self, "weights", dict(self.weights))
+        if self.modes is not None:
+            self._check_modes()
+        else:
+            weights_for_call(self.mode, self.weights)  # an unknown mode, weights that are not finite numbers
+            if self.weights is not None:  # a copy: the caller's dict may change after this check
+                object.__setattr__(self, "weights", dict(self.weights))
         for name in ("passes", "post_passes"):
             spec = getattr(self, name)
             if spec is None or spec == "" or (name == "post_passes" and spec == "default"):
@@ -91,6 +100,54 @@ class CompileOptions:
             raise CortexError(f"precision={self.precision!r} needs frame_work=True (the default): without it scene "
                               "change is the float64 kernel")
         check_backend_choice(self.backend, self.device)
+
+    def _check_modes(self) -> None:
+        modes = self.modes
+        if isinstance(modes, str):
+            if modes != "all":
+                raise CortexError(f"modes must be 'all' or a sequence of mode names, got {modes!r:.60}")
+            modes = tuple(MODES)
+        elif isinstance(modes, Sequence) and all(isinstance(m, str) and m for m in modes):
+            modes = tuple(modes)
+        else:
+            raise CortexError(f"modes must be 'all' or a sequence of mode names, got {modes!r:.60}")
+        if not modes:
+            raise CortexError("modes names no mode (give 'all' or at least one mode name)")
+        twice = sorted({m for m in modes if modes.count(m) > 1})
+        if twice:
+            raise CortexError(f"modes names {', '.join(repr(m) for m in twice)} twice")
+        if not self.specialize:
+            raise CortexError("modes= compiles one specialised variant per mode: it needs specialize=True "
+                              "(specialize=False already takes any mode's weights at each call)")
+        weights: Any = self.weights  # one row {weight: value}, or a row per mode {mode: {weight: value}}
+        if weights is not None and not isinstance(weights, Mapping):
+            raise CortexError(f"weights must be a mapping of weight name to number, got {type(weights).__name__}")
+        if weights is not None and any(isinstance(v, Mapping) for v in weights.values()):
+            extra = sorted(set(weights) - set(modes))
+            if extra or not all(isinstance(v, Mapping) for v in weights.values()):
+                raise CortexError("weights per mode map each compiled mode to a row {weight: value}"
+                                  + (f"; {', '.join(map(repr, extra))} is not in modes" if extra else ""))
+            object.__setattr__(self, "weights", {m: dict(r) for m, r in weights.items()})
+        elif weights is not None:
+            object.__setattr__(self, "weights", dict(weights))
+        object.__setattr__(self, "modes", modes)
+        self.variants()  # each mode's row checked: an unknown mode, a weight that is not a number
+
+    def variants(self) -> dict[str, CompileOptions]:
+        """One single-mode `CompileOptions` per mode of `modes`, in order ({} without `modes`)."""
+        if self.modes is None:
+            return {}
+        out: dict[str, CompileOptions] = {}
+        weights: Any = self.weights or {}
+        per_mode = any(isinstance(v, Mapping) for v in weights.values())
+        for m in self.modes:
+            row = weights.get(m) if per_mode else self.weights
+            if m not in MODES and not row:
+                raise CortexError(f"unknown mode '{m}' (known: {', '.join(sorted(MODES))}; a mode of your own "
+                                  f"needs its row in weights={{'{m}': {{...}}}})")
+            out[m] = dataclasses.replace(self, modes=None, mode=m if m in MODES else None,
+                                         weights=None if row is None else dict(row))
+        return out
 
     def replace(self, **changes: Unpack[CompileFields]) -> CompileOptions:
         """A copy with `changes` (checked again)."""
@@ -126,6 +183,7 @@ class CompileFields(TypedDict, total=False):
     precision: str | None
     backend: str
     device: str
+    modes: str | Sequence[str] | None
 
 
 COMPILE_OPTION_NAMES = tuple(f.name for f in dataclasses.fields(CompileOptions))
@@ -161,17 +219,24 @@ def check_backend_choice(backend: str, device: str) -> None:
     backend_named(backend).check_device(device)
 
 
-def compile_phases(options: CompileOptions, table: Mapping[str, float] | None = None) -> tuple[str, str]:
+def compile_phases(options: CompileOptions, table: Mapping[str, float] | None = None,
+                   states: tuple[Sequence[str], Sequence[str]] | None = None) -> tuple[str, str]:
     """The passes `cortex.compile` runs for `options`, as two `cortex-opt -p` pipelines: on the cortex module
     (the backend's legalisation — e.g. IREE's channels-last convolutions —, the weights baked in, the user's
     `passes`, the frame's own work) and from it to the lowered module (the
     lowering, the post-lowering passes). `table`: the weights to bake, when already looked up. Between the
-    two the program builder keeps the optimised module: the frame and stage splits are cut from it."""
+    two the program builder keeps the optimised module: the frame and stage splits are cut from it.
+    `states`: (the states the module's outputs depend on, those to keep updating whatever the mode):
+    the specialised module then drops the updates of the first that no output depends on any more
+    (`cortex-drop-unread-states`; the driver knows them from the module)."""
     optimise: list[str] = list(filter(None, [backend_named(options.backend).legalisation()]))
     if options.specializes():
         table = options.weight_table()[0] if table is None else table
         baked = weight_values_text({k: v for k, v in table.items() if k not in INPUT_DEFAULTS})
         optimise += [f'cortex-specialize-weights{{weights="{baked}"}}', "canonicalize", "dce"]
+        if states is not None and states[0]:
+            names, keep = (",".join(sorted(group)) for group in states)
+            optimise.append(f'cortex-drop-unread-states{{states="{names}"' + (f' keep="{keep}"}}' if keep else "}"))
     if options.passes:
         optimise.append(options.passes)
     if options.frame_work:

@@ -30,6 +30,8 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-specialize-mode": ("cortex.passes.specialize_mode", "SpecializeModePass"),
     "cortex-specialize-weights": ("cortex.passes.specialize_mode", "SpecializeWeightsPass"),
     "cortex-dce": ("cortex.passes.dce", "CortexDCEPass"),
+    "cortex-drop-unread-states": ("cortex.passes.mode_states", "DropUnreadStatesPass"),
+    "cortex-mode-states": ("cortex.passes.mode_states", "ModeStatesPass"),
     "cortex-shape-inference": ("cortex.passes.shape_inference", "ShapeInferencePass"),
     "cortex-specialize-shapes": ("cortex.passes.specialize_shapes", "SpecializeShapesPass"),
     "cortex-partition": ("cortex.passes.partition", "PartitionPass"),

@@ -153,8 +153,9 @@ class ShapeGenericPipeline:
 
     # ---- running
 
-    def __call__(self, *inputs: Any) -> tuple[Any, ...]:
-        return self._switch(self.key_of(inputs))(*inputs)
+    def __call__(self, *inputs: Any, **call: Any) -> tuple[Any, ...]:
+        """The program of the inputs' shapes, called (`call`: a multi-mode program's `mode=`)."""
+        return self._switch(self.key_of(inputs))(*inputs, **call)
 
     def run_video(self, frames: Iterable[Any], workers: int | None = None, engine: str = "threads", **options: Any):
         """Outputs frame after frame: the first frame's shape picks (and, if new, compiles) the program

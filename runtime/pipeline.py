@@ -28,6 +28,7 @@ from cortex.errors import CortexError, whole_number
 from cortex.runtime.blas import BLAS_THREADS, blas_limit, calls_blas
 from cortex.runtime.executables import load_executable
 from cortex.runtime.generated import call_generated
+from cortex.runtime.modes import ModeSwitch, mode_sets
 from cortex.runtime.parts import CallBoundary, LoadedSplit, PartFunction, weight_values
 from cortex.runtime.profiling import PROFILING_OFF, Profile, split_fused
 from cortex.runtime.program import Program
@@ -179,7 +180,10 @@ class CompiledPipeline:
 
     # ---- a frame
 
-    def __call__(self, *inputs: Any) -> tuple[Any, ...]:
+    def __call__(self, *inputs: Any, mode: str | None = None) -> tuple[Any, ...]:
+        if mode is not None:
+            raise CortexError(f"this program was compiled for one mode, so a call takes no mode= (got {mode!r:.40}): "
+                              "compile with modes=[...] (or modes='all') to pick the mode per call")
         env = self._boundary.enter(inputs, self.state)
         self._run_frame(env)
         outputs, self.state = self._boundary.outputs(env, inputs)
@@ -300,7 +304,18 @@ class NumberedFrames:
             raise error
 
 
-def load(path: str | Path, workers: int = 1, profile: bool = False, key: str | bytes | None = None) -> CompiledPipeline:
+def loaded(program: Program, workers: int = 1, profile: bool = False) -> CompiledPipeline | ModeSwitch:
+    """`program` ready to run: a `CompiledPipeline`, or for a multi-mode program a `ModeSwitch` over one
+    `CompiledPipeline` per variant."""
+    if not program.variants:
+        return CompiledPipeline(program, workers=workers, profile=profile)
+    recompute, reads, writes = mode_sets(program)
+    runners = {m: CompiledPipeline(v, workers=workers, profile=profile) for m, v in program.variants.items()}
+    return ModeSwitch(runners, recompute, reads, writes, program=program)
+
+
+def load(path: str | Path, workers: int = 1, profile: bool = False,
+         key: str | bytes | None = None) -> CompiledPipeline | ModeSwitch:
     """A saved program (`compiled.save(path)`), ready to run: `cortex.load(path)`.
 
     A program file is code, as a pickle or a `.vmfb` is: loading runs the Python source it carries. Load
@@ -311,7 +326,7 @@ def load(path: str | Path, workers: int = 1, profile: bool = False, key: str | b
     if not isinstance(path, (str, PathLike)):
         raise CortexError(f"cortex.load takes a path (str or pathlib.Path), got {type(path).__name__}")
     whole_number("workers", workers, 1, MAX_WORKERS)  # before reading the file
-    return CompiledPipeline(Program.load(path, key), workers=workers, profile=profile)
+    return loaded(Program.load(path, key), workers=workers, profile=profile)
 
 
-__all__ = ["ENGINES", "CompiledPipeline", "NumberedFrames", "load"]
+__all__ = ["ENGINES", "CompiledPipeline", "NumberedFrames", "load", "loaded"]

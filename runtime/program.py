@@ -42,6 +42,7 @@ leaves the old file whole.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import io
@@ -61,9 +62,9 @@ from cortex.errors import CortexError
 from cortex.semantics.abi import Port, ValueSpec, WireKey
 
 FORMAT = "cortex-program"
-VERSION = 2
+VERSION = 3
 """Bumped whenever a field changes meaning; a runtime reads its own version only (1: no document digest,
-member digests optional)."""
+member digests optional; 2: one mode per program, no `modes`)."""
 
 KEY_VARIABLE = "CORTEX_PROGRAM_KEY"
 """The environment variable holding the key that signs saved programs and checks loaded ones (`key=` overrides it)."""
@@ -210,6 +211,17 @@ class Program:
     which the runtime runs when the caller's source is not the one the state was derived from."""
     backend: BackendTraits = field(default_factory=BackendTraits)
     """What the runtime asks of the backend that compiled the program (saved in `meta`'s keys)."""
+    variants: dict[str, Program] = field(default_factory=dict)
+    """A multi-mode program (`CompileOptions(modes=...)`): mode → its variant, in order, the first being this
+    program's own fields (with no variants); {} for a single-mode program."""
+    switch_states: dict[str, str] = field(default_factory=dict)
+    """A multi-mode program's states some mode reads and another's DCE stops updating → "keep" (updated in
+    every variant) or "recompute" (a delayed input, recomputed from the previous frame on a switch)."""
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The modes a call may pick (a multi-mode program's), in order; () for a single-mode program."""
+        return tuple(self.variants)
 
     @property
     def inputs(self) -> list[Port]:
@@ -522,14 +534,14 @@ def _part_of(doc: dict[str, Any], executables: dict[str, Executable]) -> Part:
     return part
 
 
-def _encode_program(program: Program, files: dict[str, bytes]) -> dict[str, Any]:
+def _encode_program(program: Program, files: dict[str, bytes], prefix: str = "") -> dict[str, Any]:
     executables = {}
     for name, exe in program.executables.items():
         members = {}
         for member, value in exe.members.items():
             if not _MEMBER_NAME.match(name) or not _MEMBER_NAME.match(member) or "/" in name:
                 raise CortexError(f"cannot save executable member '{name}/{member}': names are letters, digits, '_.-'")
-            file = f"executables/{name}/{member}"
+            file = f"{prefix}executables/{name}/{member}"
             files[file] = value.encode("utf-8") if isinstance(value, str) else bytes(value)
             members[member] = {"file": file, "encoding": "text" if isinstance(value, str) else "bytes",
                                "sha256": hashlib.sha256(files[file]).hexdigest()}
@@ -539,9 +551,15 @@ def _encode_program(program: Program, files: dict[str, bytes]) -> dict[str, Any]
         split = {"parts": {k: _part_json(p) for k, p in program.split.parts.items()},
                  "stages": [_part_json(p) for p in program.split.stages],
                  "delayed_stages": [_part_json(p) for p in program.split.delayed_stages]}
+    modes = None
+    if program.variants:
+        rest = list(program.variants.items())[1:]
+        modes = {"order": list(program.variants), "switch_states": program.switch_states,
+                 "variants": {m: _encode_program(v, files, f"variants/{k}/") for k, (m, v) in enumerate(rest)}}
     return {
         "format": FORMAT,
         "version": VERSION,
+        "modes": modes,
         "entry": program.entry,
         "args": [_port_json(p) for p in program.args],
         "results": [_port_json(p) for p in program.results],
@@ -595,7 +613,7 @@ def _decode_program(doc: dict[str, Any], archive: zipfile.ZipFile) -> Program:
         split = FrameSplit({str(k): _part_of(p, executables) for k, p in doc["split"]["parts"].items()},
                            tuple(_part_of(p, executables) for p in doc["split"]["stages"]),
                            tuple(_part_of(p, executables) for p in doc["split"].get("delayed_stages", [])))
-    return Program(
+    program = Program(
         entry=str(doc["entry"]),
         args=_ports_of(doc["args"], "argument"),
         results=_ports_of(doc["results"], "result"),
@@ -609,6 +627,32 @@ def _decode_program(doc: dict[str, Any], archive: zipfile.ZipFile) -> Program:
         derived=tuple(_derived_of(p, executables) for p in doc.get("derived", [])),
         backend=BackendTraits.of_meta(saved_meta),
     )
+    return _with_modes(program, doc.get("modes"), archive)
+
+
+def _with_modes(program: Program, modes: Any, archive: zipfile.ZipFile) -> Program:
+    """`program` with the variants program.json's "modes" names (None: a single-mode program)."""
+    if modes is None:
+        return program
+    order, docs = [str(m) for m in modes["order"]], modes["variants"]
+    if not order or len(set(order)) != len(order) or sorted(docs) != sorted(order[1:]):
+        raise CortexError(f"modes {str(order)[:80]} do not match the variants saved ({str(sorted(docs))[:80]})")
+    switch = {str(k): str(v) for k, v in modes["switch_states"].items()}
+    if set(switch.values()) - {"keep", "recompute"}:
+        raise CortexError(f"switch_states holds {str(sorted(set(switch.values())))[:60]}, not 'keep' or 'recompute'")
+    variants = {order[0]: program, **{m: _decode_program(docs[m], archive) for m in order[1:]}}
+    return with_variants(variants, switch)
+
+
+def with_variants(variants: dict[str, Program], switch_states: dict[str, str]) -> Program:
+    """One program for every mode of `variants` (mode → single-mode program, in order): the first's fields,
+    every variant, and what each state shared by them does on a switch."""
+    plain = {m: dataclasses.replace(p, variants={}, switch_states={}) for m, p in variants.items()}
+    entries = {p.entry for p in plain.values()}
+    if len(entries) != 1:
+        raise CortexError(f"the variants of one program run one entry, got {', '.join(sorted(entries))}")
+    first = next(iter(plain.values()))
+    return dataclasses.replace(first, variants=plain, switch_states=dict(switch_states))
 
 
 def _derived_of(doc: dict[str, Any], executables: dict[str, Executable]) -> Part:
@@ -626,4 +670,4 @@ def _split_error_of(value: Any) -> str | None:
     return value
 
 
-__all__ = ["FORMAT", "KEY_VARIABLE", "MAX_PROGRAM_BYTES", "VERSION", "BackendTraits", "document_digest", "Executable", "FrameSplit", "Part", "Program", "StateInfo"]
+__all__ = ["FORMAT", "KEY_VARIABLE", "MAX_PROGRAM_BYTES", "VERSION", "BackendTraits", "document_digest", "Executable", "FrameSplit", "Part", "Program", "StateInfo", "with_variants"]

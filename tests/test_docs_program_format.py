@@ -58,7 +58,7 @@ def test_format_and_version_are_the_documented_ones(saved):
 def test_archive_members_have_the_documented_forms(saved):
     _, plain, _ = saved
     forms = table_keys("## The archive")
-    assert forms == ["program.json", "executables/<name>/<member>"]
+    assert forms == ["program.json", "executables/<name>/<member>", "variants/<k>/executables/<name>/<member>"]
     with zipfile.ZipFile(plain) as archive:
         names = archive.namelist()
     doc = document(plain)
@@ -72,6 +72,19 @@ def test_archive_members_have_the_documented_forms(saved):
     for n in names[1:]:
         member = n.split("/", 2)[2]
         assert member in documented or (member.startswith("constants/") and "constants/<name>" in documented), n
+
+
+def test_multi_mode_program_members_and_modes_field(tmp_path):
+    """A multi-mode program: each variant after the first under variants/<k>/, and `modes` as documented."""
+    compiled = cortex.compile(cortex.examples.L2_PIPELINE, modes=["power_save", "motion"]).specialize((64, 96, 3))
+    path = compiled.save(tmp_path / "modes.cortex")
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+    assert {n.split("/", 2)[0] + "/" + n.split("/", 2)[1] for n in names if n.startswith("variants/")} == {"variants/0"}
+    modes = document(path)["modes"]
+    assert set(modes) == {"order", "variants", "switch_states"} and modes["order"] == ["power_save", "motion"]
+    row = DOC.split("| `modes` |", 1)[1].split("\n", 1)[0]
+    assert all(f"`{k}`" in row for k in modes)
 
 
 def test_states_and_ports_kinds_are_the_documented_ones():

@@ -26,6 +26,7 @@ from helpers.program_archive import edited
 
 import cortex
 from cortex.errors import CortexError
+from cortex.runtime import program
 
 COMPILED = cortex.compile(cortex.parse(small_l2_text()))
 GOOD = COMPILED.program.to_bytes()
@@ -142,7 +143,7 @@ def test_the_saved_digest_covers_the_state_classes():
 
 def test_an_older_format_says_recompile(tmp_path):
     text = refused(tmp_path, rebuilt(lambda d: d.update(version=1)), "saved by an older Cortex; recompile")
-    assert "format version 1; this runtime reads version 2" in text
+    assert f"format version 1; this runtime reads version {program.VERSION}" in text
 
 
 def test_a_state_too_large_to_allocate_is_refused(tmp_path):
