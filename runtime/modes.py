@@ -128,13 +128,17 @@ class ModeSwitch:
             if not got:
                 continue
             runner = self.runners[mode]
-            kept = runner.state
+            kept, profiled = runner.state, getattr(runner, "profiling", False)
             runner.state = self._state
+            if profiled:  # not a frame of that mode: its profile does not count it
+                runner.profiling = False
             try:
                 runner(*self._last)
                 values = {n: runner.state[n] for n in got}
             finally:
                 runner.state = kept
+                if profiled:
+                    runner.profiling = True
             self._merge({**self._state, **values})
             todo -= got
             if not todo:
@@ -248,6 +252,11 @@ class ModeSwitch:
     def profiles(self, reset: bool = False) -> dict[str, Any]:
         """Each mode's profile (`runner.profile()`: seconds per source op over that mode's frames)."""
         return {m: r.profile(reset=reset) for m, r in self.runners.items()}
+
+    def stage_labels(self, mode: str) -> frozenset[str]:
+        """The source ops `mode`'s variant runs, as its profile names them (empty if the runner cannot say)."""
+        labels = getattr(self.runners[self.mode_named(mode)], "profile_labels", None)
+        return labels() if labels is not None else frozenset()
 
     def profile(self, reset: bool = False) -> Any:
         """Seconds per source op over every mode's profiled frames (`profiles()` splits them by mode)."""

@@ -162,6 +162,15 @@ class CompiledPipeline:
             self._frames_profiled = 0
         return report
 
+    def profile_labels(self) -> frozenset[str]:
+        """The source ops the entry's profile times (each op of a fused section): what a call of this program
+        runs (empty when calls run the split, whose sections are its parts')."""
+        if self.calls_split:
+            return frozenset()
+        if self._profiled is None:
+            self._profiled = load_executable(self._executable, profile=True)
+        return frozenset(op for label in self._profiled.profiler.sections for op in label.split("+"))
+
     def loaded_split(self, profile: bool = False, stages: bool = False) -> LoadedSplit:
         """The program's frame split, loaded (once per kind; `profile`: thread-safe timers per stage)."""
         key = (profile, stages or self.program.backend.split_in_stages)

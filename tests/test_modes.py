@@ -268,3 +268,32 @@ def test_reference_modes_equal_single_mode_references():
         single = singles[mode]
         single.state = dict(multi.state)
         assert np.array_equal(multi(frame, mode=mode)[1], single(frame)[1])
+
+
+# ---------------------------------------------------------------- what switching costs, and where time went
+
+
+def test_profiles_attribute_time_per_mode():
+    compiled = cortex.compile(TRAIL, modes=["power_save", "motion"], profile=True).specialize(SHAPE)
+    for frame, mode in zip(FRAMES[:5], ["power_save", "motion", "motion", "power_save", "power_save"]):
+        compiled(frame, mode=mode)
+    profiles = compiled.profiles()
+    assert profiles["power_save"].frames == 3 and profiles["motion"].frames == 2
+    assert "motion" in profiles["motion"] and "motion" not in profiles["power_save"]  # the op %motion
+    assert compiled.profile().frames == 5
+    assert compiled.stage_labels("power_save") < compiled.stage_labels("motion")
+
+
+@pytest.mark.slow
+def test_modes_benchmark_quick_run(capsys):
+    import sys
+
+    benchmarks = str(Path(__file__).resolve().parents[1] / "benchmarks")
+    sys.path.insert(0, benchmarks)
+    try:
+        import modes as bench
+    finally:
+        sys.path.remove(benchmarks)
+    assert bench.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("ratio multi/single throughput") == 2 and "load average" in out
