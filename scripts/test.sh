@@ -12,10 +12,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ ! -x /usr/lib/llvm-22/bin/mlir-opt ] || ! command -v dot >/dev/null \
-   || [ ! -d /usr/share/doc/opencv-doc/examples/data ] || ! command -v chromium >/dev/null; then
+   || [ ! -d /usr/share/doc/opencv-doc/examples/data ] || ! command -v chromium >/dev/null \
+   || ! command -v ffmpeg >/dev/null || ! command -v jq >/dev/null; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mlir-22-tools graphviz opencv-doc chromium >/dev/null
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mlir-22-tools graphviz opencv-doc chromium ffmpeg jq >/dev/null
 fi
 python3 -m pip install -q -e '.[test]'
 

@@ -300,11 +300,12 @@ def test_decode_failures_are_skipped_and_counted(monkeypatch):
     assert source.warnings() == ["flaky.avi: 2 frame(s) failed to decode and were skipped"]
 
 
-def test_size_is_for_the_synthetic_video_only(capsys, tmp_path):
+def test_size_is_for_the_synthetic_video_and_raw_frames_only(capsys, tmp_path):
     video = write_video(tmp_path / "clip.avi", 2, CLIP)
     rc, _, err = run_cli(capsys, video, "--size", "96x128")
     assert rc == 1
-    assert err.strip() == "error: --size sizes the synthetic video only; a video file is run at its own size"
+    assert err.strip() == ("error: --size sizes the synthetic video, or raw frames on standard input ('-'); "
+                           "a video file is run at its own size")
 
 
 # ----------------------------------------------------------------------- what the user reads

@@ -16,11 +16,12 @@ table and what the mode's dead-node elimination saves.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,10 +43,12 @@ from cortex.tools.atomic import (
     is_write_failure,
     remove_temporaries,
 )
-from cortex.tools.outputs import Outputs, check_output_paths
+from cortex.tools.live_run import check_live_arguments, check_live_run, live_frame_loop
+from cortex.tools.outputs import STDOUT, Outputs, check_output_paths
 from cortex.tools.report import dce_summary, progress_bar
 from cortex.tools.run_args import BACKENDS, DEVICES, ENTRY, build_parser
 from cortex.tools.run_summary import RunClock, RunSummary, library_threads, process_start
+from cortex.video.live import is_live
 from cortex.video.source import Seconds, parse_position
 from cortex.video.synthetic import DEFAULT_SIZE
 
@@ -231,6 +234,8 @@ def dce_report(args, module: ModuleOp, measured: StageTimes, frames: int, frame_
     removed = eliminate_dead_nodes(module.clone(), args.mode).names
     if not removed:
         return dce_summary(args.mode, removed, {}, None)
+    if getattr(source, "live", False) and not (args.backend == "reference" and not args.passes):
+        return f"{dce_summary(args.mode, removed, {}, None)} [not priced: a live source is read once]"
     if args.backend == "reference" and not args.passes:
         return dce_summary(args.mode, removed, measured.ms_per_frame(frames), 1e3 * frame_seconds / max(frames, 1))
     if args.dce_frames <= 0:
@@ -245,6 +250,7 @@ def dce_report(args, module: ModuleOp, measured: StageTimes, frames: int, frame_
 
 
 def run(args: argparse.Namespace) -> int:
+    check_live_run(args, parallel_run.videos(args))
     from cortex.tools.pipeline_check import parse_weights
 
     position_arg("--frames", args.frames)  # the checks that need no video, once: a batch refuses bad
@@ -269,7 +275,8 @@ def position_arg(flag: str, text: str | None) -> int | Seconds | None:
 
 def output_roles(args: argparse.Namespace) -> tuple[tuple[tuple[str, str | None], ...], tuple[tuple[str, str | None], ...]]:
     """(the files the run reads, its outputs besides the per-frame ones), as `Outputs` checks them."""
-    return ((("the input video", args.video), ("--pipeline", args.pipeline)),
+    video = None if is_live(args.video) else args.video  # a pipe, a URL or a device is no file to protect
+    return ((("the input video", video), ("--pipeline", args.pipeline)),
             (("--summary-json", args.summary_json), ("--report", args.report)))
 
 
@@ -290,8 +297,10 @@ class Prepared:
 
 def check_arguments(args: argparse.Namespace) -> None:
     """The checks that need no pipeline and no video: a typo fails before any work."""
-    if args.size and args.video:
-        raise CortexError("--size sizes the synthetic video only; a video file is run at its own size")
+    check_live_arguments(args, is_live(args.video))
+    if args.size and args.video and not is_live(args.video):
+        raise CortexError("--size sizes the synthetic video, or raw frames on standard input ('-'); "
+                          "a video file is run at its own size")
     if args.side_by_side and not (args.overlay or args.report):
         raise CortexError("--side-by-side needs --overlay or --report (their pictures)")
     mode_weights(args.mode)  # an unknown mode fails before any work
@@ -306,6 +315,7 @@ def prepare(args: argparse.Namespace) -> Prepared:
     from cortex.driver import run_passes
     from cortex.tools.pipeline_check import check_weights, parse_weights
     from cortex.tools.run_steps import RunSteps
+    from cortex.video.live import open_live
     from cortex.video.source import open_video
 
     frames_arg = position_arg("--frames", args.frames)
@@ -316,7 +326,11 @@ def prepare(args: argparse.Namespace) -> Prepared:
     check_output_paths(args.scores_jsonl, args.overlay, args.encoded, reads, others)  # before any compile
     module, (h, w, block) = load_pipeline(args.pipeline, args.entry)
     size = parse_size(args.size) if args.size else (h or SYNTHETIC_SIZE[0], w or SYNTHETIC_SIZE[1])
-    source = open_video(args.video, block, frames_arg, height=size[0], width=size[1], start=start_arg)
+    if is_live(args.video):
+        source: VideoSource = open_live(args.video, block, parse_size(args.size) if args.size else None,
+                                        args.pix_fmt or "bgr24", args.fps, frames_arg, start_arg)
+    else:
+        source = open_video(args.video, block, frames_arg, height=size[0], width=size[1], start=start_arg)
     if h is not None and source.padded_size != (h, w):
         ph, pw = source.padded_size
         raise CortexError(
@@ -354,7 +368,7 @@ def open_outputs(args: argparse.Namespace, prep: Prepared) -> tuple[Outputs, Rep
 
     outputs = Outputs(args.scores_jsonl, args.overlay, args.encoded, prep.source.fps, prep.block, args.mode,
                       args.side_by_side, scale=args.heat_scale, keep_ratio=encoder_threshold(prep.module),
-                      inputs=prep.reads, others=prep.others)
+                      inputs=prep.reads, others=prep.others, rows_stream=getattr(args, "rows_stream", None))
     outputs.frame_number = prep.source.frame_number
     recorder = ReportRecorder(prep.scene) if args.report else None
     if recorder is not None:
@@ -369,6 +383,10 @@ def frame_loop(args: argparse.Namespace, prep: Prepared, backend, runner, output
     progress = False if args.quiet else (True if args.progress else None)
     source = prep.source
     try:
+        if getattr(source, "live", False):
+            frames, seconds, skipped, args.live_stats = live_frame_loop(args, prep, backend, runner, outputs,
+                                                                        frame_line, frame_header)
+            return frames, seconds, skipped
         if runner:
             return runner.run_frames(
                 source, source.size, source.frame_count, outputs, prep.probed, progress, not args.no_frame_log,
@@ -405,6 +423,8 @@ def run_one(args: argparse.Namespace) -> int:
     backend = make_backend(args.backend, prep.probed_module, args.entry, args.mode, args.passes, weights,
                            args.post_passes, device=args.device)
     clock.compile_end = time.perf_counter()
+    if getattr(prep.source, "live", False) and args.workers is None:
+        args.workers = 1  # a live source: each row as soon as its frame is done (see docs/running.md)
     runner = parallel_run.ParallelRunner.maybe(args, backend)  # None: frame after frame
 
     outputs, recorder, threads = open_outputs(args, prep)
@@ -432,7 +452,7 @@ def run_one(args: argparse.Namespace) -> int:
         from cortex.tools.report_html import write_report
 
         write_report(args.report, summary, prep.module, recorder, eliminate_dead_nodes(prep.module.clone(), args.mode).names)
-    return 0
+    return live_exit_code(summary)
 
 
 def summarise(args: argparse.Namespace, prep: Prepared, backend, runner, clock: RunClock,
@@ -455,9 +475,12 @@ def summarise(args: argparse.Namespace, prep: Prepared, backend, runner, clock: 
                                         ("encoded", args.encoded)) if v},
         memory=getattr(args, "memory", ""), warnings=list(args.warnings),
     )
+    summary.live = getattr(args, "live_stats", None)
     gate = f"; {skipped} skipped by the blur gate ({args.blur_threshold})" if prep.probed else ""
     how = f" ({runner.describe()})" if runner else ""
     print(f"{summary.text()}\n  {frames} frames{how}{gate}")
+    if summary.live is not None:
+        print(summary.live.text())
     print(blas_line(runner, backend))
     times = (runner or backend).stage_times()
     summary.stages = times
@@ -517,7 +540,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         args.memory = keep_freed_memory()
     try:
-        return run(args)
+        with rows_on_stdout(args):
+            return run(args)
     except BrokenPipeError:  # `cortex-run | head`: the reader has gone, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -544,6 +568,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: internal error: {type(e).__name__}: {' '.join(str(e).split())} (rerun with --debug)", file=sys.stderr)
         return 2
+
+
+def live_exit_code(summary: RunSummary) -> int:
+    """0, or 128 + the signal that stopped a live source's input (every output of the frames done is written)."""
+    stopped = summary.live.stopped_by if summary.live is not None else None
+    if stopped is None:
+        return 0
+    import signal
+
+    print(f"note: the input was stopped by {stopped}; the {summary.frames} frames read before it are written",
+          file=sys.stderr)
+    return 128 + int(signal.Signals[stopped])
+
+
+@contextlib.contextmanager
+def rows_on_stdout(args: argparse.Namespace) -> Iterator[None]:
+    """With `--scores-jsonl -`: standard output carries the rows alone; everything printed goes to stderr."""
+    if args.scores_jsonl != STDOUT:
+        yield
+        return
+    args.rows_stream = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,8 +56,15 @@ JSONL_FIELDS = {
     "encoded_bytes": "size of the encoder's JPEG of the frame, in bytes",
     "score": "the score map: rows x columns of blocks (block row r covers pixel rows r*block .. r*block+block-1), "
     "each in [0, 1]",
+    "dropped": "(a live source only) frames dropped at arrival since the previous row (--max-latency); "
+    "the summary counts those after the last row too",
+    "latency_ms": "(a live source only) milliseconds from the frame's arrival to this row being formed",
 }
 """The fields of a --scores-jsonl record (one JSON object per line, one line per frame)."""
+
+STDOUT = "-"
+"""`--scores-jsonl -`: the rows go to standard output, one line each, flushed as it is written."""
+
 
 READ_BACK_PSNR = 22.0
 """dB: a sampled frame of the overlay video must decode at least this close to the picture written.
@@ -245,9 +253,34 @@ def check_output_paths(scores_jsonl: str | None, overlay: str | None, encoded: s
     """The checks `Outputs` makes of its paths (distinct, none an input, folders where folders go), alone:
     cortex-run makes them before it compiles, so a wrong path is refused at once, not after the compile."""
     folders = {"--encoded"} | ({"--overlay"} if overlay and overlay_kind(overlay) == "directory" else set())
+    scores_jsonl = None if scores_jsonl == STDOUT else scores_jsonl  # standard output destroys no file
     check_distinct(
         [("--scores-jsonl", scores_jsonl), ("--overlay", overlay), ("--encoded", encoded), *others], inputs, folders,
     )
+
+
+class StreamRows:
+    """JSONL rows into a text stream (standard output), flushed per row: `cortex-run … --scores-jsonl - | jq`.
+
+    A stream has no "whole or absent": each row is one write of a whole line.
+    A reader that has gone (a closed pipe) raises BrokenPipeError, as any write to standard output does.
+    """
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+
+    def write(self, line: str) -> None:
+        self.stream.write(line)
+        self.stream.flush()
+
+    def commit(self) -> None:
+        try:
+            self.stream.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    def discard(self) -> None:
+        self.commit()  # the rows written are out already
 
 
 class Outputs:
@@ -262,14 +295,21 @@ class Outputs:
     def __init__(self, scores_jsonl: str | None = None, overlay: str | None = None, encoded: str | None = None,
                  fps: float = 25.0, block: int | None = None, mode: str = "", side_by_side: bool = False,
                  scale: str = "absolute", keep_ratio: float | None = None,
-                 inputs: tuple[tuple[str, str | None], ...] = (), others: tuple[tuple[str, str | None], ...] = ()):
-        """`keep_ratio`: the pipeline's encoder threshold (blocks scoring >= it x the frame's max stay sharp);
+                 inputs: tuple[tuple[str, str | None], ...] = (), others: tuple[tuple[str, str | None], ...] = (),
+                 rows_stream=None):
+        """`scores_jsonl` "-" (`STDOUT`): the rows go to `rows_stream` (default: sys.stdout), flushed per row.
+        `keep_ratio`: the pipeline's encoder threshold (blocks scoring >= it x the frame's max stay sharp);
         the overlay outlines those blocks and marks the cut on the colour bar. None: no encoder, no outline.
         `inputs`: (name, path) of the files the run reads; no output may be one of them (see the class doc);
         `others`: the run's other outputs (--summary-json, --report), checked against all of these too."""
-        check_output_paths(scores_jsonl, overlay, encoded, inputs, others)
+        to_stdout = scores_jsonl == STDOUT
+        check_output_paths(None if to_stdout else scores_jsonl, overlay, encoded, inputs, others)
         self.protected = {identity(path) for _, path in inputs if path}
-        self.jsonl = AtomicFile(scores_jsonl) if scores_jsonl else None
+        self.jsonl: AtomicFile | StreamRows | None = None
+        if to_stdout:
+            self.jsonl = StreamRows(rows_stream or sys.stdout)
+        elif scores_jsonl:
+            self.jsonl = AtomicFile(scores_jsonl)
         self.overlay = None
         self.encoded = Path(encoded) if encoded else None
         self.encoded_folder: FrameFolder | None = None
@@ -298,8 +338,9 @@ class Outputs:
             raise
         self.mode = mode
 
-    def write(self, index: int, frame: np.ndarray, results: tuple, probed: bool, number: int | None = None) -> None:
-        """Frame `index` of this run, source frame `number` (default: `index`)."""
+    def write(self, index: int, frame: np.ndarray, results: tuple, probed: bool, number: int | None = None,
+              extra: dict | None = None) -> None:
+        """Frame `index` of this run, source frame `number` (default: `index`); `extra`: more JSONL fields."""
         encoded, score = results[0], np.asarray(results[1])
         if number is None:
             number = self.frame_number(index) if self.frame_number is not None else index
@@ -329,6 +370,7 @@ class Outputs:
                 "threshold": info.threshold,
                 "encoded_bytes": int(encoded.size),
                 "score": np.asarray(score, np.float32).tolist(),
+                **(extra or {}),
             }
             self.jsonl.write(json.dumps(record) + "\n")
         picture: list[np.ndarray] = []

@@ -340,7 +340,7 @@ def render_report(summary: RunSummary, module: ModuleOp, recorder: ReportRecorde
         ("frame loop", f"{rate('frame_loop')} frames/s (decode → pipeline → outputs written)"),
         ("pipeline", f"{rate('pipeline')} frames/s (the pipeline's own time)"),
         ("threads", summary.threads_line().removeprefix("threads: ")),
-    ]
+    ] + ([("live source", summary.live.text().removeprefix("live: "))] if summary.live is not None else [])
     rows = "".join(f"<tr><td>{_esc(k)}</td><td>{_esc(v)}</td></tr>" for k, v in facts)
     total = sum(v for v in ms.values())
     stage_rows = "".join(

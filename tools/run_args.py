@@ -17,6 +17,7 @@ from cortex.semantics.modes import DEFAULT_MODE, MODES
 from cortex.tools import parallel_run
 from cortex.tools.outputs import JSONL_FIELDS, VIDEO_CODECS
 from cortex.tools.versions import VersionAction
+from cortex.video.live import PIX_FMTS
 from cortex.video.overlay import SCALES
 
 BACKENDS = (*COMPILED_BACKENDS, "reference")
@@ -81,8 +82,20 @@ def add_input_arguments(g: Group) -> None:
     )
     g.add_argument(
         "--size", metavar="HxW",
-        help="size of the synthetic video (default: the pipeline's frame size); an error with a video file",
+        help="size of the synthetic video (default: the pipeline's frame size), or of raw frames on standard input "
+        "('-'); an error with a video file",
     )
+
+
+def add_live_arguments(g: Group) -> None:
+    """A live source: raw frames on standard input ('-'), a URL or a device, and the latency budget."""
+    g.add_argument("--pix-fmt", choices=PIX_FMTS, default=None,
+                   help="the raw frames' pixel format on standard input, as ffmpeg's -pix_fmt names it (default: bgr24)")
+    g.add_argument("--fps", type=float, default=None, metavar="F",
+                   help="frames per second of a live source, for the rows' times (default: the stream's, 25 on a pipe)")
+    g.add_argument("--max-latency", type=float, default=None, metavar="MS",
+                   help="at most MS milliseconds from a frame's arrival to its outputs written: a frame that cannot "
+                        "make it is dropped when it arrives (counted in the rows, the summary and the report)")
 
 
 def add_pipeline_arguments(g: Group) -> None:
@@ -122,7 +135,9 @@ def add_pipeline_arguments(g: Group) -> None:
 
 def add_output_arguments(g: Group) -> None:
     """What the run writes besides its terminal output."""
-    g.add_argument("--scores-jsonl", metavar="FILE", help="one JSON object per frame (fields below)")
+    g.add_argument("--scores-jsonl", metavar="FILE",
+                   help="one JSON object per frame (fields below); '-': on standard output, flushed per frame "
+                        "(every other message then goes to standard error)")
     g.add_argument(
         "--overlay", metavar="DIR_OR_VIDEO",
         help=f"score heat maps with a legend: PNGs into a directory, or one video ({', '.join(VIDEO_CODECS)})",
@@ -173,6 +188,7 @@ def add_execution_arguments(g: Group) -> None:
 
 GROUPS: tuple[tuple[str, Callable[[Group], None]], ...] = (
     ("input", add_input_arguments),
+    ("live sources", add_live_arguments),
     ("pipeline", add_pipeline_arguments),
     ("outputs", add_output_arguments),
     ("terminal", add_terminal_arguments),
@@ -188,7 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=HELP_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("video", nargs="?", help="video file read with OpenCV (default: the built-in synthetic video)")
+    p.add_argument("video", nargs="?",
+                   help="video file read with OpenCV (default: the built-in synthetic video); live: '-' (raw frames on "
+                        "standard input, with --size), a URL (http://, rtsp://, ...) or a device (/dev/video0)")
     p.add_argument("--version", action=VersionAction, help="print cortex's version, and xDSL's, NumPy's, OpenCV's and the backend's, then exit")
     for title, add in GROUPS:
         add(p.add_argument_group(title))

@@ -127,6 +127,8 @@ class RunSummary:
     """What glibc does with freed memory (`cortex.runtime.memory_policy`), in words."""
     warnings: list[str] = field(default_factory=list)
     """What the video source warned of (a truncated file, frames that failed to decode): see `status`."""
+    live: Any = None
+    """A live source's counts and latencies (`cortex.tools.live_run.LiveStats`), or None."""
 
     def rates(self) -> dict[str, float | None]:
         c = self.clock
@@ -199,6 +201,8 @@ class RunSummary:
             "status": finished_status(self.warnings),
             "warnings": list(self.warnings),
         }
+        if self.live is not None:
+            data["live"] = self.live.to_json()
         if self.stages is not None:
             data["stages_ms_per_frame"] = {
                 name: {"kind": s.kind, "ms_per_frame": 1e3 * s.seconds / max(self.frames, 1)}
