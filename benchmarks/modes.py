@@ -19,9 +19,10 @@ from __future__ import annotations
 import argparse
 import itertools
 
+from timing import interleaved, load
+
 import cortex
 from cortex.video.synthetic import SyntheticVideo
-from timing import interleaved, load
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,8 @@ Three ways, each a `ModePicker` (`mode_for(index)` before a frame, `observe(mode
 The governor's expected time of a mode: the compiled program's profile gives each source op's time
 (seconds per frame, from the frames that ran it) and each variant's ops (`ModeSwitch.stage_labels`), so
 a mode not yet run is priced by the ops it keeps; the measured wall time of each frame corrects that
-(an exponential average of measured/profiled per mode, and of all modes for a mode not yet run).
+(an exponential average of measured/profiled: the current mode's own, and over every frame for the
+others, so a machine that got busier or quieter moves every mode's price).
 Hysteresis: it steps down at once when the current mode's expected time exceeds the frame budget,
 and up only to a mode expected within `headroom` of the budget, after `hold` frames in the current
 mode — so it does not flap between two modes either side of the budget. It is a pure object: tests
@@ -112,7 +113,7 @@ def _jsonl_rows(text: str) -> list[tuple[int, int | str, object]]:
             continue
         try:
             doc = json.loads(line)
-        except ValueError as e:
+        except json.JSONDecodeError as e:
             rows.append((number, f"not a JSON object ({e.msg})", None))
             continue
         if not isinstance(doc, dict) or set(doc) != {"frame", "mode"}:
@@ -155,6 +156,7 @@ class Governor:
     _since: int = 0
     _measured: dict[str, float] = field(default_factory=dict)  # mode -> averaged wall ms
     _correction: dict[str, float] = field(default_factory=dict)  # mode -> averaged measured / profiled
+    _load: float | None = None  # measured / profiled averaged over every frame: how loaded the machine is now
 
     def __post_init__(self) -> None:
         if not self.modes:
@@ -175,9 +177,9 @@ class Governor:
         """What a frame in `mode` is expected to take: the profile's price corrected by measured times."""
         profiled = self.profiled_ms(mode)
         if profiled is not None:
-            correction = self._correction.get(mode)
-            if correction is None and self._correction:
-                correction = sum(self._correction.values()) / len(self._correction)
+            correction = self._correction.get(mode) if mode == self.current else None
+            if correction is None:
+                correction = self._load
             return profiled * (correction if correction is not None else 1.0)
         return self._measured.get(mode)
 
@@ -194,6 +196,8 @@ class Governor:
         if chosen != current:
             self.current, self._since = chosen, 0
             self.switches += 1
+            if self._load is not None:  # its own correction is from when it last ran: start from the load now
+                self._correction[chosen] = self._load
         return self.current
 
     def _fitting(self, start: int, limit: float, stop: int | None = None) -> str | None:
@@ -215,6 +219,7 @@ class Governor:
             ratio = ms / profiled
             old = self._correction.get(mode)
             self._correction[mode] = ratio if old is None else (1 - a) * old + a * ratio
+            self._load = ratio if self._load is None else (1 - a) * self._load + a * ratio
         if mode == self.current:
             self._since += 1
 
