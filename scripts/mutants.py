@@ -434,4 +434,28 @@ PREPASS_BLOCKS = [
            "            spec = chunk.block.spec_with(None, givens)", (T_BLOCKS, T_CHAIN, T_PROC)),
 ]
 
-MUTANTS: list[Mutant] = [*LIT_ONLY, *FRESH, *SURVIVORS, *SLIPS, *GAPS, *CHAIN, *PREPASS_BLOCKS]
+# A batch's records: what a rerun trusts, what a folder is.
+T_BATCH = "tests/test_batch_records.py"
+BATCH = [
+    Mutant("batch-key-ignores-the-pipeline-content", "tools/batch.py",
+           "digest = hashlib.sha256(Path(pipeline).read_bytes())", "digest = hashlib.sha256(pipeline.encode())",
+           (T_BATCH,)),
+    Mutant("batch-key-ignores-weights", "tools/batch.py",
+           'KEY_OPTIONS = ("pipeline", "entry", "mode", "weight", ', 'KEY_OPTIONS = ("pipeline", "entry", "mode", ',
+           (T_BATCH,)),
+    Mutant("batch-key-ignores-the-video-file", "tools/batch.py",
+           'stamp = f"{info.st_size}:{info.st_mtime_ns}"', 'stamp = ""', (T_BATCH,)),
+    Mutant("batch-non-zero-exit-recorded-done", "tools/batch.py",
+           '        if rc and not error:\n            error = f"exit {rc}"', "        if False:\n            pass",
+           (T_BATCH,)),
+    Mutant("batch-manifest-unlocked", "tools/manifest.py", "            fcntl.flock(fd, fcntl.LOCK_EX)\n", "",
+           (T_BATCH,)),
+    Mutant("batch-folder-not-emptied", "tools/batch.py", "    for child in folder.iterdir():", "    for child in ():",
+           (T_BATCH,)),
+    Mutant("batch-folder-names-keep-dots", "tools/manifest.py", 'for c in stem).strip(".")', "for c in stem)",
+           (T_BATCH,)),
+    Mutant("batch-earlier-folders-not-taken", "tools/batch.py",
+           'taken = {e["folder"].casefold() for e in entries.values()}', "taken = set()", (T_BATCH,)),
+]
+
+MUTANTS: list[Mutant] = [*LIT_ONLY, *FRESH, *SURVIVORS, *SLIPS, *GAPS, *CHAIN, *PREPASS_BLOCKS, *BATCH]

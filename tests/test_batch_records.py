@@ -1,22 +1,25 @@
-"""The batch's records: folder names that
-stay inside the out-dir and never collide, a manifest updated under a lock, `running` before a folder is
-touched, statuses that say what happened, and a key that goes stale with what changes a result.
+"""The batch's records: folder names that stay inside the out-dir and never collide, a manifest updated
+under a lock, `running` before a folder is touched, statuses that say what happened, and a key that goes
+stale with what changes a result.
 
 Most tests drive `run_batch` with `fake_run_one` (the batch's logic, no compile); the ones marked slow run
 cortex-run itself."""
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import os
+import select
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
-from helpers.batch import fake_run_one, manifest, start_held_batch
+from helpers.batch import fake_run_one, manifest, spawn_held_batch, start_held_batch, wait_started
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -171,6 +174,44 @@ def test_two_concurrent_batches_lose_no_line(tmp_path):
     assert first.returncode == second.returncode == 0
     assert sorted((e["folder"], e["status"]) for e in manifest(out)) == [("a", "done"), ("b", "done")]
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["a", "b"]  # every folder is a video's
+
+
+def blocked_on_a_lock(pid: int) -> bool:
+    """Whether process `pid` waits for a file lock (a `->` line of /proc/locks names the waiters)."""
+    return any(line.split()[5:6] == [str(pid)] for line in Path("/proc/locks").read_text().splitlines()
+               if line.split()[1:2] == ["->"])
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs Linux's /proc/locks to see a waiter")
+def test_a_batch_waits_for_the_manifest_lock_and_merges_what_its_holder_wrote(tmp_path):
+    """The test holds the manifest's lock, as another batch mid-update would: the batch waits for it (seen in
+    /proc/locks), and the line written meanwhile survives the batch's own update."""
+    out, a = tmp_path / "out", video(tmp_path / "a.avi")
+    out.mkdir()
+    fd = os.open(out / ".manifest.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        child = spawn_held_batch(out, a)
+        while not blocked_on_a_lock(child.pid):
+            ready, _, _ = select.select([child.stdout], [], [], 0.05)
+            assert not ready and child.poll() is None, "the batch went on without the manifest's lock"
+        other = {"path": "/elsewhere/b.avi", "folder": "b", "status": "done", "key": "k", "frames": 1}
+        (out / MANIFEST).write_text(json.dumps(other) + "\n")
+    finally:
+        os.close(fd)
+    wait_started(child)
+    child.communicate("go\n")
+    assert child.returncode == 0
+    assert [(e["folder"], e["status"]) for e in manifest(out)] == [("b", "done"), ("a", "done")]
+
+
+def test_a_folder_the_manifest_lists_is_not_given_again_even_when_deleted(tmp_path):
+    out = tmp_path / "out"
+    a, b = video(tmp_path / "a" / "x.avi", b"A"), video(tmp_path / "b" / "x.avi", b"B")
+    assert batch(out, [a])[0] == 0
+    shutil.rmtree(out / "x")  # the user cleared it; the record still names it
+    assert batch(out, [b])[0] == 0
+    assert {e["path"]: e["folder"] for e in manifest(out)} == {os.path.abspath(a): "x", os.path.abspath(b): "x-2"}
 
 
 # ---------------------------------------------------------------- a damaged manifest

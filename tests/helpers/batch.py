@@ -55,8 +55,8 @@ def held_batch(out: str, video: str, *options: str, jpegs: int = 0) -> int:
     return run_batch(args, [video], run_one)
 
 
-def start_held_batch(out, video, *options: str, jpegs: int = 0):
-    """`held_batch` in a child process, once its run has started (its `started` line read)."""
+def spawn_held_batch(out, video, *options: str, jpegs: int = 0):
+    """`held_batch` in a child process (stdin, stdout and stderr piped, text), at once."""
     import os
     import subprocess
     import sys
@@ -64,11 +64,21 @@ def start_held_batch(out, video, *options: str, jpegs: int = 0):
     tests = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), tests) if p)}
     code = f"import sys; from helpers.batch import held_batch; sys.exit(held_batch(*sys.argv[1:], jpegs={jpegs}))"
-    child = subprocess.Popen([sys.executable, "-c", code, str(out), str(video), *options], env=env,
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, "-c", code, str(out), str(video), *options], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_started(child) -> None:
+    """Until a `held_batch` child prints `started` (its video's run has begun)."""
     line = ""
     while child.stdout is not None and line.strip() != "started":
         line = child.stdout.readline()
         if not line:
             raise AssertionError(f"the batch ended before its run started: {child.stderr.read() if child.stderr else ''}")
+
+
+def start_held_batch(out, video, *options: str, jpegs: int = 0):
+    """`held_batch` in a child process, once its run has started (its `started` line read)."""
+    child = spawn_held_batch(out, video, *options, jpegs=jpegs)
+    wait_started(child)
     return child
