@@ -367,3 +367,18 @@ def test_an_image_named_as_a_video_is_read_with_a_warning(tmp_path):
     source = open_video(still)
     assert len(list(source)) == 1
     assert source.warnings() == [f"{still}: is a still image, not a video: read as a video of one frame"]
+
+
+@needs_vtest
+def test_a_clip_cut_inside_its_first_frame_warns(tmp_path):
+    """vtest.avi cut 20 KB into its frame data: one damaged frame decodes of the 795 declared; the source says
+    so (a batch records it done-with-warnings, not done)."""
+    from cortex.video.source import open_video
+
+    data = VTEST.read_bytes()
+    cut = tmp_path / "head.avi"
+    cut.write_bytes(data[:data.index(b"movi") + 20_000])
+    source = open_video(cut)
+    assert len(list(source)) == 1
+    assert source.warnings() == [f"{cut} ended after 1 frames, but its container declares 795: the file is truncated "
+                                 "or damaged"]
