@@ -51,7 +51,7 @@ from cortex.registry import PipelineError, parse_pipeline
 from cortex.reports.quant_report import QuantReport, quantize_with_report
 from cortex.runtime.modes import ModeSwitch
 from cortex.runtime.pipeline import CompiledPipeline, loaded
-from cortex.runtime.program import BackendTraits, Executable, FrameSplit, Part, Program, StateInfo, with_variants
+from cortex.runtime.program import Executable, FrameSplit, Part, Program, StateInfo, with_variants
 from cortex.runtime.threads import MAX_WORKERS
 from cortex.shape_generic import ShapeGenericPipeline
 
@@ -345,9 +345,9 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, table: Mapping[
             split_error = None
     has_state = any(p.kind == "state" for p in args)
     calls_split = backend.stateful_calls_split and has_state and frame_split is not None
-    if calls_split and not executables["split"].meta.get("segments"):
+    if calls_split and not backend.native(executables["split"]):
         entry_executable = executable(lowered, f"@{entry}", backend)
-        if not entry_executable.meta.get("segments"):  # the cost rule left no native code: the NumPy backend's shape
+        if not backend.native(entry_executable):  # the cost rule left no native code: the NumPy backend's shape
             calls_split, executables["entry"] = False, entry_executable
     if "entry" not in executables:
         executables["entry"] = executable(lowered, f"@{entry}", HOST_BACKEND if calls_split else backend)
@@ -361,9 +361,8 @@ def build_program(optimised: ModuleOp | None, lowered: ModuleOp, table: Mapping[
         ports, _ = entry_ports(find_entry(lowered, symbol))
         keys = (wire("state", source), *(wire("weight", p.name) for p in ports[1:] if p.kind == "weight"))
         derived_parts.append(Part(f"derive {state}", "entry", symbol, keys, (wire("update", state),)))
-    traits = BackendTraits(backend.name, device, backend.calls_blas, backend.stages_always, calls_split)
     return Program(entry, tuple(args), tuple(results), weights, states, executables, entry_part, frame_split, split_error,
-                   {}, tuple(derived_parts), traits)
+                   {}, tuple(derived_parts), backend.traits(executables["entry"], device, calls_split))
 
 
 def split_for_schedules(module: ModuleOp, entry: str) -> ModuleOp:

@@ -24,11 +24,10 @@ if TYPE_CHECKING:  # typing.Unpack is 3.11+; the project runs on 3.10 too
 
 import numpy as np
 
-from cortex.backends.backend import backend_named
+from cortex.backends.backend import backend_named, check_device
 from cortex.dialects.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
 from cortex.errors import CortexError
 from cortex.interpreter.calling import weights_for_call
-from cortex.lowering import POST_LOWERING_PASSES
 from cortex.passes.decompose_scene_change import PRECISIONS
 from cortex.passes.specialize_mode import weight_values_text
 from cortex.registry import parse_pipeline
@@ -43,7 +42,7 @@ class CompileOptions:
       of the built-in table, then `weights` overriding it. `mode=None` with no weights: the module must
       read no weight.
     - `passes`: a `cortex-opt -p` pipeline run on the cortex module before lowering; `post_passes` on the
-      lowered module ("default": elementwise fusion, `cortex.lowering.POST_LOWERING_PASSES`; None: none).
+      lowered module ("default": the backend's `post_lowering` passes, elementwise fusion for both; None: none).
     - `specialize`: the weights become constants and the stages a zero weight leaves unused are dropped.
     - `split`: also compile the frame and stage splits (what `run_video` and `workers > 1` run).
     - `frame_work`: decompose scene change and carry what the next frame can reuse (temporal reuse).
@@ -156,7 +155,7 @@ class CompileOptions:
     @property
     def lowered_passes(self) -> str | None:
         """The post-lowering pipeline itself ("default" resolved)."""
-        return POST_LOWERING_PASSES if self.post_passes == "default" else (self.post_passes or None)
+        return backend_named(self.backend).post_lowering if self.post_passes == "default" else (self.post_passes or None)
 
     def weight_table(self) -> tuple[dict[str, float], str]:
         """The weights a call binds (runtime inputs' defaults, the mode's row, `weights`), and where they were
@@ -216,7 +215,7 @@ def scene_precision(precision: str | None, passes: str | None) -> str:
 
 def check_backend_choice(backend: str, device: str) -> None:
     """A CortexError for a backend or device no compile knows (before anything is compiled)."""
-    backend_named(backend).check_device(device)
+    check_device(backend, device)
 
 
 def compile_phases(options: CompileOptions, table: Mapping[str, float] | None = None,

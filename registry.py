@@ -22,6 +22,7 @@ from xdsl.utils.arg_spec import parse_pipeline as parse_pipeline_spec
 from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.utils.target import Target
 
+from cortex.backends.backend import BACKENDS
 from cortex.errors import CortexError
 
 PASS_LOCATIONS: dict[str, tuple[str, str]] = {
@@ -61,18 +62,12 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-conv-im2col": ("cortex.linalg_opt.conv_im2col", "ConvIm2colPass"),
     "cortex-unroll-pooling": ("cortex.linalg_opt.unroll_pooling", "UnrollPoolingPass"),
     "cortex-fold-constant-layouts": ("cortex.linalg_opt.fold_constant_layouts", "FoldConstantLayoutsPass"),
-    # the IREE backend
-    "cortex-pad-as-tensor-pad": ("cortex.backends.iree.pad_as_tensor_pad", "PadAsTensorPadPass"),
-    "cortex-outline-segments": ("cortex.backends.iree.outline_segments", "OutlineSegmentsPass"),
-    "cortex-crop-generic-inputs": ("cortex.backends.iree.crop_generic_inputs", "CropGenericInputsPass"),
-    "cortex-raise-pooling": ("cortex.backends.iree.raise_pooling", "RaisePoolingPass"),
-    "cortex-expand-powf": ("cortex.backends.iree.expand_powf", "ExpandPowFPass"),
+    # each backend's own passes, named by its record (`Backend.passes`: IREE's legalisation)
+    **{name: (module, cls) for b in BACKENDS.values() for name, module, cls in b.passes},
 }
 
-TARGET_LOCATIONS: dict[str, tuple[str, str]] = {
-    "numpy": ("cortex.backends.numpy.emitter", "NumpyTarget"),
-    "iree": ("cortex.backends.iree.program", "IreeTarget"),
-}
+TARGET_LOCATIONS: dict[str, tuple[str, str]] = {name: b.target for name, b in BACKENDS.items() if b.target}
+"""`cortex-opt -t <name>`: each backend's textual form, as its record names it (`cortex.backends.backend`)."""
 
 
 _MODULE_ANCHOR = re.compile(r"\s*builtin\.module\s*\((?P<inner>.*)\)\s*", re.S)

@@ -13,13 +13,14 @@ machinery) cost 15–50 µs per call. `BlasHold` reads each library's thread
 count (OpenBLAS: its C function, 0.2 µs) and sets and restores it only where
 it differs, so a process already running BLAS on that many threads pays a
 read per call, and one that does not a set and a restore (~1–2 µs). A
-program whose generated code reaches no BLAS at all (`calls_blas`) is not held.
+program whose code reaches no BLAS at all is not held: its backend recorded
+that when it compiled the code (`BackendTraits.calls_blas`; the NumPy
+emitter decides it on its own syntax trees).
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 import threading
 from typing import Any
 
@@ -113,15 +114,6 @@ def blas_limit(threads: int | None) -> contextlib.AbstractContextManager[BlasHol
     return BlasHold(threads)
 
 
-_BLAS_CALL = re.compile(r" @ |\bnp\.(?:dot|vdot|inner|tensordot|einsum|matmul|linalg)\b|\b_x_\w+\(")
-
-
-def calls_blas(source: str) -> bool:
-    """Whether generated code may reach BLAS: a matrix product (`@`, dot, tensordot, einsum,
-    matmul, np.linalg) or an extern call (a kernel may use NumPy's BLAS)."""
-    return _BLAS_CALL.search(source) is not None
-
-
 def blas_threads_now() -> list[int]:
     """The thread counts the loaded BLAS libraries use at this moment (for summaries and tests)."""
     from threadpoolctl import threadpool_info
@@ -129,4 +121,4 @@ def blas_threads_now() -> list[int]:
     return [info["num_threads"] for info in threadpool_info() if info.get("user_api") == "blas"]
 
 
-__all__ = ["BLAS_THREADS", "BlasHold", "Library", "blas_libraries", "blas_limit", "blas_threads_now", "calls_blas"]
+__all__ = ["BLAS_THREADS", "BlasHold", "Library", "blas_libraries", "blas_limit", "blas_threads_now"]

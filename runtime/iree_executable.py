@@ -32,6 +32,8 @@ from cortex.runtime.program import Executable
 
 KIND = "iree"
 VMFB = "module.vmfb"
+SEGMENTS = "segments"
+"""The meta key of the segments IREE compiled: symbol → {"args": [type text, ...], "results": [...]}."""
 
 
 def driver_for(exe: Executable) -> str:
@@ -74,7 +76,7 @@ class LoadedIree(LoadedNumpy):
 
 def _signatures(exe: Executable) -> dict[str, tuple[list[str], list[str]]]:
     """meta `segments`: symbol → (argument types, result types), each a list of type texts."""
-    segments = exe.meta.get("segments", {})
+    segments = exe.meta.get(SEGMENTS, {})
 
     def texts(value: object) -> bool:
         return isinstance(value, list) and all(isinstance(t, str) for t in value)
@@ -90,4 +92,4 @@ def LOADER(exe: Executable, profile: bool) -> LoadedIree:  # noqa: N802 - the na
     return LoadedIree(exe, profile)
 
 
-__all__ = ["KIND", "LOADER", "VMFB", "LoadedIree", "driver_for"]
+__all__ = ["KIND", "LOADER", "SEGMENTS", "VMFB", "LoadedIree", "driver_for"]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cortex.errors import CortexError, whole_number
-from cortex.runtime.blas import BLAS_THREADS, blas_limit, calls_blas
+from cortex.runtime.blas import BLAS_THREADS, blas_limit
 from cortex.runtime.executables import load_executable
 from cortex.runtime.generated import call_generated
 from cortex.runtime.modes import ModeSwitch, mode_sets
@@ -73,15 +73,13 @@ class CompiledPipeline:
         self.results: list[Port] = list(program.results)
         self.inputs = program.inputs
         self.workers = workers
-        if not program.backend.calls_blas:
-            self.blas_threads = None  # code that calls no BLAS (IREE's): holding BLAS costs ~50 us per call
         self.calls_split = program.backend.calls_split and program.split is not None
         """Whether every call runs the frame split's parts in order (the saved program's `calls_split`)."""
         self._split_profiling = False
         part = program.entry_part
         self._executable = program.executables[part.executable]
-        self.calls_blas = program.backend.calls_blas and calls_blas(self.source)
-        """Whether the generated code may reach BLAS (a matrix product or an extern call): if not, a call holds nothing."""
+        self.calls_blas = program.backend.calls_blas
+        """Whether the entry's code may reach BLAS (its backend recorded it when compiling): if not, a call holds nothing."""
         self._loaded = load_executable(self._executable)
         self._plain = self._loaded.function(part.symbol)
         self._profiled: Any = None

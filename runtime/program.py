@@ -96,6 +96,11 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _MEMBER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
 
 
+CALLS_BLAS = "calls_blas"
+"""An executable's meta key: whether its code may reach BLAS (a matrix product, an extern call), as its
+producer recorded when it made the code (absent: it may). A program's `BackendTraits.calls_blas` is read from it."""
+
+
 @dataclass(frozen=True)
 class Executable:
     """One loadable unit of a program: one namespace, one runtime context.
@@ -160,13 +165,14 @@ class BackendTraits:
     """What the runtime must know of the backend that compiled a program, asked instead of its name.
 
     The compiler's `Backend` (`cortex.backends.backend`) fills it in; the runtime reads it without the
-    compiler. Saved as program.json's meta keys `backend`, `device`, `calls_blas`, `split_in_stages` and
-    `calls_split` (a file saved before `calls_blas` existed: only the NumPy backend's code calls BLAS).
+    compiler (`Backend.traits`, when it builds the program). Saved as program.json's meta keys `backend`,
+    `device`, `calls_blas`, `split_in_stages` and `calls_split`. `calls_blas`: whether the entry's code may reach
+    BLAS, as its producer recorded (`CALLS_BLAS`); a file saved before the key existed is read as True.
     """
 
     name: str = "numpy"
     device: str = "cpu"
-    calls_blas: bool = True  # its generated code may reach BLAS (NumPy): a call then holds the BLAS limit
+    calls_blas: bool = True  # the entry's code may reach BLAS: a plain call then holds the BLAS limit
     split_in_stages: bool = False  # the split's parallel and delayed parts run as their stages (one code per cut)
     calls_split: bool = False  # a call runs the frame split's parts in order (each cut compiled alone)
 
@@ -185,7 +191,7 @@ class BackendTraits:
             raise CortexError(f"meta backend is {type(name).__name__}, not text")
         device = meta.get("device", "cpu")
         flags = {k: meta.get(k, False) for k in ("split_in_stages", "calls_split")}
-        flags["calls_blas"] = meta.get("calls_blas", name == "numpy")  # before the key: only NumPy code called BLAS
+        flags["calls_blas"] = meta.get("calls_blas", True)  # a file saved before the key: held, which is always safe
         for key, value in flags.items():
             if type(value) is not bool:
                 raise CortexError(f"meta {key} is {str(value)[:40]!r}, not true or false")
@@ -670,4 +676,4 @@ def _split_error_of(value: Any) -> str | None:
     return value
 
 
-__all__ = ["FORMAT", "KEY_VARIABLE", "MAX_PROGRAM_BYTES", "VERSION", "BackendTraits", "document_digest", "Executable", "FrameSplit", "Part", "Program", "StateInfo", "with_variants"]
+__all__ = ["CALLS_BLAS", "FORMAT", "KEY_VARIABLE", "MAX_PROGRAM_BYTES", "VERSION", "BackendTraits", "document_digest", "Executable", "FrameSplit", "Part", "Program", "StateInfo", "with_variants"]

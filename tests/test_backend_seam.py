@@ -20,7 +20,8 @@ ROOT = Path(cortex.__file__).resolve().parent
 
 
 @pytest.mark.parametrize("path", ["driver.py", "options.py", "onnx_backend.py", "frame_runners.py", "tools/cortex_run.py",
-                                  "tools/parallel_run.py", "tools/batch.py", "runtime/pipeline.py", "runtime/parts.py"])
+                                  "tools/parallel_run.py", "tools/batch.py", "runtime/pipeline.py", "runtime/parts.py",
+                                  "runtime/program.py"])
 def test_generic_code_names_no_backend(path):
     """Backend names appear only as data (defaults, the registry), never in a comparison or a membership test."""
     tree = ast.parse((ROOT / path).read_text())
@@ -60,3 +61,35 @@ def test_a_compile_for_iree_runs_convolutions_channels_last():
     (got,) = cortex.compile(module, backend="iree")(x)
     (want,) = cortex.reference(module, mode=None)(x)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_each_backend_record_owns_its_facts():
+    """A backend's record names its executable kind (which the runtime loads), its `cortex-opt -t` target and
+    its own passes; the registry's tables are read from the records, not written out a second time."""
+    from cortex.registry import PASS_LOCATIONS, TARGET_LOCATIONS
+    from cortex.runtime.executables import KINDS
+
+    for backend in BACKENDS.values():
+        assert backend.kind in KINDS, f"the runtime has no loader for the {backend.name} backend's kind"
+        assert TARGET_LOCATIONS.get(backend.name) == backend.target
+        assert all(PASS_LOCATIONS[name] == (module, cls) for name, module, cls in backend.passes)
+    iree_passes = {name for name, _, _ in backend_named("iree").passes}
+    assert {"cortex-outline-segments", "cortex-raise-pooling", "cortex-expand-powf"} <= iree_passes
+    assert all(module.startswith("cortex.backends.iree.") for _, module, _ in backend_named("iree").passes)
+
+
+def test_the_driver_reads_no_executable_meta():
+    """What the driver needs of an executable (IREE's compiled segments, BLAS use) it asks the backend's record
+    (`Backend.native`, `Backend.traits`), never a kind's meta keys."""
+    tree = ast.parse((ROOT / "driver.py").read_text())
+    read = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr == "meta"]
+    assert not read, f"driver.py reads an executable's meta on lines {read}"
+
+
+def test_the_iree_record_says_which_functions_iree_compiled():
+    from cortex.runtime.program import Executable
+
+    iree = backend_named("iree")
+    assert iree.native(Executable("iree", {}, {}, {"segments": {"f__seg0": {"args": [], "results": []}}})) == ("f__seg0",)
+    assert iree.native(Executable("iree", {}, {}, {"segments": {}})) == ()
+    assert backend_named("numpy").native(Executable("numpy", {}, {}, {})) == ()

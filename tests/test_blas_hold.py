@@ -94,11 +94,38 @@ def test_a_limit_another_thread_holds_is_left_alone():
     assert seen and seen == inside  # the hold changed nothing while the other thread held the limit
 
 
-def test_which_generated_code_calls_blas():
-    assert blas.calls_blas("    gray = _t1 @ _k_gray  # gray: linalg.generic\n")
-    assert blas.calls_blas("    y = np.tensordot(a, b, axes=1)\n") and blas.calls_blas("    y = np.einsum('ij,jk->ik', a, b)\n")
-    assert blas.calls_blas("    text = _x_cortex_text_roi(gray)  # text: func.call\n")  # a kernel may use NumPy's BLAS
-    assert not blas.calls_blas('def main(x):\n    """@main(tensor<4x4xf32>)"""\n    y = x + x\n    return (y,)\n')
+@pytest.mark.parametrize("code, externs, reaches", [
+    ("gray = _t1 @ _k_gray", (), True),
+    ("y = np.tensordot(a, b, axes=1)", (), True),
+    ("y = np.einsum('ij,jk->ik', a, b)", (), True),
+    ("y = np.dot(a, b)", (), True),
+    ("y = np.linalg.norm(a)", (), True),
+    ("text = _x_text_roi(gray)", ("_x_text_roi",), True),  # a kernel may use NumPy's BLAS
+    ("text = _x_text_roi(gray)", (), False),  # not an extern's binding: an ordinary function
+    ("y = x + x", (), False),
+    ('"""@main(a @ b)"""', (), False),  # text is not code: a scan of the source would have said yes
+    ("y = np.add(a, b) @ c", (), True),
+])
+def test_the_emitter_decides_blas_on_its_syntax_trees(code, externs, reaches):
+    import ast
+
+    from cortex.backends.numpy.blas import reaches_blas
+
+    assert reaches_blas(ast.parse(code).body, externs) is reaches
+
+
+def test_the_emitter_records_blas_in_the_executable_and_the_program_keeps_it(tmp_path):
+    """What the NumPy emitter recorded is the program's `calls_blas` (no scan of the source at run time),
+    saved and loaded with it; a product whose result nobody reads is dropped, so it reaches nothing."""
+    elementwise = one_function([(4, 4)], lambda v: ops.ExpOp(ops.AddOp(v, v).result).result)
+    product = one_function([(4, 4)], lambda v: ops.MatmulOp(v, v).result)
+    unused = one_function([(4, 4)], lambda v: [ops.MatmulOp(v, v), ops.ExpOp(v)][1].result)
+    for module, reaches in ((elementwise, False), (product, True), (unused, False)):
+        compiled = cortex.compile(module, entry="main", mode=None, split=False)
+        assert compiled.program.executables["entry"].meta["calls_blas"] is reaches
+        assert compiled.program.backend.calls_blas is reaches and compiled.calls_blas is reaches
+        again = cortex.load(compiled.save(tmp_path / f"p{int(reaches)}.cortex"))
+        assert again.calls_blas is reaches
 
 
 def threads_seen_during_a_call(compiled, *inputs):

@@ -35,7 +35,7 @@ from cortex.backends.numpy.emitter import numpy_executable
 from cortex.dialects.abi import SEGMENT
 from cortex.errors import CortexError
 from cortex.ir import to_text
-from cortex.runtime.iree_executable import VMFB
+from cortex.runtime.iree_executable import SEGMENTS, VMFB
 from cortex.runtime.iree_runtime import LoadedModule
 from cortex.runtime.program import Executable
 
@@ -145,7 +145,7 @@ def iree_executable(lowered: ModuleOp, label: str, device: str = "cpu") -> Execu
     members = dict(host.members)
     if program.vmfb is not None:
         members[VMFB] = program.vmfb
-    meta = {**host.meta, "device": device, "driver": program.target.driver, "segments": program.signatures(),
+    meta = {**host.meta, "device": device, "driver": program.target.driver, SEGMENTS: program.signatures(),
             "whole": program.whole_functions()}
     return Executable("iree", members, dict(host.symbols), meta)
 

@@ -35,6 +35,7 @@ from xdsl.utils.target import Target
 
 # The translators register themselves in TRANSLATORS on import.
 from cortex.backends.numpy import arith, control, linalg, syntax, tensor  # noqa: F401
+from cortex.backends.numpy.blas import reaches_blas
 from cortex.backends.numpy.codegen import (
     Chunk,
     EmitError,
@@ -53,7 +54,7 @@ from cortex.dialects import abi
 from cortex.errors import CortexError
 from cortex.runtime import numpy_support
 from cortex.runtime.numpy_executable import CONSTANTS, KIND, run_source
-from cortex.runtime.program import Executable
+from cortex.runtime.program import CALLS_BLAS, Executable
 
 SMALL_CONSTANT = 16  # elements; larger constants are stored as raw bytes
 
@@ -66,6 +67,7 @@ class EmittedModule:
     body: list[str]
     blobs: dict[str, bytes] = field(default_factory=dict)
     functions: dict[str, str] = field(default_factory=dict)  # symbol -> Python name
+    calls_blas: bool = True  # its code may reach BLAS (a matrix product or an extern call: `blas.reaches_blas`)
 
     @property
     def source(self) -> str:
@@ -116,6 +118,7 @@ class ModuleEmitter:
         self._externs: dict[str, str] = {}
         self._sections: dict[str, str] = {}
         self.pooled = False  # some function writes into `_pool`'s buffers (`FunctionEmitter.buffer`)
+        self.calls_blas = False  # some function computes a matrix product or calls an extern (`blas.reaches_blas`)
 
     # ---- what translators ask of the module
 
@@ -207,7 +210,7 @@ class ModuleEmitter:
             tail += ["# constants: built once, when the module loads", *self.constant_lines, ""]
         if self.extern_lines:
             tail += ["# externs: kernels from the runtime's extern table, bound when the module loads", *self.extern_lines, ""]
-        return EmittedModule(head, tail + body[1:], dict(self.blobs), dict(self.function_names))
+        return EmittedModule(head, tail + body[1:], dict(self.blobs), dict(self.function_names), self.calls_blas)
 
     def emit_function(self, f: FuncOp) -> list[str]:
         symbol = f.sym_name.data
@@ -221,6 +224,8 @@ class ModuleEmitter:
         fe.translate_ops(f.body.block.ops)
         prune(fe.chunks)
         release_dead(fe.chunks, params, fe.large)
+        self.calls_blas = self.calls_blas or reaches_blas(
+            (s for top in fe.chunks for chunk in top.walk() for s in (*chunk.statements, *chunk.tail)), self._externs.values())
         inputs = ", ".join(str(t) for t in f.function_type.inputs.data)
         outputs = ", ".join(str(t) for t in f.function_type.outputs.data)
         lines = [
@@ -277,7 +282,7 @@ def numpy_executable(module: ModuleOp, label: str, device: str = "cpu") -> Execu
         key = CONSTANTS + name
         if members.setdefault(key, blob) != blob:
             raise EmitError(f"numpy backend: constant {name} differs between the plain and the profiled module")
-    return Executable(KIND, members, dict(plain.functions), {"label": label})
+    return Executable(KIND, members, dict(plain.functions), {"label": label, CALLS_BLAS: plain.calls_blas})
 
 
 def emit_numpy(module: ModuleOp, profile: bool = False) -> str:
