@@ -108,6 +108,9 @@ def test_a_batch_on_three_nodes_writes_the_threads_outputs(cluster, clips, tmp_p
     assert outputs_of(out) == outputs_of(threads)
     assert sorted((e["folder"], e["status"], e["frames"]) for e in manifest(out)) == [("a", "done", 4),
                                                                                    ("b", "done", 6), ("c", "done", 5)]
+    summary = json.loads((out / "b" / "summary.json").read_text())  # its outputs named where they are, not in
+    assert summary["outputs"] == {"scores_jsonl": str(out / "b" / "scores.jsonl"),  # the task's scratch folder
+                                  "encoded": str(out / "b" / "jpeg")}
     assert {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("cortex-video-")} == scratch  # removed
 
 

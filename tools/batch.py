@@ -294,6 +294,21 @@ def video_on_node(args: argparse.Namespace, name: str | None, run_one: Callable[
     return rc, text, frames, warnings, files
 
 
+def relocate_summary(files: dict[str, bytes], final: argparse.Namespace) -> None:
+    """summary.json as a task wrote it names its outputs in the task's scratch folder: name them where the
+    driver writes them (`final`: the video's arguments with its folder in DIR)."""
+    data = files.get("summary.json")
+    if data is None:
+        return
+    try:
+        summary = json.loads(data)
+    except ValueError:
+        return  # not ours to judge here: written as returned
+    if isinstance(summary, dict) and isinstance(summary.get("outputs"), dict):
+        summary["outputs"] = {k: str(getattr(final, k, v) or v) for k, v in summary["outputs"].items()}
+        files["summary.json"] = (json.dumps(summary, indent=2) + "\n").encode()
+
+
 def write_video_files(folder: Path, files: dict[str, bytes]) -> None:
     """A task's outputs into the video's folder, each file atomically and inside the folder: a name that
     leaves it, or a subfolder or file there that is a symbolic link, is refused (as `FrameFolder` refuses a
@@ -345,6 +360,7 @@ def _batch_on_ray(args, jobs, run_one, record, video_task, out: Path) -> None:
             error = ""
             try:
                 empty_folder(out / folder)
+                relocate_summary(files, video_args(args, name, out / folder))
                 write_video_files(out / folder, files)
             except (CortexError, OSError) as e:
                 rc, error = rc or 1, f"writing its outputs: {e}"
