@@ -45,7 +45,7 @@ PASS_LOCATIONS: dict[str, tuple[str, str]] = {
     "cortex-stage-split": ("cortex.passes.stage_split", "StageSplitPass"),
     "cortex-expose-blur-gate": ("cortex.passes.expose_gate", "ExposeBlurGatePass"),
     "cortex-expose-scene-change": ("cortex.passes.expose_scene_change", "ExposeSceneChangePass"),
-    "cortex-bind-video": ("cortex.passes.specialize_shapes", "BindVideoPass"),
+    "cortex-pad-frames": ("cortex.passes.pad_frames", "PadFramesPass"),
     # the frame's own work
     "cortex-decompose-scene-change": ("cortex.passes.decompose_scene_change", "DecomposeSceneChangePass"),
     "cortex-temporal-reuse": ("cortex.passes.temporal_reuse", "TemporalReusePass"),

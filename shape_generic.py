@@ -2,10 +2,14 @@
 
 `cortex.compile` (and `cortex.reference`) of a module whose entry takes an
 argument with `?` dimensions returns a `ShapeGenericPipeline`. Calling it
-with inputs of a new shape binds the generic module to that shape
-(`cortex.passes.specialize_shapes`: shape inference with real numbers, every
-deferred rule checked then) and compiles the static module with the very
-options the call asked for; later calls of that shape reuse it. The cache
+with inputs of a new shape binds the generic module to that shape and
+compiles the static module with the very options the call asked for; later
+calls of that shape reuse it. Binding is a pass pipeline (`binding(shape)`
+prints it; `cortex.passes.pad_frames.binding_pipeline`): a frame of any
+H×W is padded in IR to the block grid and the encoder crops back
+(`cortex-pad-frames`: one score cell per started block, a JPEG of the
+frame's own size), then `cortex-specialize-shapes` infers every shape with
+real numbers, every deferred rule checked then. The cache
 holds at most `max_shapes` programs, least recently used dropped first;
 `compiled_shapes` lists them, `compile_seconds` what each cost.
 
@@ -40,7 +44,10 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from cortex.dialects import shapes
 from cortex.errors import CortexError
-from cortex.passes.specialize_shapes import dynamic_arguments, find_function, specialize_shapes
+from cortex.ir import make_context
+from cortex.passes.pad_frames import binding_pipeline
+from cortex.passes.specialize_shapes import bound_type, dynamic_arguments, find_function
+from cortex.registry import parse_pipeline
 
 ShapeKey = tuple[tuple[int, ...] | None, ...]
 """One entry per argument of the entry function: its concrete shape, or None (a scalar)."""
@@ -120,6 +127,25 @@ class ShapeGenericPipeline:
                 )
         return tuple(None if s is None else tuple(int(d) for d in s) for s in arg_shapes)
 
+    def binding(self, *arg_shapes: Sequence[int] | None) -> str:
+        """The passes that bind the generic module to these argument shapes, as `cortex-opt -p` text
+        (what `specialize` and a call of that shape run before compiling)."""
+        return binding_pipeline(self.module, self.entry, self._key(arg_shapes))
+
+    def bind(self, key: ShapeKey) -> ModuleOp:
+        """A copy of the generic module bound to `key` by the `binding` passes (each shape checked first
+        against its argument's declared type, so an error names that type)."""
+        fn = find_function(self.module, self.entry)
+        assert fn is not None, "checked when made"
+        for index, shape in enumerate(key):
+            if shape is not None:
+                bound_type(fn, index, shape)
+        static = self.module.clone()
+        ctx = make_context()
+        for step in parse_pipeline(binding_pipeline(self.module, self.entry, key)):
+            step.apply(ctx, static)
+        return static
+
     def specialize(self, *arg_shapes: Sequence[int] | None) -> Any:
         """The static program for these argument shapes (one per argument; None for a scalar),
         compiled now unless cached. A shape that breaks a rule is a CortexError naming it."""
@@ -131,8 +157,7 @@ class ShapeGenericPipeline:
             self._programs.move_to_end(key)
             return program
         start = time.perf_counter()
-        static = specialize_shapes(self.module.clone(), self.entry, list(key))
-        program = self._compile_static(static)
+        program = self._compile_static(self.bind(key))
         self.compile_seconds[key] = time.perf_counter() - start
         if self._profiling:
             program.profiling = True

@@ -78,7 +78,7 @@ def bench_pipeline(frame_count: int, warmup: int, modes: Sequence[str], size: tu
 
     h, w = size or (480, 640)
     module = cortex.build_l2_pipeline(h, w)
-    frames = list(open_video(None, 32, warmup + frame_count, height=h, width=w))  # decoded up front: untimed
+    frames = list(open_video(None, frames=warmup + frame_count, height=h, width=w))  # decoded up front: untimed
     rows, per_stage, ratios = [], {}, []
     for mode in modes:
         backends = {name: make_backend(name, module, "l2_frame", mode, None) for name in ("reference", "numpy")}

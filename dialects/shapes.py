@@ -222,5 +222,18 @@ def block_grid(h: int, w: int, block: int) -> Shape:
     for name, size in (("H", h), ("W", w)):
         check_image_side(name, size)
         if size != DYNAMIC and size % block:
-            raise ShapeError(f"image {name}={size} is not a multiple of block={block}")
+            raise ShapeError(
+                f"image {name}={size} is not a multiple of block={block} "
+                "(a frame of any size: give the entry a tensor<?x?x3xui8> frame, or pad it with cortex.pad_frame)"
+            )
     return tuple(DYNAMIC if d == DYNAMIC else d // block for d in (h, w))
+
+
+def padded_to_block(h: int, w: int, block: int) -> Shape:
+    """H and W rounded up to the next multiples of `block` (`?` stays `?`): the size `cortex.pad_frame`
+    pads a frame to, so the score grid has one cell per started block. The one home of that rule."""
+    if block <= 0:
+        raise ShapeError(f"block must be positive, got {block}")
+    for name, size in (("H", h), ("W", w)):
+        check_image_side(name, size)
+    return tuple(DYNAMIC if d == DYNAMIC else -(-d // block) * block for d in (h, w))

@@ -383,6 +383,34 @@ class TemporalSmoothOp(CortexOp):
 
 
 @irdl_op_definition
+class PadFrameOp(CortexOp):
+    """A frame edge-replicated at the bottom and right to the next multiples of `block` (OpenCV).
+
+    An H×W×3 frame becomes ⌈H/block⌉·block × ⌈W/block⌉·block × 3: the last row is repeated downwards
+    and the last column rightwards (`cv2.copyMakeBorder`, `BORDER_REPLICATE`), so a score grid over it
+    has one cell per started block. A frame whose sides are already multiples comes back unchanged.
+    `cortex-pad-frames` inserts it when a pipeline is bound to frames of any size (the encoder then
+    crops back to H×W). External (OpenCV).
+    """
+
+    name = "cortex.pad_frame"
+    frame = operand_def(TensorType)
+    block = prop_def(IntegerAttr[I64], default_value=i64_attr(D.BLOCK))
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), External(), CortexCanonicalization())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$frame attr-dict `:` type($frame) `->` type($result)"
+
+    def __init__(self, frame: SSAValue, block: int = D.BLOCK):
+        super().__init__(operands=[frame], properties={"block": i64_attr(block)})
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        positive(self, "block")
+        h, w = frame_image(self.frame)
+        return [tensor((*shapes.padded_to_block(h, w, self.block.value.data), 3), ui8)]
+
+
+@irdl_op_definition
 class EncoderOp(CortexOp):
     """ROI-aware JPEG encoding: low-score blocks are blurred first (OpenCV).
 
@@ -455,5 +483,6 @@ VISION_OPS: list[type[IRDLOperation]] = [
     MotionMapOp,
     ScoreFusionOp,
     TemporalSmoothOp,
+    PadFrameOp,
     EncoderOp,
 ]

@@ -3,12 +3,13 @@
 This builder is the one home of the pipeline's structure. `examples/l2_pipeline.mlir`
 is exactly `build_l2_pipeline(None, None)` printed, the shape-generic form
 (`tensor<?x?x3xui8>`; a test keeps them equal; `L2_PIPELINE` is its path, so
-the bundled pipeline is reachable from any directory): it runs on any frame
-whose sides are multiples of the block, compiled once per frame size
-(`cortex.shape_generic`; `cortex-run` binds it to a video's padded size,
-`cortex.video.source.padded_size`, before the first frame). Given a height
-and width, the builder gives the static pipeline for that size: the same
-module the generic one becomes once bound to it.
+the bundled pipeline is reachable from any directory): it runs on frames of
+any size, compiled once per frame size (`cortex.shape_generic`; `cortex-run`
+binds it to a video's size before the first frame). Given a height and
+width, the builder gives the static pipeline for that size: the same module
+the generic one becomes once bound to it (`cortex-pad-frames`,
+`cortex-specialize-shapes`) — for sides that are no multiple of the block, a
+`cortex.pad_frame` first and an encoder that crops back.
 
 The blur gate skips scoring when
 
@@ -44,6 +45,7 @@ from cortex.dialects.vision import (
     EncoderOp,
     GrayOp,
     MotionMapOp,
+    PadFrameOp,
     SaliencyDftOp,
     SceneChangeOp,
     ScoreFusionOp,
@@ -66,12 +68,13 @@ L2_PIPELINE = Path(__file__).resolve().parent / "l2_pipeline.mlir"
 
 
 def _checked_grid(height: int, width: int, block: int) -> tuple[int, ...]:
-    """The score-map shape, or a CortexError naming the argument that is wrong."""
+    """The score-map shape (one cell per started block), or a CortexError naming the argument that is wrong."""
     for name, value in (("height", height), ("width", width), ("block", block)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise CortexError(f"build_l2_pipeline: {name} must be an int{'' if name == 'block' else ' or None'}, got {value!r}")
     try:
-        return shapes.block_grid(height, width, block)
+        padded_h, padded_w = shapes.padded_to_block(height, width, block)
+        return shapes.block_grid(padded_h, padded_w, block)
     except VerifyException as e:
         raise CortexError(f"build_l2_pipeline({height}, {width}, block={block}): {e}") from None
 
@@ -81,14 +84,14 @@ def build_l2_pipeline(
     width: int | None = 640,
     block: int = D.BLOCK,
     blur_threshold: float | None = None,
-    crop: tuple[int, int] | None = None,
 ) -> ModuleOp:
     """`@l2_frame(tensor<HxWx3xui8>) -> (tensor<?xui8>, tensor<H/b x W/b x f32>)`.
 
     `height` or `width` None leaves that side `?` (the bundled shape-generic form).
 
-    For a video whose frames are padded up to `height`×`width`, `crop` is their
-    own size: the encoder crops back to it (see `cortex.video.source.padded_size`).
+    A side that is no multiple of `block` is padded in the pipeline: a
+    `cortex.pad_frame` edge-replicates the frame up to the next multiples (the
+    score grid has one cell per started block) and the encoder crops back.
     `blur_threshold=None` (the default) makes the gate's absolute threshold
     the runtime input `blur_threshold`; a number bakes it in as a constant.
     Arguments no pipeline can have are a CortexError naming them.
@@ -96,16 +99,15 @@ def build_l2_pipeline(
     height = shapes.DYNAMIC if height is None else height
     width = shapes.DYNAMIC if width is None else width
     try:
-        return _build_l2_pipeline(height, width, block, blur_threshold, crop)
+        return _build_l2_pipeline(height, width, block, blur_threshold)
     except VerifyException as e:  # an op builder's typing rule (e.g. a block the saliency scale does not divide)
         raise CortexError(f"build_l2_pipeline({height}, {width}, block={block}): {e}") from None
 
 
-def _build_l2_pipeline(
-    height: int, width: int, block: int, blur_threshold: float | None, crop: tuple[int, int] | None
-) -> ModuleOp:
+def _build_l2_pipeline(height: int, width: int, block: int, blur_threshold: float | None) -> ModuleOp:
     grid = _checked_grid(height, width, block)
-    frame_t, gray_t, map_t = tensor((height, width, 3), ui8), tensor((height, width)), tensor(grid)
+    padded = shapes.padded_to_block(height, width, block)
+    frame_t, gray_t, map_t = tensor((height, width, 3), ui8), tensor(padded), tensor(grid)
     bytes_t = tensor((shapes.DYNAMIC,), ui8)
 
     module = ModuleOp([])
@@ -118,7 +120,10 @@ def _build_l2_pipeline(
         return value
 
     with ImplicitBuilder(fn.body):
-        gray = named(GrayOp(fn.args[0]).result, "gray")
+        frame, crop = fn.args[0], None
+        if padded != (height, width):
+            frame, crop = named(PadFrameOp(frame, block).result, "padded"), (height, width)
+        gray = named(GrayOp(frame).result, "gray")
         prev_gray = named(StateOp("prev_gray", gray_t).result, "prev_gray")
         prev_score = named(StateOp("prev_score", map_t).result, "prev_score")
         history = named(StateOp("sharpness_history", tensor((SHARPNESS_WINDOW,))).result, "sharpness_history")
@@ -137,7 +142,7 @@ def _build_l2_pipeline(
         UpdateStateOp("prev_gray", gray)
         UpdateStateOp("prev_score", score)
         UpdateStateOp("sharpness_history", named(WindowPushOp(history, sharpness).result, "new_history"))
-        encoded = named(EncoderOp(fn.args[0], score, block=block, crop=crop).result, "encoded")
+        encoded = named(EncoderOp(frame, score, block=block, crop=crop).result, "encoded")
         func.ReturnOp(encoded, score)
 
     with ImplicitBuilder(branch.true_region):

@@ -124,7 +124,8 @@ def profile_module(
     shape-generic frame entry is profiled at (default `DEFAULT_SIZE`); only such an entry takes one.
     """
     from cortex.interpreter.reference import ReferenceRunner
-    from cortex.passes.specialize_shapes import bind_to_video
+    from cortex.passes.pad_frames import pad_frames
+    from cortex.passes.specialize_shapes import specialize_shapes
     from cortex.video.synthetic import DEFAULT_SIZE
 
     if isinstance(frames, bool) or not isinstance(frames, int) or not 1 <= frames <= MAX_PROFILE_FRAMES:
@@ -136,8 +137,9 @@ def profile_module(
     own_op: dict[Operation, Operation] | None = None  # the bound copy's op -> the module's
     if len(types) == 1 and is_generic_frame_type(types[0]):
         bound = module.clone()
-        own_op = dict(zip(bound.walk(), module.walk()))  # a clone walks in the same order
-        bind_to_video(bound, fn.sym_name.data, size or DEFAULT_SIZE)
+        own_op = dict(zip(bound.walk(), module.walk()))  # a clone walks in the same order (a pad op added next has none)
+        h, w = size or DEFAULT_SIZE
+        specialize_shapes(pad_frames(bound, fn.sym_name.data, (h, w)), fn.sym_name.data, [(h, w, 3)])
         fn = entry_function(bound, fn.sym_name.data)
         module_run = bound
     elif size is not None:

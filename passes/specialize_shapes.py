@@ -20,7 +20,9 @@ given the concrete shapes of the entry's arguments it
 Everything below it (lowering, the NumPy and other backends) then sees a
 static module: one program per shape, as `jax.jit` traces one per shape.
 The per-shape cache that calls this lives on the compiler side
-(`cortex.driver.ShapeGenericPipeline`); schedulers and engines never do.
+(`cortex.shape_generic.ShapeGenericPipeline`); schedulers and engines never do.
+A frame whose sides are no multiple of the block is padded first, in IR
+(`cortex-pad-frames`, `cortex.passes.pad_frames`).
 """
 
 from __future__ import annotations
@@ -38,9 +40,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
-from cortex.dialects.base import i64_array
 from cortex.dialects.state import StateOp
-from cortex.dialects.vision import EncoderOp
 from cortex.errors import CortexError
 from cortex.passes.shape_inference import ShapeInferenceError, infer_shapes
 
@@ -159,34 +159,12 @@ def specialize_shapes(module: ModuleOp, entry: str, arg_shapes: Sequence[Sequenc
 
 def video_block(module: ModuleOp, entry: str) -> int:
     """The multiple a frame's sides must be for `entry`: the least common multiple of its ops'
-    `block` properties (1 if none has one), what a video source pads its frames to."""
+    `block` properties (1 if none has one), what `cortex-pad-frames` pads its frames to."""
     fn = find_function(module, entry)
     if fn is None:
         raise ShapeBindingError(f"the module has no function @{entry}")
     blocks = {attr.value.data for op in fn.walk() if isinstance(attr := op.properties.get("block"), IntegerAttr)}
     return math.lcm(*blocks) if blocks else 1
-
-
-def bind_to_video(
-    module: ModuleOp, entry: str, size: tuple[int, int], padded: tuple[int, int] | None = None
-) -> ModuleOp:
-    """`module` (in place) bound to a video of frames `size` (H, W) padded to `padded` (the video
-    source pads to multiples of the block): the frame argument becomes `padded`x3, and where the
-    frames were padded every `cortex.encoder` crops back to `size`, as the static pipeline built
-    for that video does (`build_l2_pipeline(..., crop=size)`)."""
-    padded = padded or size
-    fn = find_function(module, entry)
-    if fn is None:
-        raise ShapeBindingError(f"the module has no function @{entry}")
-    if tuple(padded) != tuple(size):
-        for op in fn.walk():
-            if isinstance(op, EncoderOp):
-                op.properties["crop"] = i64_array(size)
-    arg_shapes: list[Sequence[int] | None] = [None] * len(fn.args)
-    if not arg_shapes:
-        raise ShapeBindingError(f"@{entry} takes no frame argument")
-    arg_shapes[0] = (*padded, 3)
-    return specialize_shapes(module, entry, arg_shapes)
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -209,27 +187,3 @@ class SpecializeShapesPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         specialize_shapes(op, self.entry, [None if s == "-" else parse_shape(s) for s in self.shapes])
-
-
-@dataclass(frozen=True)
-class BindVideoPass(ModulePass):
-    """`cortex-bind-video{entry=l2_frame size=100x130 padded=128x160}`: the entry bound to a video's frames
-    (`bind_to_video`): its frame argument `padded`x3, every encoder cropping back to `size` where the frames
-    are padded. `padded` defaults to `size` — the step cortex-run takes for a shape-generic pipeline."""
-
-    name = "cortex-bind-video"
-
-    entry: str = "l2_frame"
-    size: str = ""
-    padded: str = ""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        size = _frame_size(self.size, "size")
-        bind_to_video(op, self.entry, size, _frame_size(self.padded, "padded") if self.padded else size)
-
-
-def _frame_size(text: str, option: str) -> tuple[int, int]:
-    shape = parse_shape(text) if text else ()
-    if len(shape) != 2 or min(shape) <= 0:
-        raise ShapeBindingError(f"cortex-bind-video's {option} reads like 480x640 (frame height x width), got '{text}'")
-    return shape[0], shape[1]

@@ -269,6 +269,19 @@ def low_score_mask(score: np.ndarray, threshold: float) -> np.ndarray:
     return score < F32(threshold) * F32(peak)
 
 
+@kernel("cortex.pad_frame")
+def pad_frame(frame: np.ndarray, *, block: int = D.BLOCK) -> np.ndarray:
+    """`frame` edge-replicated at the bottom and right to the next multiples of `block` (OpenCV's
+    `BORDER_REPLICATE`); the frame itself when its sides are multiples already."""
+    if block <= 0:
+        raise CortexError(f"pad_frame: block must be positive, got {block}")
+    h, w = frame.shape[0], frame.shape[1]
+    bottom, right = -h % block, -w % block
+    if bottom == 0 and right == 0:
+        return frame
+    return cv2.copyMakeBorder(np.ascontiguousarray(frame), 0, bottom, 0, right, cv2.BORDER_REPLICATE)
+
+
 @kernel("cortex.encoder")
 def encoder(
     frame: np.ndarray,

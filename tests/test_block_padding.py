@@ -13,9 +13,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import cortex
+from cortex.dialects.shapes import padded_to_block
 from cortex.passes.specialize_shapes import specialize_shapes, video_block
 from cortex.tools.cortex_run import main
-from cortex.video.source import padded_size
 
 
 def two_blocks(crop: int, text: int) -> str:
@@ -46,7 +46,7 @@ def test_the_padded_frame_binds_for_every_block(blocks, size):
     module = cortex.parse(two_blocks(crop, text))
     block = video_block(module, "l2_frame")
     assert block == math.lcm(crop, text)
-    h, w = padded_size(*size, block)
+    h, w = padded_to_block(*size, block)
     assert h >= size[0] and w >= size[1] and h - size[0] < block and w - size[1] < block
     bound = specialize_shapes(module, "l2_frame", [(h, w, 3)])  # raises if a side is no multiple of a block
     fn = next(op for op in bound.ops if getattr(op, "sym_name", None) is not None)

@@ -294,7 +294,7 @@ class FlakyCapture:
 
 def test_decode_failures_are_skipped_and_counted(monkeypatch):
     monkeypatch.setattr(video_source.FileSource, "open", lambda self: FlakyCapture())
-    source = video_source.FileSource("flaky.avi", 32, None)
+    source = video_source.FileSource("flaky.avi", frames=None)
     values = [int(frame[0, 0, 0]) for frame in source]
     assert values == [0, 1, 4, 5] and source.decode_failures == 2
     assert source.warnings() == ["flaky.avi: 2 frame(s) failed to decode and were skipped"]

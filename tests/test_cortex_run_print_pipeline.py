@@ -26,7 +26,7 @@ def printed(capsys, *argv: str) -> str:
 
 def test_the_run_s_own_steps_come_first_in_order(capsys, tmp_path):
     text = printed(capsys, "--size", "100x130", "--weight", "wc=0", "--report", str(tmp_path / "r.html"))
-    steps = ["cortex-bind-video{entry=l2_frame size=100x130 padded=128x160}",
+    steps = ["cortex-pad-frames{entry=l2_frame size=100x130}", "cortex-specialize-shapes{entry=l2_frame shapes=100x130x3}",
              'cortex-specialize-weights{weights="wc=0.0"}', "cortex-expose-blur-gate{entry=l2_frame}",
              "cortex-expose-scene-change{entry=l2_frame}"]
     assert text.startswith(",".join(steps) + ",")
@@ -36,13 +36,17 @@ def test_the_run_s_own_steps_come_first_in_order(capsys, tmp_path):
 
 def test_the_reference_interpreter_prints_only_the_run_s_steps(capsys):
     text = printed(capsys, "--size", "96x128", "--backend", "reference")
-    assert text == "cortex-bind-video{entry=l2_frame size=96x128 padded=96x128},cortex-expose-blur-gate{entry=l2_frame}"
+    assert text == (
+        "cortex-pad-frames{entry=l2_frame size=96x128},cortex-specialize-shapes{entry=l2_frame shapes=96x128x3},"
+        "cortex-expose-blur-gate{entry=l2_frame}"
+    )
 
 
 def test_the_printed_pipeline_makes_the_module_the_run_compiles(capsys):
     text = printed(capsys, "--size", "96x128", "--weight", "wm=0.5")
     by_text = run_passes(cortex.parse(BUNDLED_PIPELINE), text)
-    steps = RunSteps("l2_frame", ((96, 128), (96, 128)), {"wm": 0.5})
+    bind = "cortex-pad-frames{entry=l2_frame size=96x128},cortex-specialize-shapes{entry=l2_frame shapes=96x128x3}"
+    steps = RunSteps("l2_frame", bind, {"wm": 0.5})
     module = run_passes(cortex.parse(BUNDLED_PIPELINE), steps.preparation())
     probed = run_passes(module.clone(), steps.probes())
     options = run_options("numpy", "l2_frame", "balanced", None, gate_inputs("auto"))

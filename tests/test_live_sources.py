@@ -47,21 +47,21 @@ def test_what_is_read_as_live(name, live):
 @pytest.mark.parametrize("pix_fmt, channels, to_bgr", [
     ("bgr24", 3, None), ("rgb24", 3, cv2.COLOR_RGB2BGR), ("gray", 1, cv2.COLOR_GRAY2BGR),
 ])
-def test_raw_frames_come_out_bgr_and_padded_with_their_numbers(pix_fmt, channels, to_bgr):
+def test_raw_frames_come_out_bgr_at_their_size_with_their_numbers(pix_fmt, channels, to_bgr):
     frames, data = frames_bytes(3, channels)
-    source = RawPipeSource(io.BytesIO(data), SIZE, pix_fmt, 30.0, block=16)
+    source = RawPipeSource(io.BytesIO(data), SIZE, pix_fmt, 30.0)
     got = list(source.numbered())
     assert [n for n, _ in got] == [0, 1, 2]
     for (_, frame), sent in zip(got, frames, strict=True):
         bgr = sent if to_bgr is None else cv2.cvtColor(sent, to_bgr)
-        assert frame.shape == (32, 48, 3)  # padded to the 16-pixel block grid
-        np.testing.assert_array_equal(frame[:24, :40], bgr)
+        assert frame.shape == (24, 40, 3)  # as sent: the pipeline pads in IR (cortex.pad_frame)
+        np.testing.assert_array_equal(frame, bgr)
     assert source.warnings() == [] and source.frame_count is None
 
 
 def test_a_truncated_last_frame_is_dropped_with_a_warning_and_the_whole_frames_kept():
     frames, data = frames_bytes(3)
-    source = RawPipeSource(io.BytesIO(data + frames[0].tobytes()[:1000]), SIZE, "bgr24", 25.0, block=8)
+    source = RawPipeSource(io.BytesIO(data + frames[0].tobytes()[:1000]), SIZE, "bgr24", 25.0)
     got = [frame for _, frame in source.numbered()]
     assert len(got) == 3
     np.testing.assert_array_equal(got[2], frames[2])
@@ -72,7 +72,7 @@ def test_a_truncated_last_frame_is_dropped_with_a_warning_and_the_whole_frames_k
 
 def test_a_live_source_is_read_once():
     _, data = frames_bytes(2)
-    source = RawPipeSource(io.BytesIO(data), SIZE, "bgr24", 25.0, block=8)
+    source = RawPipeSource(io.BytesIO(data), SIZE, "bgr24", 25.0)
     assert len(list(source)) == 2
     with pytest.raises(CortexError, match="a live source is read once"):
         list(source)
@@ -80,7 +80,7 @@ def test_a_live_source_is_read_once():
 
 def test_start_and_frames_count_the_frames_read():
     _, data = frames_bytes(6)
-    source = open_live("-", 8, SIZE, frames=2, start=3, stream=io.BytesIO(data))
+    source = open_live("-", size=SIZE, frames=2, start=3, stream=io.BytesIO(data))
     assert [n for n, _ in source.numbered()] == [3, 4]
 
 
@@ -92,12 +92,12 @@ def test_start_and_frames_count_the_frames_read():
 def test_a_pipe_without_what_it_needs_is_refused(kwargs, message):
     options = {"size": SIZE, "pix_fmt": "bgr24", "fps": 25.0, **kwargs}
     with pytest.raises(CortexError, match=message):
-        open_live("-", 8, stream=io.BytesIO(b""), **options)
+        open_live("-", stream=io.BytesIO(b""), **options)
 
 
 def test_a_stream_that_cannot_be_opened_names_it():
     with pytest.raises(CortexError, match=r"rtsp://127\.0\.0\.1:9/none: OpenCV cannot open this stream|no frame could be read"):
-        open_live("rtsp://127.0.0.1:9/none", 8)
+        open_live("rtsp://127.0.0.1:9/none")
 
 
 # ----------------------------------------------------------------------- the latency histogram
@@ -222,7 +222,7 @@ def test_queue_capacity_is_bounded_by_memory_and_count():
 
 def test_run_live_writes_every_frame_of_a_pipe_in_order_and_reports_latency():
     frames, data = frames_bytes(5)
-    source = RawPipeSource(io.BytesIO(data), SIZE, "bgr24", 25.0, block=8)
+    source = RawPipeSource(io.BytesIO(data), SIZE, "bgr24", 25.0)
     rows: list[tuple[int, int, int]] = []
 
     def runs(it):

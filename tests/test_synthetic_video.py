@@ -138,31 +138,26 @@ def test_shapes_move(video):
 
 def test_open_synthetic_default():
     source = open_video(None)
-    assert source.size == (480, 640) and source.padded_size == (480, 640)
+    assert source.size == (480, 640)
     assert source.frame_count == DEFAULT_SYNTHETIC_FRAMES and source.fps > 0
     first = next(iter(source))
     assert np.array_equal(first, SyntheticVideo().frame(0))
 
 
-def test_open_synthetic_pads_odd_size_by_edge_replication():
+def test_open_synthetic_of_any_size_gives_the_frames_as_they_are():
+    """No padding in the source: a pipeline pads in IR (cortex.pad_frame, tests/test_pad_frames.py)."""
     source = open_video(None, height=470, width=630, frames=3)
-    assert source.size == (470, 630) and source.padded_size == (480, 640)
+    assert source.size == (470, 630)
     got = list(source)
     assert len(got) == 3 == source.frame_count
-    raw = SyntheticVideo(470, 630).frame(2)
-    padded = got[2]
-    assert padded.shape == (480, 640, 3) and padded.dtype == np.uint8
-    assert np.array_equal(padded[:470, :630], raw)
-    assert np.array_equal(padded[470:, :630], np.repeat(raw[-1:], 10, axis=0))
-    assert np.array_equal(padded[:470, 630:], np.repeat(raw[:, -1:], 10, axis=1))
-    assert (padded[470:, 630:] == raw[-1, -1]).all()
+    assert got[2].shape == (470, 630, 3) and got[2].dtype == np.uint8
+    assert np.array_equal(got[2], SyntheticVideo(470, 630).frame(2))
 
 
-@pytest.mark.parametrize("block, expected", [(16, (720, 1280)), (64, (768, 1280))])
-def test_padded_size_follows_block(block, expected):
-    source = open_video(None, block=block, height=720, width=1280, frames=1)
-    assert source.padded_size == expected
-    assert next(iter(source)).shape == (*expected, 3)
+def test_open_video_takes_its_options_by_name():
+    """`block` is gone from the source: a caller still passing it positionally fails loudly."""
+    with pytest.raises(TypeError):
+        open_video(None, 32, 3)  # type: ignore[misc]
 
 
 @pytest.fixture(scope="module")
@@ -178,19 +173,17 @@ def video_file(tmp_path_factory):
     return path, [source.frame(i) for i in range(6)]
 
 
-def test_open_file_pads_and_reads_every_frame(video_file):
+def test_open_file_reads_every_frame(video_file):
     path, originals = video_file
-    source = open_video(path, block=32)
-    assert source.size == (470, 630) and source.padded_size == (480, 640)
+    source = open_video(path)
+    assert source.size == (470, 630)
     assert source.fps == pytest.approx(25.0)
     assert source.frame_count == 6
     got = list(source)
     assert len(got) == 6
     for frame, original in zip(got, originals):
-        assert frame.shape == (480, 640, 3) and frame.dtype == np.uint8
-        assert mean_abs_diff(frame[:470, :630], original) < 8  # JPEG is lossy
-        assert np.array_equal(frame[470:, :630], np.repeat(frame[469:470, :630], 10, axis=0))
-        assert np.array_equal(frame[:470, 630:], np.repeat(frame[:470, 629:630], 10, axis=1))
+        assert frame.shape == (470, 630, 3) and frame.dtype == np.uint8
+        assert mean_abs_diff(frame, original) < 8  # JPEG is lossy
     assert all(np.array_equal(a, b) for a, b in zip(got, source)), "a second pass reads the same frames"
 
 
@@ -216,8 +209,6 @@ def test_unreadable_file_is_a_clear_error(tmp_path):
 
 
 def test_bad_arguments_are_clear_errors():
-    with pytest.raises(CortexError, match="block"):
-        open_video(None, block=0)
     with pytest.raises(CortexError, match="frames"):
         open_video(None, frames=-1)
     with pytest.raises(CortexError, match="64x64"):

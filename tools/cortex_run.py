@@ -6,11 +6,12 @@
 
 The pipeline is `examples/l2_pipeline.mlir` unless `--pipeline` names
 another file. A shape-generic pipeline (`tensor<?x?x3xui8>` frames, as the
-bundled one) is bound to the video's padded size before the first frame
-(`cortex.passes.specialize_shapes.bind_to_video`) and compiled once; frames
-are padded by the video source and the encoder crops back. A pipeline built
-for one size runs videos of that size. At the end it prints the per-stage
-table and what the mode's dead-node elimination saves.
+bundled one) is bound to the video's frame size before the first frame
+(`cortex.passes.pad_frames.binding_pipeline`: where a side is no multiple of
+the block, a `cortex.pad_frame` pads the frame in IR and the encoder crops
+back) and compiled once. A pipeline built for one size runs videos of that
+size. At the end it prints the per-stage table and what the mode's
+dead-node elimination saves.
 """
 
 from __future__ import annotations
@@ -186,7 +187,7 @@ def run_frames(backend, frames: Iterable[np.ndarray], size: tuple[int, int], tot
             if probed and results[3]:
                 skipped += 1
             if outputs:
-                outputs.write(count, frame[:h, :w], results, probed)  # the frame without its padding
+                outputs.write(count, frame[:h, :w], results, probed)
             if log:
                 bar.write(frame_line(count, results, probed), file=sys.stdout)
             count += 1
@@ -288,6 +289,7 @@ class Prepared:
     probed_module: ModuleOp  # its copy with the probes, the one compiled
     source: VideoSource
     block: int
+    padded: tuple[int, int]  # the frame size the pipeline scores: the video's, padded to the block grid in IR
     steps: RunSteps
     probed: bool  # the blur gate's values are results of the entry
     scene: SceneProbe | None  # where the scene measure is (--report), or None
@@ -313,6 +315,7 @@ def check_arguments(args: argparse.Namespace) -> None:
 def prepare(args: argparse.Namespace) -> Prepared:
     """Check the arguments, load the pipeline, open the video and run the run's own passes (`RunSteps`)."""
     from cortex.driver import run_passes
+    from cortex.passes.pad_frames import binding_pipeline, scored_frame_size
     from cortex.tools.pipeline_check import check_weights, parse_weights
     from cortex.tools.run_steps import RunSteps
     from cortex.video.live import open_live
@@ -327,27 +330,29 @@ def prepare(args: argparse.Namespace) -> Prepared:
     module, (h, w, block) = load_pipeline(args.pipeline, args.entry)
     size = parse_size(args.size) if args.size else (h or SYNTHETIC_SIZE[0], w or SYNTHETIC_SIZE[1])
     if is_live(args.video):
-        source: VideoSource = open_live(args.video, block, parse_size(args.size) if args.size else None,
-                                        args.pix_fmt or "bgr24", args.fps, frames_arg, start_arg)
+        source: VideoSource = open_live(args.video, size=parse_size(args.size) if args.size else None,
+                                        pix_fmt=args.pix_fmt or "bgr24", fps=args.fps, frames=frames_arg, start=start_arg)
     else:
-        source = open_video(args.video, block, frames_arg, height=size[0], width=size[1], start=start_arg)
-    if h is not None and source.padded_size != (h, w):
-        ph, pw = source.padded_size
+        source = open_video(args.video, frames=frames_arg, height=size[0], width=size[1], start=start_arg)
+    if h is not None and source.size != (h, w):
         raise CortexError(
             f"{args.pipeline} is built for {h}x{w} frames, but the video's frames are "
-            f"{source.size[0]}x{source.size[1]} (padded {ph}x{pw}): write its frame as tensor<?x?x3xui8> "
+            f"{source.size[0]}x{source.size[1]}: write its frame as tensor<?x?x3xui8> "
             "(as examples/l2_pipeline.mlir does) to run it on any size"
         )
 
     overrides = parse_weights(args.weight)
     check_weights(module, args.mode, mode_weights(args.mode), overrides)  # before any frame, not after the last
-    steps = RunSteps(args.entry, (source.size, source.padded_size) if h is None else None, overrides, bool(args.report))
+    others_args = [None] * (len(entry_function(module, args.entry).args) - 1)
+    bind = "" if h is not None else binding_pipeline(module, args.entry, [(*source.size, 3), *others_args])
+    steps = RunSteps(args.entry, bind, overrides, bool(args.report))
     if steps.preparation():
         run_passes(module, steps.preparation())
     probed_module = run_passes(module.clone(), steps.probes())
     probed, scene = steps.exposed(len(entry_function(module, args.entry).function_type.outputs),
                                   len(entry_function(probed_module, args.entry).function_type.outputs), probed_module)
-    return Prepared(module, probed_module, source, block, steps, probed, scene, reads, others)
+    padded = scored_frame_size(module, args.entry)
+    return Prepared(module, probed_module, source, block, padded, steps, probed, scene, reads, others)
 
 
 def check_device(args: argparse.Namespace) -> None:
@@ -460,14 +465,14 @@ def summarise(args: argparse.Namespace, prep: Prepared, backend, runner, clock: 
     """Print the end-of-run summary, the stage table and the DCE line; the summary for --summary-json/--report."""
     frames, seconds, skipped = counts
     source = prep.source
-    ph, pw = source.padded_size
-    padded = f" (padded {ph}x{pw})" if source.padded_size != source.size else ""
+    ph, pw = prep.padded
+    padded = f" (padded {ph}x{pw})" if prep.padded != source.size else ""
     print(
         f"{source.name}: {source.size[0]}x{source.size[1]}{padded}, {frames} frames, mode {args.mode}, "
         f"backend {backend.name} (compiled in {clock.compile_end - clock.compile_start:.2f} s)"
     )
     summary = RunSummary(
-        source.name, source.size, source.padded_size, frames, args.mode, backend.name, clock,
+        source.name, source.size, prep.padded, frames, args.mode, backend.name, clock,
         engine=runner.describe() if runner else "sequential", parallel=runner is not None,
         workers=runner.workers if runner else 1, skipped=skipped if prep.probed else None,
         blur_threshold=args.blur_threshold if prep.probed else None, threads=threads,

@@ -287,7 +287,7 @@ def run_live(source: Any, runs: Runs, write: Callable[[int, Arrival, tuple, floa
     """Run the live `source` (`LiveSource.numbered`) through `runs`; `write(index, arrival, results,
     latency_so_far)` writes a row's outputs. Returns the counts and the latencies (see the module's docstring)."""
     budget = None if budget_ms is None else budget_ms / 1e3
-    h, w = source.padded_size
+    h, w = source.size
     gate = FrameGate(source.numbered(), budget, queue_capacity(h * w * 3, workers, budget))
     stats = LiveStats(budget_ms)
     taken: deque[Arrival] = deque()

@@ -3,8 +3,9 @@
 (`cortex.options.compile_pipeline_text`), so every step a run takes is one a user can read and rerun.
 
 - *preparation*, on the pipeline itself (what the DCE and HTML reports show): a shape-generic entry bound
-  to the video's frames (`cortex-bind-video`: nothing compiles after the first frame), then the `--weight`
-  overrides baked in (`cortex-specialize-weights`), on every backend alike;
+  to the video's frames (`binding_pipeline`: `cortex-pad-frames` pads them to the block grid in IR where
+  needed, `cortex-specialize-shapes` binds every shape; nothing compiles after the first frame), then the
+  `--weight` overrides baked in (`cortex-specialize-weights`), on every backend alike;
 - *probes*, on the copy that is compiled: the blur gate's values (`cortex-expose-blur-gate`: the frame log
   and the skipped-frame count) and, for `--report`, the scene measure (`cortex-expose-scene-change`) made
   results of the entry.
@@ -22,23 +23,20 @@ from cortex.passes.expose_scene_change import SceneProbe, reset_threshold
 from cortex.passes.specialize_mode import weight_values_text
 from cortex.semantics.modes import DEFAULT_ENTRY
 
-Size = tuple[int, int]
-
 
 @dataclass(frozen=True)
 class RunSteps:
     """The passes one run takes before compiling (see the module docstring)."""
 
     entry: str = DEFAULT_ENTRY
-    bind: tuple[Size, Size] | None = None  # (frame size, padded size) for a shape-generic entry
+    bind: str = ""  # the passes binding a shape-generic entry to the video's frames (`binding_pipeline`)
     weights: Mapping[str, float] = field(default_factory=dict)  # --weight overrides
     report: bool = False  # --report: the scene measure too
 
     def preparation(self) -> str:
         steps = []
-        if self.bind is not None:
-            (h, w), (ph, pw) = self.bind
-            steps.append(f"cortex-bind-video{{entry={self.entry} size={h}x{w} padded={ph}x{pw}}}")
+        if self.bind:
+            steps.append(self.bind)
         if self.weights:
             steps.append(f'cortex-specialize-weights{{weights="{weight_values_text(self.weights)}"}}')
         return ",".join(steps)

@@ -14,8 +14,8 @@ one). Two kinds:
   device (`/dev/video0`), opened once with `cv2.VideoCapture`; its first
   frame is read when it is opened (the size), and delivered first.
 
-Frames come out as `VideoSource`'s do: uint8 H×W×3 BGR, padded to the block
-grid. A live source does not keep each frame's number (`VideoSource.numbers`
+Frames come out as `VideoSource`'s do: uint8 H×W×3 BGR at the source's own
+size (a pipeline pads them to its block grid itself, `cortex.pad_frame`). A live source does not keep each frame's number (`VideoSource.numbers`
 grows with the video; a stream has no end): whoever runs it passes the
 number along with the frame (`numbered`).
 """
@@ -32,7 +32,7 @@ import cv2
 import numpy as np
 
 from cortex.errors import CortexError
-from cortex.video.source import Seconds, VideoSource, in_frames, pad_frame
+from cortex.video.source import Seconds, VideoSource, in_frames
 
 PIX_FMTS: dict[str, tuple[int, int | None]] = {
     "bgr24": (3, None),
@@ -67,9 +67,9 @@ class LiveSource(VideoSource):
 
     live = True
 
-    def __init__(self, size: tuple[int, int], block: int, fps: float, name: str,
+    def __init__(self, size: tuple[int, int], fps: float, name: str,
                  frames: int | Seconds | None = None, start: int | Seconds = 0):
-        super().__init__(size, block, fps, None, name)
+        super().__init__(size, fps, None, name)
         self.start = in_frames(start, fps, first=True) or 0
         self.limit = in_frames(frames, fps, first=False)
         self.read_count = 0  # frames read from the source, those skipped by --start included
@@ -80,7 +80,7 @@ class LiveSource(VideoSource):
         raise NotImplementedError
 
     def numbered(self) -> Iterator[tuple[int, np.ndarray]]:
-        """(source frame number, padded frame), once: a second call is an error (the stream has moved on)."""
+        """(source frame number, frame), once: a second call is an error (the stream has moved on)."""
         if self.iterated:
             raise CortexError(f"{self.name}: a live source is read once; it cannot be run again")
         self.iterated = True
@@ -100,7 +100,7 @@ class LiveSource(VideoSource):
                         f"the stream started at {self.size[0]}x{self.size[1]}"
                     )
                 self.delivered += 1
-                yield number, pad_frame(frame, self.padded_size)
+                yield number, frame
         finally:
             self.close()
 
@@ -133,7 +133,7 @@ def read_exactly(stream: BinaryIO, buffer: memoryview) -> int:
 class RawPipeSource(LiveSource):
     """Raw frames of `size` in `pix_fmt` on a binary stream (see the module's docstring)."""
 
-    def __init__(self, stream: BinaryIO, size: tuple[int, int], pix_fmt: str, fps: float, block: int,
+    def __init__(self, stream: BinaryIO, size: tuple[int, int], pix_fmt: str, fps: float,
                  name: str = STDIN, frames: int | Seconds | None = None, start: int | Seconds = 0):
         if pix_fmt not in PIX_FMTS:
             raise CortexError(f"--pix-fmt must be one of {', '.join(PIX_FMTS)}, got '{pix_fmt}'")
@@ -144,7 +144,7 @@ class RawPipeSource(LiveSource):
         self.channels, self.conversion = PIX_FMTS[pix_fmt]
         self.frame_bytes = size[0] * size[1] * self.channels
         self.partial = 0  # bytes of a frame the stream ended inside
-        super().__init__(size, block, fps, name, frames, start)
+        super().__init__(size, fps, name, frames, start)
 
     def read_frame(self) -> np.ndarray | None:
         h, w = self.size
@@ -172,7 +172,7 @@ class RawPipeSource(LiveSource):
 class CaptureSource(LiveSource):
     """A stream or capture device opened once with OpenCV (see the module's docstring)."""
 
-    def __init__(self, url: str, block: int, frames: int | Seconds | None = None, start: int | Seconds = 0,
+    def __init__(self, url: str, frames: int | Seconds | None = None, start: int | Seconds = 0,
                  fps: float | None = None):
         """`fps`: the rate the frames' timestamps count with, over what the stream says (25 when it says none)."""
         self.url = url
@@ -187,7 +187,7 @@ class CaptureSource(LiveSource):
             raise CortexError(f"{url}: no frame could be read")
         self.first: np.ndarray | None = first
         fps = fps or self.capture.get(cv2.CAP_PROP_FPS)
-        super().__init__(first.shape[:2], block, float(fps) if fps and fps > 0 else 25.0, url, frames, start)
+        super().__init__(first.shape[:2], float(fps) if fps and fps > 0 else 25.0, url, frames, start)
 
     def read_frame(self) -> np.ndarray | None:
         if self.first is not None:
@@ -202,7 +202,7 @@ class CaptureSource(LiveSource):
         self.capture.release()
 
 
-def open_live(name: str, block: int, size: tuple[int, int] | None = None, pix_fmt: str = "bgr24",
+def open_live(name: str, *, size: tuple[int, int] | None = None, pix_fmt: str = "bgr24",
               fps: float | None = None, frames: int | Seconds | None = None, start: int | Seconds = 0,
               stream: BinaryIO | None = None) -> LiveSource:
     """The live source `name` names (`is_live`): `-` reads raw frames from `stream` (default: standard input)."""
@@ -211,10 +211,10 @@ def open_live(name: str, block: int, size: tuple[int, int] | None = None, pix_fm
             raise CortexError("reading raw frames from standard input ('-') needs --size HxW (a pipe carries no size)")
         if stream is None:  # unbuffered: a reader blocked in it holds no lock the interpreter's exit needs
             stream = open(0, "rb", buffering=0, closefd=False)  # noqa: SIM115 - read until the process ends
-        return RawPipeSource(stream, size, pix_fmt, 25.0 if fps is None else fps, block, frames=frames, start=start)
+        return RawPipeSource(stream, size, pix_fmt, 25.0 if fps is None else fps, frames=frames, start=start)
     if size is not None:
         raise CortexError(f"--size goes with raw frames on standard input ('-'); {name} is run at its own size")
-    return CaptureSource(name, block, frames, start, fps)
+    return CaptureSource(name, frames, start, fps)
 
 
 __all__ = ["PIX_FMTS", "STDIN", "CaptureSource", "LiveSource", "RawPipeSource", "is_live", "open_live", "read_exactly"]

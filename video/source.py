@@ -1,10 +1,9 @@
-"""Video input: frames of any size, padded to the block grid the pipeline is built for.
+"""Video input: frames of any size, as decoded.
 
 `open_video(None)` is the embedded synthetic video; a path is read with
-OpenCV. Either way the frames come out uint8 H×W×3 BGR, edge-replicated at
-the bottom and right up to the next multiples of `block`, so one pipeline
-built for `padded_size` serves the whole video (the score map covers the padded frame, and
-the encoder's `crop` cuts it back to the video's size).
+OpenCV. Either way the frames come out uint8 H×W×3 BGR at the video's own
+size; a pipeline bound to that size pads them to its block grid itself
+(`cortex.pad_frame`, inserted by `cortex-pad-frames`).
 
 A file is read to its end unless `frames` caps it; `start` skips frames
 first. What happened is kept for the caller to report (`VideoSource.warnings`):
@@ -76,33 +75,16 @@ def in_frames(value: int | Seconds | None, fps: float, first: bool) -> int | Non
     return value.first_frame(fps) if first else value.frame_count(fps)
 
 
-def padded_size(height: int, width: int, block: int) -> tuple[int, int]:
-    """The next multiples of `block`: the frame size the pipeline is built for."""
-    return -(-height // block) * block, -(-width // block) * block
-
-
-def pad_frame(frame: np.ndarray, padded: tuple[int, int]) -> np.ndarray:
-    """`frame` edge-replicated at the bottom/right to `padded` (H, W); unchanged if it fits."""
-    bottom, right = padded[0] - frame.shape[0], padded[1] - frame.shape[1]
-    if bottom == 0 and right == 0:
-        return frame
-    return cv2.copyMakeBorder(frame, 0, bottom, 0, right, cv2.BORDER_REPLICATE)
-
-
 class VideoSource:
-    """An iterable of padded uint8 BGR frames; each iteration starts from the first frame."""
+    """An iterable of uint8 BGR frames; each iteration starts from the first frame."""
 
     start = 0  # the source frame number of the first frame delivered (after --start)
 
-    def __init__(self, size: tuple[int, int], block: int, fps: float, frame_count: int | None, name: str):
-        if block <= 0:
-            raise CortexError(f"block must be positive, got {block}")
+    def __init__(self, size: tuple[int, int], fps: float, frame_count: int | None, name: str):
         self.delivered = 0  # frames the last iteration yielded
         self.numbers: list[int] = []  # the source frame number of each frame the last iteration yielded
         self.decode_failures = 0  # frames skipped because they did not decode (files only)
         self.size = size
-        self.block = block
-        self.padded_size = padded_size(*size, block)
         self.fps = fps
         self.frame_count = frame_count
         self.name = name
@@ -117,7 +99,7 @@ class VideoSource:
         for number, frame in self.raw_frames():
             self.delivered += 1
             self.numbers.append(number)
-            yield pad_frame(frame, self.padded_size)
+            yield frame
 
     def frame_number(self, index: int) -> int:
         """The source frame number (0 = the file's first frame) of the run's `index`-th frame."""
@@ -133,12 +115,11 @@ class VideoSource:
 
     def __repr__(self) -> str:
         h, w = self.size
-        ph, pw = self.padded_size
-        return f"<{type(self).__name__} {self.name} {h}x{w} (padded {ph}x{pw}), {self.frame_count} frames at {self.fps:g} fps>"
+        return f"<{type(self).__name__} {self.name} {h}x{w}, {self.frame_count} frames at {self.fps:g} fps>"
 
 
 class SyntheticSource(VideoSource):
-    def __init__(self, block: int, frames: int | Seconds | None, height: int, width: int, seed: int = 0,
+    def __init__(self, *, frames: int | Seconds | None, height: int, width: int, seed: int = 0,
                  start: int | Seconds = 0):
         try:
             self.video = SyntheticVideo(height, width, seed)
@@ -146,7 +127,7 @@ class SyntheticSource(VideoSource):
             raise CortexError(str(e)) from None
         count = DEFAULT_SYNTHETIC_FRAMES if frames is None else in_frames(frames, SYNTHETIC_FPS, first=False)
         self.start = in_frames(start, SYNTHETIC_FPS, first=True) or 0
-        super().__init__((height, width), block, SYNTHETIC_FPS, count, "synthetic")
+        super().__init__((height, width), SYNTHETIC_FPS, count, "synthetic")
 
     def raw_frames(self) -> Iterator[tuple[int, np.ndarray]]:
         assert self.frame_count is not None  # a synthetic source always knows its length
@@ -160,7 +141,7 @@ RETRIES_AFTER_A_FAILED_READ = 5
 class FileSource(VideoSource):
     """A video file (or anything cv2.VideoCapture opens), read afresh per iteration."""
 
-    def __init__(self, path: str, block: int, frames: int | Seconds | None, start: int | Seconds = 0):
+    def __init__(self, path: str, *, frames: int | Seconds | None, start: int | Seconds = 0):
         self.path = path
         capture = self.open()
         try:
@@ -181,7 +162,7 @@ class FileSource(VideoSource):
             count = frames if count is None else min(count, frames)
         self.limit = frames
         self.skipped_at_start = 0
-        super().__init__(first.shape[:2], block, float(fps), count, path)
+        super().__init__(first.shape[:2], float(fps), count, path)
 
     def open(self) -> cv2.VideoCapture:
         if not os.path.exists(self.path):
@@ -268,13 +249,13 @@ class FileSource(VideoSource):
 
 def open_video(
     path: str | os.PathLike | None,
-    block: int = 32,
+    *,
     frames: int | Seconds | None = None,
     height: int = 480,
     width: int = 640,
     start: int | Seconds = 0,
 ) -> VideoSource:
-    """Frames of `path` (or of the synthetic video when None), padded to multiples of `block`.
+    """Frames of `path` (or of the synthetic video when None), at the video's own size.
 
     `frames` caps the number of frames (a file runs to its end by default,
     the synthetic video has `DEFAULT_SYNTHETIC_FRAMES`); `start` skips that
@@ -287,11 +268,11 @@ def open_video(
     if isinstance(start, int) and start < 0:
         raise CortexError(f"start must be >= 0, got {start}")
     if path is None:
-        return SyntheticSource(block, frames, height, width, start=start)
-    return FileSource(os.fspath(path), block, frames, start=start)
+        return SyntheticSource(frames=frames, height=height, width=width, start=start)
+    return FileSource(os.fspath(path), frames=frames, start=start)
 
 
 __all__ = [
-    "DEFAULT_SYNTHETIC_FRAMES", "FileSource", "Seconds", "SyntheticSource", "VideoSource", "open_video", "pad_frame",
+    "DEFAULT_SYNTHETIC_FRAMES", "FileSource", "Seconds", "SyntheticSource", "VideoSource", "open_video",
     "parse_position",
 ]
