@@ -1,7 +1,7 @@
 """Generic tensor ops with ONNX semantics (NumPy broadcasting, NCHW, OIHW).
 
-They let the graphs of the seeds (UnoptimizedModel, Linear→BatchNorm,
-Conv→BatchNorm, GELU written out) be written in the cortex dialect. Each
+They let the example graphs (UnoptimizedModel, Linear→BatchNorm,
+Conv→BatchNorm, GELU written out: `examples/tensor_graphs.py`) be written in the cortex dialect. Each
 op's typing rule is one call into `cortex.dialects.shapes`.
 """
 

@@ -2,13 +2,13 @@
 
 `convert-cortex-to-linalg` writes max and sum pooling as one `linalg.generic`
 with two reduction loops over the window (upstream's pooling_nchw_max/sum).
-Reductions over 2×2 or 3×3 axes are what NumPy does worst (a 2×2 max pool
-of 8×16×16 takes ~25 µs as `np.max` over the window axes). With the window
+Reductions over 2×2 or 3×3 axes are what NumPy does worst (`np.max` over
+the window axes of a small pool). With the window
 unrolled into the operands — one strided `tensor.extract_slice` of x per
 window cell, x[:, :, i::sh, j::sw] — the generic is elementwise and its body
 a chain of `maximumf`/`addf`: the NumPy backend emits kh·kw slices and
-kh·kw − 1 ufunc calls (~5 µs), and mlir-opt reads it as any elementwise
-generic. Windows larger than `max-window`
+kh·kw − 1 ufunc calls, about five times faster on a 2×2 pool (benchmarks/README.md, "Figures behind the compiler's choices"),
+and mlir-opt reads it as any elementwise generic. Windows larger than `max-window`
 cells are left alone.
 """
 

@@ -10,8 +10,8 @@ or through ops between them), into one op placed where the last member was.
 Not in `cortex.compile`'s default passes, for two measured reasons
 (benchmarks/bench_schedule.py, `stacking` rows): packing the images into one
 interleaved array and unpacking the results costs more than the single call
-saves (2 float64 480×640 blurs: ~1.8 ms separately, ~2.0 ms stacked; 3: 3.7 vs
-4.0 ms), and OpenCV's multi-channel path rounds a few pixels differently in
+saves (two and three float64 480×640 blurs ran ~10 % slower stacked:
+benchmarks/README.md, "Figures behind the compiler's choices"), and OpenCV's multi-channel path rounds a few pixels differently in
 the last bit, so the result is not the same bits as separate calls. The pass
 stays for a kernel where it pays (an interleaved producer, no unpacking),
 tested for equivalence within that rounding.

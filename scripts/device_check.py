@@ -1,4 +1,4 @@
-"""The IREE backend's device check: compile here, run on a lent GPU machine. Driven by device_check.sh.
+"""The IREE backend's device check: compile here, run on a GPU machine. Driven by device_check.sh.
 
     python3 scripts/device_check.py prepare .devcheck   # here: needs iree-base-compiler, onnxruntime
     python3 scripts/device_check.py run .devcheck       # there: needs only iree-base-runtime, xdsl, numpy,

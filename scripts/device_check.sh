@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The IREE backend's GPU check: compile here, run on a lent GPU machine.
+# The IREE backend's GPU check: compile here, run on a GPU machine.
 #
 #   bash scripts/device_check.sh prepare   # HERE (network, iree-base-compiler installed): downloads the cp312
 #                                          # wheels the device needs into .whl/ and compiles the tensor graphs

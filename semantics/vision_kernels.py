@@ -77,7 +77,7 @@ def blur_detector(gray: np.ndarray) -> float:
     float32 cancellation. `cv2.meanStdDev` takes the variance in one pass
     (E[x²] − mean², in float64: the Laplacian's mean is near 0, so nothing
     cancels), where `ndarray.var` makes two and a temporary of the image's
-    size (1.3 → 1.1 ms at 480×640, 16.7 → 9.1 ms at 1088×1920).
+    size (nearly twice as slow at 1088×1920: benchmarks/README.md).
     """
     lap = cv2.Laplacian(np.asarray(gray, np.float64), cv2.CV_64F, ksize=1, borderType=cv2.BORDER_REFLECT_101)
     _, std = cv2.meanStdDev(lap)
@@ -305,8 +305,8 @@ def encoder(
     if low.any():
         blurred = cv2.GaussianBlur(frame, ENCODER_BLUR_KSIZE, 0)
         image = np.array(frame, order="C")
-        # the low blocks copied block by block through (gh, gw, block, block, ...) views: 0.04–0.16 ms at
-        # 480×640, where a per-pixel np.where over the repeated mask took 1.8 ms (same bytes)
+        # the low blocks copied block by block through (gh, gw, block, block, ...) views, an order of magnitude
+        # faster than a per-pixel np.where over the repeated mask (same bytes; benchmarks/README.md)
         cells = (gh, block, gw, block, *frame.shape[2:])
         image.reshape(cells).swapaxes(1, 2)[low] = np.asarray(blurred).reshape(cells).swapaxes(1, 2)[low]
     if crop is not None:

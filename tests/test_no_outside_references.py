@@ -16,7 +16,9 @@ FORBIDDEN = re.compile(
     "|".join([
         r"\bissues? ?#?\d+",                           # "issue 17", "issue14-...", "(issue #3)"
         r"\b[\w.-]+#\d{3,}\b",                         # upstream trackers: "cpython#106905"
-        r"\bseeds?/", r"\bseeds?'s?(?!\w)", r"\bseeds? \d{3}\b", r"\bthe seeds?\b(?! ?[=(])",
+        r"\bseeds?/", r"\bseeds?'s?(?!\w)", r"\bseeds? \d{3}\b", r"\bthe seeds?\b(?! ?=|\()",
+        r"\b(?:the|a) lent\b", r"\bthis project's\b", r"\bthe shared \d+-core\b",  # the machine a session ran on
+        r"\b(?:measured|surveyed|checked|PyPI)(?: on)? \d{4}-\d{2}-\d{2}\b",  # a dated survey
         r"\bXDSL_NOTES\b", r"\bDESIGN\.md\b", r"\bblog\b", r"\buser's doc",
         r"\b(first|second|third|previous|last|this|next|earlier|later|prior|another) (work )?(sessions?|waves?)\b",
         r"\bwaves?\b(?<!triangle wave)",
@@ -67,6 +69,8 @@ def test_no_outside_references(name: str) -> None:
 @pytest.mark.parametrize("line", [
     "see issue 17", "(issue #23)", 'Mutant("issue14-x"', "cpython#106905", "seeds/002", "the seed's table",
     "Seed 002 §5", "XDSL_NOTES §6", "DESIGN.md", "the blog", "the second session's attack", "Last wave's code",
+    "They let the graphs of the seeds (UnoptimizedModel,", "run on a lent GPU machine", "measured on this project's",
+    "on the shared 2-core machine", "(measured 2026-11-27 on", "(PyPI on 2026-11-27:", "on the lent",
 ])
 def test_patterns_catch(line: str) -> None:
     assert FORBIDDEN.search(line)
@@ -75,7 +79,92 @@ def test_patterns_catch(line: str) -> None:
 @pytest.mark.parametrize("line", [
     "ort.InferenceSession(path)", '@pytest.fixture(scope="session")', "start_new_session=True",
     "seed: int = 0", "rng = np.random.default_rng(seed)", "(a triangle wave)", "operand #0", 'color="#888888"',
-    "%res#0", "drawn with a fixed seed",
+    "%res#0", "drawn with a fixed seed", "the seed=3 draw", "the seed(0) call", "measured on a 2-core machine",
+    "2026-11-26, 2 vCPUs shared with other jobs",
 ])
 def test_patterns_spare(line: str) -> None:
     assert not FORBIDDEN.search(line)
+
+
+# ---------------------------------------------------------------- measured figures belong in benchmarks/README.md
+
+MEASURED_TIME = re.compile(
+    r"(?<![\w.])~?(?:0*[1-9][\d,]*(?:\.\d+)?|0\.\d*[1-9]\d*)(?:\s?[-–]\s?[\d.]+)?\s?(?:ms|µs|us|ns)\b"  # 31 ms, ~0.2-0.3 ms
+    r"|(?<![\w.])\d+\.\d+(?:\s?[-–]\s?\d+(?:\.\d+)?)? s\b"  # 9.2–10.0 s
+)
+"""A time quoted as a figure: a non-zero number of ms/µs/ns, or of seconds with decimals ("0 ms", "1 s" are not)."""
+
+OUTSIDE_THE_PACKAGE = ("tests/", "benchmarks/", "scripts/", "lit/", "docs/", "examples/")
+
+MAX_MEASURED_LINES = 10
+"""How many lines of the package's docstrings and comments may quote a measured time (the rest is in
+benchmarks/README.md, with the command and the machine's load)."""
+
+STILL_MOVING = {
+    "runtime/": "the engines' and the runtime's figures",
+    "tools/": "cortex-run's figures",
+}
+"""Folders whose figures are still being moved to benchmarks/README.md; not counted until their entry goes."""
+
+
+def prose(source: str) -> list[tuple[int, str]]:
+    """(line, text) of every comment and docstring line of a Python source (a string standing as a statement)."""
+    import io
+    import tokenize
+
+    lines: list[tuple[int, str]] = []
+    previous = tokenize.NEWLINE
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            lines.append((token.start[0], token.string))
+        elif token.type == tokenize.STRING and previous in (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT):
+            lines += [(token.start[0] + k, text) for k, text in enumerate(token.string.splitlines())]
+        if token.type not in (tokenize.COMMENT, tokenize.NL):
+            previous = token.type
+    return lines
+
+
+def measured_time_lines(counted: bool = True) -> list[str]:
+    """`path:line: text` of each package docstring or comment line that quotes a measured time
+    (`counted`: leaving out the folders in `STILL_MOVING`)."""
+    found = []
+    for name in repository_files():
+        if not name.endswith(".py") or name.startswith(OUTSIDE_THE_PACKAGE) or not (ROOT / name).is_file():
+            continue
+        if counted and name.startswith(tuple(STILL_MOVING)):
+            continue
+        for n, text in prose((ROOT / name).read_text(encoding="utf-8")):
+            if MEASURED_TIME.search(text):
+                found.append(f"{name}:{n}: {text.strip()[:100]}")
+    return found
+
+
+def test_package_prose_quotes_few_measured_times():
+    """Measured figures live in benchmarks/README.md beside the command that measured them; a docstring states
+    the choice they decided (`benchmarks/README.md`, "Figures behind the compiler's choices")."""
+    found = measured_time_lines()
+    assert len(found) <= MAX_MEASURED_LINES, (
+        f"{len(found)} lines of package prose quote a measured time (at most {MAX_MEASURED_LINES}): move the figures "
+        "to benchmarks/README.md\n" + "\n".join(found))
+
+
+@pytest.mark.parametrize("line", [
+    "the large CNN's three 2×2 max pools took 198 + 97 + 51 µs a call", "IREE's fixed cost per call (~0.2-0.3 ms",
+    "1 worker 9.2–10.0 s → 7.8–7.9 s", "Measured: 10 393 minor page faults and 31 ms CPU", "(2.8 of the small CNN's 24 us)",
+    "a small ONNX CNN runs in ~55 µs", "took 0.5 ms",
+])
+def test_measured_times_are_caught(line: str) -> None:
+    assert MEASURED_TIME.search(line)
+
+
+@pytest.mark.parametrize("line", [
+    "unmeasured ops count 0 ms and are flagged", "which the graph view shows as 0.00 ms", "(~1 s of video)",
+    "items 12-14", "a 60x8x80x8 pooling", "kernel_ms = 3",
+])
+def test_other_numbers_are_spared(line: str) -> None:
+    assert not MEASURED_TIME.search(line)
+
+
+def test_prose_is_docstrings_and_comments():
+    source = 'X = "12 ms"  # 5 ms\n"""Took 7 ms."""\n\n\ndef f():\n    """Ran 3 ms\n    then 4 ms."""\n    return "9 ms"\n'
+    assert [n for n, text in prose(source) if MEASURED_TIME.search(text)] == [1, 2, 6, 7]

@@ -11,15 +11,15 @@ Targets (`TARGETS`): `cpu` is IREE's `llvm-cpu` for this machine's CPU
 cheaper per call than `local-task`, and the frame-parallel engine's workers
 are already the parallelism: `benchmarks/iree_vs_ort.py --calls`); `cpu-portable`
 the same for any x86-64-v4 CPU (AVX-512: what the device check carries to the
-GPU machine; x86-64-v3 code ran the large CNN 13x slower than v4 or host, 40 vs
-3 ms); `cuda` NVIDIA GPUs through PTX (`--iree-cuda-target=sm_80`: IREE 3.13
+GPU machine; x86-64-v3 code ran the large CNN an order of magnitude slower than v4
+or host); `cuda` NVIDIA GPUs through PTX (`--iree-cuda-target=sm_80`: IREE 3.13
 rejects sm_90 with "missing GPU target"; the driver JIT-compiles sm_80 PTX
 for Hopper).
 
 The module is handed over in MLIR's custom printed form: in the generic form
 xDSL prints each named linalg op's region explicitly, and IREE then compiled
-convolutions to scalar loops (a 64-channel 3x3 conv at 32x32: 35-100 ms
-instead of 0.7 ms).
+convolutions to scalar loops, 50 to 140 times slower (the figures:
+benchmarks/README.md, "Figures behind the compiler's choices").
 
 f64 is kept: IREE demotes f64 to f32 by default (and changes the function's
 signature, with a warning); `--iree-input-demote-f64-to-f32=false` keeps the
@@ -113,11 +113,11 @@ def compiler_version() -> str:
 
 
 IM2COL_FLAGS = ("--iree-global-opt-use-im2col-for-convs",)
-"""Convolutions as im2col + matmul. Measured on the large CNN (`benchmarks/onnx_vs_ort.py --iree`, one
-thread): on an AVX2 CPU without AVX-512 (AMD EPYC) IREE's direct convolution code ran 13.7 ms, the im2col
-form 6.9 ms with the 3-channel first conv kept direct (`legalized`), ONNX Runtime 3.5 ms; on AVX-512 the
-direct code already ran at 1.04x ONNX Runtime. Data tiling, ukernels (`mmt4d`), O3, aggressive fusion and
-pad fusion gained nothing measurable on top on AVX2."""
+"""Convolutions as im2col + matmul. On the large CNN (`benchmarks/onnx_vs_ort.py --iree`, one thread), on
+an AVX2 CPU without AVX-512 the im2col form (the 3-channel first conv kept direct, `legalized`) ran in half
+the time of IREE's direct convolution code; on AVX-512 the direct code was already level with ONNX
+Runtime. Data tiling, ukernels (`mmt4d`), O3, aggressive fusion and pad fusion gained nothing measurable
+on top on AVX2 for that CNN. The figures: benchmarks/README.md, "Figures behind the compiler's choices"."""
 
 
 @cache

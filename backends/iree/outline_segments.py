@@ -14,7 +14,7 @@ below). An op that calls an extern is kept, and the blocks of its regions
 (an `scf.if` around externs) are cut the same way. So is every `scf.if`: a
 branch skipped on the host costs nothing, while IREE may compute both
 branches of an `scf.if` inside a dispatch and select (the blur gate's
-zeros-or-saliency stage cost 2 ms on gated frames that way).
+zeros-or-saliency stage then cost the saliency on every gated frame).
 An f64 `math` op IREE cannot compile (f64 `math.tanh` links to a libm
 symbol IREE lacks; `F64_MATH_ON_IREE`) is kept like a call: the host computes it.
 
@@ -30,8 +30,8 @@ The cost rule: a native backend wins where a run does real work per
 element that crosses its boundary (every input is copied into a device
 buffer, every output back), and loses where NumPy does the same
 vectorised pass over the same memory (an elementwise step over five
-full-frame f64 images) or where IREE's fixed cost per call (~0.2-0.3 ms
-measured from the L2 frame) exceeds the whole run. So `estimate(run)` =
+full-frame f64 images) or where IREE's fixed cost per call (measured from
+the L2 frame: benchmarks/README.md, "Figures behind the compiler's choices") exceeds the whole run. So `estimate(run)` =
 (work, boundary): work = Σ over the run's linalg ops of iteration-space
 size × body ops (at least 1; non-structured linalg ops such as
 `linalg.broadcast` count their largest operand), boundary = the elements

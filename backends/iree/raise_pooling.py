@@ -6,11 +6,10 @@ Cortex lowers NHWC pooling (`lowering/layout.py`, `pooling_nhwc`) to a
 that only carries the window's shape: the form the NumPy emitter turns
 into strided slices. It is exactly upstream linalg's named NHWC pooling,
 but IREE (3.13) recognises the named op only: the generic goes down its
-generic tiling path (one output pixel, 8 channels per step) and the large
-CNN's three 2×2 max pools took 198 + 97 + 51 µs a call, 12 % of the
-model; as `linalg.pooling_nhwc_max` they take 50 + 16 + 12 µs
-(`iree-benchmark-module --print_device_statistics` on the handed-over
-module; benchmarks/README.md has the per-layer reading).
+generic tiling path (one output pixel, 8 channels per step), and the large
+CNN's three 2×2 max pools ran about four times slower than as
+`linalg.pooling_nhwc_max` (`iree-benchmark-module --print_device_statistics`
+on the handed-over module; benchmarks/README.md, "Figures behind the compiler's choices").
 So the IREE backend runs this pass before handing a module over
 (`backends/iree/compiler.legalized`); the NumPy backend keeps the generic.
 

@@ -4,10 +4,9 @@ Where the IREE backend compiles convolutions as im2col + matmul
 (`cortex.backends.iree.compiler.cpu_tuning_flags`), IREE's im2col pass
 rewrites every named convolution, and a convolution over few input
 channels makes a poor matmul: its reduction (3·3·C) is shorter than the
-matmul's tiles. Measured (one thread, AVX2): the large CNN's first layer,
-3→16 channels at 128×128, ran 0.35 ms as IREE's direct code and 0.65-1.0 ms
-through im2col; 4→8 at 64×64, 0.06 vs 0.31 ms; from 8 input channels up
-im2col was as fast or faster (16→32 at 64×64: 1.0 vs 1.65 ms). IREE's
+matmul's tiles. Measured (one thread, AVX2): below 8 input channels IREE's
+direct code ran the convolution 2 to 5 times faster than im2col; from 8
+input channels up im2col was as fast or faster (the figures: benchmarks/README.md, "Figures behind the compiler's choices"). IREE's
 im2col pass takes named convolutions only, so such a convolution is
 handed over as the `linalg.generic` it is (the named op's own indexing
 maps, iterators and multiply-accumulate body), which IREE compiles with its

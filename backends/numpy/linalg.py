@@ -246,7 +246,7 @@ def reduce_expr(fe: FunctionEmitter, kind: str, expr: ast.expr, shape: tuple[int
     """`kind` over `axes` of an array of `shape`, in the order NumPy runs fastest.
 
     NumPy is slow at reducing several axes at once when the innermost is
-    short (a 60x8x80x8 pooling takes 2 ms in one `np.sum`): the outer axes
+    short (a pooling's window axes summed in one `np.sum`): the outer axes
     go first (whole contiguous rows added together), and an innermost float
     sum becomes a product with a ones vector (BLAS).
     """

@@ -8,10 +8,11 @@ The cost is not the memory itself but where it comes from: each call then
 asks the allocator for far more than the previous call freed into reusable
 chunks, glibc serves large requests from fresh pages (mmap, or heap it
 trimmed back to the OS at the end of the previous call), and the kernel
-zero-fills every fresh page on first touch. Measured: 10 393 minor page faults and 31 ms CPU per frame of the decomposed
-scene change, against 3 568 faults and 15 ms once dead arrays are released;
-with page faults disabled altogether (glibc's thresholds raised by
-environment) both cost 7–9 ms, i.e. the faults *were* the difference.
+zero-fills every fresh page on first touch. Measured on the decomposed scene
+change, releasing dead arrays cut the minor page faults per frame to a third
+and the CPU time per frame to half; with page faults disabled altogether
+(glibc's thresholds raised by environment) both cost the same, i.e. the
+faults *were* the difference (the figures: benchmarks/README.md, "Figures behind the compiler's choices").
 
 Released as soon as dead, an array's memory goes back to the allocator's free
 lists mid-call and the next intermediate of the same size reuses it, already
