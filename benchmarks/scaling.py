@@ -32,7 +32,7 @@ from handwritten_pipeline import HandwrittenPipeline  # noqa: E402
 from timing import load  # noqa: E402
 
 import cortex  # noqa: E402
-from cortex.runtime.processes import close_pools, worker_cpu_seconds  # noqa: E402
+from cortex.runtime.engines.processes import close_pools, worker_cpu_seconds  # noqa: E402
 from cortex.runtime.threads import machine_cores  # noqa: E402
 from cortex.video.synthetic import SyntheticVideo  # noqa: E402
 
@@ -72,7 +72,7 @@ def scaling_table(size: tuple[int, int], frames_n: int, repeat: int, engines: li
     lines = [f"scaling {h}x{w}, {frames_n} frames a batch, medians of {repeat} ({load()})"]
     options: dict[str, dict] = {}
     if "ray" in engines:  # one Ray and its actors kept across the runs of a worker count, as a user's session keeps them
-        from cortex.runtime.ray_executor import RaySession
+        from cortex.runtime.engines.ray import RaySession
 
         options["ray"] = {"session": RaySession(num_cpus=cores)}
     base: dict[str, float] = {}

@@ -17,7 +17,7 @@ Two schedules over N workers:
   once on the workers, while the caller runs, in frame order, the delayed
   part (as each frame is read) and the recurrence (as each frame settles).
   The delayed part of frame n+1 runs on a worker, chained after frame n's
-  (`cortex.runtime.frames`), the recurrence on the caller in frame order: so
+  (`cortex.runtime.engines.flight`), the recurrence on the caller in frame order: so
   a frame costs at least max(work / N, delayed, recurrence), the throughput
   bound (`ThroughputBound`). The bound with the delayed part on the caller,
   max(work / N, delayed + recurrence), is printed beside it.

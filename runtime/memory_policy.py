@@ -1,23 +1,18 @@
 """cortex-run and the processes engine's workers keep the memory one frame frees for the next frame (glibc's
 malloc, set as the tool or the worker process starts).
 
-A frame allocates and frees its large arrays (a 1088×1920 float64 image is
-16.7 MB). By default glibc hands freed memory back to the OS — it trims the
-heap's top above twice the largest block freed so far, and a worker
-thread's arena unmaps a heap as soon as it empties — and the next frame
-takes it back page by page, each page zero-filled on its first touch:
-35,000 page faults (140 MB) per 1088×1920 frame of the L2 pipeline.
+A frame allocates and frees its large arrays. By default glibc hands freed
+memory back to the OS — it trims the heap's top above twice the largest
+block freed so far, and a worker thread's arena unmaps a heap as soon as it
+empties — and the next frame takes it back page by page, each page
+zero-filled on its first touch.
 `keep_freed_memory` sets what the `MALLOC_*` environment variables would:
 one arena for every thread, blocks up to 32 MiB from the heap, no trimming,
 the heap grown 256 MiB at a time.
 
-Measured (`cortex-run --size 1088x1920 --frames 24`, 2 cores, load ~1,
-`--return-memory` vs kept, two runs each): 1 worker 9.2–10.0 s → 7.8–7.9 s,
-2 workers 6.7–6.8 s → 5.4–5.7 s (system time 2.3–3.1 s → 0.7–1.1 s); the
-480×640 main job 2.65–2.77 s → 2.49–2.55 s. The cost: the process keeps
-its peak heap until it ends (918 MB instead of 864 MB at 1088×1920). Only the tool and the worker processes
-(`cortex.runtime.processes`) do this — each owns its process, and in a worker, between fronts and tails of
-different chunks, the default policy cost 600-700 fresh pages a 480x640 frame (5 with the policy); the
+The gain and the cost (the process keeps its peak heap until it ends) are
+measured in benchmarks/README.md (Engines). Only the tool and the worker processes
+(`cortex.runtime.engines.processes`) do this — each owns its process; the
 library never retunes its host's allocator (docs/running.md gives the environment variables for a program
 of one's own).
 """

@@ -26,6 +26,7 @@ from typing import Any
 
 from cortex.errors import CortexError, whole_number
 from cortex.runtime.blas import BLAS_THREADS, blas_limit
+from cortex.runtime.engines import ENGINES, EngineRun, engine_named
 from cortex.runtime.executables import load_executable
 from cortex.runtime.generated import call_generated
 from cortex.runtime.modes import ModeSwitch, mode_sets
@@ -35,9 +36,6 @@ from cortex.runtime.program import Program
 from cortex.runtime.threads import MAX_WINDOW, MAX_WORKERS, as_args, machine_cores, stage_pool
 from cortex.runtime.values import initial_zeros
 from cortex.semantics.abi import Port
-
-ENGINES = ("threads", "processes", "ray")
-"""The executors of the frames-in-flight loop (`run_video(engine=...)`): the one meaning of "engine"."""
 
 
 class CompiledPipeline:
@@ -224,11 +222,11 @@ class CompiledPipeline:
         `workers` defaults to the machine's cores; `window` (items in flight: frames,
         or chunks on Ray) to 2 × workers. Frames are read ahead: the source must not
         overwrite a frame it has already yielded (OpenCV's `VideoCapture.read()`
-        returns a new array each time). `engine`: "threads" (`cortex.runtime.threads`;
-        `profile`: per-stage wall-clock and CPU time in `loaded_split(profile=True).sections`),
-        "processes" (`cortex.runtime.processes`: worker processes past the GIL, frames through shared
-        memory, the pool kept for the next run; option chunk) or "ray" (`cortex.runtime.ray_executor`;
-        options address, chunk, num_cpus, worker_setup).
+        returns a new array each time). `engine`: a name in `ENGINES` (`cortex.runtime.engines`):
+        "threads" (`profile`: per-stage wall-clock and CPU time in `loaded_split(profile=True).sections`),
+        "processes" (worker processes past the GIL, frames through shared memory, the pool kept for the
+        next run; option chunk) or "ray" (options address, chunk, num_cpus, session, worker_setup).
+        A source that raises part-way: the frames read before it are delivered, then its exception.
         A bad frame (wrong shape or dtype, None, ...) stops the run as the loop above would:
         the frames before it are delivered, then "frame k: ..." is raised; a failure while
         frame k runs names frame k too, in every engine.
@@ -239,33 +237,16 @@ class CompiledPipeline:
             raise CortexError(f"run_video takes an iterable of frames (a list, a generator), got {type(frames).__name__}") from None
         workers = machine_cores() if workers is None else whole_number("workers", workers, 1, MAX_WORKERS)
         window = min(2 * workers, MAX_WINDOW) if window is None else whole_number("window", window, 1, MAX_WINDOW)
-        if engine == "threads":
-            if engine_options:
-                raise CortexError(f"engine 'threads' takes no options {sorted(engine_options)}")
-            split = self.loaded_split(profile=profile)
-            source = NumberedFrames(frames, split.inputs)
-            return source.then_its_error(self._run_threads(split, source, workers, window))
-        if engine == "processes":
-            from cortex.runtime.processes import check_process_options, run_processes
+        chosen = engine_named(engine)
+        chosen.check(engine_options)
+        split = self.loaded_split(profile=profile and chosen.profiles)  # a pipeline that cannot be split fails here
+        source = NumberedFrames(frames, split.inputs)
+        run = EngineRun(self, self.program, split, source, workers, window, lambda: self.state, self._hand_back)
+        return source.then_its_error(chosen.run(run, **engine_options))
 
-            check_process_options(engine_options)
-            split = self.loaded_split()
-            source = NumberedFrames(frames, split.inputs)
-            return source.then_its_error(run_processes(self, self.program, split, source, workers, window,
-                                                       **engine_options))
-        if engine == "ray":
-            from cortex.runtime.ray_executor import check_ray_options, run_ray
-
-            check_ray_options(engine_options)
-            split = self.loaded_split()  # a pipeline that cannot be split fails here, before Ray starts
-            source = NumberedFrames(frames, split.inputs)
-            return source.then_its_error(run_ray(self, self.program, split, source, workers, window, **engine_options))
-        raise CortexError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
-
-    def _run_threads(self, split: LoadedSplit, frames: Iterable[Any], workers: int, window: int) -> Iterator[tuple[Any, ...]]:
-        from cortex.runtime.threads import run_threads
-
-        yield from run_threads(self, split, frames, workers, window)
+    def _hand_back(self, state: dict[str, Any]) -> None:
+        """An engine's state after the last frame it delivered (`EngineRun.hand_back`)."""
+        self.state = state
 
 
 class NumberedFrames:

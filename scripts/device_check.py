@@ -236,7 +236,7 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
     cores, interleaved per count (medians), each run's outputs and state checked against the sequential run;
     returns the number of runs that differ."""
     import cortex
-    from cortex.runtime.processes import close_pools, worker_cpu_seconds
+    from cortex.runtime.engines.processes import close_pools, worker_cpu_seconds
     from cortex.video.synthetic import SyntheticVideo
 
     cores = os.cpu_count() or 1
@@ -262,7 +262,7 @@ def scaling(quick: bool, size: tuple[int, int] = (480, 640), counts: tuple[int, 
             want_state[len(want)] = dict(compiled.state)
     options: dict[str, dict[str, Any]] = {}
     if "ray" in engines:  # one Ray and its actors kept across a worker count's runs, as a user's RaySession keeps them
-        from cortex.runtime.ray_executor import RaySession
+        from cortex.runtime.engines.ray import RaySession
 
         options["ray"] = {"session": RaySession(num_cpus=cores)}
     lengths = sorted(set(runs.values()))

@@ -1,6 +1,6 @@
 """The frames-in-flight loop on a simulated clock: order, the window, and no worker left idle behind a full window.
 
-`cortex.runtime.frames.frames_in_flight` drives both engines; here a fake
+`cortex.runtime.engines.flight.frames_in_flight` drives both engines; here a fake
 executor runs every front and tail at once for as long as the test says, on
 a clock that moves only when the loop waits, so each test is exact and
 instant. The engines themselves are tested against the sequential call in
@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cortex.runtime.frames import frames_in_flight
+from cortex.runtime.engines.flight import frames_in_flight
 
 
 class SimulatedExecutor:

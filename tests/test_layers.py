@@ -181,7 +181,8 @@ def test_the_runtime_never_imports_the_compiler():
     [
         ("runtime/pipeline.py", "    from cortex.driver import compile"),
         ("runtime/threads.py", "from cortex.passes.frame_split import split_entry"),
-        ("runtime/ray_executor.py", "    import cortex.lowering"),
+        ("runtime/engines/ray.py", "    import cortex.lowering"),
+        ("runtime/engines/processes/pool.py", "from cortex.driver import compile"),
         ("runtime/parts.py", "from cortex.backends.numpy.emitter import emit"),
         ("runtime/values.py", "from cortex.dialects.abi import Port"),
     ],

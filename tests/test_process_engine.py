@@ -16,7 +16,7 @@ from helpers.scheduling import assert_same, assert_same_state, compiled, deliver
 from helpers.shared_memory import private_shm_fixture, shared_blocks  # noqa: F401 (a fixture)
 
 from cortex.errors import CortexError
-from cortex.runtime import processes
+from cortex.runtime.engines import processes
 
 pytestmark = pytest.mark.xdist_group("processes")
 

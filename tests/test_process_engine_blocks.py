@@ -11,7 +11,8 @@ from helpers.scheduling import assert_same, assert_same_state, compiled, frames_
 from helpers.shared_memory import private_shm_fixture, shared_blocks  # noqa: F401 (a fixture)
 
 from cortex.errors import CortexError
-from cortex.runtime import chunk_worker, processes, shared_memory
+from cortex.runtime.engines import chunk_worker, processes
+from cortex.runtime.engines.processes import blocks as shm
 
 pytestmark = pytest.mark.xdist_group("processes")
 
@@ -26,14 +27,14 @@ def _close_pools(private_shm):
 def created(monkeypatch):
     """The names of the blocks the caller creates while the test runs."""
     names: list[str] = []
-    real = shared_memory.Block.create
+    real = shm.Block.create
 
     def counting(size):
         block = real(size)
         names.append(block.name)
         return block
 
-    monkeypatch.setattr(shared_memory.Block, "create", counting)
+    monkeypatch.setattr(shm.Block, "create", counting)
     return names
 
 
@@ -105,9 +106,9 @@ def test_chunks_that_start_from_delayed_values_in_the_block(text):
 
 
 def test_a_result_that_lies_in_the_block_is_copied_out():
-    block = processes.FrameBlock([np.arange(12, dtype=np.float32).reshape(3, 4)], processes.BlockCache(keep=1),
+    block = shm.FrameBlock([np.arange(12, dtype=np.float32).reshape(3, 4)], shm.BlockCache(keep=1),
                                  {"s": np.ones(5, np.float32), "n": None})
-    mapped = processes._Mapped(block.spec)
+    mapped = shm.Mapped(block.spec)
     own = np.zeros(2)
     got = mapped.detached([{"a": mapped.frames[0], "delayed": {"s": mapped.delayed["s"], "n": None}, "b": own}])
     assert got[0]["b"] is own and got[0]["delayed"]["n"] is None
@@ -124,7 +125,7 @@ def test_a_blocks_slots_take_each_frames_images_as_they_come():
     """`slots` reserves room for each frame's images laid out as the first frame's; `put` writes one image under
     two names once, and an image that does not fit its slot (or has none) travels by value, copied."""
     gray = np.arange(12, dtype=np.float32).reshape(3, 4)
-    block = processes.FrameBlock([np.zeros((3, 4, 3), np.uint8)], processes.BlockCache(keep=1), None,
+    block = shm.FrameBlock([np.zeros((3, 4, 3), np.uint8)], shm.BlockCache(keep=1), None,
                                  slots=(3, {"g": gray, "also_g": gray, "small": np.float32(1)}))
     assert block.shm is not None and block.shm.size >= 3 * 4 * 3 + 3 * gray.nbytes
     assert len(block.slots) == 3 and len(block.slots[0]) == 1  # one slot a frame: the image under two names
@@ -141,7 +142,7 @@ def test_a_blocks_slots_take_each_frames_images_as_they_come():
     gray[0, 0] = -1
     spec = block.spec_with({"h": np.ones(3)}, [{"s": 1.5}, {"s": 2.5}, {}])
     assert spec.delayed is not None and spec.delayed[0][:2] == ("h", None)
-    mapped = processes._Mapped(spec)
+    mapped = shm.Mapped(spec)
     assert mapped.givens is not None
     want = np.arange(12, dtype=np.float32).reshape(3, 4)
     np.testing.assert_array_equal(mapped.givens[0]["g"], want)
@@ -204,9 +205,9 @@ def test_without_a_chain_only_the_first_chunks_block_holds_the_values_it_starts_
 
 
 def test_a_worker_keeps_its_mappings_of_reused_blocks_and_a_bounded_number():
-    cache = processes.BlockCache(keep=4)
+    cache = shm.BlockCache(keep=4)
     blocks = [cache.take(64) for _ in range(3)] + [cache.take(4096)]
-    maps = processes._Maps(keep=2, keep_bytes=1000)
+    maps = shm.Maps(keep=2, keep_bytes=1000)
     first, kept = maps.get(blocks[0].name, blocks[0].path)
     assert kept and maps.get(blocks[0].name, blocks[0].path) == (first, True)  # mapped once, reused by the next task
     maps.get(blocks[1].name, blocks[1].path)
@@ -225,7 +226,7 @@ def test_a_worker_keeps_its_mappings_of_reused_blocks_and_a_bounded_number():
 
 def test_an_idle_pool_keeps_a_bounded_number_of_bytes():
     before = shared_blocks()
-    cache = processes.BlockCache(keep=5, keep_bytes=10000)
+    cache = shm.BlockCache(keep=5, keep_bytes=10000)
     blocks = [cache.take(4000) for _ in range(3)] + [cache.take(20000)]
     for block in blocks:
         cache.give(block)
@@ -264,7 +265,7 @@ def _minor_faults(pid: int) -> int:
 
 def test_a_run_keeps_every_block_it_frees_and_trims_to_the_bytes_after():
     before = shared_blocks()
-    cache = processes.BlockCache(keep=5, keep_bytes=10000)
+    cache = shm.BlockCache(keep=5, keep_bytes=10000)
     with cache.run():
         blocks = [cache.take(8000) for _ in range(3)]
         for block in blocks:

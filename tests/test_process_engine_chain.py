@@ -22,8 +22,8 @@ from helpers.scheduling import (
 )
 
 import cortex
-from cortex.runtime import chunk_worker, processes
-from cortex.runtime.chunk_worker import FrameWorker, handed_on
+from cortex.runtime.engines import chunk_worker, processes
+from cortex.runtime.engines.chunk_worker import FrameWorker, handed_on
 
 pytestmark = pytest.mark.xdist_group("processes")  # one worker: the shared-memory checks see every block
 

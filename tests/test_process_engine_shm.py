@@ -32,7 +32,8 @@ from helpers.scheduling import compiled, frames_of
 from helpers.shared_memory import private_shm_fixture, shared_blocks  # noqa: F401 (a fixture)
 
 from cortex.errors import CortexError
-from cortex.runtime import processes, shared_memory
+from cortex.runtime.engines import processes
+from cortex.runtime.engines.processes import blocks, pool
 
 pytestmark = pytest.mark.xdist_group("processes")
 
@@ -70,7 +71,7 @@ def tmpfs(tmp_path):
 
 
 def run_first(monkeypatch, directory: str, **options) -> list:
-    monkeypatch.setenv(shared_memory.SHM_DIR_VARIABLE, directory)
+    monkeypatch.setenv(blocks.SHM_DIR_VARIABLE, directory)
     B.reset()
     got: list = []
     with pytest.raises(CortexError) as raised:
@@ -90,7 +91,7 @@ def test_a_tmpfs_too_small_for_the_run_is_one_line_before_any_frame(monkeypatch,
 
 def test_a_tmpfs_that_fits_the_run_runs_it(monkeypatch, tmpfs):
     directory = tmpfs("16m")
-    monkeypatch.setenv(shared_memory.SHM_DIR_VARIABLE, directory)
+    monkeypatch.setenv(blocks.SHM_DIR_VARIABLE, directory)
     B.reset()
     assert len(list(B.run_video(frames_of(SMALL, 24), engine="processes", workers=2, chunk=8))) == 24
     processes.drop_pool(B)
@@ -117,9 +118,9 @@ def test_a_block_whose_pages_do_not_fit_is_a_shortage_not_a_signal(monkeypatch, 
 
 
 def test_the_run_checks_its_blocks_in_flight_at_its_first(monkeypatch, private_shm):
-    cache = processes.BlockCache(keep=4)
-    monkeypatch.setattr(processes, "available", lambda: 3 * 1000)
-    with cache.run(in_flight=4), pytest.raises(shared_memory.SharedMemoryShortage, match=r"need 1 MB"):
+    cache = blocks.BlockCache(keep=4)
+    monkeypatch.setattr(blocks, "available", lambda: 3 * 1000)
+    with cache.run(in_flight=4), pytest.raises(blocks.SharedMemoryShortage, match=r"need 1 MB"):
         cache.take(1000)
     with cache.run(in_flight=3):
         block = cache.take(1000)  # 3 fit
@@ -148,7 +149,7 @@ def in_private_dev_shm(mount_options: str, *command: str) -> subprocess.Complete
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.skip("a private /dev/shm needs root and unshare")
     script = f"mount -t tmpfs -o {mount_options} tmpfs /dev/shm && exec \"$@\""
-    env = {k: v for k, v in os.environ.items() if k != shared_memory.SHM_DIR_VARIABLE}
+    env = {k: v for k, v in os.environ.items() if k != blocks.SHM_DIR_VARIABLE}
     done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", *command],
                           capture_output=True, text=True, timeout=600, env=env)
     if done.returncode and "unshare:" in done.stderr:
@@ -188,7 +189,7 @@ CALLER = textwrap.dedent("""
     sys.path.insert(0, sys.argv[1])
     from helpers.pipelines import SMALL, small_l2_text
     from helpers.scheduling import compiled, frames_of
-    from cortex.runtime import processes
+    from cortex.runtime.engines import processes
 
     b = compiled(small_l2_text())
     frames = frames_of(SMALL, 8)
@@ -225,7 +226,7 @@ def test_a_killed_caller_leaves_no_workers_and_no_blocks(sig, tmp_path):
     mounted = os.geteuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(directory)],
                                                    capture_output=True).returncode == 0
     try:
-        env = {**os.environ, shared_memory.SHM_DIR_VARIABLE: str(directory)}
+        env = {**os.environ, blocks.SHM_DIR_VARIABLE: str(directory)}
         tests = str(Path(__file__).parent)
         caller = subprocess.Popen([sys.executable, "-c", CALLER, tests], stdout=subprocess.PIPE, env=env, text=True)
         try:
@@ -255,7 +256,7 @@ def test_a_run_left_while_a_task_hangs_ends_and_kills_its_pool(monkeypatch):
     """The caller leaves a run (a test's time limit, Ctrl-C, `break`) while a worker's task never ends: the run
     gives up waiting for it after `CLOSE_GRACE`, kills the pool's workers and frees the blocks, instead of
     hanging the caller (and a test runner's worker) for good."""
-    monkeypatch.setattr(processes, "CLOSE_GRACE", 0.5)
+    monkeypatch.setattr(pool, "CLOSE_GRACE", 0.5)
     real = processes.ProcessFrames._submit
 
     def hanging(self, pool, method, *args):

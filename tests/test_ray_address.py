@@ -18,7 +18,7 @@ from helpers.pipelines import SMALL, small_l2_text  # noqa: E402
 from helpers.scheduling import compiled, frames_of  # noqa: E402
 
 from cortex.errors import CortexError  # noqa: E402
-from cortex.runtime.ray_executor import start_ray  # noqa: E402
+from cortex.runtime.engines.ray import start_ray  # noqa: E402
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_an_address_that_is_not_text_is_one_line(address):
      ("[::1]:6379", "::1", 6379, False), ("ray://[fe80::1]:5", "fe80::1", 5, True)],
 )
 def test_addresses_ray_accepts_are_read(text, host, port, client):
-    from cortex.runtime.ray_executor import RayAddress
+    from cortex.runtime.engines.ray import RayAddress
 
     address = RayAddress.parse(text)
     assert (address.host, address.port, address.client) == (host, port, client)
@@ -86,7 +86,7 @@ def test_an_unreachable_port_fails_at_once_in_one_line(scheme, no_ray_init):
 
 def test_a_host_that_never_answers_fails_within_the_timeout(monkeypatch, no_ray_init):
     """A listener that accepts nothing in time (a full backlog stands in for a black-holed host)."""
-    import cortex.runtime.ray_executor as rx
+    import cortex.runtime.engines.ray as rx
 
     monkeypatch.setattr(rx, "CONNECT_TIMEOUT", 0.5)
     calls = []
@@ -134,7 +134,7 @@ def listener():
 
 def test_a_listener_that_never_answers_fails_within_the_timeout(listener, monkeypatch, no_ray_init):
     """ray.init on a port where something accepts but is not Ray retried for minutes, printing as it went."""
-    import cortex.runtime.ray_executor as rx
+    import cortex.runtime.engines.ray as rx
 
     monkeypatch.setattr(rx, "CONNECT_TIMEOUT", 0.5)
     port, _ = listener
@@ -186,7 +186,7 @@ class _NoRayYet:
 def test_a_bad_ray_address_in_the_environment_is_one_line_too(monkeypatch, value):
     """`ray.init()` with no address joins `RAY_ADDRESS` from the environment: it is read and tried like a
     given address (it bypassed the check: a stale RAY_ADDRESS hung `cortex-run --engine ray` for minutes)."""
-    import cortex.runtime.ray_executor as rx
+    import cortex.runtime.engines.ray as rx
 
     monkeypatch.setattr(rx, "_ray", _NoRayYet)
     monkeypatch.setenv("RAY_ADDRESS", value.format(port=unused_port()))

@@ -36,7 +36,7 @@ from helpers.scheduling import assert_same, assert_same_state, compiled, frames_
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from cortex.errors import CortexError  # noqa: E402
-from cortex.runtime.ray_executor import RaySession  # noqa: E402
+from cortex.runtime.engines.ray import RaySession  # noqa: E402
 from cortex.tools.batch import run_batch, sweep_scratch  # noqa: E402
 from cortex.tools.cortex_run import build_parser, main  # noqa: E402
 from cortex.tools.parallel_run import run_video_task  # noqa: E402

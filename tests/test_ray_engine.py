@@ -37,7 +37,7 @@ from helpers.scheduling import (  # noqa: E402
 import cortex  # noqa: E402
 from cortex.ir import CortexError  # noqa: E402
 from cortex.passes.state_analysis import classify_states  # noqa: E402
-from cortex.runtime.ray_executor import _get  # noqa: E402
+from cortex.runtime.engines.ray import _get  # noqa: E402
 
 
 # first: before the shared Ray of the tests below starts
@@ -255,7 +255,7 @@ def test_an_unknown_ray_option_is_one_error(local_ray):
 
 def test_the_address_probe_knows_a_real_ray(local_ray):
     """The probe before ray.init passes a real GCS; joining the running Ray by its address works."""
-    from cortex.runtime.ray_executor import RayAddress, start_ray
+    from cortex.runtime.engines.ray import RayAddress, start_ray
 
     address = ray.get_runtime_context().gcs_address
     RayAddress.parse(address).probe(5.0)

@@ -12,7 +12,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from cortex.errors import CortexError  # noqa: E402
-from cortex.runtime.ray_executor import start_ray  # noqa: E402
+from cortex.runtime.engines.ray import start_ray  # noqa: E402
 
 
 class Stop(Exception):

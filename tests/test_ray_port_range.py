@@ -14,7 +14,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from cortex.errors import CortexError  # noqa: E402
-from cortex.runtime.ray_executor import RayAddress, start_ray  # noqa: E402
+from cortex.runtime.engines.ray import RayAddress, start_ray  # noqa: E402
 
 FORMS = ["127.0.0.1:{}", "ray://127.0.0.1:{}", "[::1]:{}", "ray://[::1]:{}", "head-node:{}"]
 

@@ -11,7 +11,7 @@ from helpers.pipelines import SMALL, small_l2_text  # noqa: E402
 from helpers.scheduling import compiled, frames_of  # noqa: E402
 
 from cortex.errors import CortexError  # noqa: E402
-from cortex.runtime.ray_executor import RaySession  # noqa: E402
+from cortex.runtime.engines.ray import RaySession  # noqa: E402
 
 
 @pytest.fixture(scope="module")

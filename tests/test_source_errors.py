@@ -16,7 +16,7 @@ from helpers.shared_memory import private_shm_fixture  # noqa: F401 (a fixture)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cortex.runtime import processes
+from cortex.runtime.engines import processes
 
 FRAMES = frames_of(SMALL, 24)
 A, B = compiled(small_l2_text()), compiled(small_l2_text())
@@ -87,7 +87,7 @@ def test_ctrl_c_from_the_source_goes_through_at_once(engine):
 @pytest.mark.xdist_group("ray")
 @pytest.mark.parametrize("at", [0, 5, 18])
 def test_ray_delivers_every_frame_read_before_the_source_failed(local_ray, at):
-    from cortex.runtime.ray_executor import RaySession
+    from cortex.runtime.engines.ray import RaySession
 
     with RaySession() as session:
         for chunk in (1, 4):

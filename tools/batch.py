@@ -336,7 +336,7 @@ def _batch_on_ray(args, jobs, run_one, record, video_task, out: Path) -> None:
     files as its task returns them, then records it (the module docstring says why)."""
     import ray
 
-    from cortex.runtime.ray_executor import _get
+    from cortex.runtime.engines.ray import _get
     from cortex.runtime.threads import machine_cores
 
     task = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(video_on_node)

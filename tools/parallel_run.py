@@ -1,7 +1,7 @@
 """cortex-run's parallel runner: `--workers N`, `--engine threads|ray`, several input videos.
 
 With the NumPy backend and more than one worker (or `--engine ray`), the
-frames go through `CompiledPipeline.run_video` (`cortex.runtime.threads`, `cortex.runtime.ray_executor`):
+frames go through `CompiledPipeline.run_video` (`cortex.runtime.engines`):
 several frames in flight, the outputs in order and equal to the sequential
 run, so `--scores-jsonl` is the same file whatever `--workers` is. The
 summary gives frames/s; the stage table gives each stage's wall-clock and
@@ -58,7 +58,7 @@ def run_each_video(args: argparse.Namespace, run_one: Callable[[argparse.Namespa
     if args.workers is not None:
         whole_number("--workers", args.workers, 1, MAX_WORKERS)
     if args.engine == "ray":  # one Ray for all the videos (starting one takes seconds)
-        from cortex.runtime.ray_executor import start_ray
+        from cortex.runtime.engines.ray import start_ray
 
         started = start_ray(args.ray_address)
         try:
@@ -112,7 +112,7 @@ def run_video_task(args: argparse.Namespace,
     import contextlib
     import io
 
-    from cortex.runtime.ray_executor import limit_library_threads
+    from cortex.runtime.engines.ray import limit_library_threads
 
     limit_library_threads(1)
     out = io.StringIO()
@@ -136,7 +136,7 @@ def _videos_on_ray(args: argparse.Namespace, names: list[str | None], run_one) -
     each video's report is printed as it finishes. Returns the frames run."""
     import ray
 
-    from cortex.runtime.ray_executor import _get
+    from cortex.runtime.engines.ray import _get
 
     task = ray.remote(num_cpus=1)(run_video_task)
     limit = machine_cores() if args.workers is None else args.workers

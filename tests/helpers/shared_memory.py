@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cortex.runtime.shared_memory import PREFIX, SHM_DIR_VARIABLE
+from cortex.runtime.engines.processes.blocks import PREFIX, SHM_DIR_VARIABLE
 
 
 def shared_blocks(directory: str | None = None) -> set[str]:

@@ -1,6 +1,6 @@
 """What one worker of a chunked engine runs: a loaded frame split, fed chunks of frames.
 
-Ray actors (`cortex.runtime.ray_executor`) and worker processes (`cortex.runtime.processes`) are the
+Ray actors (`cortex.runtime.engines.ray`) and worker processes (`cortex.runtime.engines.processes`) are the
 same worker: sent the compiled `Program` (plain data) once, it loads the frame split and runs, for a chunk
 of frames, the delayed and parallel parts (`front`), the delayed part alone (`ahead`: the chain of leading
 recurrences that starts the next chunk, on an actor) and the tail (`tail`); the recurrence runs on the
@@ -106,7 +106,7 @@ class FrameWorker:
         each frame's results that `chain` reads or hands on. The images among the results (the gray frame) go
         to `hand`, when given, with the frame's index in `frames`, as soon as they are computed: the processes
         engine writes them into the chunk's block for its front, which then does not compute them again. They
-        are not kept: a chunk's would hold 67 MB at 1088x1920 until its chain ran, and keep the program's
+        are not kept: a chunk's would be held until its chain ran (a large image a frame), and keep the program's
         buffer pool from reusing their buffers for the next frame."""
         split, local = self.split, self.local_stages()
         fixed_env = split.state_env({n: v for n, v in fixed.items() if n in split.state_ports})
@@ -216,7 +216,7 @@ class FrameWorker:
 
 GIVEN_BYTES = 64 << 10
 """The largest array the chain hands on to a front by value (`handed_on`): a larger one is an image (the gray
-frame, 1.2 MB at 480x640), which goes from the prepass to the front in the chunk's shared-memory block instead,
+frame), which goes from the prepass to the front in the chunk's shared-memory block instead,
 never through the pool's pipes."""
 
 

@@ -1,8 +1,9 @@
 """The frames-in-flight loop: many frames at once, the recurrence in frame order, outputs in order.
 
 One loop, whatever runs the work (`FlightExecutor`): worker threads
-(`cortex.runtime.threads.ThreadFrames`, an item is a frame) or Ray actors
-(`cortex.runtime.ray_executor.RayFrames`, an item is a chunk of frames).
+(`cortex.runtime.engines.threads.ThreadFrames`, an item is a frame), worker processes
+(`cortex.runtime.engines.processes`) or Ray actors
+(`cortex.runtime.engines.ray.RayFrames`, an item is a chunk of frames).
 For each item read from the source, in order:
 
     start(item)    on the caller as the item is read: the cheap work that must
@@ -18,8 +19,7 @@ as soon as it is first in line, and a finished front settled; while both
 the oldest tail and the oldest front are still running, the caller waits
 for whichever ends first (`wait`): blocking on the front alone left a
 worker idle for the rest of that front whenever a tail ended meanwhile,
-since the window stayed full (11 ms gaps in a 16-frame run of the L2
-frame). On the way out (the end, an error, the caller closing the
+since the window stayed full (benchmarks/README.md, Engines). On the way out (the end, an error, the caller closing the
 generator) `close(flights)` cancels what is still running. An item whose
 front fails (its settle raises) stops the run after every item before it
 has come out, as a sequential run stops at its first failing frame; the

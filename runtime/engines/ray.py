@@ -6,7 +6,7 @@
 Each actor (`FrameWorker`, one CPU) is sent the compiled `Program` (plain
 data) and loads its frame split; it never compiles anything, and the
 compiler need not even be importable where it runs. An item of the loop
-(`cortex.runtime.frames`) is a chunk of frames:
+(`cortex.runtime.engines.flight`) is a chunk of frames:
 
 - `front(chunk)` on an actor: the delayed and parallel parts of every frame
   of the chunk. A chunk starts from the frame before it (the previous
@@ -53,9 +53,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from cortex.errors import CortexError, whole_number
-from cortex.runtime.chunk_worker import FrameWorker, chunks_of, limit_library_threads, settle_chunk
-from cortex.runtime.frames import frames_in_flight
-from cortex.runtime.parts import LoadedSplit
+from cortex.runtime.engines.base import EngineRun, unknown_options
+from cortex.runtime.engines.chunk_worker import FrameWorker, chunks_of, limit_library_threads, settle_chunk
+from cortex.runtime.engines.flight import frames_in_flight
 from cortex.runtime.program import Program
 from cortex.runtime.threads import MAX_WORKERS, machine_cores
 
@@ -220,9 +220,10 @@ RayTail = tuple[int, list[Any], dict[str, Any], Any]
 class RayFrames:
     """The executor of `frames_in_flight` on Ray actors: one item is a chunk of frames."""
 
-    def __init__(self, ray: Any, pipeline: Any, split: LoadedSplit, actors: list[Any]):
-        self.ray, self.pipeline, self.split, self.actors = ray, pipeline, split, actors
-        self.state = split.internal_state(pipeline.state)
+    def __init__(self, ray: Any, run: EngineRun, actors: list[Any]):
+        self.ray, self.run, self.split, self.actors = ray, run, run.split, actors
+        split = run.split
+        self.state = split.internal_state(run.start_state())
         self.fixed = {n: self.state[n] for n in split.read_only}
         # delayed inputs and leading recurrences before the next chunk: values, then an object ref (`ahead`)
         self.ahead: Any = {n: self.state.get(n) for n in split.ahead}
@@ -265,7 +266,7 @@ class RayFrames:
         outputs = [self.split.caller_outputs(out) for out in self._get(future, at, len(frames_chunk))]
         for k, (frame, result) in enumerate(zip(frames_chunk, outputs)):
             if k == len(outputs) - 1:
-                self.pipeline.state = self.split.caller_state(state_after, result, (frame,))
+                self.run.hand_back(self.split.caller_state(state_after, result, (frame,)))
             yield result
 
     def _get(self, future: Any, first: int, count: int) -> Any:
@@ -288,9 +289,7 @@ RAY_OPTIONS = ("address", "chunk", "num_cpus", "session", "worker_setup")
 
 def check_ray_options(options: dict[str, Any]) -> None:
     """A CortexError for an option `run_video(engine="ray")` does not take or a bad value (before Ray starts)."""
-    unknown = sorted(set(options) - set(RAY_OPTIONS))
-    if unknown:
-        raise CortexError(f"engine 'ray' takes the options {', '.join(RAY_OPTIONS)}; got {', '.join(map(str, unknown))}")
+    unknown_options("ray", options, RAY_OPTIONS)
     check_chunk(options.get("chunk", 8))
     if options.get("num_cpus") is not None:
         whole_number("num_cpus", options["num_cpus"], 1, MAX_WORKERS)
@@ -396,8 +395,7 @@ def close_ray_sessions() -> None:
 atexit.register(close_ray_sessions)
 
 
-def run_ray(pipeline: Any, program: Program, split: LoadedSplit, frames: Iterable[Any], workers: int, window: int,
-            address: str | None = None, chunk: int = 8, num_cpus: int | None = None,
+def run_ray(run: EngineRun, address: str | None = None, chunk: int = 8, num_cpus: int | None = None,
             worker_setup: Callable[[], None] | None = None,
             session: RaySession | None = None) -> Iterator[tuple[Any, ...]]:
     """`compiled.run_video(..., engine="ray")`: see the module docstring. `worker_setup`: run first in each actor;
@@ -409,8 +407,8 @@ def run_ray(pipeline: Any, program: Program, split: LoadedSplit, frames: Iterabl
         raise CortexError("this RaySession is running another run_video (a session runs one at a time)")
     clean, session.running = False, True
     try:
-        actors = session.actors_for(program, workers, worker_setup)
-        yield from frames_in_flight(chunks_of(frames, chunk), window, RayFrames(session.ray, pipeline, split, actors))
+        actors = session.actors_for(run.program, run.workers, worker_setup)
+        yield from frames_in_flight(chunks_of(run.frames, chunk), run.window, RayFrames(session.ray, run, actors))
         clean = True
     finally:
         session.running = False
@@ -418,6 +416,23 @@ def run_ray(pipeline: Any, program: Program, split: LoadedSplit, frames: Iterabl
             session.close()
         elif not clean:
             session.drop()
+
+
+class RayEngine:
+    """`run_video(engine="ray")`: options address, chunk, num_cpus, session, worker_setup."""
+
+    name = "ray"
+    options = RAY_OPTIONS
+    profiles = False
+
+    def check(self, options: dict[str, Any]) -> None:
+        check_ray_options(options)
+
+    def run(self, run: EngineRun, **options: Any) -> Iterator[tuple[Any, ...]]:
+        return run_ray(run, **options)
+
+
+ENGINE = RayEngine()
 
 
 class WorkerStartError(CortexError):
@@ -446,6 +461,6 @@ def _get(ray: Any, ref: Any) -> Any:
 
 
 __all__ = [
-    "CHAIN", "NODE_LOSSES", "FrameWorker", "RayAddress", "RayFrames", "RaySession", "check_chunk", "check_ray_options",
+    "CHAIN", "ENGINE", "NODE_LOSSES", "RayEngine", "FrameWorker", "RayAddress", "RayFrames", "RaySession", "check_chunk", "check_ray_options",
     "close_ray_sessions", "limit_library_threads", "run_ray", "start_ray",
 ]
