@@ -19,9 +19,9 @@ import contextlib
 import heapq
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 import cv2
 
@@ -70,6 +70,22 @@ def thread_budget(workers: int, cores: int | None = None) -> Iterator[int]:
 def as_args(item: Any) -> tuple[Any, ...]:
     """A frame source's item as the entry's arguments (a tuple passes several inputs)."""
     return item if isinstance(item, tuple) else (item,)
+
+
+class HasState(Protocol):
+    """What `run_split_sequential` runs for: an object whose `state` starts the run and follows each frame."""
+
+    state: dict[str, Any]
+
+
+def run_split_sequential(pipeline: HasState, split: LoadedSplit, frames: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
+    """The four parts one frame after the other, no threads: the split's own semantics, for tests."""
+    for index, item in enumerate(frames):
+        args = as_args(item)
+        env = split.enter(args, pipeline.state)
+        split.step(env, index)
+        outputs, pipeline.state = split.outputs(env, args)
+        yield outputs
 
 
 # ---------------------------------------------------------------- one frame's stages at once
@@ -182,6 +198,7 @@ __all__ = [
     "call_with_concurrent_stages",
     "machine_cores",
     "run_concurrent_stages",
+    "run_split_sequential",
     "run_stages",
     "stage_pool",
     "thread_budget",

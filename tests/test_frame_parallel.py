@@ -28,8 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cortex.ir import CortexError
-from cortex.runtime.engines.threads import run_split_sequential
-from cortex.runtime.threads import thread_budget
+from cortex.runtime.threads import run_split_sequential, thread_budget
 from cortex.video.synthetic import SyntheticVideo
 
 

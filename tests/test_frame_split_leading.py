@@ -36,7 +36,7 @@ from cortex.dialects.modes import INPUT_DEFAULTS
 from cortex.passes.frame_split import split_entry
 from cortex.passes.schedule import render_schedule
 from cortex.passes.state_analysis import classify_states
-from cortex.runtime.engines.threads import run_split_sequential
+from cortex.runtime.threads import run_split_sequential
 
 
 def compiled(mode, gate, text=None):

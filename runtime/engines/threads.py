@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, InvalidStateError, ThreadPoolExecutor, wait
-from typing import Any, Protocol
+from typing import Any
 
 from cortex.runtime.engines.base import EngineRun, unknown_options
 from cortex.runtime.engines.flight import frames_in_flight
-from cortex.runtime.parts import LoadedSplit
 from cortex.runtime.threads import as_args, thread_budget
 
 ThreadFront = tuple[int, Any, dict[str, Any], "Future[None]", "Future[dict[str, Any]]"]
@@ -149,18 +148,4 @@ class Threads:
 ENGINE = Threads()
 
 
-class HasState(Protocol):
-    state: dict[str, Any]
-
-
-def run_split_sequential(pipeline: HasState, split: LoadedSplit, frames: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
-    """The four parts one frame after the other, no threads: the split's own semantics, for tests."""
-    for index, item in enumerate(frames):
-        args = as_args(item)
-        env = split.enter(args, pipeline.state)
-        split.step(env, index)
-        outputs, pipeline.state = split.outputs(env, args)
-        yield outputs
-
-
-__all__ = ["ENGINE", "ThreadFrames", "Threads", "run_split_sequential", "run_threads"]
+__all__ = ["ENGINE", "ThreadFrames", "Threads", "run_threads"]
