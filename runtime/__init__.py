@@ -6,9 +6,10 @@ of the entry (the whole entry, its frame split and stage split), the
 executable form the backend made (`executables.py`: one loader per kind;
 "numpy" is generated Python source). Everything here only loads and runs
 programs — `CompiledPipeline` (`pipeline.py`) called frame after frame, and
-the schedulers: concurrent stages and frames in flight on threads
-(`threads.py`) or Ray actors (`ray_executor.py`), both driving the one loop
-of `frames.py`. No module of this level imports `cortex.passes`,
+one call's concurrent stages (`threads.py`) and the engines that keep
+frames in flight (`engines/`: threads, worker processes, Ray actors, one
+interface and one table, `ENGINES`), all driving the one loop of
+`engines/flight.py`. No module of this level imports `cortex.passes`,
 `cortex.lowering`, `cortex.backends`, `cortex.driver`, the dialect or, even
 indirectly, xDSL (tests/test_layers.py): the ABI's facts and the kernel table
 it reads live in `cortex.semantics` (`abi.py`, `all_kernels.py`). So a
