@@ -175,7 +175,7 @@ class CompiledPipeline:
         return self._splits[key]
 
     def _pool(self) -> ThreadPoolExecutor:
-        """The threads one call's stages run on, kept across calls (starting threads cost ~0.2 ms a call);
+        """The threads one call's stages run on, kept across calls (starting them for each call costs more than a small stage);
         they end when the pipeline is collected (or `workers` changes)."""
         if self._stage_pool is None or self._stage_pool[0] != self.workers:
             if self._stage_pool is not None:
