@@ -14,7 +14,9 @@ elimination is priced against.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -108,19 +110,21 @@ class InterpretedRun:
 
     name = "reference"
 
-    def __init__(self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None):
+    def __init__(self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None, modes=None):
+        from cortex.driver import reference
         from cortex.interpreter.reference import ReferenceRunner
 
         if passes:
             module = run_passes(module.clone(), passes)
         self.times = StageTimes()
-        self.runner = ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=self._on_op)
+        self.runner: Any = (ReferenceRunner(module, entry=entry, mode=mode, weights=weights, op_timer=self._on_op)
+                            if modes is None else reference(module, entry, weights=weights, op_timer=self._on_op, modes=modes))
 
     def _on_op(self, op: Operation, seconds: float) -> None:
         self.times.add(stage_name(op.name), op_kind(op), seconds)
 
-    def __call__(self, frame: np.ndarray) -> tuple:
-        return self.runner(frame)
+    def __call__(self, frame: np.ndarray, mode: str | None = None) -> tuple:
+        return self.runner(frame) if mode is None else self.runner(frame, mode=mode)
 
     def stage_times(self, reset: bool = False) -> StageTimes:
         """Seconds per stage since the start (or the last reset)."""
@@ -142,8 +146,8 @@ class CompiledRun:
         self.labels[options.entry] = ("(glue)", "compilable")  # ops with no cortex origin: the gate, returns
         self.compiled = compile_loaded(module, options, profile=True)
 
-    def __call__(self, frame: np.ndarray) -> tuple:
-        return self.compiled(frame)
+    def __call__(self, frame: np.ndarray, mode: str | None = None) -> tuple:
+        return self.compiled(frame) if mode is None else self.compiled(frame, mode=mode)
 
     def stage_times(self, reset: bool = False) -> StageTimes:
         """Seconds per stage since the start (or the last reset)."""
@@ -159,19 +163,22 @@ UNSPECIALISED = {**{name: "canonicalize,dce" for name in BACKENDS}, "reference":
 
 
 def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
-                 post_passes: str | None = "default", device: str = "cpu"):
+                 post_passes: str | None = "default", device: str = "cpu", modes: Sequence[str] | None = None):
     """A runner: the compiled backends compile with `cortex.compile`'s steps for the mode (`passes`, when
-    given, instead of its specialisation); the reference runs `passes` (if any), then interprets."""
+    given, instead of its specialisation); the reference runs `passes` (if any), then interprets. `modes`:
+    one program for those modes (`CompileOptions.modes`), the runner called as `runner(frame, mode=...)`."""
     if backend in BACKENDS:
-        return CompiledRun(module, run_options(backend, entry, mode, passes, weights, post_passes, device))
-    return InterpretedRun(module, entry, mode, passes, weights)
+        return CompiledRun(module, run_options(backend, entry, mode, passes, weights, post_passes, device, modes))
+    return InterpretedRun(module, entry, mode, passes, weights, modes)
 
 
 def run_options(backend: str, entry: str, mode: str, passes: str | None, weights=None,
-                post_passes: str | None = "default", device: str = "cpu") -> CompileOptions:
+                post_passes: str | None = "default", device: str = "cpu",
+                modes: Sequence[str] | None = None) -> CompileOptions:
     """The compile options of a compiled backend's runner (`make_backend`)."""
     return CompileOptions(entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
-                          specialize=passes is None, backend=backend, device=device)
+                          specialize=passes is None, backend=backend, device=device,
+                          modes=None if modes is None else tuple(modes))
 
 
 def run_pipeline_text(backend: str, entry: str, mode: str, passes: str | None, weights=None,

@@ -71,9 +71,9 @@ def drive(governor: Governor, cost_ms, frames: int) -> list[str]:
 def test_governor_keeps_the_richest_mode_that_holds_the_rate():
     order = ("balanced", "motion", "power_save")
     profiled = {m: sum(PROFILE[s] for s in STAGES[m]) for m in order}  # 36, 16, 11 ms
-    fast = Governor(order, target_fps=25, stages=STAGES)  # 40 ms budget: balanced fits
+    fast = Governor(order, target_fps=25, stages=STAGES, warmup=0)  # 40 ms budget: balanced fits
     assert set(drive(fast, lambda m, k: profiled[m], 30)) == {"balanced"}
-    slow = Governor(order, target_fps=50, stages=STAGES)  # 20 ms budget: motion (16 ms) fits, balanced does not
+    slow = Governor(order, target_fps=50, stages=STAGES, warmup=0)  # 20 ms budget: motion (16 ms) fits, balanced does not
     picked = drive(slow, lambda m, k: profiled[m], 30)
     assert picked[0] == "balanced" and set(picked[1:]) == {"motion"} and slow.switches == 1
 
@@ -82,7 +82,7 @@ def test_governor_corrects_the_profile_by_measured_times():
     """Frames take twice what the profile says. At 35 fps (28.6 ms) motion's profiled 16 ms would fit, its
     corrected 32 ms does not: from balanced (72 ms measured) the governor steps straight to power_save (22 ms)."""
     order = ("balanced", "motion", "power_save")
-    governor = Governor(order, target_fps=35, stages=STAGES)
+    governor = Governor(order, target_fps=35, stages=STAGES, warmup=0)
     picked = drive(governor, lambda m, k: 2 * sum(PROFILE[s] for s in STAGES[m]), 40)
     assert picked[0] == "balanced" and set(picked[1:]) == {"power_save"}
     assert governor.expected_ms("motion") == pytest.approx(32.0, rel=0.05)
@@ -93,7 +93,7 @@ def test_governor_hysteresis_does_not_flap():
     first step down it stays down instead of switching every frame."""
     order = ("balanced", "power_save")
     stages = {"balanced": STAGES["balanced"], "power_save": STAGES["power_save"]}
-    governor = Governor(order, target_fps=25, stages=stages)
+    governor = Governor(order, target_fps=25, stages=stages, warmup=0)
     profile_balanced = sum(PROFILE[s] for s in stages["balanced"])
 
     def cost(mode, k):
@@ -107,9 +107,17 @@ def test_governor_steps_back_up_when_the_load_goes():
     """Three times the profile for 10 frames (another process busy), then the profile's times: at 20 fps (50 ms)
     it steps down to motion (48 ms), then back up to balanced (36 ms, within the headroom) once the load goes."""
     order = ("balanced", "motion", "power_save")
-    governor = Governor(order, target_fps=20, stages=STAGES, hold=4)
+    governor = Governor(order, target_fps=20, stages=STAGES, hold=4, warmup=0)
     picked = drive(governor, lambda m, k: (3.0 if k < 10 else 1.0) * sum(PROFILE[s] for s in STAGES[m]), 60)
     assert picked[1:10] == ["motion"] * 9 and picked[-1] == "balanced" and governor.switches == 2
+
+
+def test_governor_does_not_count_a_modes_first_frame():
+    """A first frame ten times slower (buffers allocated): not a reason to leave the mode."""
+    order = ("balanced", "motion", "power_save")
+    governor = Governor(order, target_fps=25, stages=STAGES)
+    picked = drive(governor, lambda m, k: (10.0 if k == 0 else 1.0) * sum(PROFILE[s] for s in STAGES[m]), 20)
+    assert set(picked) == {"balanced"} and governor.switches == 0
 
 
 def test_governor_rejects_a_bad_target():

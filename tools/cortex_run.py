@@ -35,7 +35,7 @@ import cortex
 from cortex.backends.backend import BACKENDS as COMPILED_BACKENDS
 from cortex.errors import CortexError
 from cortex.runtime.memory_policy import keep_freed_memory
-from cortex.semantics.modes import BLUR_AUTO, INPUT_DEFAULTS, UnknownModeError, mode_weights
+from cortex.semantics.modes import BLUR_AUTO, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
 from cortex.tools import parallel_run
 from cortex.tools.atomic import (
     Signalled,
@@ -47,6 +47,7 @@ from cortex.tools.atomic import (
 from cortex.tools.live_run import check_live_arguments, check_live_run, live_frame_loop
 from cortex.tools.outputs import STDOUT, Outputs, check_output_paths
 from cortex.tools.report import dce_summary, progress_bar
+from cortex.tools.requests import ModedRun, plan_from_args
 from cortex.tools.run_args import BACKENDS, DEVICES, ENTRY, build_parser
 from cortex.tools.run_summary import RunClock, RunSummary, library_threads, process_start
 from cortex.video.live import is_live
@@ -305,7 +306,7 @@ def check_arguments(args: argparse.Namespace) -> None:
                           "a video file is run at its own size")
     if args.side_by_side and not (args.overlay or args.report):
         raise CortexError("--side-by-side needs --overlay or --report (their pictures)")
-    mode_weights(args.mode)  # an unknown mode fails before any work
+    plan_from_args(args, tuple(MODES))  # an unknown mode, a bad schedule line: before any work
     if args.passes:
         check_passes(args.passes)
     if args.post_passes and args.post_passes != "default":
@@ -426,13 +427,17 @@ def run_one(args: argparse.Namespace) -> int:
                                                args.post_passes, device=args.device)))
         return 0
     backend = make_backend(args.backend, prep.probed_module, args.entry, args.mode, args.passes, weights,
-                           args.post_passes, device=args.device)
+                           args.post_passes, device=args.device, modes=args.requests.modes)
+    if args.requests.modes is not None:
+        backend = ModedRun(backend, args.requests)
     clock.compile_end = time.perf_counter()
     if getattr(prep.source, "live", False) and args.workers is None:
         args.workers = 1  # a live source: each row as soon as its frame is done (see docs/running.md)
     runner = parallel_run.ParallelRunner.maybe(args, backend)  # None: frame after frame
 
     outputs, recorder, threads = open_outputs(args, prep)
+    if isinstance(backend, ModedRun):
+        backend.outputs = outputs
     clock.loop_start = time.perf_counter()
     frames, seconds, skipped = frame_loop(args, prep, backend, runner, outputs)
     clock.loop_end = time.perf_counter()
@@ -468,11 +473,11 @@ def summarise(args: argparse.Namespace, prep: Prepared, backend, runner, clock: 
     ph, pw = prep.padded
     padded = f" (padded {ph}x{pw})" if prep.padded != source.size else ""
     print(
-        f"{source.name}: {source.size[0]}x{source.size[1]}{padded}, {frames} frames, mode {args.mode}, "
+        f"{source.name}: {source.size[0]}x{source.size[1]}{padded}, {frames} frames, mode {args.requests.label}, "
         f"backend {backend.name} (compiled in {clock.compile_end - clock.compile_start:.2f} s)"
     )
     summary = RunSummary(
-        source.name, source.size, prep.padded, frames, args.mode, backend.name, clock,
+        source.name, source.size, prep.padded, frames, args.requests.label, backend.name, clock,
         engine=runner.describe() if runner else "sequential", parallel=runner is not None,
         workers=runner.workers if runner else 1, skipped=skipped if prep.probed else None,
         blur_threshold=args.blur_threshold if prep.probed else None, threads=threads,
@@ -481,9 +486,12 @@ def summarise(args: argparse.Namespace, prep: Prepared, backend, runner, clock: 
         memory=getattr(args, "memory", ""), warnings=list(args.warnings),
     )
     summary.live = getattr(args, "live_stats", None)
+    summary.frames_per_mode = dict(backend.frames_per_mode) if isinstance(backend, ModedRun) else {args.mode: frames}
+    if isinstance(backend, ModedRun) and not runner:
+        summary.ms_per_mode = {m: 1e3 * s / backend.frames_per_mode[m] for m, s in backend.seconds_per_mode.items()}
     gate = f"; {skipped} skipped by the blur gate ({args.blur_threshold})" if prep.probed else ""
     how = f" ({runner.describe()})" if runner else ""
-    print(f"{summary.text()}\n  {frames} frames{how}{gate}")
+    print(f"{summary.text()}\n  {frames} frames{how}{gate}; per mode: {summary.per_mode_text()}")
     if summary.live is not None:
         print(summary.live.text())
     print(blas_line(runner, backend))
@@ -493,6 +501,8 @@ def summarise(args: argparse.Namespace, prep: Prepared, backend, runner, clock: 
     if runner:
         print(runner.overlap_table(frames))
     print(dce_report(args, prep.module, times, frames, seconds, source))
+    for line in getattr(getattr(backend, "compiled", None), "mode_report", []):  # a multi-mode program's states
+        print(line)
     return summary
 
 

@@ -364,6 +364,7 @@ class Outputs:
             record = {
                 "index": index,
                 "frame": number,
+                "mode": info.mode,
                 "time": round(number / self.fps, 6),
                 "blurred": info.blurred,
                 "sharpness": info.sharpness,

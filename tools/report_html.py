@@ -333,7 +333,8 @@ def render_report(summary: RunSummary, module: ModuleOp, recorder: ReportRecorde
 
     facts = [
         ("video", summary.video), ("size", f"{summary.size[0]}x{summary.size[1]}"), ("frames", summary.frames),
-        ("mode", summary.mode), ("backend", summary.backend), ("engine", summary.engine),
+        ("mode", summary.mode), ("frames per mode", summary.per_mode_text()), ("backend", summary.backend),
+        ("engine", summary.engine),
         ("blur gate", f"{summary.blur_threshold} ({summary.skipped} frames gated)" if summary.skipped is not None else "none"),
         ("scene cuts", sum(f.cut for f in recorder.frames)),
         ("end to end", f"{rate('end_to_end')} frames/s ({seconds['end_to_end']:.2f} s from {seconds['since']} to every output written)"),

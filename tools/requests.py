@@ -17,18 +17,22 @@ a mode not yet run is priced by the ops it keeps; the measured wall time of each
 others, so a machine that got busier or quieter moves every mode's price).
 Hysteresis: it steps down at once when the current mode's expected time exceeds the frame budget,
 and up only to a mode expected within `headroom` of the budget, after `hold` frames in the current
-mode — so it does not flap between two modes either side of the budget. It is a pure object: tests
+mode — so it does not flap between two modes either side of the budget. A mode's first frame
+(`warmup`) is not counted: it pays one-off set-up (buffers allocated, caches cold). It is a pure object: tests
 feed it synthetic times.
 """
 
 from __future__ import annotations
 
+import collections
 import csv
 import io
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cortex.errors import CortexError
 
@@ -150,6 +154,7 @@ class Governor:
     headroom: float = 0.85  # step up only to a mode expected within this share of the budget
     hold: int = 8  # frames in a mode before stepping up again
     smoothing: float = 0.3  # the weight of the newest measurement in the averages
+    warmup: int = 1  # a mode's first frames measured are not counted: they pay one-off set-up (buffers, caches)
     profile_ms: dict[str, float] = field(default_factory=dict)
     current: str = ""
     switches: int = 0
@@ -157,6 +162,7 @@ class Governor:
     _measured: dict[str, float] = field(default_factory=dict)  # mode -> averaged wall ms
     _correction: dict[str, float] = field(default_factory=dict)  # mode -> averaged measured / profiled
     _load: float | None = None  # measured / profiled averaged over every frame: how loaded the machine is now
+    _seen: dict[str, int] = field(default_factory=dict)  # frames observed per mode
 
     def __post_init__(self) -> None:
         if not self.modes:
@@ -210,6 +216,11 @@ class Governor:
 
     def observe(self, mode: str, seconds: float, profile_ms: Mapping[str, float] | None = None) -> None:
         """A frame of `mode` took `seconds` (wall); `profile_ms`: the profile's per-op ms so far, if it moved."""
+        if mode == self.current:
+            self._since += 1
+        seen = self._seen[mode] = self._seen.get(mode, 0) + 1
+        if seen <= self.warmup:
+            return
         if profile_ms:
             self.profile_ms = dict(profile_ms)
         ms, a = 1e3 * seconds, self.smoothing
@@ -220,11 +231,163 @@ class Governor:
             old = self._correction.get(mode)
             self._correction[mode] = ratio if old is None else (1 - a) * old + a * ratio
             self._load = ratio if self._load is None else (1 - a) * self._load + a * ratio
-        if mode == self.current:
-            self._since += 1
 
     def describe(self) -> str:
         return f"mode auto (target {self.target_fps:g} fps: {', '.join(self.modes)}, richest first)"
 
 
-__all__ = ["FixedMode", "Governor", "Schedule", "read_schedule"]
+
+
+# ---------------------------------------------------------------- cortex-run's side
+
+
+@dataclass
+class RequestPlan:
+    """What cortex-run compiles and how it picks each frame's mode (`plan_requests`)."""
+
+    modes: tuple[str, ...] | None  # the variants to compile; None: a single-mode program
+    picker: FixedMode | Schedule | Governor | None  # None until the governor knows the variants' stages
+    label: str  # the run's mode in the summary: a mode, "auto" or "schedule"
+    default: str  # the first compiled mode: what the DCE line and the weight checks name
+    target_fps: float | None = None
+
+
+def parse_modes(text: str | None, known: Sequence[str]) -> tuple[str, ...] | None:
+    """`--modes`: "all" or comma-separated names, each known."""
+    if text is None:
+        return None
+    names = tuple(known) if text.strip() == "all" else tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
+    if not names:
+        raise CortexError("--modes names no mode (give 'all' or names like balanced,power_save)")
+    for m in names:
+        if m not in known:
+            raise CortexError(f"--modes: unknown mode {m!r:.60} (known: {', '.join(known)})")
+    return names
+
+
+def plan_requests(mode: str, modes: str | None, schedule: str | None, target_fps: float | None,
+                  known: Sequence[str]) -> RequestPlan:
+    """cortex-run's `--mode`, `--modes`, `--mode-schedule` and `--target-fps`, checked (a schedule's every line
+    too) before any frame runs."""
+    compiled = parse_modes(modes, known)
+    if target_fps is not None and mode != "auto":
+        raise CortexError("--target-fps is the governor's: it needs --mode auto")
+    if schedule is not None:
+        if mode == "auto":
+            raise CortexError("--mode-schedule and --mode auto both pick the frames' modes: give one")
+        read = read_schedule(schedule, compiled or known)
+        default = mode if compiled is None or mode in compiled else compiled[0]
+        if default not in known:
+            raise CortexError(f"unknown mode '{default}' (known: {', '.join(known)})")
+        compiled = compiled or tuple(dict.fromkeys([default, *(m for _, m in read.points)]))
+        return RequestPlan(compiled, Schedule(read.points, default, read.source), "schedule", default)
+    if mode == "auto":
+        if target_fps is None:
+            raise CortexError("--mode auto needs --target-fps F (the rate the governor holds)")
+        compiled = compiled or tuple(known)
+        return RequestPlan(compiled, None, "auto", compiled[0], target_fps)
+    if mode not in known:
+        raise CortexError(f"unknown mode '{mode}' (known: {', '.join(sorted(known))})")
+    if compiled is not None and mode not in compiled:
+        raise CortexError(f"--mode {mode} is not among --modes {','.join(compiled)}")
+    return RequestPlan(compiled, FixedMode(mode) if compiled else None, mode, mode)
+
+
+def plan_from_args(args: Any, known: Sequence[str]) -> RequestPlan:
+    """`plan_requests` for cortex-run's arguments, set as `args.requests`; `args.mode` becomes the first
+    compiled mode (what the weight checks and the DCE line name). Idempotent: a batch checks twice."""
+    requested = getattr(args, "requested_mode", None) or args.mode
+    args.requested_mode = requested
+    args.requests = plan_requests(requested, args.modes, args.mode_schedule, args.target_fps, known)
+    args.mode = args.requests.default
+    if requested == "auto":  # each frame's mode follows the frames before it: one frame at a time
+        if (args.workers or 1) > 1 or args.engine != "threads":
+            raise CortexError("--mode auto picks each frame's mode from the frames before it: it runs frame after "
+                              "frame (drop --workers/--engine)")
+        args.workers = 1
+    return args.requests
+
+
+class ModedRun:
+    """A frame runner of a multi-mode program (`frame_runners.make_backend(..., modes=)`) called as cortex-run
+    calls one, `run(frame)`: each frame in the mode `picker` says, its outputs' rows naming it
+    (`outputs.mode`, once `outputs` is set), the governor fed each frame's time and the profile."""
+
+    def __init__(self, backend: Any, plan: RequestPlan):
+        self.backend, self.plan = backend, plan
+        self.outputs: Any = None
+        self.frames_per_mode: collections.Counter[str] = collections.Counter()
+        self.seconds_per_mode: dict[str, float] = collections.defaultdict(float)  # frame after frame only
+        self.count = 0
+        switch: Any = getattr(backend, "compiled", None) or getattr(backend, "runner", None)
+        self.switch = switch
+        if plan.picker is None:  # the governor: richest (most source ops kept) first
+            assert plan.modes is not None and plan.target_fps is not None
+            stages = {m: switch.stage_labels(m) for m in plan.modes} if hasattr(switch, "stage_labels") else {}
+            order = sorted(plan.modes, key=lambda m: -len(stages.get(m, ())))
+            plan.picker = Governor(order, plan.target_fps, stages={m: s for m, s in stages.items() if s})
+        self.picker = plan.picker
+
+    def __call__(self, frame: Any) -> Any:
+        mode = self.picker.mode_for(self.count)
+        start = time.perf_counter()
+        results = self.backend(frame, mode=mode)
+        seconds = time.perf_counter() - start
+        self.count += 1
+        self.frames_per_mode[mode] += 1
+        self.seconds_per_mode[mode] += seconds
+        if self.outputs is not None:
+            self.outputs.mode = mode
+        if isinstance(self.picker, Governor):
+            self.picker.observe(mode, seconds, self.profile_ms())
+        return results
+
+    def profile_ms(self) -> dict[str, float]:
+        """Each source op's ms per frame, from the frames of the modes that ran it."""
+        profiles = getattr(self.switch, "profiles", None)
+        out: dict[str, float] = {}
+        for profile in (profiles() if profiles is not None else {}).values():
+            if profile.frames:
+                out.update(profile.per_frame_ms())
+        return out
+
+    @property
+    def compiled(self) -> Any:
+        """For the frame-parallel runner: the program, its `run_video` given the schedule's modes."""
+        compiled = getattr(self.backend, "compiled", None)
+        return None if compiled is None else _ScheduledVideo(compiled, self)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.backend, name)
+
+
+class _ScheduledVideo:
+    """A multi-mode pipeline whose `run_video` takes its modes from a `ModedRun`'s schedule."""
+
+    def __init__(self, compiled: Any, run: ModedRun):
+        self._compiled, self._run = compiled, run
+
+    def run_video(self, frames: Any, **options: Any) -> Any:
+        picker = self._run.picker
+        if isinstance(picker, Governor):
+            raise CortexError("--mode auto picks each frame's mode from the frames before it: it runs frame after "
+                              "frame (drop --workers/--engine)")
+        return self._rows(self._compiled.run_video(frames, modes=picker.mode_for, **options), picker)
+
+    def _rows(self, outputs: Any, picker: FixedMode | Schedule) -> Any:
+        for index, results in enumerate(outputs):
+            mode = picker.mode_for(index)
+            self._run.frames_per_mode[mode] += 1
+            if self._run.outputs is not None:
+                self._run.outputs.mode = mode
+            yield results
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._compiled, name)
+
+
+__all__ = ["FixedMode", "Governor", "ModedRun", "plan_from_args", "Governor", "RequestPlan", "Schedule", "parse_modes", "plan_requests", "read_schedule"]

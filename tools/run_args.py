@@ -102,7 +102,8 @@ def add_pipeline_arguments(g: Group) -> None:
     """Which pipeline, its mode and weights, and how it is compiled."""
     g.add_argument("--pipeline", metavar="FILE", help="pipeline .mlir file (default: the bundled l2_pipeline.mlir)")
     g.add_argument("--entry", default=ENTRY, help=f"per-frame function (default: {ENTRY})")
-    g.add_argument("--mode", default=DEFAULT_MODE, help=f"request type: {' | '.join(MODES)} (default: {DEFAULT_MODE})")
+    g.add_argument("--mode", default=DEFAULT_MODE,
+                   help=f"request type: {' | '.join(MODES)}, or auto (see --target-fps) (default: {DEFAULT_MODE})")
     g.add_argument(
         "--weight", action="append", metavar="NAME=VALUE",
         help="set one of the pipeline's weights, over the mode's value (repeatable: --weight wc=0.4 --weight wt=0.3)",
@@ -131,6 +132,19 @@ def add_pipeline_arguments(g: Group) -> None:
         help="passes on the lowered module, numpy backend (default: elementwise fusion, "
         "cortex-fuse-linalg-elementwise; '' for none)",
     )
+
+
+def add_request_arguments(g: Group) -> None:
+    """Several request types in one run: one program with a variant per mode, the mode picked per frame."""
+    g.add_argument("--modes", metavar="all|A,B",
+                   help="compile one program for these modes (switched per frame without recompiling); "
+                        "default: the modes --mode-schedule names, every mode with --mode auto")
+    g.add_argument("--mode-schedule", metavar="FILE",
+                   help='change points, one per line: JSON lines {"frame": 120, "mode": "power_save"} or CSV '
+                        "frame,mode (.csv); frames before the first point run in --mode")
+    g.add_argument("--target-fps", type=float, metavar="F",
+                   help="with --mode auto: each frame in the richest mode whose expected time (the compiled "
+                        "profile corrected by measured frame times) holds F frames per second")
 
 
 def add_output_arguments(g: Group) -> None:
@@ -190,6 +204,7 @@ GROUPS: tuple[tuple[str, Callable[[Group], None]], ...] = (
     ("input", add_input_arguments),
     ("live sources", add_live_arguments),
     ("pipeline", add_pipeline_arguments),
+    ("request types", add_request_arguments),
     ("outputs", add_output_arguments),
     ("terminal", add_terminal_arguments),
     ("execution", add_execution_arguments),

@@ -129,6 +129,15 @@ class RunSummary:
     """What the video source warned of (a truncated file, frames that failed to decode): see `status`."""
     live: Any = None
     """A live source's counts and latencies (`cortex.tools.live_run.LiveStats`), or None."""
+    frames_per_mode: dict[str, int] = field(default_factory=dict)
+    """Frames run in each mode (one entry unless the run switched modes: `--mode-schedule`, `--mode auto`)."""
+    ms_per_mode: dict[str, float] = field(default_factory=dict)
+    """The pipeline's ms per frame in each mode, when the run measured it frame by frame."""
+
+    def per_mode_text(self) -> str:
+        """`balanced 40 (31.20 ms/frame), power_save 20 (12.05 ms/frame)`."""
+        return ", ".join(f"{m} {n}" + (f" ({self.ms_per_mode[m]:.2f} ms/frame)" if m in self.ms_per_mode else "")
+                         for m, n in self.frames_per_mode.items())
 
     def rates(self) -> dict[str, float | None]:
         c = self.clock
@@ -180,6 +189,8 @@ class RunSummary:
             "padded_size": list(self.padded),
             "frames": self.frames,
             "mode": self.mode,
+            "frames_per_mode": dict(self.frames_per_mode),
+            "ms_per_frame_per_mode": dict(self.ms_per_mode),
             "backend": self.backend,
             "engine": self.engine,
             "workers": self.workers,
