@@ -297,3 +297,31 @@ def test_modes_benchmark_quick_run(capsys):
     assert bench.main(["--quick"]) == 0
     out = capsys.readouterr().out
     assert out.count("ratio multi/single throughput") == 2 and "load average" in out
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_run_video_modes_on_ray_equal_sequential_calls(trail_multi):
+    pytest.importorskip("ray")
+    modes = ["motion"] * 4 + ["power_save"] * 4 + ["balanced"] * 4
+    trail_multi.reset()
+    expected = [trail_multi(f, mode=m) for f, m in zip(FRAMES, modes)]
+    final = dict(trail_multi.state)
+    trail_multi.reset()
+    got = list(trail_multi.run_video(FRAMES, workers=2, engine="ray", modes=modes, chunk=2))
+    assert all(same(x, y) for a, b in zip(got, expected) for x, y in zip(a, b)) and len(got) == len(expected)
+    assert all(same(trail_multi.state[n], v) for n, v in final.items())
+
+
+def test_assigned_source_state_is_honoured_across_a_switch(l2_multi, l2_single):
+    """Temporal reuse's derived states follow their source by identity: a prev_gray assigned between two
+    frames of different modes is what the next frame's derived scene statistics are computed from."""
+    l2_multi.reset()
+    l2_multi(FRAMES[0], mode="balanced")
+    l2_multi(FRAMES[1], mode="power_save")
+    state = dict(l2_multi.state)
+    state["prev_gray"] = np.ascontiguousarray(state["prev_gray"][::-1])
+    l2_multi.state = state
+    single = l2_single["motion"]
+    single.state = dict(state)
+    assert all(same(a, b) for a, b in zip(l2_multi(FRAMES[2], mode="motion"), single(FRAMES[2])))
