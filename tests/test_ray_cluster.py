@@ -48,7 +48,11 @@ LOST_SOON = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 500, 
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(tmp_path_factory):
+    # pytest's own temporary root is made now, under the real temporary directory: made first inside the
+    # module's scratch folder below (tempfile.tempdir), it would be deleted with it and every later test
+    # module's tmp_path would point into a folder that no longer exists
+    tmp_path_factory.getbasetemp()
     if ray.is_initialized():
         ray.shutdown()
     temp = tempfile.mkdtemp(prefix="rc", dir="/tmp")  # short: Ray's socket paths live below it
