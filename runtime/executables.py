@@ -1,9 +1,9 @@
 """Executable kinds: how the runtime loads each kind of executable a program may carry.
 
-A backend plugs in with two halves: a producer on the compiler side (under
-`cortex.backends`, e.g. `backends/numpy/emitter.numpy_executable`) that
-turns a lowered module into an `Executable` of its kind, and a loader here,
-on the runtime side. `KINDS` names the module defining each kind's `LOADER`
+A backend plugs in with two halves: its folder on the compiler side
+(`backends/<name>/`, whose record names its producer and kind, e.g.
+`backends/numpy/emitter.numpy_executable`), which turns a lowered module
+into an `Executable` of its kind, and a loader on the runtime side. `KINDS` names the module defining each kind's `LOADER`
 (imported when a program of that kind is loaded first, so an optional
 dependency such as `iree.runtime` is needed only by programs that use it);
 `register_kind` adds one at run time.
