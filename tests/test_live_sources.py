@@ -132,13 +132,27 @@ def test_the_model_measures_service_from_the_later_of_taking_and_the_previous_ro
     assert model.service == pytest.approx(0.05)
     model.written(arrival(taken=1.01), now=1.10)  # taken before the previous row: the interval between rows
     assert model.service == pytest.approx(0.05)
-    assert model.predicted(0, None, 2.0) == 0.0  # nothing ahead: admitted whatever it costs
-    assert model.predicted(3, 1.0, 2.0) == pytest.approx(4 * 0.05)
+    model.written(arrival(taken=1.20), now=1.23)  # taken after it: its own 30 ms
+    assert sorted(model.recent) == pytest.approx([0.03, 0.05, 0.05])
+    assert model.predicted(0) == 0.0  # nothing ahead: admitted whatever it costs
+    assert model.predicted(3) == pytest.approx(4 * 0.05)  # none begun: a service each
+    # the oldest began 20 ms ago (after the last row, at 1.23): 30 ms of it left, then two more and itself
+    assert model.predicted(3, started=1.25, now=1.27) == pytest.approx(0.03 + 3 * 0.05)
+    assert model.predicted(1, started=1.0, now=1.30) == pytest.approx(0.0 + 0.05)  # overdue: nothing left of it
 
 
-def test_before_any_row_the_first_frames_time_so_far_is_the_service():
+def test_the_service_is_a_high_percentile_of_the_recent_frames_not_their_mean():
     model = LatencyModel()
-    assert model.predicted(1, busy_since=10.0, now=10.2) == pytest.approx(0.4)
+    for k in range(40):  # 20 ms a frame, one in five takes 100 ms: the mean (36 ms) would admit late frames
+        t = float(k)
+        model.written(arrival(taken=t), now=t + (0.1 if k % 5 == 0 else 0.02))
+    assert len(model.recent) == 20 and model.service == pytest.approx(0.1)
+
+
+def test_before_any_row_a_frame_behind_another_is_not_admitted():
+    """A source's first frames often come in a burst: admitted on a guess, they all ran late."""
+    model = LatencyModel()
+    assert model.predicted(0) == 0.0 and model.predicted(1) == float("inf")
 
 
 class Feed:
@@ -244,6 +258,7 @@ def test_run_live_writes_every_frame_of_a_pipe_in_order_and_reports_latency():
     (["-", "--size", "96x128", "--max-latency", "0"], "--max-latency must be > 0 ms"),
     (["http://127.0.0.1:9/x", "--pix-fmt", "gray"], "--pix-fmt goes with raw frames on standard input"),
     (["-", "more.mp4"], "a live source .* runs alone"),
+    (["-", "--size", "96x128", "--out-dir", "out"], "a live source .* runs alone"),
 ])
 def test_live_flags_out_of_place_are_refused_before_any_work(capsys, argv, message):
     assert main(argv) == 1
@@ -258,3 +273,9 @@ def test_scores_jsonl_dash_puts_the_rows_alone_on_stdout_for_a_file_too(capsys, 
     rows = [json.loads(line) for line in out.splitlines()]
     assert [r["index"] for r in rows] == [0, 1, 2] and "dropped" not in rows[0]  # a file has no drops
     assert "throughput" in err and "score mean" in err
+
+
+def test_a_terminal_on_standard_input_is_refused_with_how_to_pipe_frames_in(monkeypatch):
+    monkeypatch.setattr("os.isatty", lambda fd: fd == 0)
+    with pytest.raises(CortexError, match="standard input, which is a terminal: pipe frames in"):
+        open_live("-", size=SIZE)

@@ -7,8 +7,10 @@ there and then:
 
 - with `--max-latency MS`, a frame is dropped when the frames ahead of it
   (admitted, their rows not yet written) and itself would take longer than
-  the budget: `(ahead + 1) × service`, where `service` is the measured time
-  one frame holds the pipeline (`LatencyModel`); with nothing ahead a frame
+  the budget: what is left of the oldest one's time, then `service` for each
+  of the others and for itself, where `service` is the measured time
+  one frame holds the pipeline (`LatencyModel`: the 90th percentile over the
+  last 20 frames, conservative on purpose); with nothing ahead a frame
   is always admitted. A full queue drops too. Nothing waits without bound.
 - without a budget no frame is dropped: when the queue is full the reader
   waits, so a pipe's writer waits too (a device or a network stream may
@@ -50,8 +52,10 @@ POLL_SECONDS = 0.1
 QUEUE_BYTES = 256 << 20
 """The queue holds at most this many bytes of frames (and at most `QUEUE_FRAMES`, at least 2)."""
 QUEUE_FRAMES = 64
-SMOOTHING = 0.3
-"""Weight of the newest frame in the measured service time (an exponential moving average)."""
+RECENT = 20
+SERVICE_QUANTILE = 0.9
+"""The service time a new frame is judged by: the 90th percentile of the last `RECENT` frames' (a mean would
+admit frames that a slower stretch then makes late; the latency's tail is what the budget bounds)."""
 
 
 class LatencyHistogram:
@@ -94,7 +98,7 @@ class Arrival:
 
 
 class LatencyModel:
-    """How long one frame holds the pipeline, measured as rows are written.
+    """How long one frame holds the pipeline, measured as rows are written (see `SERVICE_QUANTILE`).
 
     A row written at `t` served its frame since the later of the previous
     row's write and the frame's being taken from the queue: one after the
@@ -105,21 +109,28 @@ class LatencyModel:
     def __init__(self) -> None:
         self.service: float | None = None
         self.last_written: float | None = None
+        self.recent: deque[float] = deque(maxlen=RECENT)
 
     def written(self, arrival: Arrival, now: float) -> None:
         since = arrival.taken if self.last_written is None else max(self.last_written, arrival.taken)
-        seconds = max(now - since, 0.0)
-        self.service = seconds if self.service is None else (1 - SMOOTHING) * self.service + SMOOTHING * seconds
+        self.recent.append(max(now - since, 0.0))
+        self.service = sorted(self.recent)[int(SERVICE_QUANTILE * (len(self.recent) - 1))]
         self.last_written = now
 
-    def predicted(self, ahead: int, busy_since: float | None, now: float) -> float:
-        """The latency a frame arriving `now` behind `ahead` frames would have."""
+    def predicted(self, ahead: int, started: float | None = None, now: float = 0.0) -> float:
+        """The latency a frame arriving `now` behind `ahead` frames would have: what is left of the oldest
+        one's service (`started`: when it began, None when none has begun), then a service each.
+
+        Infinite before any row: a source's first frames often come in a burst, and admitted on a guess they
+        all ran late; the first frame's time is what every later decision needs."""
         if ahead <= 0:
             return 0.0
-        service = self.service
-        if service is None:  # nothing measured yet: the first frame's time so far is a lower bound
-            service = now - busy_since if busy_since is not None else 0.0
-        return (ahead + 1) * service
+        if self.service is None:  # nothing measured yet: a frame behind another has no known latency
+            return math.inf
+        if started is None or self.last_written is None:
+            return (ahead + 1) * self.service
+        left = max(self.service - (now - max(started, self.last_written)), 0.0)
+        return left + ahead * self.service
 
 
 class FrameGate:
@@ -137,7 +148,7 @@ class FrameGate:
         self.error: BaseException | None = None
         self.arrived = self.admitted = self.written = self.dropped = 0
         self.dropped_at_end = 0  # dropped after the last admitted frame (in no row's `dropped`)
-        self.busy_since: float | None = None  # when the oldest frame not yet written was taken
+        self.running: deque[float] = deque()  # when each frame taken and not yet written was taken
         self.thread = threading.Thread(target=self._read, name="cortex-live-reader", daemon=True)
 
     def start(self) -> FrameGate:
@@ -149,7 +160,8 @@ class FrameGate:
             return True
         if len(self.queue) >= self.capacity:
             return False
-        return self.model.predicted(self.admitted - self.written, self.busy_since, now) <= self.budget
+        started = self.running[0] if self.running else None
+        return self.model.predicted(self.admitted - self.written, started, now) <= self.budget
 
     def _read(self) -> None:
         pending = 0
@@ -189,8 +201,7 @@ class FrameGate:
                 if self.queue:
                     arrival = self.queue.popleft()
                     arrival.taken = time.perf_counter()
-                    if self.busy_since is None:
-                        self.busy_since = arrival.taken
+                    self.running.append(arrival.taken)
                     self.cond.notify_all()
                     return arrival
                 if self.error is not None:
@@ -203,8 +214,8 @@ class FrameGate:
         """`arrival`'s row is written."""
         with self.cond:
             self.written += 1
+            self.running.popleft()
             self.model.written(arrival, now)
-            self.busy_since = now if self.written < self.admitted else None
             self.cond.notify_all()
 
     def close(self) -> None:
@@ -284,17 +295,18 @@ Runs = Callable[[Iterator[np.ndarray]], Iterator[tuple]]
 def run_live(source: Any, runs: Runs, write: Callable[[int, Arrival, tuple, float], None],
              budget_ms: float | None, workers: int = 1,
              on_row: Callable[[int, Arrival, tuple], None] | None = None) -> LiveStats:
-    """Run the live `source` (`LiveSource.numbered`) through `runs`; `write(index, arrival, results,
+    """Run the live `source` (`LiveSource.arrivals`, then `prepare`) through `runs`; `write(index, arrival, results,
     latency_so_far)` writes a row's outputs. Returns the counts and the latencies (see the module's docstring)."""
     budget = None if budget_ms is None else budget_ms / 1e3
     h, w = source.size
-    gate = FrameGate(source.numbered(), budget, queue_capacity(h * w * 3, workers, budget))
+    gate = FrameGate(source.arrivals(), budget, queue_capacity(h * w * 3, workers, budget))
     stats = LiveStats(budget_ms)
     taken: deque[Arrival] = deque()
     with StopOnSignal() as stop:
 
         def frames() -> Iterator[np.ndarray]:
             while (arrival := gate.take(lambda: stop.signalled is not None)) is not None:
+                arrival.frame = source.prepare(arrival.number, arrival.frame)  # converted once kept, not before
                 taken.append(arrival)
                 yield arrival.frame
 

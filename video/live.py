@@ -15,9 +15,11 @@ one). Two kinds:
   frame is read when it is opened (the size), and delivered first.
 
 Frames come out as `VideoSource`'s do: uint8 H×W×3 BGR at the source's own
-size (a pipeline pads them to its block grid itself, `cortex.pad_frame`). A live source does not keep each frame's number (`VideoSource.numbers`
-grows with the video; a stream has no end): whoever runs it passes the
-number along with the frame (`numbered`).
+size (a pipeline pads them to its block grid itself, `cortex.pad_frame`). A
+live source does not keep each frame's number (`VideoSource.numbers` grows
+with the video; a stream has no end): whoever runs it passes the number
+along with the frame (`numbered`). A reader that may drop frames takes them
+as read (`arrivals`) and converts only those it keeps (`prepare`).
 """
 
 from __future__ import annotations
@@ -76,11 +78,28 @@ class LiveSource(VideoSource):
         self.iterated = False
 
     def read_frame(self) -> np.ndarray | None:
-        """The next frame as the source gives it (BGR, unpadded), or None at its end."""
+        """The next frame as the source gives it (raw bytes shaped, not converted), or None at its end."""
         raise NotImplementedError
 
-    def numbered(self) -> Iterator[tuple[int, np.ndarray]]:
-        """(source frame number, frame), once: a second call is an error (the stream has moved on)."""
+    def to_bgr(self, frame: np.ndarray) -> np.ndarray:
+        """A frame `read_frame` gave, as uint8 H×W×3 BGR."""
+        return cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR) if frame.ndim == 2 else frame
+
+    def prepare(self, number: int, frame: np.ndarray) -> np.ndarray:
+        """Source frame `number` as `arrivals` gave it, as BGR (and checked to be the stream's size)."""
+        frame = self.to_bgr(frame)
+        if frame.shape[:2] != self.size:
+            raise CortexError(
+                f"{self.name}: frame {number} is {frame.shape[0]}x{frame.shape[1]}, "
+                f"the stream started at {self.size[0]}x{self.size[1]}"
+            )
+        return frame
+
+    def arrivals(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(source frame number, the frame as read), once: a second call is an error (the stream has moved on).
+
+        The frame is not converted yet (`prepare` does that): a frame dropped at arrival costs its read alone.
+        """
         if self.iterated:
             raise CortexError(f"{self.name}: a live source is read once; it cannot be run again")
         self.iterated = True
@@ -94,15 +113,14 @@ class LiveSource(VideoSource):
                 self.read_count += 1
                 if number < self.start:
                     continue
-                if frame.shape[:2] != self.size:
-                    raise CortexError(
-                        f"{self.name}: frame {number} is {frame.shape[0]}x{frame.shape[1]}, "
-                        f"the stream started at {self.size[0]}x{self.size[1]}"
-                    )
                 self.delivered += 1
                 yield number, frame
         finally:
             self.close()
+
+    def numbered(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(source frame number, BGR frame), once."""
+        return ((number, self.prepare(number, frame)) for number, frame in self.arrivals())
 
     def __iter__(self) -> Iterator[np.ndarray]:
         return (frame for _, frame in self.numbered())
@@ -154,7 +172,9 @@ class RawPipeSource(LiveSource):
             self.partial = got
             return None
         data = np.frombuffer(buffer, np.uint8)  # writable, no copy
-        frame = data.reshape(h, w, self.channels) if self.channels > 1 else data.reshape(h, w)
+        return data.reshape(h, w, self.channels) if self.channels > 1 else data.reshape(h, w)
+
+    def to_bgr(self, frame: np.ndarray) -> np.ndarray:
         return frame if self.conversion is None else cv2.cvtColor(frame, self.conversion)
 
     def warnings(self) -> list[str]:
@@ -196,7 +216,7 @@ class CaptureSource(LiveSource):
             ok, frame = self.capture.read()
             if not ok or frame is None:
                 return None
-        return cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR) if frame.ndim == 2 else frame
+        return frame
 
     def close(self) -> None:
         self.capture.release()
@@ -210,6 +230,9 @@ def open_live(name: str, *, size: tuple[int, int] | None = None, pix_fmt: str = 
         if size is None:
             raise CortexError("reading raw frames from standard input ('-') needs --size HxW (a pipe carries no size)")
         if stream is None:  # unbuffered: a reader blocked in it holds no lock the interpreter's exit needs
+            if os.isatty(0):
+                raise CortexError("'-' reads raw frames from standard input, which is a terminal: pipe frames in "
+                                  "(ffmpeg -i clip.mp4 -f rawvideo -pix_fmt bgr24 - | cortex-run - --size HxW)")
             stream = open(0, "rb", buffering=0, closefd=False)  # noqa: SIM115 - read until the process ends
         return RawPipeSource(stream, size, pix_fmt, 25.0 if fps is None else fps, frames=frames, start=start)
     if size is not None:
