@@ -14,8 +14,9 @@ may read is decided at compile time (`Program.switch_states`, `cortex.passes.mod
 
 - "keep": every variant updates the state (nothing to do here);
 - "recompute": a delayed input the frame's mode did not update is *stale*; before a mode that reads it
-  runs (or when `state` is read), it is recomputed from the last frame by a variant that writes it, so
-  it equals what every-frame updating would have left, bit for bit.
+  runs (or when `state` is read), it is recomputed from the last frame by a variant that writes it (its
+  frame split's delayed part alone, else its whole frame), so it equals what every-frame updating would
+  have left, bit for bit.
 
 States temporal reuse derives from another (`RunnerState.derived`) follow their source by identity:
 carried while the source is the very object they were derived from, recomputed otherwise.
@@ -128,6 +129,14 @@ class ModeSwitch:
             if not got:
                 continue
             runner = self.runners[mode]
+            delayed = getattr(runner, "delayed_updates", None)
+            values = delayed(self._last, self._state, got) if delayed is not None else None
+            if values is not None:  # the frame split's delayed part alone: what the state's update needs
+                self._merge({**self._state, **values})
+                todo -= got
+                if not todo:
+                    break
+                continue
             kept, profiled = runner.state, getattr(runner, "profiling", False)
             runner.state = self._state
             if profiled:  # not a frame of that mode: its profile does not count it

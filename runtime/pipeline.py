@@ -34,7 +34,7 @@ from cortex.runtime.parts import CallBoundary, LoadedSplit, PartFunction, weight
 from cortex.runtime.profiling import PROFILING_OFF, Profile, split_fused
 from cortex.runtime.program import Program
 from cortex.runtime.threads import MAX_WINDOW, MAX_WORKERS, as_args, machine_cores, stage_pool
-from cortex.runtime.values import initial_zeros
+from cortex.runtime.values import initial_zeros, to_caller
 from cortex.semantics.abi import Port
 
 
@@ -166,6 +166,20 @@ class CompiledPipeline:
         if self._profiled is None:
             self._profiled = load_executable(self._executable, profile=True)
         return frozenset(op for label in self._profiled.profiler.sections for op in label.split("+"))
+
+    def delayed_updates(self, inputs: tuple[Any, ...], state: dict[str, Any], names: Iterable[str]) -> dict[str, Any] | None:
+        """The values the delayed-input states `names` take after a frame of `inputs` (from `state`), computed
+        by the frame split's delayed part alone (the values every engine computes them with); None when the
+        program has no split whose delayed part writes them all. What a multi-mode program recomputes a
+        state with on a switch (`ModeSwitch`)."""
+        names = list(names)
+        if self.program.split is None or self.calls_split or not set(names) <= set(self.program.states_of("delayed")):
+            return None
+        split = self.loaded_split()
+        env = split.enter(inputs, state)
+        split.parts["delayed"](env, None)
+        updated = split.updates(env, names)
+        return {n: to_caller(split.update_ports[n], v) for n, v in updated.items()}
 
     def loaded_split(self, profile: bool = False, stages: bool = False) -> LoadedSplit:
         """The program's frame split, loaded (once per kind; `profile`: thread-safe timers per stage)."""
