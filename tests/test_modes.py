@@ -147,6 +147,24 @@ def test_custom_switches_equal_single_mode_programs_continued(trail_multi, trail
     continued_equal(trail_multi, trail_single, modes, FRAMES)
 
 
+@pytest.fixture(scope="module")
+def l2_reference():
+    return cortex.reference(L2_PIPELINE, modes="all").specialize(SHAPE)
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(modes=st.lists(st.sampled_from(MODES), min_size=8, max_size=8))
+def test_l2_switches_equal_the_multi_mode_reference(l2_multi, l2_reference, modes):
+    """The compiled multi-mode program against the interpreter's, frame after frame in random modes: the
+    scores within float32 rounding, the encoded JPEG bytes equal."""
+    l2_multi.reset()
+    l2_reference.reset()
+    for k, (frame, mode) in enumerate(zip(FRAMES, modes)):
+        (encoded, score), (want_encoded, want_score) = l2_multi(frame, mode=mode), l2_reference(frame, mode=mode)
+        np.testing.assert_allclose(score, want_score, rtol=1e-5, atol=1e-6, err_msg=f"frame {k} ({mode})")
+        assert np.array_equal(encoded, want_encoded), f"frame {k} ({mode})"
+
+
 def reference_scores(modes, frames) -> list[np.ndarray]:
     ref = cortex.reference(TRAIL, modes="all")
     return [ref(f, mode=m)[1] for f, m in zip(frames, modes)]
