@@ -244,7 +244,16 @@ class LocatingParser(Parser):
                 if dialect
                 else "op names are 'dialect.op'"
             )
-            raise ParseError(span, f"unknown operation '{name}' ({why})") from None
+            raise ParseError(span, f"unknown operation '{name}' ({why}){self._closest_op(name, dialect if known else None)}") from None
+
+    def _closest_op(self, name: str, dialect: str | None) -> str:
+        """`; did you mean 'cortex.blur'?`: the closest op name of the dialect (or of every registered dialect)."""
+        import difflib
+
+        dialects = [dialect] if dialect else list(self.ctx.registered_dialect_names)
+        names = [op.name for d in dialects if (loaded := self.ctx.get_optional_dialect(d)) for op in loaded.operations]
+        close = difflib.get_close_matches(name, names, n=1)
+        return f"; did you mean '{close[0]}'?" if close else ""
 
     def resolve_operand(self, operand, type):
         name = operand.operand_name

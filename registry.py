@@ -18,7 +18,8 @@ from collections.abc import Callable
 from importlib import import_module
 
 from xdsl.passes import ModulePass, get_pass_option_infos
-from xdsl.utils.arg_spec import parse_pipeline as parse_pipeline_spec
+from xdsl.utils.arg_spec import ArgSpec
+from xdsl.utils.arg_spec import parse_spec as parse_pass_spec
 from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.utils.target import Target
 
@@ -70,18 +71,117 @@ TARGET_LOCATIONS: dict[str, tuple[str, str]] = {name: b.target for name, b in BA
 """`cortex-opt -t <name>`: each backend's textual form, as its record names it (`cortex.backends.backend`)."""
 
 
-_MODULE_ANCHOR = re.compile(r"\s*builtin\.module\s*\((?P<inner>.*)\)\s*", re.S)
+ANCHORS = ("builtin.module", "func.func", "any")
+"""The ops a pipeline may anchor passes on, as MLIR writes them: `builtin.module(func.func(canonicalize))`."""
+
+_NAME = re.compile(r"[A-Za-z0-9_.$-]+")
+
+
+class _Anchors:
+    """MLIR's textual pass pipeline (`builtin.module(func.func(cse),canonicalize)`), read down to its passes.
+
+    The grammar is MLIR's: `pipeline ::= element (',' element)*`, `element ::= anchor '(' pipeline? ')'
+    | pass`. Each pass (its name, `{options}`) is handed, with its offset, to xDSL's own pass-spec parser.
+    Every Cortex and xDSL pass is a module pass, so a pass anchored on `func.func` runs once on the module:
+    for a pass that rewrites the ops inside functions (canonicalize, cse, dce, ...) that is what MLIR's
+    nested pass manager computes, function by function. `builtin.module` anchors only the outermost level,
+    `func.func` goes inside it (or at the top, where the module is implied), `any` anywhere.
+    """
+
+    def __init__(self, spec: str):
+        self.spec, self.pos = spec, 0
+        self.passes: list[tuple[str, int]] = []  # (a pass's text, its offset in spec)
+
+    def error(self, message: str, pos: int | None = None) -> PipelineError:
+        line = self.spec.split("\n", 1)[0]
+        return PipelineError(f"invalid pass pipeline: {message}", (1, (self.pos if pos is None else pos) + 1, line))
+
+    def skip_space(self) -> None:
+        while self.pos < len(self.spec) and self.spec[self.pos].isspace():
+            self.pos += 1
+
+    def pipeline(self, inside: str | None) -> None:
+        self.skip_space()
+        if self.pos >= len(self.spec) or (inside and self.spec[self.pos] == ")"):
+            return  # an empty pipeline: `builtin.module()`, or no passes at all
+        while True:
+            self.element(inside)
+            end = self.pos
+            self.skip_space()
+            if self.pos < len(self.spec) and self.spec[self.pos] == ",":
+                self.pos += 1
+                self.skip_space()
+                continue
+            if self.pos >= len(self.spec) or (inside and self.spec[self.pos] == ")"):
+                return
+            closing = f" or ')' closing '{inside}('" if inside else " or pass arguments"
+            raise self.error(f"Expected a comma{closing} here", end)
+
+    def element(self, inside: str | None) -> None:
+        start = self.pos
+        match = _NAME.match(self.spec, self.pos)
+        if match is None:
+            raise self.error("Expected pass name here")
+        name, after = match.group(), match.end()
+        rest = self.spec[after:].lstrip()
+        if rest.startswith("("):
+            self.anchor(name, inside)
+            return
+        self.pos = after
+        for opener, closer in (("{", "}"), ("[", "]")):
+            if self.spec.startswith(opener, self.pos):
+                end = self.closing(opener, closer)
+                if end is None:  # xDSL's parser says where it expected the closer
+                    parse_pass_spec_at(self.spec, self.spec[start:], start)
+                    raise self.error(f"'{opener}' is never closed")
+                self.pos = end
+        self.passes.append((self.spec[start:self.pos], start))
+
+    def anchor(self, name: str, inside: str | None) -> None:
+        start = self.pos
+        allowed = {None: ANCHORS, "builtin.module": ("func.func", "any")}.get(inside, ("any",))
+        if name not in allowed:
+            if name not in ANCHORS:
+                close = difflib.get_close_matches(name, ANCHORS, n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else f" (anchors: {', '.join(ANCHORS)})"
+                raise self.error(f"cannot anchor passes on '{name}'{hint}", start)
+            raise self.error(f"'{name}(...)' cannot be nested in '{inside}(...)'", start)
+        self.pos = self.spec.index("(", self.pos) + 1
+        self.pipeline(name)
+        if self.pos >= len(self.spec):
+            raise self.error(f"'{name}(' is never closed", start)
+        self.pos += 1  # the ')'
+
+    def closing(self, opener: str, closer: str) -> int | None:
+        """The position after the `closer` that ends the `opener` at `self.pos`, past quoted strings."""
+        i, depth, quoted = self.pos, 0, False
+        while i < len(self.spec):
+            c = self.spec[i]
+            if quoted:
+                quoted = c != '"' or self.spec[i - 1] == "\\"
+            elif c == '"':
+                quoted = True
+            elif c == opener:
+                depth += 1
+            elif c == closer:
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return None
+
+
+def pipeline_passes(spec: str) -> list[tuple[str, int]]:
+    """The passes of a (possibly anchored) pipeline, each as (its text, its offset in `spec`)."""
+    reader = _Anchors(spec)
+    reader.pipeline(None)
+    return reader.passes
 
 
 def unanchored(pipeline: str) -> str:
-    """MLIR's anchored form `builtin.module(canonicalize,cse)` as the plain list `canonicalize,cse`.
-
-    Every pass here runs on the whole module, so the anchor says nothing more; mlir-opt users type
-    it by habit (`--pass-pipeline='builtin.module(...)'`). Nested anchors (`func.func(...)`) are
-    left for the pipeline parser to reject, naming them.
-    """
-    match = _MODULE_ANCHOR.fullmatch(pipeline)
-    return match["inner"].strip() if match else pipeline
+    """A pipeline with MLIR's anchors (`builtin.module(func.func(canonicalize),cse)`) as the plain list of its
+    passes (`canonicalize,cse`); a PipelineError if the anchors are wrong."""
+    return ",".join(text for text, _ in pipeline_passes(pipeline))
 
 
 def _loader(module: str, name: str) -> Callable[[], type]:
@@ -119,14 +219,25 @@ class PipelineError(CortexError):
         self.message, self.at, self.internal = message, at, internal
 
 
-def _syntax_error(e: ArgSpecParseError, spec: str) -> PipelineError:
-    """ArgSpecParseError keeps only a rendered string: read `pass-pipeline:L:C`, the line and the message back."""
+def _syntax_error(e: ArgSpecParseError, spec: str, offset: int = 0) -> PipelineError:
+    """ArgSpecParseError keeps only a rendered string: read `pass-pipeline:L:C` and the message back (the column
+    in `spec`, where the pass xDSL parsed starts at `offset`)."""
     lines = str(e).splitlines()
     where = next((i for i, line in enumerate(lines) if re.fullmatch(r"pass-pipeline:\d+:\d+", line)), None)
     if where is None or len(lines) < where + 4:
         return PipelineError(f"invalid pass pipeline '{spec}': {lines[-1].strip() if lines else e}")
     _, line, col = lines[where].split(":")
+    if int(line) == 1 and "\n" not in spec:  # the column in the whole pipeline, under its own text
+        return PipelineError(f"invalid pass pipeline: {lines[where + 3].strip()}", (1, int(col) + offset, spec))
     return PipelineError(f"invalid pass pipeline: {lines[where + 3].strip()}", (int(line), int(col), lines[where + 1]))
+
+
+def parse_pass_spec_at(spec: str, text: str, offset: int) -> ArgSpec:
+    """xDSL's parse of one pass (`name{options}`) found at `offset` in the pipeline `spec`."""
+    try:
+        return parse_pass_spec(text)
+    except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
+        raise _syntax_error(e, spec, offset) from None
 
 
 def describe_options(cls: type[ModulePass]) -> str:
@@ -147,10 +258,7 @@ def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]
     if not isinstance(spec, str):
         raise PipelineError(f"a pass pipeline is a string like 'canonicalize,cse', got {type(spec).__name__}")
     available = all_passes() if available is None else available
-    try:
-        specs = list(parse_pipeline_spec(unanchored(spec)))
-    except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
-        raise _syntax_error(e, spec) from None
+    specs = [parse_pass_spec_at(spec, text, offset) for text, offset in pipeline_passes(spec)]
     passes: list[ModulePass] = []
     for pass_spec in specs:
         name = pass_spec.name
@@ -166,7 +274,9 @@ def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]
         given = pass_spec.normalize_parameter_names().parameters
         unknown = [k.replace("_", "-") for k in given if k not in known]
         if unknown:
-            raise PipelineError(f"pass '{name}' has no option '{unknown[0]}'; {describe_options(cls)}")
+            close = difflib.get_close_matches(unknown[0], [k.replace("_", "-") for k in known], n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise PipelineError(f"pass '{name}' has no option '{unknown[0]}'{hint}; {describe_options(cls)}")
         try:
             passes.append(cls.from_pass_spec(pass_spec))
         except (ValueError, TypeError) as e:

@@ -23,7 +23,6 @@ lazy, inside the flags that need them, to keep start-up short.
 from __future__ import annotations
 
 import argparse
-import inspect
 import itertools
 import os
 import re
@@ -32,68 +31,42 @@ import time
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from io import StringIO
-from typing import IO, NoReturn
+from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.arg_spec import parse_spec
 from xdsl.utils.exceptions import DiagnosticException, ParseError, ShrinkException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from cortex.dialects import Cortex
 from cortex.errors import CortexError
 from cortex.ir import ONLY_COMMENTS, LocatedVerifyException, LocatingParser, reject_byte_order_mark, verify_located
-from cortex.registry import PipelineError, all_passes, cortex_passes, cortex_targets, describe_options, parse_pipeline, unanchored
+from cortex.registry import PipelineError, cortex_passes, cortex_targets, parse_pipeline
 from cortex.tools.atomic import OutputError, check_distinct, detach_stdout, is_write_failure, write_bytes_atomic
 from cortex.tools.diagnostics import Diagnostic, check_expectations, from_parse_error, parse_expectations
-from cortex.tools.instrumentation import IRPrinter, NullTimer, PassInstrumentation, PassTimer, PassVerificationError
+from cortex.tools.instrumentation import (
+    ElidingPrinter,
+    IRPrinter,
+    NullTimer,
+    PassInstrumentation,
+    PassStatistics,
+    PassTimer,
+    PassVerificationError,
+)
+from cortex.tools.opt_args import (
+    DEFAULT_SEMANTIC_FRAMES,
+    DESCRIPTION,
+    EPILOG,
+    HELP_OVERRIDES,
+    normalise_argv,
+    one_line_usage_error,
+    option_arity,
+    positive_int,
+)
+from cortex.tools.opt_passes import bind_shapes_hint, list_passes, once_bound, semantic_reference
 from cortex.tools.run_summary import process_start
 from cortex.tools.versions import OPT_VERSION_FORMAT
-
-DEFAULT_SEMANTIC_FRAMES = 3
-
-DESCRIPTION = """\
-cortex-opt: the Cortex modular optimizer driver (the mlir-opt of Cortex).
-
-Reads MLIR (the cortex dialect and upstream builtin/func/arith/math/scf/
-tensor/linalg) from a file or stdin, verifies it, runs a pass pipeline and
-prints the result, or emits it with a target."""
-
-EPILOG = """\
-examples:
-  cortex-opt examples/l2_pipeline.mlir
-      parse, verify and print (custom form; --print-op-generic for generic)
-  cortex-opt in.mlir -p 'cortex-specialize-mode{mode=power_save},canonicalize,cortex-dce'
-      specialise the request mode, fold zero-weight terms, drop dead stages
-  cortex-opt in.mlir -p convert-cortex-to-linalg,convert-cortex-to-extern
-      lower to upstream MLIR (what /usr/lib/llvm-22/bin/mlir-opt accepts)
-  cortex-opt in.mlir -p convert-cortex-to-linalg,convert-cortex-to-extern -t numpy
-      emit the NumPy backend's Python source
-  cortex-opt in.mlir -p canonicalize,cse --mlir-print-ir-after-change --mlir-timing
-      show the IR after each pass that changed it, and where the time went
-  cortex-opt errors.mlir --split-input-file --verify-diagnostics
-      check the // expected-error {{...}} comments of every // ----- chunk
-
-Pass options go in braces, separated by spaces: -p 'pass{opt=1 other=x}'.
-As in mlir-opt, --pass-pipeline='builtin.module(canonicalize,cse)' is -p, and
-each pass is also a flag: --canonicalize --cse --cortex-dce='mode=power_save'.
---list-passes shows every pass with what it does and its options.
-Exit status: 0 success; 1 a diagnostic (bad input, a pass failed, a
---verify-diagnostics mismatch); 2 a bad command line or an internal error
-(CORTEX_DEBUG=1 shows its traceback)."""
-
-# xDSL's flags, described as cortex-opt implements them.
-HELP_OVERRIDES = {
-    "input_file": "input file (MLIR text, or an ONNX model if it ends in .onnx); stdin when omitted or '-'",
-    "verify_diagnostics": "check the diagnostics against the input's // expected-error {{...}} "
-    "comments (@+N, @-N, @above, @below; -re for regexes), as mlir-opt does; "
-    "exit 1 on any mismatch",
-    "parsing_diagnostics": "print parse errors to stdout and exit 0 (xDSL's test mode)",
-    "print_between_passes": "same as --mlir-print-ir-after-all",
-    "time_passes": "same as --mlir-timing",
-    "split_input_file": "split the input at '// -----' lines and process each chunk on its own",
-    "output_file": "write the output to FILE (only when every chunk succeeded)",
-    "disable_verify": "do not verify the input, nor the IR after each pass",
-}
 
 SPLIT_MARKER = re.compile(r"[ \t]*// -----[ \t]*\r?")
 
@@ -121,108 +94,6 @@ class ChunkFailure(Exception):
         super().__init__(diagnostic.headline())
         self.diagnostic = diagnostic
         self.from_parser = from_parser
-
-
-def semantic_reference(ctx, before: ModuleOp | None, passes: Sequence[ModulePass]) -> tuple[ModuleOp | None, str | None]:
-    """The module (and entry) `--verify-each-pass-semantics` takes its reference results from.
-
-    A shape-generic entry (the bundled pipeline) has no input to sample until the pipeline's
-    `cortex-specialize-shapes` binds its shapes: the reference is then the input bound to those
-    shapes, and the passes before the binding run on the same concrete inputs. Without that
-    pass it is a CortexError saying so.
-    """
-    from cortex.passes.specialize_shapes import is_shape_generic
-
-    binding = next((p for p in passes if p.name == "cortex-specialize-shapes"), None)
-    if before is None or binding is None:
-        return before, None
-    entry = getattr(binding, "entry", None)
-    if not isinstance(entry, str) or not is_shape_generic(before, entry):
-        return before, None
-    bound = before.clone()
-    binding.apply(ctx, bound)
-    return bound, entry
-
-
-def once_bound(check: Callable, entry: str) -> Callable:
-    """`check` from the pass that binds `entry`'s shapes on: before it the module cannot run on the
-    reference inputs (its states have no shape), so a change made there is reported at the binding."""
-    from cortex.passes.specialize_shapes import is_shape_generic
-
-    def checked(previous, module, following) -> None:
-        if not is_shape_generic(module, entry):
-            check(previous, module, following)
-
-    return checked
-
-
-def normalise_argv(argv: Sequence[str]) -> list[str]:
-    """mlir-opt's spellings as cortex-opt's, and `--verify-each-pass-semantics` standing alone (`=3`).
-
-    - `--pass-pipeline='builtin.module(a,b)'` (or `--pass-pipeline X`) is `-p 'a,b'`;
-    - a pass as a flag, `--canonicalize` or `--cortex-dce=mode=power_save` / `--cortex-dce='mode=power_save'`,
-      joins the pipeline in command-line order, as in mlir-opt; giving both forms is an error there
-      and here.
-    argparse would otherwise take the input file that follows `--verify-each-pass-semantics` as N.
-    """
-    flag = "--verify-each-pass-semantics"
-    out: list[str] = []
-    pipeline: list[str] = []
-    explicit = False
-    names: set[str] | None = None
-    args = list(argv)
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == flag:
-            # `--verify-each-pass-semantics 2`, as the usage line spells it; a number never names the input
-            if i + 1 < len(args) and args[i + 1].isdigit() and args[i + 1].isascii():
-                i += 1
-                out.append(f"{flag}={args[i]}")
-            else:
-                out.append(f"{flag}={DEFAULT_SEMANTIC_FRAMES}")
-        elif arg == "--pass-pipeline" or arg.startswith("--pass-pipeline="):
-            if arg == "--pass-pipeline":
-                if i + 1 >= len(args):
-                    one_line_usage_error("argument --pass-pipeline: expected one argument")
-                i += 1
-                value = args[i]
-            else:
-                value = arg.split("=", 1)[1]
-            out += ["-p", unanchored(value)]
-            explicit = True
-        elif arg == "--":
-            out += args[i:]
-            break
-        elif arg.startswith("--") and len(arg) > 2:
-            name, eq, options = arg[2:].partition("=")
-            names = names if names is not None else set(all_passes())
-            if name in names and name not in OPTION_NAMES:
-                pipeline.append(f"{name}{{{options.strip(chr(39) + chr(34))}}}" if eq and options else name)
-            else:
-                out.append(arg)
-        else:
-            out.append(arg)
-        i += 1
-    if pipeline:
-        if explicit or any(a in ("-p", "--passes") or a.startswith("--passes=") for a in out):
-            one_line_usage_error("give the passes either as -p/--pass-pipeline or as flags (--canonicalize), not both")
-        out += ["-p", ",".join(pipeline)]
-    return out
-
-
-OPTION_NAMES = frozenset({"help", "version", "passes", "target", "output-file", "list-passes"})
-"""cortex-opt options a pass of the same name must never shadow (no pass is named so today)."""
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number of frames, got '{text}'") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of frames, got {value}")
-    return value
 
 
 def split_input(text: str) -> list[tuple[str, int]]:
@@ -268,24 +139,6 @@ def build_passes(available: dict[str, Callable[[], type[ModulePass]]], spec: str
         raise UsageError(e.message) from None
 
 
-def pass_summary(cls: type[ModulePass]) -> str:
-    """The first sentence of a pass's docstring, on one line ("" when it has none of its own)."""
-    doc = inspect.getdoc(cls) or ""
-    if not doc or doc.startswith(f"{cls.__name__}(") or cls.__doc__ is None:  # dataclass's generated signature
-        return ""
-    name = str(getattr(cls, "name", ""))
-    paragraphs = [" ".join(p.split()) for p in doc.split("\n\n") if p.strip()]
-    # a first paragraph that only shows the pass's own syntax (`cortex-frame-split{entry=...}`) is no summary
-    # `cortex-frame-split{entry=l2_frame}: the entry becomes ...`: the syntax is no summary, the rest is
-    paragraphs = [re.sub(rf"^{re.escape(name)}(\{{[^}}]*\}})?:\s+", "", p) if name else p for p in paragraphs]
-    prose = [p for p in paragraphs if not (p.split()[0].startswith(name) or len(p.split()) == 1)]
-    if not prose:
-        return ""
-    paragraph = prose[0]
-    first = re.split(r"(?<=[.:;])\s", paragraph, maxsplit=1)[0].rstrip(".:;")
-    return first if len(first) <= 110 else first[:107].rstrip() + "..."
-
-
 class CortexOptMain(xDSLOptMain):
     """xDSL's opt driver with cortex registered and MLIR-grade diagnostics."""
 
@@ -301,9 +154,9 @@ class CortexOptMain(xDSLOptMain):
         self.timer: PassTimer = NullTimer()
         self.passes: tuple[ModulePass, ...] = ()
         self.semantics: Callable | None = None
+        self.statistics: PassStatistics | None = None
         self.graph_view: dict[str, Callable] = {}
-        argv = normalise_argv(sys.argv[1:] if args is None else args)
-        super().__init__(description=description, args=argv)
+        super().__init__(description=description, args=sys.argv[1:] if args is None else list(args))
 
     # -- registration ------------------------------------------------------
 
@@ -346,6 +199,9 @@ class CortexOptMain(xDSLOptMain):
 
         tools = arg_parser.add_argument_group("pass instrumentation (as in mlir-opt)")
         tools.add_argument(
+            "--mlir-print-ir-before-all", action="store_true", help="print the IR to stderr before every pass"
+        )
+        tools.add_argument(
             "--mlir-print-ir-after-all", action="store_true", help="print the IR to stderr after every pass"
         )
         tools.add_argument(
@@ -355,6 +211,15 @@ class CortexOptMain(xDSLOptMain):
         )
         tools.add_argument(
             "--mlir-timing", action="store_true", help="report the wall time of parsing, each pass and output"
+        )
+        tools.add_argument(
+            "--mlir-pass-statistics", action="store_true",
+            help="report to stderr, per pass, the operations it erased and created and the module's size after it",
+        )
+        tools.add_argument(
+            "--mlir-elide-elementsattrs-if-larger", metavar="N", type=int, default=None,
+            help="print a dense elements attribute of more than N elements (not a splat) as "
+            "dense_resource<__elided__>, as mlir-opt does (the output, and the IR dumps)",
         )
         tools.add_argument(
             "--verify-each-pass-semantics",
@@ -390,6 +255,12 @@ class CortexOptMain(xDSLOptMain):
             default=None,
             help="also write the graph in Graphviz dot to FILE (FILE.svg, .png, .pdf: rendered by Graphviz)",
         )
+        # mlir-opt's spellings, read before argparse sees the arguments (tools/opt_args.py)
+        parse_args = arg_parser.parse_args
+        arity = option_arity(arg_parser)
+        arg_parser.parse_args = lambda args=None, namespace=None: parse_args(  # type: ignore[method-assign, assignment]
+            normalise_argv(sys.argv[1:] if args is None else args, arity), namespace
+        )
 
     # -- set-up --------------------------------------------------------------
 
@@ -401,6 +272,9 @@ class CortexOptMain(xDSLOptMain):
         if args.mlir_timing:
             self.timer = PassTimer()
             self.timer.start = self.started
+        self.statistics = PassStatistics() if args.mlir_pass_statistics else None
+        if args.mlir_elide_elementsattrs_if_larger is not None and args.mlir_elide_elementsattrs_if_larger < 0:
+            raise UsageError("--mlir-elide-elementsattrs-if-larger must be >= 0")
         self.passes = build_passes(self.available_passes, args.passes)
         self.pipeline = PassPipeline(self.passes)
         if args.verify_each_pass_semantics is not None:
@@ -453,6 +327,8 @@ class CortexOptMain(xDSLOptMain):
                 write_bytes_atomic(self.args.output_file, (out.getvalue() if isinstance(out, StringIO) else "").encode())
             except OutputError as e:
                 raise UsageError(str(e)) from None
+        if self.statistics is not None:
+            sys.stderr.write(self.statistics.report())
         if self.args.mlir_timing:
             sys.stderr.write(self.timer.report())
         if self.args.shrink:
@@ -559,11 +435,15 @@ class CortexOptMain(xDSLOptMain):
                 check = self.semantics(reference, frames=self.args.verify_each_pass_semantics, entry=entry)
                 checks.append(check if entry is None else once_bound(check, entry))
             except (DiagnosticException, CortexError) as e:
-                raise ChunkFailure(Diagnostic(f"--verify-each-pass-semantics: {e}")) from None
+                raise ChunkFailure(Diagnostic(f"--verify-each-pass-semantics: {e}{bind_shapes_hint(module)}")) from None
+        if self.statistics is not None:
+            checks.append(self.statistics)
         printer = IRPrinter(
             after_all=self.args.mlir_print_ir_after_all,
             after_change=self.args.mlir_print_ir_after_change,
+            before_all=self.args.mlir_print_ir_before_all,
             generic=self.args.print_op_generic,
+            elide_if_larger=self.args.mlir_elide_elementsattrs_if_larger,
         )
         instrumentation = PassInstrumentation(verify=verify, printer=printer, timer=self.timer, checks=checks)
         try:
@@ -599,6 +479,21 @@ class CortexOptMain(xDSLOptMain):
                 Diagnostic(f"target '{args.target}' needs the Python package '{e.name}', which is not installed")
             ) from None
 
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        """xDSL's output, but with the mlir target and --mlir-elide-elementsattrs-if-larger printed by
+        `ElidingPrinter` (as xDSL's MLIRTarget prints: the module, then its dialect resources)."""
+        limit = self.args.mlir_elide_elementsattrs_if_larger
+        if limit is None or parse_spec(self.args.target).name != "mlir":
+            return super().output_resulting_program(prog)
+        out = StringIO()
+        printer = ElidingPrinter(stream=out, print_generic_format=self.args.print_op_generic,
+                                 print_properties_as_attributes=self.args.print_no_properties,
+                                 print_debuginfo=self.args.print_debuginfo, elide_if_larger=limit)
+        printer.print_op(prog)
+        printer.print_metadata(self.ctx.loaded_dialects)
+        print("\n", file=out)
+        return out.getvalue()
+
     def print_quant_report(self, before: ModuleOp, module: ModuleOp) -> None:
         (report,) = load_optional("--quant-report", "cortex.reports.quant_report", ["report_for_opt"])
         try:
@@ -625,28 +520,7 @@ class CortexOptMain(xDSLOptMain):
             raise ChunkFailure(Diagnostic(f"cannot render graph to '{path}': {e}")) from None
 
     def list_passes(self) -> str:
-        """Every pass with the first line of its docstring; cortex's with their options too."""
-        lines = ["cortex passes:"]
-        for name, factory in sorted(cortex_passes().items()):
-            try:
-                cls = factory()
-                lines.append(f"  {name}  {pass_summary(cls)} ({describe_options(cls)})")
-            except Exception as e:  # a pass module that does not import yet
-                lines.append(f"  {name}  (cannot be loaded: {type(e).__name__}: {e})")
-        lines.append("xDSL passes:")
-        for name in sorted(set(self.available_passes) - set(cortex_passes())):
-            try:
-                summary = pass_summary(self.available_passes[name]())
-            except Exception:  # noqa: BLE001 - a pass whose module does not import here: list it bare
-                summary = ""
-            lines.append(f"  {name}  {summary}".rstrip())
-        return "\n".join(lines) + "\n"
-
-
-def one_line_usage_error(message: str) -> NoReturn:
-    """argparse's usage errors as one line (no usage dump): `cortex-opt: error: ...`, exit 2."""
-    sys.stderr.write(f"cortex-opt: error: {message} (cortex-opt --help lists the options)\n")
-    raise SystemExit(2)
+        return list_passes(self.available_passes)
 
 
 def image_path(path: str | None) -> bool:

@@ -4,7 +4,8 @@ xDSL calls a pipeline's callback as `callback(previous_pass, module,
 next_pass)` before the first pass, between passes and after the last. One
 `PassInstrumentation` object is that callback: it stops the timer of the pass
 that just ran, verifies the IR (naming the pass if it no longer verifies),
-dumps the IR (`--mlir-print-ir-after-all` / `-after-change`), runs extra
+dumps the IR (`--mlir-print-ir-before-all`, `-after-all`, `-after-change`), counts what each pass
+erased and created (`--mlir-pass-statistics`), runs extra
 checks such as translation validation, and starts the next pass's timer.
 """
 
@@ -15,9 +16,11 @@ import io
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import IO
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -92,38 +95,96 @@ class NullTimer(PassTimer):
         yield
 
 
-class IRPrinter:
-    """Dumps the module after passes: after each (`after_all`) or after those that changed it."""
+@dataclass(eq=False, repr=False)
+class ElidingPrinter(Printer):
+    """xDSL's printer, with mlir-opt's `--mlir-elide-elementsattrs-if-larger=N`: a dense elements attribute of
+    more than N elements that is not a splat prints as `dense_resource<__elided__> : tensor<...>`, the form
+    mlir-opt prints (and parses back, as a resource with no data)."""
 
-    def __init__(self, *, after_all: bool, after_change: bool, generic: bool = False, stream: IO[str] | None = None):
+    elide_if_larger: int | None = None
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        limit = self.elide_if_larger
+        if (limit is not None and isinstance(attribute, DenseIntOrFPElementsAttr) and len(attribute) > limit
+                and not attribute.is_splat()):
+            self.print_string("dense_resource<__elided__> : ")
+            self.print_attribute(attribute.get_type())
+            return
+        super().print_attribute(attribute)
+
+
+class IRPrinter:
+    """Dumps the module around passes: before each (`before_all`), after each (`after_all`) or after those
+    that changed it (`after_change`), in mlir-opt's `// -----// IR Dump After ... //----- //` form."""
+
+    def __init__(self, *, after_all: bool, after_change: bool, before_all: bool = False, generic: bool = False,
+                 stream: IO[str] | None = None, elide_if_larger: int | None = None):
         self.after_all = after_all
         self.after_change = after_change
+        self.before_all = before_all
         self.generic = generic
         self.stream = stream
+        self.elide_if_larger = elide_if_larger
         self.before: str | None = None
 
     @property
     def enabled(self) -> bool:
-        return self.after_all or self.after_change
+        return self.after_all or self.after_change or self.before_all
 
     def text(self, module: ModuleOp) -> str:
         out = io.StringIO()
-        Printer(stream=out, print_generic_format=self.generic).print_op(module)
+        ElidingPrinter(stream=out, print_generic_format=self.generic, elide_if_larger=self.elide_if_larger).print_op(module)
         return out.getvalue()
 
-    def __call__(self, previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None) -> None:
+    def dump(self, when: str, p: ModulePass, text: str) -> None:
+        (self.stream or sys.stderr).write(f"// -----// IR Dump {when} {pass_title(p)} //----- //\n{text}\n\n")
+
+    def __call__(self, previous: ModulePass | None, module: ModuleOp, next_pass: ModulePass | None) -> None:
         if not self.enabled:
             return
-        if previous is None:
-            # Before the first pass: remember the input to detect the first change.
-            self.before = self.text(module) if self.after_change else None
-            return
         after = self.text(module)
-        changed = after != self.before
-        self.before = after
-        if self.after_all or changed:
-            stream = self.stream or sys.stderr
-            stream.write(f"// -----// IR Dump After {pass_title(previous)} //----- //\n{after}\n\n")
+        if previous is not None:
+            changed = after != self.before
+            if self.after_all or (self.after_change and changed):
+                self.dump("After", previous, after)
+        self.before = after  # to detect the next pass's change
+        if self.before_all and next_pass is not None:
+            self.dump("Before", next_pass, after)
+
+
+class PassStatistics:
+    """`--mlir-pass-statistics`: per pass (by its place in the pipeline), the operations it erased and
+    created, told apart by identity (an op the pass left in place is neither), and the module's size after
+    it; summed over `--split-input-file` chunks, as mlir-opt sums a pass's statistics."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, tuple[ModulePass, list[int]]] = {}
+        self.index = 0
+        self._before: dict[int, Operation] = {}  # the ops (held, so no id is reused while the pass runs)
+
+    def __call__(self, previous: ModulePass | None, module: ModuleOp, next_pass: ModulePass | None) -> None:
+        ops = {id(op): op for op in module.walk()}
+        if previous is not None:
+            _, counts = self.rows.setdefault(self.index, (previous, [0, 0, 0]))
+            counts[0] += len(self._before.keys() - ops.keys())
+            counts[1] += len(ops.keys() - self._before.keys())
+            counts[2] += len(ops)
+            self.index += 1
+        else:
+            self.index = 0
+        self._before = ops if next_pass is not None else {}
+
+    def report(self) -> str:
+        rule = "===" + "-" * 73 + "==="
+        out = io.StringIO()
+        out.write(f"{rule}\n{'... Pass statistics report ...':^79}".rstrip() + f"\n{rule}\n'builtin.module' Pipeline\n")
+        meaning = ("ops-erased - Operations the pass erased", "ops-created - Operations the pass created",
+                   "ops-after - Operations in the module after the pass")
+        for p, counts in self.rows.values():
+            out.write(f"  {pass_title(p)}\n")
+            for value, text in zip(counts, meaning):
+                out.write(f"    (S) {value:6d} {text}\n")
+        return out.getvalue()
 
 
 class PassInstrumentation:
@@ -175,10 +236,12 @@ class PassInstrumentation:
 
 
 __all__ = [
+    "ElidingPrinter",
     "IRPrinter",
     "NullTimer",
     "PassCallback",
     "PassInstrumentation",
+    "PassStatistics",
     "PassTimer",
     "PassVerificationError",
     "pass_title",

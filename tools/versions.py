@@ -1,6 +1,7 @@
 """`--version`: what a bug report needs — cortex's version and those of the libraries and backend it runs on.
 
     cortex-run 0.1.0 (xDSL 0.74.0, NumPy 2.1.3, OpenCV 4.10.0; backend numpy)
+    cortex-opt 0.1.0 (xDSL 0.74.0)
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ def version_line(program: str, backend: str | None = None) -> str:
     return f"{program} {cortex.__version__} ({libraries}{used})"
 
 
-OPT_VERSION_FORMAT = "cortex-opt (xDSL {xdsl_version})"
-"""cortex-opt's `--version` line: xDSL's driver prints it, and `opt_version_line` without loading xDSL."""
+OPT_VERSION_FORMAT = f"cortex-opt {cortex.__version__} (xDSL {{xdsl_version}})"
+"""cortex-opt's `--version` line, cortex's version first: xDSL's driver fills in its own version and prints
+it, and `opt_version_line` without loading xDSL."""
 
 
 def opt_version_line() -> str:
