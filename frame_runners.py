@@ -40,6 +40,11 @@ class Stage:
     seconds: float = 0.0
     calls: int | None = 0
     """Executions counted, or None when the timer only reports totals (NumPy profile)."""
+    cpu_seconds: float | None = None
+    """CPU time of the threads that ran the stage (`time.thread_time` around it), or None where the timer
+    took none (the reference interpreter). Under frame-parallel load the wall-clock includes the waits for a
+    core and for the GIL; this is the work itself (without the helper threads of OpenCV or BLAS, which the
+    frame-parallel engines hold at one per worker)."""
 
 
 @dataclass
@@ -48,12 +53,19 @@ class StageTimes:
 
     stages: dict[str, Stage] = field(default_factory=dict)
 
-    def add(self, name: str, kind: str, seconds: float, calls: int | None = 1) -> None:
+    def add(self, name: str, kind: str, seconds: float, calls: int | None = 1, cpu_seconds: float | None = None) -> None:
         stage = self.stages.get(name)
         if stage is None:
-            stage = self.stages[name] = Stage(name, kind)
+            stage = self.stages[name] = Stage(name, kind, cpu_seconds=None if cpu_seconds is None else 0.0)
         stage.seconds += seconds
         stage.calls = None if calls is None or stage.calls is None else stage.calls + calls
+        if cpu_seconds is not None and stage.cpu_seconds is not None:
+            stage.cpu_seconds += cpu_seconds
+
+    @property
+    def has_cpu(self) -> bool:
+        """Whether the timers took each stage's thread CPU time too."""
+        return bool(self.stages) and all(s.cpu_seconds is not None for s in self.stages.values())
 
     def ms_per_frame(self, frames: int) -> dict[str, float]:
         return {s.name: 1e3 * s.seconds / max(frames, 1) for s in self.stages.values()}
@@ -69,24 +81,36 @@ class StageTimes:
         total = frame_seconds if frame_seconds and frame_seconds >= staged else staged
         width = max([len("stage")] + [len(s.name) for s in rows])
         counted = any(s.calls is not None for s in rows)
+        cpu = self.has_cpu
 
-        def line(name: str, kind: str, runs: str, seconds: float) -> str:
+        def line(name: str, kind: str, runs: str, seconds: float, cpu_seconds: float | None = None) -> str:
             runs_cell = f"  {runs:>5}" if counted else ""
-            return f"  {name:<{width}}  {kind:<10}{runs_cell}  {1e3 * seconds / max(frames, 1):>9.3f}  {_share(seconds, total):>6}"
+            cpu_cell = "" if not cpu else f"  {'':>12}" if cpu_seconds is None else f"  {1e3 * cpu_seconds / max(frames, 1):>12.3f}"
+            return (f"  {name:<{width}}  {kind:<10}{runs_cell}  {1e3 * seconds / max(frames, 1):>9.3f}{cpu_cell}"
+                    f"  {_share(seconds, total):>6}")
 
         lines = [f"{title} ({frames} frame{'s' if frames != 1 else ''})"]
-        lines.append(f"  {'stage':<{width}}  {'kind':<10}" + (f"  {'runs':>5}" if counted else "") + f"  {'ms/frame':>9}  {'share':>6}")
+        lines.append(f"  {'stage':<{width}}  {'kind':<10}" + (f"  {'runs':>5}" if counted else "")
+                     + f"  {'ms/frame':>9}" + (f"  {'CPU ms/frame':>12}" if cpu else "") + f"  {'share':>6}")
         for s in rows:
-            lines.append(line(s.name, s.kind, "-" if s.calls is None else str(s.calls), s.seconds))
-        by_kind: dict[str, float] = {}
+            lines.append(line(s.name, s.kind, "-" if s.calls is None else str(s.calls), s.seconds, s.cpu_seconds))
+        by_kind: dict[str, list[float]] = {}
         for s in rows:
-            by_kind[s.kind] = by_kind.get(s.kind, 0.0) + s.seconds
-        for kind, seconds in by_kind.items():
-            lines.append(line("all " + kind, "", "", seconds))
+            sums = by_kind.setdefault(s.kind, [0.0, 0.0])
+            sums[0] += s.seconds
+            sums[1] += s.cpu_seconds or 0.0
+        for kind, (seconds, cpu_seconds) in by_kind.items():
+            lines.append(line("all " + kind, "", "", seconds, cpu_seconds if cpu else None))
         if total > staged:
             lines.append(line("(between stages)", "", "", total - staged))
         lines.append(line("frame", "", "", total))
+        if cpu:
+            lines.append(CPU_NOTE)
         return "\n".join(lines)
+
+
+CPU_NOTE = ("  (ms/frame: wall-clock, which under frame-parallel load includes waiting for a core; CPU: the thread "
+            "CPU time of the stage's own work, time.thread_time, without OpenCV's or BLAS's helper threads)")
 
 
 def _share(part: float, total: float) -> str:
@@ -152,9 +176,10 @@ class CompiledRun:
     def stage_times(self, reset: bool = False) -> StageTimes:
         """Seconds per stage since the start (or the last reset)."""
         times = StageTimes()
-        for label, seconds in self.compiled.profile(reset=reset).items():
+        profile = self.compiled.profile(reset=reset)
+        for label, seconds in profile.items():
             stage, kind = self.labels.get(label, (f"({label})", "compilable"))
-            times.add(stage, kind, seconds, calls=None)
+            times.add(stage, kind, seconds, calls=None, cpu_seconds=profile.cpu.get(label))
         return times
 
 

@@ -143,7 +143,8 @@ class CompiledPipeline:
             if split is None:
                 return Profile({}, 0, note=PROFILING_OFF)
             sections = split.sections
-            report = Profile(split_fused({k: s.seconds for k, s in sections.items() if s.count}), self._frames_profiled)
+            report = Profile(split_fused({k: s.seconds for k, s in sections.items() if s.count}), self._frames_profiled,
+                             cpu=split_fused({k: s.cpu_seconds for k, s in sections.items() if s.count}))
             if reset:
                 for s in sections.values():
                     s.seconds, s.cpu_seconds, s.count = 0.0, 0.0, 0
@@ -152,7 +153,8 @@ class CompiledPipeline:
         if self._profiled is None:
             return Profile({}, 0, note=PROFILING_OFF)
         profiler: Any = self._profiled.profiler
-        report = Profile(split_fused({s.label: s.seconds for s in profiler.sections.values() if s.count}), self._frames_profiled)
+        report = Profile(split_fused({s.label: s.seconds for s in profiler.sections.values() if s.count}), self._frames_profiled,
+                         cpu=split_fused({s.label: s.cpu_seconds for s in profiler.sections.values() if s.count}))
         if reset:
             profiler.reset()
             self._frames_profiled = 0

@@ -14,18 +14,20 @@ from collections.abc import Mapping
 
 
 class Section:
-    """One source op's timer: `with section:` adds the elapsed time."""
+    """One source op's timer: `with section:` adds the elapsed wall-clock time and the CPU time of the
+    thread that ran it (`time.thread_time`: the library threads OpenCV or BLAS start are not in it)."""
 
-    __slots__ = ("label", "seconds", "count", "_start")
+    __slots__ = ("label", "seconds", "cpu_seconds", "count", "_start", "_cpu")
 
     def __init__(self, label: str):
-        self.label, self.seconds, self.count, self._start = label, 0.0, 0, 0.0
+        self.label, self.seconds, self.cpu_seconds, self.count, self._start, self._cpu = label, 0.0, 0.0, 0, 0.0, 0.0
 
     def __enter__(self) -> None:
-        self._start = time.perf_counter()
+        self._start, self._cpu = time.perf_counter(), time.thread_time()
 
     def __exit__(self, *exc: object) -> None:
         self.seconds += time.perf_counter() - self._start
+        self.cpu_seconds += time.thread_time() - self._cpu
         self.count += 1
 
 
@@ -61,7 +63,7 @@ class Profiler:
 
     def reset(self) -> None:
         for s in self.sections.values():
-            s.seconds, s.count = 0.0, 0
+            s.seconds, s.cpu_seconds, s.count = 0.0, 0.0, 0
 
 
 def split_fused(seconds: Mapping[str, float]) -> dict[str, float]:
@@ -81,15 +83,18 @@ PROFILING_OFF = (
 
 
 class Profile(dict):
-    """Seconds spent per source op (cortex.origin) over `frames` profiled calls.
+    """Seconds spent per source op (cortex.origin) over `frames` profiled calls, wall-clock; `cpu`: the same
+    ops' thread CPU seconds (see `Section`), where the timers took them.
 
     Empty with a `note` saying how to turn profiling on when it was off.
     """
 
-    def __init__(self, seconds: Mapping[str, float], frames: int, note: str | None = None):
+    def __init__(self, seconds: Mapping[str, float], frames: int, note: str | None = None,
+                 cpu: Mapping[str, float] | None = None):
         super().__init__(seconds)
         self.frames = frames
         self.note = note
+        self.cpu = dict(cpu or {})
 
     def per_frame_ms(self) -> dict[str, float]:
         return {k: 1000.0 * v / max(self.frames, 1) for k, v in self.items()}

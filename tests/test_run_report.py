@@ -64,7 +64,10 @@ def test_the_report_marks_what_the_run_saw(report):
     # red bands: one per gated frame in each of the two panels
     assert text.count('fill="#d62728" fill-opacity="0.18"/>') == 2 * len(gated) + 1  # + the legend's swatch
     cuts = text.count('stroke="#9467bd" stroke-width="1.4"')
-    assert cuts == len(range(0, 45, SCENE_LENGTH))  # the first frame (against an empty history) and each cut
+    # each cut, and not the first frame: it is the start (measured against the all-zeros initial state)
+    assert cuts == len(range(SCENE_LENGTH, 45, SCENE_LENGTH)) > 0
+    assert text.count('class="tick">start</text>') == 1
+    assert f"{cuts} (the first frame is the start, not a cut)" in text
     for stage in ("gray", "text_roi", "encoder", "temporal_smooth"):
         assert f">{stage}</text>" in text and f"<td>{stage}</td>" in text
 
@@ -131,3 +134,50 @@ def test_the_report_loads_in_chromium_without_console_messages(report, tmp_path)
 
     for colour in ("#1f77b4", "#d62728", "#2ca02c", "#4c78a8", "#f58518"):  # plot lines, graph boxes
         assert has(colour), colour
+
+
+@pytest.mark.slow
+def test_every_stage_has_its_cpu_time_beside_its_wall_clock(report):
+    """The summary and the report give each stage's thread CPU time next to its wall-clock (issue 41 item 4); a
+    thread cannot use more CPU than the time it spent in the stage."""
+    _, summary, text = report
+    stages = summary["stages_ms_per_frame"]
+    assert stages and all(s["cpu_ms_per_frame"] is not None for s in stages.values())
+    for name, s in stages.items():
+        assert 0.0 <= s["cpu_ms_per_frame"] <= 1.05 * s["ms_per_frame"] + 0.05, (name, s)
+    assert sum(s["cpu_ms_per_frame"] for s in stages.values()) > 0
+    assert "<th>wall ms/frame</th><th>CPU ms/frame</th>" in text and "time.thread_time" in text
+
+
+def test_the_first_frame_is_the_start_not_a_scene_cut():
+    """Frame 0's scene measure is taken against the all-zeros initial state: far above any threshold on every
+    clip. The recorder marks it as the start; a later frame with the same measure is a cut."""
+    from types import SimpleNamespace
+
+    from cortex.passes.expose_scene_change import SceneProbe
+    from cortex.tools.report_html import ReportRecorder
+
+    recorder = ReportRecorder(SceneProbe(2, 0.5))
+    for index in range(3):
+        info = SimpleNamespace(index=10 + index, time=index / 25, sharpness=None, threshold=None, blurred=None)
+        recorder(index, info, np.zeros((2, 2)), (None, None, 0.9 if index != 1 else 0.1),
+                 lambda: np.zeros((8, 8, 3), np.uint8))
+    assert [(f.start, f.cut) for f in recorder.frames] == [(True, False), (False, False), (False, True)]
+    svg = plot_svg(recorder.frames)
+    assert svg.count('stroke="#9467bd" stroke-width="1.4"') == 1 and ">start</text>" in svg
+
+
+def test_the_terminal_stage_table_puts_cpu_beside_wall_clock_where_it_was_measured():
+    from cortex.frame_runners import StageTimes
+
+    timed = StageTimes()
+    timed.add("gray", "compilable", 0.010, calls=None, cpu_seconds=0.004)
+    timed.add("text_roi", "external", 0.030, calls=None, cpu_seconds=0.012)
+    table = timed.table(10, 0.05)
+    head = table.splitlines()[1]
+    assert head.split() == ["stage", "kind", "ms/frame", "CPU", "ms/frame", "share"]
+    assert re.search(r"gray\s+compilable\s+1\.000\s+0\.400\s", table)
+    assert "time.thread_time" in table
+    interpreted = StageTimes()  # the reference interpreter's timer takes no CPU time: no column, no note
+    interpreted.add("gray", "compilable", 0.010)
+    assert "CPU" not in interpreted.table(10)

@@ -236,13 +236,13 @@ class ParallelRunner:
         return count, self.wall_seconds, skipped
 
     def stage_times(self) -> StageTimes:
-        """Wall-clock seconds per stage, summed over frames and threads (threads engine)."""
+        """Wall-clock and thread CPU seconds per stage, summed over frames and threads (threads engine)."""
         from cortex.frame_runners import StageTimes
 
         times = StageTimes()
         for label, section in self._sections().items():
             stage, kind = self._stage(label)
-            times.add(stage, kind, section.seconds, calls=None)
+            times.add(stage, kind, section.seconds, calls=None, cpu_seconds=section.cpu_seconds)
         return times
 
     def _sections(self):

@@ -55,6 +55,7 @@ class FrameFacts:
     blurred: bool | None
     scene: float | None  # None: not measured (a gated frame) or no scene stage
     cut: bool
+    start: bool = False  # the run's first frame: measured against the all-zeros initial state, so never a cut
 
 
 @dataclass
@@ -77,10 +78,12 @@ class ReportRecorder:
         if self.scene is not None and len(results) > self.scene.index:
             value = float(results[self.scene.index])
             scene = value if math.isfinite(value) else None
-        cut = scene is not None and self.scene is not None and scene > self.scene.reset_threshold
+        start = index == 0  # the scene stage compares it with the all-zeros state: a "cut" on every clip
+        cut = not start and scene is not None and self.scene is not None and scene > self.scene.reset_threshold
         self.frames.append(FrameFacts(
             info.index, info.time or 0.0, float(np.mean(score)) if score.size else 0.0,
             float(np.max(score)) if score.size else 0.0, info.sharpness, info.threshold, info.blurred, scene, cut,
+            start,
         ))
         if index % self.stride == 0:
             image = render()
@@ -240,7 +243,9 @@ def plot_svg(frames: list[FrameFacts], width: int = 900) -> str:
             for y0 in tops:
                 out.append(f'<rect x="{fx(frame.number) - step / 2:.1f}" y="{y0}" width="{step:.1f}" height="{panel}" '
                            'fill="#d62728" fill-opacity="0.18"/>')
-    for frame in frames:  # scene cuts: dashed vertical lines
+    for frame in frames:  # the start (not a cut: nothing came before it), then scene cuts as dashed lines
+        if frame.start:
+            out.append(f'<text x="{fx(frame.number):.1f}" y="{top - 4}" text-anchor="start" class="tick">start</text>')
         if frame.cut:
             x = fx(frame.number)
             out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + 2 * panel + gap}" stroke="#9467bd" '
@@ -319,6 +324,33 @@ def _esc(value: object) -> str:
     return html.escape(str(value))
 
 
+CPU_CAPTION = ("<p>wall ms/frame: elapsed time in the stage, which under frame-parallel load includes waiting "
+               "for a core; CPU ms/frame: the CPU time of the thread running the stage (<code>time.thread_time</code>), "
+               "the stage's own work, without the helper threads OpenCV or BLAS may start.</p>")
+
+
+def has_cpu(summary: RunSummary) -> bool:
+    return summary.stages is not None and summary.stages.has_cpu
+
+
+def stage_table_html(summary: RunSummary) -> tuple[str, str]:
+    """The stage table's head and rows: wall-clock per frame, thread CPU beside it where it was measured."""
+    frames = max(summary.frames, 1)
+    stages = list(summary.stages.stages.values()) if summary.stages else []
+    total = sum(s.seconds for s in stages) / frames
+    cpu = has_cpu(summary)
+    head = ("<tr><th>stage</th><th>kind</th><th>wall ms/frame</th>" + ("<th>CPU ms/frame</th>" if cpu else "")
+            + "<th>share</th></tr>")
+    rows = "".join(
+        f'<tr><td>{_esc(s.name)}</td><td><span style="color:{KIND_COLOURS.get(s.kind, "#888")}">■</span> {_esc(s.kind)}</td>'
+        f'<td class="num">{1e3 * s.seconds / frames:.3f}</td>'
+        + (f'<td class="num">{1e3 * (s.cpu_seconds or 0.0) / frames:.3f}</td>' if cpu else "")
+        + f'<td class="num">{(100 * s.seconds / frames / total) if total else 0:.1f}%</td></tr>'
+        for s in stages
+    )
+    return head, rows
+
+
 def render_report(summary: RunSummary, module: ModuleOp, recorder: ReportRecorder, removed: Sequence[str] = ()) -> str:
     """The page as one string of HTML; `removed`: the stages the mode's dead-node elimination removes."""
     frames = max(summary.frames, 1)
@@ -336,20 +368,14 @@ def render_report(summary: RunSummary, module: ModuleOp, recorder: ReportRecorde
         ("mode", summary.mode), ("frames per mode", summary.per_mode_text()), ("backend", summary.backend),
         ("engine", summary.engine),
         ("blur gate", f"{summary.blur_threshold} ({summary.skipped} frames gated)" if summary.skipped is not None else "none"),
-        ("scene cuts", sum(f.cut for f in recorder.frames)),
+        ("scene cuts", f"{sum(f.cut for f in recorder.frames)} (the first frame is the start, not a cut)"),
         ("end to end", f"{rate('end_to_end')} frames/s ({seconds['end_to_end']:.2f} s from {seconds['since']} to every output written)"),
         ("frame loop", f"{rate('frame_loop')} frames/s (decode → pipeline → outputs written)"),
         ("pipeline", f"{rate('pipeline')} frames/s (the pipeline's own time)"),
         ("threads", summary.threads_line().removeprefix("threads: ")),
     ] + ([("live source", summary.live.text().removeprefix("live: "))] if summary.live is not None else [])
     rows = "".join(f"<tr><td>{_esc(k)}</td><td>{_esc(v)}</td></tr>" for k, v in facts)
-    total = sum(v for v in ms.values())
-    stage_rows = "".join(
-        f'<tr><td>{_esc(s.name)}</td><td><span style="color:{KIND_COLOURS.get(s.kind, "#888")}">■</span> {_esc(s.kind)}</td>'
-        f'<td class="num">{1e3 * s.seconds / frames:.3f}</td>'
-        f'<td class="num">{(100 * 1e3 * s.seconds / frames / total) if total else 0:.1f}%</td></tr>'
-        for s in (summary.stages.stages.values() if summary.stages else [])
-    )
+    stage_head, stage_rows = stage_table_html(summary)
     thumbs = "".join(
         f'<figure><img alt="overlay of frame {n}" width="{THUMB_WIDTH}" src="data:image/png;base64,'
         f'{base64.b64encode(png).decode()}"><figcaption>frame {n} · t {t:.2f} s</figcaption></figure>'
@@ -366,8 +392,7 @@ def render_report(summary: RunSummary, module: ModuleOp, recorder: ReportRecorde
         "dashed: removed by the mode's specialisation; \"no own time\": folded to a constant or fused into "
         "another stage's code (its time is in that row of the table).</p>"
         f'<div class="scroll">{graph_svg(nodes)}</div>'
-        "<h2>Time per stage</h2><table><tr><th>stage</th><th>kind</th><th>ms/frame</th><th>share</th></tr>"
-        f"{stage_rows}</table>"
+        f"<h2>Time per stage</h2><table>{stage_head}{stage_rows}</table>{CPU_CAPTION if has_cpu(summary) else ''}"
         "<h2>Over the frames</h2>"
         f'<div class="scroll">{plot_svg(recorder.frames)}</div>'
         f"<h2>Overlay frames</h2><div class=\"thumbs\">{thumbs or '<p>no frames</p>'}</div>"

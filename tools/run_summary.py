@@ -216,7 +216,8 @@ class RunSummary:
             data["live"] = self.live.to_json()
         if self.stages is not None:
             data["stages_ms_per_frame"] = {
-                name: {"kind": s.kind, "ms_per_frame": 1e3 * s.seconds / max(self.frames, 1)}
+                name: {"kind": s.kind, "ms_per_frame": 1e3 * s.seconds / max(self.frames, 1),
+                       "cpu_ms_per_frame": None if s.cpu_seconds is None else 1e3 * s.cpu_seconds / max(self.frames, 1)}
                 for name, s in self.stages.stages.items()
             }
         return data
