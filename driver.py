@@ -245,6 +245,7 @@ def compile_loaded(module_or_path: ModuleOp | str | Path, options: CompileOption
     options = options.replace(entry=entry)
     check_weight_names(module, options.weights)  # all at once: a shape-generic compile runs later
     if is_shape_generic(module, entry):  # compiled per concrete shape, on first use or `specialize`
+        check_weight_values(module, *options.weight_table())  # now, not at the first call
         per_shape = functools.partial(compile_loaded, options=options, workers=workers, profile=profile)
         return ShapeGenericPipeline(module, entry, per_shape)
     compilation = compile_program(module, options)
@@ -271,6 +272,14 @@ def check_weight_names(module: ModuleOp, weights: Mapping[str, float] | None) ->
             close = difflib.get_close_matches(str(name), sorted(known), n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
             raise CortexError(f"unknown weight {name!r} (known: {', '.join(sorted(known))}){hint}")
+
+
+def check_weight_values(module: ModuleOp, table: Mapping[str, float], weight_source: str) -> None:
+    """A CortexError for a weight the module reads that has no value (`build_program`'s check, made before a
+    shape-generic compile defers the rest to the first call)."""
+    for name in sorted({w.state_name_attr.data for w in module.walk() if isinstance(w, WeightOp)}):
+        if name not in table:
+            raise CortexError(f"weight '{name}' has no value: {weight_source}")
 
 
 def compile_lowered(lowered: ModuleOp, entry: str | None = None, mode: str | None = None,

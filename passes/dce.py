@@ -115,7 +115,7 @@ def eliminate_dead_nodes(
 
 @dataclass(frozen=True)
 class CortexDCEPass(ModulePass):
-    """Mode-aware dead-stage elimination that reports what it removed (see module doc)."""
+    """Removes the stages a mode weighs at zero (canonicalize, specialise the mode's weights, canonicalize, DCE) and reports them."""
 
     name = "cortex-dce"
 

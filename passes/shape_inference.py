@@ -263,7 +263,7 @@ def infer_shapes(module: ModuleOp, optimistic: bool = False) -> None:
 
 @dataclass(frozen=True)
 class ShapeInferencePass(ModulePass):
-    """Static result types from static arguments (see module doc)."""
+    """Makes every dynamic result dimension static that the function's arguments determine."""
 
     name = "cortex-shape-inference"
 

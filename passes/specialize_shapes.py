@@ -177,8 +177,8 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class SpecializeShapesPass(ModulePass):
-    """`cortex-specialize-shapes{entry=l2_frame shapes=480x640x3}`: one shape per argument,
-    `-` for an argument kept as declared (see module doc)."""
+    """`cortex-specialize-shapes{entry=l2_frame shapes=480x640x3}`: binds the entry's arguments to the given
+    shapes (one per argument, `-` for one kept as declared) and infers every shape below them."""
 
     name = "cortex-specialize-shapes"
 

@@ -473,7 +473,8 @@ needs_script = pytest.mark.skipif(shutil.which("cortex-opt") is None, reason="co
     ],
 )
 def test_console_script_errors(argv, stdin, expected):
-    proc = subprocess.run(["cortex-opt", *argv], input=stdin, capture_output=True, text=True, timeout=120)
+    # waits for the process's exit, however loaded the machine (pytest-timeout is the net for a hang)
+    proc = subprocess.run(["cortex-opt", *argv], input=stdin, capture_output=True, text=True)
     assert proc.returncode == 1
     assert proc.stderr.startswith(expected)
     assert "Traceback" not in proc.stderr
@@ -482,9 +483,9 @@ def test_console_script_errors(argv, stdin, expected):
 @pytest.mark.slow
 @needs_script
 def test_console_script_round_trips_the_l2_pipeline():
-    first = subprocess.run(["cortex-opt", str(EXAMPLE)], capture_output=True, text=True, timeout=120)
+    first = subprocess.run(["cortex-opt", str(EXAMPLE)], capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
-    again = subprocess.run(["cortex-opt"], input=first.stdout, capture_output=True, text=True, timeout=120)
+    again = subprocess.run(["cortex-opt"], input=first.stdout, capture_output=True, text=True)
     assert again.returncode == 0 and again.stdout == first.stdout
 
 

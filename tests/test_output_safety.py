@@ -169,26 +169,29 @@ def test_remove_temporaries_removes_only_this_process_partial_files(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_a_signal_mid_run_leaves_no_partial_file(tmp_path, signum):
-    """The run is signalled once it has written frames (a JSONL, a video and a frame being written)."""
+    """The run is signalled once it has written frames (a JSONL, a video and a frame being written).
+
+    Every wait is for an event the test observes, never a time budget: the run's fourth frame-log line
+    on its (unbuffered) standard output, read with a blocking read (by then frame 3's JPEG is written),
+    then the process's exit; pytest-timeout is the net for a hang."""
     encoded = tmp_path / "jpeg"
-    argv = ["--size", "64x96", "--frames", "100000", "--workers", "1", "--quiet", "--no-frame-log",
+    argv = ["--size", "64x96", "--frames", "100000", "--workers", "1", "--quiet",
             "--dce-frames", "0", "--encoded", encoded, "--scores-jsonl", tmp_path / "s.jsonl",
             "--overlay", tmp_path / "o.avi", "--report", tmp_path / "r.html"]
     proc = subprocess.Popen([sys.executable, "-m", "cortex.tools.cortex_run", *map(str, argv)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    waited = 0
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        while not (encoded / "frame_00003.jpg").exists():  # frames are flowing: every temporary is open
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            # a bound on a failure, not a timing check: a run that writes no JPEG fails here, not at the timeout
-            waited += 1
-            assert waited < 2400, f"no {encoded / 'frame_00003.jpg'} after 120 s of frames: the run writes no JPEG"
-            try:
-                proc.wait(timeout=0.05)
-            except subprocess.TimeoutExpired:
-                pass
+        assert proc.stdout is not None
+        rows = 0
+        for line in proc.stdout:  # the frame log: a header, then one row per frame, each after its outputs
+            rows += bool(re.match(r"\s*\d+\s", line))
+            if rows == 4:
+                break
+        assert rows == 4, proc.stderr.read() if proc.stderr else ""  # the run ended before its fourth frame
+        assert (encoded / "frame_00003.jpg").exists()
         proc.send_signal(signum)
-        _, err = proc.communicate(timeout=300)
+        _, err = proc.communicate()  # the rows that follow are read too: a full pipe must not hold the run up
     finally:
         if proc.poll() is None:
             proc.kill()

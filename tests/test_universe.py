@@ -36,7 +36,8 @@ def test_multiverse_has_the_dialect_and_every_existing_pass():
 
 @pytest.mark.skipif(shutil.which("xdsl-opt") is None, reason="xdsl-opt is not on PATH")
 def test_xdsl_opt_parses_the_l2_pipeline():
-    run = subprocess.run(["xdsl-opt", str(EXAMPLE)], capture_output=True, text=True, timeout=120)
+    # waits for xdsl-opt's exit, however loaded the machine (pytest-timeout is the net for a hang)
+    run = subprocess.run(["xdsl-opt", str(EXAMPLE)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "cortex.score_fusion" in run.stdout
     assert "func.func @l2_frame" in run.stdout
@@ -50,7 +51,6 @@ def test_xdsl_opt_runs_a_cortex_pass():
         ["xdsl-opt", str(EXAMPLE), "-p", "cortex-specialize-mode{mode=power_save}"],
         capture_output=True,
         text=True,
-        timeout=120,
     )
     assert run.returncode == 0, run.stderr
     # Mode specialisation replaces the mode's weights with constants (the blur gate's inputs stay inputs).

@@ -103,12 +103,22 @@ def frame_geometry(module: ModuleOp, entry: str) -> tuple[int | None, int | None
     return h, w, h // gh
 
 
-def load_pipeline(path: str | None, entry: str) -> tuple[ModuleOp, tuple[int | None, int | None, int]]:
+def load_pipeline(path: str | None, entry: str | None) -> tuple[ModuleOp, str, tuple[int | None, int | None, int]]:
+    """The pipeline, its entry (`--entry`, or the module's only public function, as `cortex.compile` picks it)
+    and its frame geometry, checked before any frame."""
+    from cortex.interpreter.calling import resolve_entry
     from cortex.tools.pipeline_check import check_signature
 
+    where = path or "the bundled pipeline"
     module = cortex.parse(Path(path or BUNDLED_PIPELINE))
-    check_signature(entry_function(module, entry), path or "the bundled pipeline")  # before any frame
-    return module, frame_geometry(module, entry)
+    try:
+        entry = resolve_entry(module, entry)
+    except CortexError as e:
+        if entry is not None:
+            raise
+        raise CortexError(f"{where}: {str(e).replace('entry=...', '--entry NAME')}") from None
+    check_signature(entry_function(module, entry), where)  # before any frame
+    return module, entry, frame_geometry(module, entry)
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -328,7 +338,7 @@ def prepare(args: argparse.Namespace) -> Prepared:
     check_not_an_image(args.video)
     reads, others = output_roles(args)
     check_output_paths(args.scores_jsonl, args.overlay, args.encoded, reads, others)  # before any compile
-    module, (h, w, block) = load_pipeline(args.pipeline, args.entry)
+    module, args.entry, (h, w, block) = load_pipeline(args.pipeline, args.entry)
     size = parse_size(args.size) if args.size else (h or SYNTHETIC_SIZE[0], w or SYNTHETIC_SIZE[1])
     if is_live(args.video):
         source: VideoSource = open_live(args.video, size=parse_size(args.size) if args.size else None,

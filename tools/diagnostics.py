@@ -60,8 +60,11 @@ class Diagnostic:
 
     @property
     def location(self) -> str | None:
-        if self.file is None or self.line is None:
+        """`file:line:col`, or just `file` for a diagnostic about a whole file (an ONNX model that does not import)."""
+        if self.file is None:
             return None
+        if self.line is None:
+            return self.file
         return f"{self.file}:{self.line}:{self.col}"
 
     def headline(self) -> str:

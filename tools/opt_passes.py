@@ -62,21 +62,37 @@ def once_bound(check: Callable, entry: str) -> Callable:
 
 
 def pass_summary(cls: type[ModulePass]) -> str:
-    """The first sentence of a pass's docstring, on one line ("" when it has none of its own)."""
+    """The first sentence of a pass's docstring, whole, on one line ("" when it has none of its own).
+
+    A paragraph that only shows the pass's syntax (`cortex-frame-split{entry=...}`) is skipped, and a
+    leading `name{...}:` dropped; the sentence ends at the first `.`, `:` or `;` outside parentheses.
+    """
     doc = inspect.getdoc(cls) or ""
     if not doc or doc.startswith(f"{cls.__name__}(") or cls.__doc__ is None:  # dataclass's generated signature
         return ""
     name = str(getattr(cls, "name", ""))
     paragraphs = [" ".join(p.split()) for p in doc.split("\n\n") if p.strip()]
-    # a first paragraph that only shows the pass's own syntax (`cortex-frame-split{entry=...}`) is no summary
-    # `cortex-frame-split{entry=l2_frame}: the entry becomes ...`: the syntax is no summary, the rest is
-    paragraphs = [re.sub(rf"^{re.escape(name)}(\{{[^}}]*\}})?:\s+", "", p) if name else p for p in paragraphs]
-    prose = [p for p in paragraphs if not (p.split()[0].startswith(name) or len(p.split()) == 1)]
-    if not prose:
-        return ""
-    paragraph = prose[0]
-    first = re.split(r"(?<=[.:;])\s", paragraph, maxsplit=1)[0].rstrip(".:;")
-    return first if len(first) <= 110 else first[:107].rstrip() + "..."
+    if name:  # `cortex-frame-split{entry=l2_frame}: the entry becomes ...`: the syntax is no summary, the rest is
+        paragraphs = [re.sub(rf"^`?{re.escape(name)}(\{{[^}}]*\}})?`?:\s+", "", p) for p in paragraphs]
+    prose = [p for p in paragraphs if not (p.lstrip("`").split()[0].startswith(name) or len(p.split()) == 1)]
+    return first_sentence(prose[0]) if prose else ""
+
+
+def first_sentence(paragraph: str) -> str:
+    """Up to the first `.`, `:` or `;` followed by a space (or the end) outside parentheses and backquotes."""
+    depth, quoted = 0, False
+    for i, c in enumerate(paragraph):
+        if c == "`":
+            quoted = not quoted
+        elif not quoted and c in "([":
+            depth += 1
+        elif not quoted and c in ")]":
+            depth = max(depth - 1, 0)
+        elif not quoted and depth == 0 and c in ".:;" and (i + 1 == len(paragraph) or paragraph[i + 1] == " "):
+            if c == "." and paragraph[max(0, i - 3):i + 1] in ("e.g.", "i.e."):
+                continue
+            return paragraph[:i]
+    return paragraph.rstrip(".:;")
 
 
 def list_passes(available: dict[str, Callable[[], type[ModulePass]]]) -> str:

@@ -101,7 +101,8 @@ def add_live_arguments(g: Group) -> None:
 def add_pipeline_arguments(g: Group) -> None:
     """Which pipeline, its mode and weights, and how it is compiled."""
     g.add_argument("--pipeline", metavar="FILE", help="pipeline .mlir file (default: the bundled l2_pipeline.mlir)")
-    g.add_argument("--entry", default=ENTRY, help=f"per-frame function (default: {ENTRY})")
+    g.add_argument("--entry", default=None,
+                   help=f"per-frame function (default: the pipeline's only public function; {ENTRY} in the bundled one)")
     g.add_argument("--mode", default=DEFAULT_MODE,
                    help=f"request type: {' | '.join(MODES)}, or auto (see --target-fps) (default: {DEFAULT_MODE})")
     g.add_argument(

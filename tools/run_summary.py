@@ -31,12 +31,16 @@ _IMPORTED = time.perf_counter()
 
 
 def process_start() -> float:
-    """When this process started, on the `time.perf_counter` clock.
+    """When this program started, on the `time.perf_counter` clock: the process's start, less the time it
+    spent blocked before now.
 
-    Linux: the process's start time in clock ticks since boot
-    (/proc/self/stat, field 22) against the system's uptime. Elsewhere, or
-    if /proc cannot be read: when this module was imported (later than the
-    true start by the imports before it).
+    Linux: the process's start time in clock ticks since boot (/proc/self/stat, field 22) against the
+    system's uptime gives its age; that counts from the fork, so a shell that slept and then exec'd
+    cortex-run (`sh -c 'sleep 5; cortex-run'`) would add its sleep. /proc/self/schedstat gives the
+    time the process ran and waited for a core; the rest of its age it was blocked (the shell waiting
+    for `sleep`, or a read from a cold disk during the imports), and that is not start-up. Elsewhere,
+    or if /proc cannot be read: when this module was imported (later than the true start by the
+    imports before it).
     """
     try:
         with open("/proc/self/stat") as f:
@@ -47,6 +51,12 @@ def process_start() -> float:
         age = uptime - ticks / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return _IMPORTED
+    try:
+        with open("/proc/self/schedstat") as f:  # ns on a CPU, ns waiting on a run queue, timeslices
+            running, waiting = (int(v) for v in f.read().split()[:2])
+        age = min(age, (running + waiting) / 1e9)
+    except (OSError, ValueError):
+        pass
     now = time.perf_counter()
     return min(now - max(age, 0.0), _IMPORTED)
 
