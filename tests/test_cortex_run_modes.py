@@ -82,6 +82,7 @@ def test_schedule_naming_a_mode_not_compiled(capsys, tmp_path):
     (("--modes", "balanced,turbo"), "--modes: unknown mode 'turbo'"),
     (("--mode", "motion", "--modes", "balanced,power_save"), "--mode motion is not among --modes balanced,power_save"),
     (("--mode", "turbo"), "unknown mode 'turbo'"),
+    (("--modes", "all", "--passes", "canonicalize"), "--passes replaces the mode specialisation"),
 ])
 def test_request_type_mistakes(capsys, argv, message):
     rc, _, err = run_cli(capsys, "--frames", 2, *SMALL, *argv)

@@ -300,6 +300,9 @@ def plan_from_args(args: Any, known: Sequence[str]) -> RequestPlan:
     args.requested_mode = requested
     args.requests = plan_requests(requested, args.modes, args.mode_schedule, args.target_fps, known)
     args.mode = args.requests.default
+    if args.requests.modes is not None and args.passes and args.backend != "reference":
+        raise CortexError("--passes replaces the mode specialisation, so a compiled backend cannot build a variant "
+                          "per mode with it: drop --passes, or run one mode")
     if requested == "auto":  # each frame's mode follows the frames before it: one frame at a time
         if (args.workers or 1) > 1 or args.engine != "threads":
             raise CortexError("--mode auto picks each frame's mode from the frames before it: it runs frame after "
