@@ -2,17 +2,18 @@
 
 The BLAS calls of generated code are small (gray's 3-term product,
 saliency's matmuls): on a loaded machine OpenBLAS's worker threads spin and
-cost far more than they save (the scheduling note: compiled saliency 491 ms
-instead of 20 ms per 1080p frame). `CompiledPipeline.blas_threads` (default
+cost far more than they save (compiled saliency ran 25 times slower a 1080p
+frame). `CompiledPipeline.blas_threads` (default
 `BLAS_THREADS`) holds them around each plain call; the parallel engines
 limit BLAS the same way (`cortex.runtime.threads.thread_budget`).
 
-The hold must be cheap: a small ONNX CNN runs in ~55 µs, and threadpoolctl's
-`limit` context (it re-reads and re-sets every library through its generic
-machinery) cost 15–50 µs per call. `BlasHold` reads each library's thread
-count (OpenBLAS: its C function, 0.2 µs) and sets and restores it only where
-it differs, so a process already running BLAS on that many threads pays a
-read per call, and one that does not a set and a restore (~1–2 µs). A
+The hold must be cheap: a small ONNX CNN's whole call is a few tens of
+microseconds, and threadpoolctl's `limit` context (it re-reads and re-sets
+every library through its generic machinery) cost about as much again.
+`BlasHold` reads each library's thread count (OpenBLAS: its C function) and
+sets and restores it only where it differs, so a process already running
+BLAS on that many threads pays a read per call, and one that does not a set
+and a restore (the figures: benchmarks/README.md, "Figures behind the runtime's choices"). A
 program whose code reaches no BLAS at all is not held: its backend recorded
 that when it compiled the code (`BackendTraits.calls_blas`; the NumPy
 emitter decides it on its own syntax trees).
@@ -32,8 +33,8 @@ class Library:
     """One loaded BLAS library: read and set its thread count.
 
     OpenBLAS with its own threads (not OpenMP) is called straight through its
-    C functions (0.2 µs a read, 0.6 µs a set; threadpoolctl's wrappers add
-    1–4 µs each and its per-thread ownership count another 4 µs). Its limit is
+    C functions (threadpoolctl's wrappers and its per-thread ownership count
+    cost several times as much). Its limit is
     process-wide, and threadpoolctl lets one thread at a time own it: while a
     `threadpool_limits` of another live thread owns it, a hold leaves it alone,
     as threadpoolctl would. Any other library goes through its controller.

@@ -12,7 +12,7 @@ only `iree.runtime`) and points the host's segment functions at the compiled
 ones. A host function that only calls one segment with its own arguments and
 returns its results (meta `whole`: a tensor graph's entry) is replaced by the
 compiled function itself, so a call costs no generated Python and no NumPy
-floating-point policy (`SegmentCall.native`; 2.8 of the small CNN's 24 us).
+floating-point policy (`SegmentCall.native`; about a tenth of the small CNN's call).
 The profiled namespace keeps the host code (its timers). An executable whose
 module had no segment has no `module.vmfb`: it is its host code alone.
 

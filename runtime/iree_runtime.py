@@ -5,19 +5,18 @@ machine without the compiler). A `LoadedModule` holds the module's bytes
 loaded once, the device (`local-sync` for the CPU targets, `cuda`), and one
 VM context per thread: a context is not safe to call from two threads at
 once, and the frame-parallel engine runs frames on several, so each thread
-gets its own over the same module and device (made on its first call,
-about a millisecond).
+gets its own over the same module and device (made on its first call).
 
 A call goes through IREE's lower-level path (`VmContext.invoke` with a
 `VmVariantList` built here, one `allocate_buffer_copy` per argument),
 measured cheaper per call than the high-level `FunctionInvoker` (which
-inspects every argument's type and builds `DeviceArray`s): 7.7 vs 11.8 µs
-for a 1×10 add on local-sync, and local-task costs ~14 µs more per call than
-local-sync (`benchmarks/iree_vs_ort.py --calls` prints the table). Reusing input device
-buffers saved another ~1.4 µs but is not thread-safe without a buffer per
-thread and argument; not worth it here. Results are copied to fresh NumPy
-arrays (a mapped result would alias IREE's memory; the copy of a 640×480 f32
-map is ~0.1 ms against a ~40 ms frame).
+inspects every argument's type and builds `DeviceArray`s), and local-sync
+cheaper than local-task (`benchmarks/iree_vs_ort.py --calls` prints the
+table; benchmarks/README.md, "Figures behind the runtime's choices"). Reusing input device buffers saved a little more
+but is not thread-safe without a buffer per thread and argument; not worth
+it here. Results are copied to fresh NumPy arrays (a mapped result would
+alias IREE's memory; the copy of a 640×480 f32 map is a fraction of a
+percent of a frame).
 
 The types a caller declares for a function (a saved program's segment
 signatures) are checked against the module's own declaration (IREE's ABI

@@ -100,13 +100,6 @@ MAX_MEASURED_LINES = 10
 """How many lines of the package's docstrings and comments may quote a measured time (the rest is in
 benchmarks/README.md, with the command and the machine's load)."""
 
-STILL_MOVING = {
-    "runtime/": "the engines' and the runtime's figures",
-    "tools/": "cortex-run's figures",
-}
-"""Folders whose figures are still being moved to benchmarks/README.md; not counted until their entry goes."""
-
-
 def prose(source: str) -> list[tuple[int, str]]:
     """(line, text) of every comment and docstring line of a Python source (a string standing as a statement)."""
     import io
@@ -124,14 +117,11 @@ def prose(source: str) -> list[tuple[int, str]]:
     return lines
 
 
-def measured_time_lines(counted: bool = True) -> list[str]:
-    """`path:line: text` of each package docstring or comment line that quotes a measured time
-    (`counted`: leaving out the folders in `STILL_MOVING`)."""
+def measured_time_lines() -> list[str]:
+    """`path:line: text` of each package docstring or comment line that quotes a measured time."""
     found = []
     for name in repository_files():
         if not name.endswith(".py") or name.startswith(OUTSIDE_THE_PACKAGE) or not (ROOT / name).is_file():
-            continue
-        if counted and name.startswith(tuple(STILL_MOVING)):
             continue
         for n, text in prose((ROOT / name).read_text(encoding="utf-8")):
             if MEASURED_TIME.search(text):
