@@ -243,7 +243,14 @@ class ModeSwitch:
                     if pending is not _END:
                         pending_mode = pick(index)
 
-            yield from runner.run_video(run(), workers=workers, engine=engine, **options)
+            if hasattr(runner, "run_video"):
+                yield from runner.run_video(run(), workers=workers, engine=engine, **options)
+            else:  # an interpreter: frame after frame
+                if (workers or 1) > 1 or engine != "threads" or options:
+                    raise CortexError("the reference interpreter runs frame after frame: run_video takes no workers, "
+                                      "engine or options there")
+                for item in run():
+                    yield runner(*(item if isinstance(item, tuple) else (item,)))
             args = last if isinstance(last, tuple) else (last,)
             self._after(mode, runner, args, count)
 

@@ -279,6 +279,14 @@ def test_run_video_mode_mistakes(trail_multi):
         list(trail_multi.run_video(FRAMES[:4], workers=1, modes=["motion", "motion"]))
 
 
+def test_reference_run_video_follows_the_modes():
+    multi = cortex.reference(TRAIL, modes="all")
+    got = [score for _, score in multi.run_video(FRAMES[:5], modes=SWITCHY[:5])]
+    assert all(np.array_equal(a, b) for a, b in zip(got, reference_scores(SWITCHY[:5], FRAMES[:5])))
+    with pytest.raises(CortexError, match="the reference interpreter runs frame after frame"):
+        list(multi.run_video(FRAMES[:2], workers=2, modes=SWITCHY[:2]))
+
+
 def test_reference_modes_equal_single_mode_references():
     multi = cortex.reference(TRAIL, modes=["motion", "balanced"]).specialize(SHAPE)
     singles = {m: cortex.reference(TRAIL, mode=m).specialize(SHAPE) for m in ("motion", "balanced")}
