@@ -20,16 +20,17 @@ from helpers.scheduling import (
     passes,
     sequential,
 )
+from helpers.shared_memory import private_shm_fixture  # noqa: F401 (a fixture)
 
 import cortex
 from cortex.runtime.engines import chunk_worker, processes
 from cortex.runtime.engines.chunk_worker import FrameWorker, handed_on
 
-pytestmark = pytest.mark.xdist_group("processes")  # one worker: the shared-memory checks see every block
+pytestmark = pytest.mark.xdist_group("processes")
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _close_pools():
+def _close_pools(private_shm):
     yield
     processes.close_pools()
 
