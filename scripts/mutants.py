@@ -458,4 +458,20 @@ BATCH = [
            'taken = {e["folder"].casefold() for e in entries.values()}', "taken = set()", (T_BATCH,)),
 ]
 
-MUTANTS: list[Mutant] = [*LIT_ONLY, *FRESH, *SURVIVORS, *SLIPS, *GAPS, *CHAIN, *PREPASS_BLOCKS, *BATCH]
+T_SHM = "tests/test_process_engine_shm.py"
+
+# The engines where shared memory is short or the caller dies, and a frame source that fails part-way: each edit
+# brings back a SIGBUS, an orphaned worker or results thrown away.
+ENGINE_EDGES = [
+    Mutant("shm-block-not-reserved", "runtime/engines/processes/blocks.py",
+           "os.posix_fallocate(fd, 0, size)", "os.ftruncate(fd, size)", (T_SHM,)),
+    Mutant("shm-run-need-unchecked", "runtime/engines/processes/blocks.py",
+           "if (in_flight - len(fits)) * size > available():", "if False:", (T_SHM,)),
+    Mutant("worker-outlives-its-caller", "runtime/engines/processes/pool.py",
+           "    exit_with(caller)\n", "", (T_SHM,)),
+    Mutant("source-error-raised-at-once", "runtime/pipeline.py",
+           "                self.error = e\n                return\n", "                raise\n",
+           ("tests/test_source_errors.py",)),
+]
+
+MUTANTS: list[Mutant] = [*LIT_ONLY, *FRESH, *SURVIVORS, *SLIPS, *GAPS, *CHAIN, *PREPASS_BLOCKS, *BATCH, *ENGINE_EDGES]
