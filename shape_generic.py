@@ -62,7 +62,7 @@ class ShapeGenericPipeline:
     `pipeline(*inputs)` runs the program for the inputs' shapes;
     `pipeline.specialize(shape, ...)` compiles ahead of time and returns the
     static program; `compiled_shapes`, `compile_seconds`; `state`, `reset()`,
-    `run_video(frames, ...)`, `profile()`, `profiling` act on the program of the
+    `run_video(frames, ...)`, `profile()`, `profiling`, `native()` act on the program of the
     last shape run.
     """
 
@@ -236,6 +236,10 @@ class ShapeGenericPipeline:
         self._profiling = bool(on)
         for program in self._programs.values():
             program.profiling = self._profiling
+
+    def native(self) -> list[str]:
+        """What the last shape's program runs as native code, and why the rest stays on NumPy (its `native()`)."""
+        return self.current.native()
 
     def profile(self, reset: bool = False) -> Any:
         return self.current.profile(reset=reset)

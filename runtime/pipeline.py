@@ -30,6 +30,7 @@ from cortex.runtime.engines import ENGINES, EngineRun, engine_named
 from cortex.runtime.executables import load_executable
 from cortex.runtime.generated import call_generated
 from cortex.runtime.modes import ModeSwitch, mode_sets
+from cortex.runtime.native_report import native_lines
 from cortex.runtime.parts import CallBoundary, LoadedSplit, PartFunction, weight_values
 from cortex.runtime.profiling import PROFILING_OFF, Profile, split_fused
 from cortex.runtime.program import Program
@@ -135,6 +136,11 @@ class CompiledPipeline:
         if on and self._profiled is None:
             self._profiled = load_executable(self._executable, profile=True)
         self._call = self._profiled.function(self.program.entry_part.symbol) if on else self._plain
+
+    def native(self) -> list[str]:
+        """What the backend compiled to native code and why the rest stays on the NumPy host code, in words
+        (`cortex.runtime.native_report`: the IREE cost rule's figures per run); [] for the NumPy backend."""
+        return native_lines(self.program)
 
     def profile(self, reset: bool = False) -> Profile:
         """Seconds per source op over the calls made while `profiling` was on (a note saying how, if never)."""

@@ -36,7 +36,7 @@ from cortex.backends.backend import BACKENDS as COMPILED_BACKENDS
 from cortex.errors import CortexError
 from cortex.runtime.memory_policy import keep_freed_memory
 from cortex.semantics.modes import BLUR_AUTO, INPUT_DEFAULTS, MODES, UnknownModeError, mode_weights
-from cortex.tools import parallel_run
+from cortex.tools import parallel_run, run_native
 from cortex.tools.atomic import (
     Signalled,
     detach_stdout,
@@ -422,6 +422,7 @@ def frame_loop(args: argparse.Namespace, prep: Prepared, backend, runner, output
 def run_one(args: argparse.Namespace) -> int:
     """One video through the pipeline."""
     from cortex.frame_runners import make_backend, run_pipeline_text
+    from cortex.tools.run_native import print_native_preview, warn_if_nothing_native
 
     # End to end: as a program, the first video's clock starts with the process (imports count);
     # called from Python (main(argv)), and for the next videos, it starts here.
@@ -435,12 +436,14 @@ def run_one(args: argparse.Namespace) -> int:
     if args.print_pipeline:
         print(prep.steps.text(run_pipeline_text(args.backend, args.entry, args.mode, args.passes, weights,
                                                args.post_passes, device=args.device)))
+        print_native_preview(args, prep, weights)
         return 0
     backend = make_backend(args.backend, prep.probed_module, args.entry, args.mode, args.passes, weights,
                            args.post_passes, device=args.device, modes=args.requests.modes)
     if args.requests.modes is not None:
         backend = ModedRun(backend, args.requests)
     clock.compile_end = time.perf_counter()
+    warn_if_nothing_native(backend)
     if getattr(prep.source, "live", False) and args.workers is None:
         args.workers = 1  # a live source: each row as soon as its frame is done (see docs/running.md)
     runner = parallel_run.ParallelRunner.maybe(args, backend)  # None: frame after frame
@@ -493,7 +496,7 @@ def summarise(args: argparse.Namespace, prep: Prepared, backend, runner, clock: 
         blur_threshold=args.blur_threshold if prep.probed else None, threads=threads,
         outputs={k: str(v) for k, v in (("scores_jsonl", args.scores_jsonl), ("overlay", args.overlay),
                                         ("encoded", args.encoded)) if v},
-        memory=getattr(args, "memory", ""), warnings=list(args.warnings),
+        memory=getattr(args, "memory", ""), warnings=list(args.warnings), native=run_native.native_of(backend),
     )
     summary.live = getattr(args, "live_stats", None)
     summary.frames_per_mode = dict(backend.frames_per_mode) if isinstance(backend, ModedRun) else {args.mode: frames}
@@ -502,6 +505,8 @@ def summarise(args: argparse.Namespace, prep: Prepared, backend, runner, clock: 
     gate = f"; {skipped} skipped by the blur gate ({args.blur_threshold})" if prep.probed else ""
     how = f" ({runner.describe()})" if runner else ""
     print(f"{summary.text()}\n  {frames} frames{how}{gate}; per mode: {summary.per_mode_text()}")
+    for line in summary.native:
+        print(f"  {line}")
     if summary.live is not None:
         print(summary.live.text())
     print(blas_line(runner, backend))

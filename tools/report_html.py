@@ -373,7 +373,8 @@ def render_report(summary: RunSummary, module: ModuleOp, recorder: ReportRecorde
         ("frame loop", f"{rate('frame_loop')} frames/s (decode → pipeline → outputs written)"),
         ("pipeline", f"{rate('pipeline')} frames/s (the pipeline's own time)"),
         ("threads", summary.threads_line().removeprefix("threads: ")),
-    ] + ([("live source", summary.live.text().removeprefix("live: "))] if summary.live is not None else [])
+    ] + ([("live source", summary.live.text().removeprefix("live: "))] if summary.live is not None else []) \
+      + ([("native code", " · ".join(line.strip() for line in summary.native))] if summary.native else [])
     rows = "".join(f"<tr><td>{_esc(k)}</td><td>{_esc(v)}</td></tr>" for k, v in facts)
     stage_head, stage_rows = stage_table_html(summary)
     thumbs = "".join(

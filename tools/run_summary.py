@@ -135,6 +135,8 @@ class RunSummary:
     outputs: dict[str, str] = field(default_factory=dict)
     memory: str = ""
     """What glibc does with freed memory (`cortex.runtime.memory_policy`), in words."""
+    native: list[str] = field(default_factory=list)
+    """What the backend compiled to native code and why the rest stays on NumPy (`compiled.native()`; IREE only)."""
     warnings: list[str] = field(default_factory=list)
     """What the video source warned of (a truncated file, frames that failed to decode): see `status`."""
     live: Any = None
@@ -219,6 +221,7 @@ class RunSummary:
             "threads": dict(self.threads),
             "memory": self.memory,
             "outputs": dict(self.outputs),
+            "native": list(self.native),
             "status": finished_status(self.warnings),
             "warnings": list(self.warnings),
         }

@@ -79,6 +79,7 @@ from xdsl.traits import IsTerminator
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from cortex.dialects.abi import ORIGIN, SEGMENT
+from cortex.runtime.native_report import RunChoice
 
 COMPILABLE_DIALECTS = ("arith", "math", "linalg", "tensor", "scf")
 TENSOR_ELEMENTS = ("f16", "f32", "f64", "i1", "i8", "i16", "i32", "i64")
@@ -224,8 +225,10 @@ def worth_compiling(run: Run, min_intensity: float = MIN_INTENSITY, min_work: in
     return work >= min_work and work >= min_intensity * boundary
 
 
-def runs_of(block: Block, min_linalg: int, min_intensity: float = 0, min_work: int = 0) -> list[Run]:
-    """The runs worth outlining in `block` and (recursively) in the regions of the ops kept."""
+def runs_of(block: Block, min_linalg: int, min_intensity: float = 0, min_work: int = 0,
+            rejected: list[Run] | None = None) -> list[Run]:
+    """The runs worth outlining in `block` and (recursively) in the regions of the ops kept; the runs the
+    cost rule turned down are appended to `rejected` when given."""
     found: list[Run] = []
     current: list[Operation] = []
 
@@ -234,6 +237,8 @@ def runs_of(block: Block, min_linalg: int, min_intensity: float = 0, min_work: i
             run = Run(block, list(current))
             if worth_compiling(run, min_intensity, min_work):
                 found.append(run)
+            elif rejected is not None:
+                rejected.append(run)
         current.clear()
 
     for op in list(block.ops):
@@ -245,7 +250,7 @@ def runs_of(block: Block, min_linalg: int, min_intensity: float = 0, min_work: i
         flush()
         for region in op.regions:
             for inner in region.blocks:
-                found += runs_of(inner, min_linalg, min_intensity, min_work)
+                found += runs_of(inner, min_linalg, min_intensity, min_work, rejected)
     flush()
     return found
 
@@ -283,6 +288,19 @@ def _unwrap(rewriter_at: InsertPoint, value: SSAValue, original: Attribute) -> S
     return result
 
 
+def run_origin(run: Run) -> str:
+    """The source ops `run` came from, joined with "+" as fused ops' are ("" when none is named)."""
+    origins = [o.data for op in run.ops for inner in op.walk() if isinstance(o := inner.attributes.get(ORIGIN), StringAttr)]
+    origins = [o for o in origins if not o.startswith("cortex.")] or origins  # op names label anonymous constants
+    return "+".join(dict.fromkeys("+".join(origins).split("+"))) if origins else ""
+
+
+def choice(run: Run, native: bool) -> RunChoice:
+    """What the cost rule made of `run`, as the program records it (`cortex.runtime.native_report`)."""
+    work, boundary = estimate(run)
+    return RunChoice(run_origin(run) or "(unnamed ops)", work, boundary, native)
+
+
 def outline(run: Run, name: str) -> func.FuncOp | None:
     """Move `run` into a new function `name` and call it in its place; None (nothing changed) if it cannot cross."""
     inputs, clones, outputs = run.boundary()
@@ -311,13 +329,12 @@ def outline(run: Run, name: str) -> func.FuncOp | None:
     segment = func.FuncOp(name, (in_crossing, out_crossing), Region(body), visibility="private")
     segment.attributes[SEGMENT] = UnitAttr()
 
-    origins = [o.data for op in run.ops for inner in op.walk() if isinstance(o := inner.attributes.get(ORIGIN), StringAttr)]
-    origins = [o for o in origins if not o.startswith("cortex.")] or origins  # op names label anonymous constants
+    origin = run_origin(run)
     before = InsertPoint.before(run.ops[0])
     args = [_wrap(before, v, t) for v, t in zip(inputs, in_crossing)]
     call = func.CallOp(name, args, out_crossing)
-    if origins:
-        call.attributes[ORIGIN] = StringAttr("+".join(dict.fromkeys("+".join(origins).split("+"))))
+    if origin:
+        call.attributes[ORIGIN] = StringAttr(origin)
     Rewriter.insert_op(call, before)
     after = InsertPoint.after(call)
     members = set(run.ops)
@@ -339,14 +356,18 @@ def outline(run: Run, name: str) -> func.FuncOp | None:
 
 
 def outline_segments(module: ModuleOp, min_linalg: int = 1, min_intensity: float = MIN_INTENSITY,
-                     min_work: int = MIN_WORK) -> list[func.FuncOp]:
+                     min_work: int = MIN_WORK, choices: list[RunChoice] | None = None) -> list[func.FuncOp]:
     """Outline every run of every function of `module` that passes the cost rule (in place); the new
-    segment functions, in order."""
+    segment functions, in order. `choices`, when given, gets what the rule made of every run it weighed."""
     made: list[func.FuncOp] = []
     for fn in [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration and SEGMENT not in op.attributes]:
         count = 0
-        for run in runs_of(fn.body.block, min_linalg, min_intensity, min_work) if fn.body.blocks else []:
+        rejected: list[Run] = []
+        for run in runs_of(fn.body.block, min_linalg, min_intensity, min_work, rejected) if fn.body.blocks else []:
+            weighed = choice(run, True) if choices is not None else None  # before the run moves
             segment = outline(run, f"{fn.sym_name.data}__seg{count}")
+            if choices is not None and weighed is not None:
+                choices.append(weighed if segment is not None else RunChoice(weighed.stages, weighed.work, weighed.boundary, False))
             if segment is None:
                 continue
             count += 1
@@ -354,6 +375,8 @@ def outline_segments(module: ModuleOp, min_linalg: int = 1, min_intensity: float
             made.append(segment)
         if count:
             region_dce(fn.body)  # the constants and empties only the moved ops read
+        if choices is not None:
+            choices += [choice(run, False) for run in rejected]
     return made
 
 

@@ -37,6 +37,7 @@ from cortex.errors import CortexError
 from cortex.ir import to_text
 from cortex.runtime.iree_executable import SEGMENTS, VMFB
 from cortex.runtime.iree_runtime import LoadedModule
+from cortex.runtime.native_report import CHOICES, COST_RULE, RunChoice
 from cortex.runtime.program import Executable
 
 
@@ -84,7 +85,9 @@ class IreeProgram:
         self.target = target_named(target or DEVICES[device])
         self.host = lowered.clone()
         min_intensity, min_work = segment_rule()
-        self.segments = outline_segments(self.host, min_intensity=min_intensity, min_work=min_work)
+        self.rule = {"min_work": min_work, "min_intensity": min_intensity}
+        self.choices: list[RunChoice] = []  # what the cost rule made of each run it weighed
+        self.segments = outline_segments(self.host, min_intensity=min_intensity, min_work=min_work, choices=self.choices)
         self.loaded: LoadedModule | None = None
         self.vmfb: bytes | None = None
         if self.segments:
@@ -146,7 +149,7 @@ def iree_executable(lowered: ModuleOp, label: str, device: str = "cpu") -> Execu
     if program.vmfb is not None:
         members[VMFB] = program.vmfb
     meta = {**host.meta, "device": device, "driver": program.target.driver, SEGMENTS: program.signatures(),
-            "whole": program.whole_functions()}
+            "whole": program.whole_functions(), CHOICES: [c.as_meta() for c in program.choices], COST_RULE: program.rule}
     return Executable("iree", members, dict(host.symbols), meta)
 
 
