@@ -13,10 +13,16 @@ import sys
 from typing import Any
 
 
+def compiled_of(backend: Any) -> Any:
+    """The compiled pipeline a frame runner calls (through a multi-mode runner's `backend`), or None."""
+    compiled = getattr(backend, "compiled", None)
+    return compiled if compiled is not None else getattr(getattr(backend, "backend", None), "compiled", None)
+
+
 def native_of(backend: Any) -> list[str]:
     """What the backend compiled to native code and why the rest stays on NumPy (`compiled.native()`: the
     IREE cost rule's figures per run); [] for the other backends."""
-    compiled = getattr(backend, "compiled", None)
+    compiled = compiled_of(backend)
     return compiled.native() if compiled is not None and hasattr(compiled, "native") else []
 
 
@@ -24,7 +30,7 @@ def warn_if_nothing_native(backend: Any) -> None:
     """One warning on stderr when a backend that compiles native code (IREE) compiled none of the pipeline."""
     from cortex.runtime.native_report import runs_nothing_natively
 
-    program = getattr(getattr(backend, "compiled", None), "program", None)
+    program = getattr(compiled_of(backend), "program", None)
     if program is not None and runs_nothing_natively(program):
         print(f"warning: {native_of(backend)[0]}", file=sys.stderr)
 
