@@ -361,7 +361,7 @@ GAPS = [
            "        if value < 0:\n            raise argparse.ArgumentTypeError(f\"must be >= 0",
            ("tests/test_output_safety.py::test_a_blur_threshold_that_is_not_a_number_at_least_zero_is_rejected",
             "tests/test_cortex_run_ux.py")),
-    Mutant("gaps-outputs-get-padded-frame", "tools/cortex_run.py",
+    Mutant("gaps-outputs-get-padded-frame", "tools/frame_log.py",
            "outputs.write(count, frame[:h, :w], results, probed)", "outputs.write(count, frame, results, probed)",
            ("tests/test_output_safety.py::test_outputs_show_the_frame_without_its_padding", "tests/test_cortex_run.py")),
     Mutant("gaps-parallel-outputs-get-padded-frame", "tools/parallel_run.py",
