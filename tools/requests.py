@@ -347,9 +347,11 @@ class ModedRun:
 
     def profile_ms(self) -> dict[str, float]:
         """Each source op's ms per frame, from the frames of the modes that ran it."""
-        profiles = getattr(self.switch, "profiles", None)
+        runners = getattr(self.switch, "runners", {})
+        if not all(hasattr(r, "profile") for r in runners.values()):
+            return {}  # interpreters: the governor goes by measured frame times alone
         out: dict[str, float] = {}
-        for profile in (profiles() if profiles is not None else {}).values():
+        for profile in self.switch.profiles().values():
             if profile.frames:
                 out.update(profile.per_frame_ms())
         return out
