@@ -128,6 +128,8 @@ def arrival(taken: float) -> Arrival:
 
 def test_the_model_measures_service_from_the_later_of_taking_and_the_previous_row():
     model = LatencyModel()
+    model.written(arrival(taken=0.5), now=1.0)  # the first frame, cold: not counted
+    assert model.service is None and model.predicted(1) == float("inf")
     model.written(arrival(taken=1.0), now=1.05)  # alone: 50 ms
     assert model.service == pytest.approx(0.05)
     model.written(arrival(taken=1.01), now=1.10)  # taken before the previous row: the interval between rows
@@ -143,9 +145,9 @@ def test_the_model_measures_service_from_the_later_of_taking_and_the_previous_ro
 
 def test_the_service_is_a_high_percentile_of_the_recent_frames_not_their_mean():
     model = LatencyModel()
-    for k in range(40):  # 20 ms a frame, one in five takes 100 ms: the mean (36 ms) would admit late frames
+    for k in range(41):  # 20 ms a frame, one in five takes 100 ms: the mean (36 ms) would admit late frames
         t = float(k)
-        model.written(arrival(taken=t), now=t + (0.1 if k % 5 == 0 else 0.02))
+        model.written(arrival(taken=t), now=t + (0.1 if k % 5 == 0 else 0.02))  # k = 0 not counted
     assert len(model.recent) == 20 and model.service == pytest.approx(0.1)
 
 
@@ -173,7 +175,7 @@ class Feed:
 def test_the_gate_drops_at_arrival_what_the_budget_cannot_hold_and_counts_it():
     feed = Feed(4)
     gate = FrameGate(feed, budget=0.1, capacity=8)
-    gate.model.service = 0.04  # measured: behind one frame 80 ms, behind two 120 ms > 100 ms
+    gate.model.service, gate.model.last_written = 0.04, 0.0  # measured: behind one 80 ms, two 120 ms > 100 ms
     gate.start()
     taken = []
     feed.go.release()
@@ -193,7 +195,7 @@ def test_the_gate_drops_at_arrival_what_the_budget_cannot_hold_and_counts_it():
 def test_a_full_queue_drops_even_when_the_model_would_admit():
     feed = Feed(5)
     gate = FrameGate(feed, budget=10.0, capacity=2)
-    gate.model.service = 1e-6
+    gate.model.service, gate.model.last_written = 1e-6, 0.0
     gate.start()
     for _ in range(5):
         feed.go.release()

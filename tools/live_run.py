@@ -103,7 +103,8 @@ class LatencyModel:
     A row written at `t` served its frame since the later of the previous
     row's write and the frame's being taken from the queue: one after the
     other this is the frame's own time (pipeline and outputs); with frames
-    in flight, the interval between rows.
+    in flight, the interval between rows. The first frame is not counted:
+    it runs cold, and its time would hold for the next 20 frames.
     """
 
     def __init__(self) -> None:
@@ -112,8 +113,10 @@ class LatencyModel:
         self.recent: deque[float] = deque(maxlen=RECENT)
 
     def written(self, arrival: Arrival, now: float) -> None:
-        since = arrival.taken if self.last_written is None else max(self.last_written, arrival.taken)
-        self.recent.append(max(now - since, 0.0))
+        if self.last_written is None:  # the first frame runs cold (caches, a variant's first call): not counted
+            self.last_written = now
+            return
+        self.recent.append(max(now - max(self.last_written, arrival.taken), 0.0))
         self.service = sorted(self.recent)[int(SERVICE_QUANTILE * (len(self.recent) - 1))]
         self.last_written = now
 
@@ -121,8 +124,8 @@ class LatencyModel:
         """The latency a frame arriving `now` behind `ahead` frames would have: what is left of the oldest
         one's service (`started`: when it began, None when none has begun), then a service each.
 
-        Infinite before any row: a source's first frames often come in a burst, and admitted on a guess they
-        all ran late; the first frame's time is what every later decision needs."""
+        Infinite before any time is measured: a source's first frames often come in a burst, and admitted on
+        a guess they all ran late."""
         if ahead <= 0:
             return 0.0
         if self.service is None:  # nothing measured yet: a frame behind another has no known latency
@@ -385,6 +388,8 @@ def live_frame_loop(args: Any, prep: Any, backend: Any, runner: Any, outputs: An
 
     if log:
         bar.write(header(probed), file=sys.stdout)
+    budget = "no latency budget" if args.max_latency is None else f"at most {args.max_latency:g} ms a frame"
+    print(f"live: reading {source.name} ({h}x{w}) from now on, {budget}", file=sys.stderr, flush=True)
     start = time.perf_counter()
     try:
         stats = run_live(source, runs, write, args.max_latency, runner.workers if runner else 1, on_row)
