@@ -85,13 +85,13 @@ class StageTimes:
 
         def line(name: str, kind: str, runs: str, seconds: float, cpu_seconds: float | None = None) -> str:
             runs_cell = f"  {runs:>5}" if counted else ""
-            cpu_cell = "" if not cpu else f"  {'':>12}" if cpu_seconds is None else f"  {1e3 * cpu_seconds / max(frames, 1):>12.3f}"
+            cpu_cell = "" if not cpu else f"  {'':>19}" if cpu_seconds is None else f"  {1e3 * cpu_seconds / max(frames, 1):>19.3f}"
             return (f"  {name:<{width}}  {kind:<10}{runs_cell}  {1e3 * seconds / max(frames, 1):>9.3f}{cpu_cell}"
                     f"  {_share(seconds, total):>6}")
 
         lines = [f"{title} ({frames} frame{'s' if frames != 1 else ''})"]
         lines.append(f"  {'stage':<{width}}  {'kind':<10}" + (f"  {'runs':>5}" if counted else "")
-                     + f"  {'ms/frame':>9}" + (f"  {'CPU ms/frame':>12}" if cpu else "") + f"  {'share':>6}")
+                     + f"  {'ms/frame':>9}" + (f"  {'thread CPU ms/frame':>19}" if cpu else "") + f"  {'share':>6}")
         for s in rows:
             lines.append(line(s.name, s.kind, "-" if s.calls is None else str(s.calls), s.seconds, s.cpu_seconds))
         by_kind: dict[str, list[float]] = {}

@@ -325,7 +325,7 @@ def _esc(value: object) -> str:
 
 
 CPU_CAPTION = ("<p>wall ms/frame: elapsed time in the stage, which under frame-parallel load includes waiting "
-               "for a core; CPU ms/frame: the CPU time of the thread running the stage (<code>time.thread_time</code>), "
+               "for a core; thread CPU ms/frame: the CPU time of the thread running the stage (<code>time.thread_time</code>), "
                "the stage's own work, without the helper threads OpenCV or BLAS may start.</p>")
 
 
@@ -339,7 +339,7 @@ def stage_table_html(summary: RunSummary) -> tuple[str, str]:
     stages = list(summary.stages.stages.values()) if summary.stages else []
     total = sum(s.seconds for s in stages) / frames
     cpu = has_cpu(summary)
-    head = ("<tr><th>stage</th><th>kind</th><th>wall ms/frame</th>" + ("<th>CPU ms/frame</th>" if cpu else "")
+    head = ("<tr><th>stage</th><th>kind</th><th>wall ms/frame</th>" + ("<th>thread CPU ms/frame</th>" if cpu else "")
             + "<th>share</th></tr>")
     rows = "".join(
         f'<tr><td>{_esc(s.name)}</td><td><span style="color:{KIND_COLOURS.get(s.kind, "#888")}">■</span> {_esc(s.kind)}</td>'
