@@ -199,7 +199,9 @@ def test_a_signal_ends_the_input_and_every_output_of_the_frames_read_is_complete
     assert f"the input was stopped by {signum.name}; the 4 frames read before it are written" in err, err
     assert rest == b""
     assert_rows_equal(rows_of(b"".join(lines)), reference_rows(frames))
-    live = json.loads(summary.read_text())["live"]
+    data = json.loads(summary.read_text())
+    assert (data["workers"], data["engine"]) == (1, "sequential")  # a live source's default: no read-ahead
+    live = data["live"]
     assert (live["arrived"], live["rows"], live["stopped_by"]) == (4, 4, signum.name)
     assert "input stopped by " + signum.name in report.read_text()
     assert not jsonl.exists() and not [p for p in tmp_path.iterdir() if ".partial-" in p.name]

@@ -35,7 +35,8 @@ def add_arguments(p: argparse._ActionsContainer) -> None:
     p.add_argument("more_videos", nargs="*", metavar="VIDEO ...", help="more videos, run one after the other")
     p.add_argument(
         "--workers", type=int, default=None, metavar="N",
-        help="frames in flight at once (numpy backend; default: the machine's cores; 1: frame after frame)",
+        help="frames in flight at once (numpy backend; default: the machine's cores, 1 on a live source; "
+             "1: frame after frame)",
     )
     p.add_argument("--engine", choices=ENGINES, default="threads",
                    help="threads: worker threads in this process; processes: worker processes, past the GIL; "
