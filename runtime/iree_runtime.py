@@ -182,8 +182,7 @@ class SegmentCall:
     def __call__(self, *values: Any) -> tuple[np.ndarray, ...]:
         if len(values) != len(self.args):
             raise CortexError(f"@{self.name} takes {len(self.args)} argument(s), got {len(values)}")
-        loaded = self.loaded
-        device = loaded.device
+        device = self.loaded.device
         arguments = self._variant_list(len(values))
         for value, spec in zip(values, self.args):
             array = value if type(value) is np.ndarray and value.dtype == spec.dtype else np.asarray(value, spec.dtype)
@@ -193,9 +192,27 @@ class SegmentCall:
                 array = np.ascontiguousarray(array)
             arguments.push_ref(self._allocate(memory_type=self._memory, allowed_usage=self._usage, device=device,
                                               buffer=array, element_type=spec.element))
+        return self._invoke(arguments)
+
+    def exact(self, values: tuple[Any, ...]) -> tuple[np.ndarray, ...] | None:
+        """The call on `values` when each already is the C-contiguous NumPy array of the argument's dtype and
+        shape (nothing to convert); None, having run nothing, otherwise. A whole-graph entry's call path
+        (`CompiledPipeline.__call__`): the caller's arrays go to IREE as they are."""
+        if len(values) != len(self.args):
+            return None
+        device = self.loaded.device
+        arguments = self._variant_list(len(values))
+        for value, spec in zip(values, self.args):
+            if type(value) is not np.ndarray or value.dtype != spec.dtype or value.shape != spec.shape or not value.flags.c_contiguous:
+                return None
+            arguments.push_ref(self._allocate(memory_type=self._memory, allowed_usage=self._usage, device=device,
+                                              buffer=value, element_type=spec.element))
+        return self._invoke(arguments)
+
+    def _invoke(self, arguments: Any) -> tuple[np.ndarray, ...]:
         outputs = self._variant_list(len(self.results))
         try:
-            loaded.context().invoke(self.vm_function, arguments, outputs)
+            self.loaded.context().invoke(self.vm_function, arguments, outputs)
         except RuntimeError as e:
             raise CortexError(f"IREE call @{self.name} failed: {' '.join(str(e).split())[:400]}") from None
         return tuple(self._result(outputs, i, spec) for i, spec in enumerate(self.results))

@@ -31,11 +31,11 @@ from cortex.runtime.executables import load_executable
 from cortex.runtime.generated import call_generated
 from cortex.runtime.modes import ModeSwitch, mode_sets
 from cortex.runtime.native_report import native_lines
-from cortex.runtime.parts import CallBoundary, LoadedSplit, PartFunction, weight_values
+from cortex.runtime.parts import CallBoundary, LoadedSplit, PartFunction, plain_signature, weight_values
 from cortex.runtime.profiling import PROFILING_OFF, Profile, split_fused
 from cortex.runtime.program import Program
 from cortex.runtime.threads import MAX_WINDOW, MAX_WORKERS, as_args, machine_cores, stage_pool
-from cortex.runtime.values import initial_zeros, to_caller
+from cortex.runtime.values import RunnerState, initial_zeros, to_caller
 from cortex.semantics.abi import Port
 
 
@@ -89,6 +89,7 @@ class CompiledPipeline:
         self._splits: dict[tuple[bool, bool], LoadedSplit] = {}
         self._stage_pool: tuple[int, ThreadPoolExecutor] | None = None
         self._derived = self._boundary.derived
+        self._direct = direct_call(program, self._plain, self._boundary)
         self.state: dict[str, Any] = {}
         self.reset()
         if profile:
@@ -211,6 +212,12 @@ class CompiledPipeline:
         if mode is not None:
             raise CortexError(f"this program was compiled for one mode, so a call takes no mode= (got {mode!r:.40}): "
                               "compile with modes=[...] (or modes='all') to pick the mode per call")
+        direct = self._direct
+        if direct is not None and self._call is self._plain and self.workers == 1 and type(self.state) is RunnerState \
+                and not self.state:
+            outputs = direct(inputs)  # None: an argument to convert or refuse, as the boundary does below
+            if outputs is not None:
+                return outputs
         env = self._boundary.enter(inputs, self.state)
         self._run_frame(env)
         outputs, self.state = self._boundary.outputs(env, inputs)
@@ -269,6 +276,26 @@ class CompiledPipeline:
     def _hand_back(self, state: dict[str, Any]) -> None:
         """An engine's state after the last frame it delivered (`EngineRun.hand_back`)."""
         self.state = state
+
+
+def direct_call(program: Program, plain: Any, boundary: CallBoundary) -> Callable[[tuple[Any, ...]], tuple[Any, ...] | None] | None:
+    """The entry's compiled function's own exact-arguments call (`SegmentCall.exact`) when a call of the
+    program is that function alone: a whole-graph entry without state, split or weights, whose inputs and
+    outputs are the function's, signed tensors of the same dtypes and shapes. It checks the arguments as the
+    boundary would pass them unconverted and returns None for any other (the boundary then converts or
+    refuses them, with its messages). None when the program needs more around a call."""
+    exact = getattr(plain, "exact", None)
+    part = program.entry_part
+    if exact is None or not boundary.stateless or (program.backend.calls_split and program.split is not None):
+        return None
+    if list(part.args) != boundary.input_keys or list(part.results) != boundary.output_keys:
+        return None
+    signature = plain_signature(boundary.input_ports)
+    outputs = plain_signature(boundary.output_ports)
+    specs = lambda ss: [(s.dtype, s.shape) for s in ss]  # noqa: E731
+    if signature is None or outputs is None or signature != specs(plain.args) or outputs != specs(plain.results):
+        return None
+    return exact
 
 
 class NumberedFrames:

@@ -164,3 +164,87 @@ def test_printed_iree_module_is_the_one_compiled(tmp_path, monkeypatch):
     IreeTarget().emit(make_context(), lowered, printed)
     printed_named, printed_generic = conv_input_channels(printed.getvalue())
     assert (set(printed_named), set(printed_generic)) == (set(named), set(generic)) == ({8}, {3})
+
+
+DATA_TILING = "--iree-opt-data-tiling"
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-portable"])
+def test_cpu_targets_data_tile_matmuls_on_the_measured_version(monkeypatch, target):
+    monkeypatch.setattr(ic, "compiler_version", lambda: "3.13.0rc20261016")
+    assert DATA_TILING in compiler_args(monkeypatch, ic.TARGETS[target])
+
+
+def test_older_compilers_keep_their_own_choice(monkeypatch):
+    """A version before the one data tiling was measured on gets IREE's default, and another cache entry."""
+    target = ic.TARGETS["cpu"]
+    keys = {}
+    for version in ("3.12.1", "3.13.0"):
+        monkeypatch.setattr(ic, "compiler_version", lambda version=version: version)
+        args = compiler_args(monkeypatch, target)
+        assert (DATA_TILING in args) == (version == "3.13.0")
+        keys[version] = ic.cache_key(ic.cache_fields(TWICE, target, ()))
+    assert keys["3.12.1"] != keys["3.13.0"]
+
+
+def test_gpu_target_gets_no_cpu_code_flags(monkeypatch):
+    monkeypatch.setattr(ic, "compiler_version", lambda: "3.13.0")
+    assert DATA_TILING not in ic.TARGETS["cuda"].compiler_flags()
+
+
+@pytest.mark.parametrize("text, numbers", [("3.13.0rc20261016", (3, 13)), ("4.0", (4, 0)), ("", (0, 0)), ("dev", (0, 0))])
+def test_version_numbers(text, numbers):
+    assert ic.version_numbers(text) == numbers
+
+
+def refusing(monkeypatch, unknown: str) -> list[list[str]]:
+    """A compiler that refuses `unknown` as an unknown argument, as iree-compile does; the argument lists it got."""
+    import subprocess
+
+    seen: list[list[str]] = []
+
+    def compile_str(text, extra_args=()):
+        seen.append(list(extra_args))
+        if any(a.startswith(unknown) for a in extra_args):
+            stderr = f"iree-compile: Unknown command line argument '{unknown}'.  Try: 'iree-compile --help'\n".encode()
+            raise iree.compiler.CompilerToolError(subprocess.CompletedProcess(["iree-compile"], 1, b"", stderr))
+        return b"module"
+
+    monkeypatch.setenv("CORTEX_IREE_CACHE", "off")
+    monkeypatch.setattr(iree.compiler, "compile_str", compile_str)
+    monkeypatch.setattr(ic, "compiler_version", lambda: "3.13.0")
+    return seen
+
+
+def test_an_unknown_optional_flag_falls_back_to_iree_s_choice(monkeypatch):
+    seen = refusing(monkeypatch, DATA_TILING)
+    assert ic.compile_text(TWICE, ic.TARGETS["cpu"]) == b"module"
+    assert [DATA_TILING in args for args in seen] == [True, False]
+    assert [a for a in seen[0] if a != DATA_TILING] == seen[1]
+
+
+def test_an_unknown_flag_of_the_caller_is_an_error(monkeypatch):
+    seen = refusing(monkeypatch, "--no-such-flag")
+    with pytest.raises(ic.CortexError, match="Unknown command line argument '--no-such-flag'"):
+        ic.compile_text(TWICE, ic.TARGETS["cpu"], ("--no-such-flag",))
+    assert len(seen) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("batch", [1, 32])
+def test_data_tiled_mlp_matches_onnx_runtime(tmp_path, monkeypatch, batch):
+    """Gemm (transB) + ReLU layers compiled with data tiling agree with ONNX Runtime within 1e-4 relative."""
+    ort = pytest.importorskip("onnxruntime")
+    import cortex
+    from cortex.frontends.onnx_models import mlp, sample_input
+
+    monkeypatch.setenv("CORTEX_IREE_CACHE", str(tmp_path))
+    model = mlp(sizes=(96, 160, 64, 10), batch=batch)
+    x = sample_input(model)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    model.ir_version = min(model.ir_version, 8)
+    (want,) = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert DATA_TILING in ic.TARGETS["cpu"].compiler_flags()
+    (got,) = cortex.compile(cortex.from_onnx(model), backend="iree")(x)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)

@@ -29,6 +29,12 @@ For `cpu`, flags follow this CPU's features (`cpu_tuning_flags`): on AVX2
 without AVX-512, convolutions are compiled as im2col + matmul (2x faster there;
 AVX-512 keeps the direct code, already at ONNX Runtime's speed).
 
+Both CPU targets compile matmul-class ops with data tiling (`DATA_TILING_FLAGS`:
+packed operand layouts and IREE's mmt4d code; constant weights are packed at
+compile time), on the IREE versions it was measured with (`version_flags`;
+the version is in the cache key). A compiler that does not know an optional
+flag (`OPTIONAL_FLAGS`) gets the module again without it: IREE's own choice.
+
 The cache: `<dir>/<key>.vmfb`, `key` = SHA-256 of the printed IR, the IREE
 compiler version, the target and every flag the compiler gets (and, for `cpu`, this CPU's
 model and feature flags, since `host` means a different CPU elsewhere). An
@@ -67,21 +73,24 @@ class Target:
     flags: tuple[str, ...]
     driver: str
     host_specific: bool = False  # the code is for this machine's CPU: the cache key says which
+    llvm_cpu: bool = False  # IREE's llvm-cpu backend: the CPU code flags of this IREE version apply
 
     def compiler_flags(self, flags: Sequence[str] = ()) -> tuple[str, ...]:
         """Every flag the compiler gets for this target (the cache key holds exactly these): the target's,
-        the common ones, this CPU's tuning where the code is for this CPU, then the caller's."""
+        the common ones, this IREE version's CPU code flags, this CPU's tuning where the code is for this
+        CPU, then the caller's."""
+        versioned = version_flags(compiler_version()) if self.llvm_cpu else ()
         tuning = cpu_tuning_flags(cpu_features()) if self.host_specific else ()
-        return (*self.flags, *COMMON_FLAGS, *tuning, *flags)
+        return (*self.flags, *COMMON_FLAGS, *versioned, *tuning, *flags)
 
 
 COMMON_FLAGS = ("--iree-input-demote-f64-to-f32=false",)
 
 TARGETS: dict[str, Target] = {
     "cpu": Target("cpu", ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
-                          "--iree-llvmcpu-target-cpu=host"), "local-sync", host_specific=True),
+                          "--iree-llvmcpu-target-cpu=host"), "local-sync", host_specific=True, llvm_cpu=True),
     "cpu-portable": Target("cpu-portable", ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
-                                            "--iree-llvmcpu-target-cpu=x86-64-v4"), "local-sync"),
+                                            "--iree-llvmcpu-target-cpu=x86-64-v4"), "local-sync", llvm_cpu=True),
     "cuda": Target("cuda", ("--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"), "cuda"),
 }
 DEVICES = {"cpu": "cpu", "cuda": "cuda"}
@@ -106,10 +115,44 @@ def require_compiler():
     return compiler
 
 
+@cache
 def compiler_version() -> str:
-    from iree.compiler import version
-
+    """The installed IREE compiler's version ("3.13.0rc20261016"), or "" without the compiler."""
+    try:
+        from iree.compiler import version
+    except ImportError:
+        return ""
     return str(version.VERSION)
+
+
+def version_numbers(version: str) -> tuple[int, int]:
+    """(major, minor) of an IREE version text; (0, 0) when it does not start with two numbers."""
+    parts = version.split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return 0, 0
+
+
+DATA_TILING_FLAGS = ("--iree-opt-data-tiling",)
+"""Matmul-class ops (`linalg.matmul`, batch matmuls; not convolutions) in packed layouts, run by IREE's mmt4d
+code. On IREE 3.13, AVX-512, one thread: an MLP 512-1024-1024-10 (Gemm transB) at batch 32 went from 3.6x to
+1.2x ONNX Runtime's time, a 32x1024 by 1024x1024 matmul from 1.75 ms to 0.60 ms; the CNNs' convolutions are
+untouched. With it the weight's layout stops mattering (K×N and N×K ran within 3 %: the constant is packed at
+compile time), so the lowering's K×N stays. IREE's separate convolution data tiling
+(`--iree-dispatch-creation-experimental-set-data-tiling-ops=convolution`) made a 3-channel first convolution
+3.5x slower and is not set. The figures: benchmarks/README.md, "Figures behind the compiler's choices"."""
+
+DATA_TILING_SINCE = (3, 13)
+"""The first IREE version data tiling was measured on; older compilers keep IREE's default."""
+
+OPTIONAL_FLAGS = frozenset(DATA_TILING_FLAGS)
+"""Flags a compiler may not know: a compile it refuses as an unknown argument is retried without them."""
+
+
+def version_flags(version: str) -> tuple[str, ...]:
+    """The CPU code flags for IREE `version` on the llvm-cpu targets: data tiling where it was measured."""
+    return DATA_TILING_FLAGS if version_numbers(version) >= DATA_TILING_SINCE else ()
 
 
 IM2COL_FLAGS = ("--iree-global-opt-use-im2col-for-convs",)
@@ -258,14 +301,23 @@ def compile_text(text: str, target: Target, flags: Sequence[str] = ()) -> bytes:
             STATS.hits += 1
             return payload
         STATS.rebuilt += 1
-    try:
-        payload = compiler.compile_str(text, extra_args=list(target.compiler_flags(flags)))
-    except compiler.CompilerToolError as e:
-        raise CortexError(f"IREE could not compile the module for '{target.name}': {_first_error(str(e))}") from None
+    payload = _compile(compiler, text, target, list(target.compiler_flags(flags)))
     STATS.compiles += 1
     if path is not None:
         _write_atomically(path, pack_entry(fields, bytes(payload)))
     return bytes(payload)
+
+
+def _compile(compiler, text: str, target: Target, args: list[str]) -> bytes:
+    """`iree.compiler.compile_str` with `args`, again without the optional flags it refuses as unknown."""
+    try:
+        return compiler.compile_str(text, extra_args=args)
+    except compiler.CompilerToolError as e:
+        message = str(e)
+        unknown = {flag for flag in args if flag in OPTIONAL_FLAGS and f"Unknown command line argument '{flag}" in message}
+        if not unknown:
+            raise CortexError(f"IREE could not compile the module for '{target.name}': {_first_error(message)}") from None
+    return _compile(compiler, text, target, [flag for flag in args if flag not in unknown])
 
 
 def legalized_for(module: ModuleOp, target: Target, flags: Sequence[str] = ()) -> ModuleOp:
@@ -300,6 +352,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 __all__ = [
+    "DATA_TILING_FLAGS",
     "DEVICES",
     "STATS",
     "TARGETS",
@@ -311,4 +364,5 @@ __all__ = [
     "cpu_tuning_flags",
     "legalized",
     "target_named",
+    "version_flags",
 ]
