@@ -474,4 +474,26 @@ ENGINE_EDGES = [
            ("tests/test_source_errors.py",)),
 ]
 
-MUTANTS: list[Mutant] = [*LIT_ONLY, *FRESH, *SURVIVORS, *SLIPS, *GAPS, *CHAIN, *PREPASS_BLOCKS, *BATCH, *ENGINE_EDGES]
+# Edits a mutation run over the engines, the compile options, cortex-run's steps, quantisation and Ray sessions
+# found no test for (2026-11-28), each with the test written for it; the block-start edit was caught only by a
+# crash of the test's process, now by a failure that names the array left in the block.
+UNSEEN = [
+    Mutant("prepass-runs-an-update-of-a-fresh-value", "runtime/engines/chunk_worker.py",
+           "                    recurrent |= set(stage.result_keys)\n", "                    pass\n", (T_CHAIN,)),
+    Mutant("detached-misses-the-block-start", "runtime/engines/processes/blocks.py",
+           "if self.span[0] <= at < self.span[1]:", "if self.span[0] < at < self.span[1]:", (T_BLOCKS,)),
+    Mutant("weights-without-a-mode-not-baked", "options.py",
+           "return bool(self.specialize and (self.mode is not None or self.weights))",
+           "return bool(self.specialize and self.mode is not None)", ("tests/test_compile_options.py",)),
+    Mutant("report-reads-the-scene-as-the-gate", "tools/run_steps.py",
+           "        gate = added >= len(EXPOSED)", "        gate = added > 0", ("tests/test_run_steps.py",)),
+    Mutant("accumulator-bound-ignores-the-zero-point", "passes/quantize.py",
+           "    bound = terms * span(x_zero_point) * w_span", "    bound = terms * Q_MAX * w_span",
+           ("tests/test_quant_scales.py",)),
+    Mutant("ray-session-ignores-worker-setup", "runtime/engines/ray.py",
+           "        key = (program, workers, setup)", "        key = (program, workers)",
+           ("tests/test_ray_engine.py::test_a_session_run_with_another_worker_setup_runs_it_in_new_actors",)),
+]
+
+MUTANTS: list[Mutant] = [*LIT_ONLY, *FRESH, *SURVIVORS, *SLIPS, *GAPS, *CHAIN, *PREPASS_BLOCKS, *BATCH, *ENGINE_EDGES,
+                         *UNSEEN]

@@ -163,3 +163,16 @@ def test_a_weight_name_that_is_not_text_is_one_cortex_error_naming_it(weights):
     assert repr(bad) in str(info.value)
     with pytest.raises(cortex.CortexError, match=r"weight names are text"):
         CompileOptions(weights=weights)
+
+
+def test_weights_without_a_mode_are_baked_in_and_drop_the_stages_they_zero():
+    """`mode=None` with `weights=`: the row is the weights given, baked in like a mode's (the printed pipeline
+    names the bake), and a stage a zero weight leaves unused is gone from the compiled module, as with a mode."""
+    weights = {"wc": 1.0, "wt": 0.0, "ws": 0.0, "wm": 0.0}
+    options = CompileOptions(mode=None, weights=weights, split=False)
+    assert compile_pipeline_text(options).startswith('cortex-specialize-weights{weights="wc=1.0,wm=0.0,ws=0.0,wt=0.0"}')
+    optimised = to_text(compile_program(cortex.parse(small_l2_text()), options).optimised)
+    kept = to_text(compile_program(cortex.parse(small_l2_text()), CompileOptions(split=False)).optimised)
+    zeroed = ("cortex.text_roi", "cortex.saliency_dft", "cortex.motion_map")
+    assert all(op in kept for op in zeroed)
+    assert not [op for op in zeroed if op in optimised]

@@ -106,11 +106,19 @@ def test_chunks_that_start_from_delayed_values_in_the_block(text):
 
 
 def test_a_result_that_lies_in_the_block_is_copied_out():
+    """Every array of a task's result that lies in the block, the one at the block's very start included, is a
+    copy once detached: checked by name before the block closes (a view left behind reads unmapped memory, a
+    crash of the process instead of a failure)."""
     block = shm.FrameBlock([np.arange(12, dtype=np.float32).reshape(3, 4)], shm.BlockCache(keep=1),
                                  {"s": np.ones(5, np.float32), "n": None})
     mapped = shm.Mapped(block.spec)
     own = np.zeros(2)
     got = mapped.detached([{"a": mapped.frames[0], "delayed": {"s": mapped.delayed["s"], "n": None}, "b": own}])
+    whole = np.frombuffer(mapped.shm.buf, np.uint8)
+    assert mapped.frames[0].__array_interface__["data"][0] == whole.ctypes.data  # the first frame starts the block
+    left = [k for k, v in (("a", got[0]["a"]), ("s", got[0]["delayed"]["s"])) if np.shares_memory(v, whole)]
+    del whole
+    assert not left, f"results still in the block: {left}"
     assert got[0]["b"] is own and got[0]["delayed"]["n"] is None
     assert_same_state(got[0]["delayed"], {"s": np.ones(5, np.float32), "n": None})
     np.testing.assert_array_equal(got[0]["a"], np.arange(12, dtype=np.float32).reshape(3, 4))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from helpers.pipelines import SMALL, chained_leading, small_l2_text
+from helpers.pipelines import SMALL, chained_leading, gate_reads_a_fresh_median, small_l2_text
 from helpers.scheduling import (
     GATES,
     assert_same,
@@ -242,6 +242,25 @@ def test_processes_equal_sequential_with_the_gate(gate):
         assert_same_state(b.state, a.state)
 
 
+@pytest.mark.slow
+def test_processes_equal_sequential_when_the_gate_reads_a_freshly_pushed_history():
+    """The gate's threshold is the median of the sharpness history as the frame before left it, pushed: an
+    update that reads another recurrence's new value. The processes engine runs it after that push (a pass
+    over the chunk's frames without their recurrences has no such value) and gives the sequential bytes."""
+    def make():
+        return compile_text(gate_reads_a_fresh_median(), mode="balanced", weights=GATES["auto"],
+                            passes=passes("balanced"))
+
+    a, b = make(), make()
+    frames = frames_of(SMALL)
+    want, skipped = gated_frames(a, frames)
+    assert skipped, "the gate skipped no frame: the test would not see a wrong threshold"
+    for chunk in (4, 8):
+        b.reset()
+        assert_same(list(b.run_video(frames, workers=2, engine="processes", chunk=chunk)), want)
+        assert_same_state(b.state, a.state)
+
+
 def _threads_that_run(monkeypatch, method):
     """The names of the threads that run `pool.local.<method>` for each chunk of a 3-chunk run."""
     b = compiled(small_l2_text())
@@ -273,7 +292,8 @@ def test_prepasses_run_on_threads_of_their_own(monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("make", [_full_l2, lambda: compiled(small_l2_text()), lambda: compiled(chained_leading())])
+@pytest.mark.parametrize("make", [_full_l2, lambda: compiled(small_l2_text()), lambda: compiled(chained_leading()),
+                                  lambda: compiled(gate_reads_a_fresh_median())])
 def test_a_chain_after_its_prepass_equals_the_whole_chain(make):
     """`prepass` (the leading stages that read no recurrence, chunks side by side) then `chain` over its results:
     the same hand-ons and leading values as the chain alone, and the chain then runs only the stages that read

@@ -148,3 +148,25 @@ def test_any_weight_scale_is_close_to_float_or_refused(weight_exp, bias_exp, k, 
         assert np.all(np.isfinite(q))
         assert float(np.abs(q - f).max()) <= 0.03 * size + 1e-30
     assert "100.0%" not in str(report) or any(np.ptp(q, axis=-1).min() > 0 for _, q in pairs)
+
+
+def _refused_at(k: int, calibration_value: float, schema: str) -> None:
+    module = linear(np.full((1, k), 0.5, np.float32), None)
+    with pytest.raises(CortexError, match=r"y \(cortex.linear\).*overflow"):
+        cortex.quantize(module, [(np.full((2, k), calibration_value, np.float32),)], entry="f", schema=schema)
+
+
+@pytest.mark.slow
+def test_the_accumulator_bound_counts_the_input_zero_point_of_minus_128():
+    """A symmetric input reaches -128 (zero point 0): K·128·127 products, past int32 at K = 132 500, where
+    K·127·127 would still fit; a quantisation that lets such a sum wrap is refused naming the op."""
+    assert 132_500 * 127 * 127 < 2**31 - 1 < 132_500 * 128 * 127
+    _refused_at(132_500, -1.0, "symmetric")
+
+
+@pytest.mark.slow
+def test_the_accumulator_bound_counts_an_asymmetric_inputs_whole_span():
+    """An input calibrated on [0, hi] has zero point -128: q − zp spans 255, so 70 000 products of 255·127
+    overflow int32 although 70 000·127·127 fits; refused naming the op."""
+    assert 70_000 * 127 * 127 < 2**31 - 1 < 70_000 * 255 * 127
+    _refused_at(70_000, 1.0, "asymmetric")

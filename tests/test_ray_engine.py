@@ -171,6 +171,31 @@ def test_actors_run_the_program_they_were_sent_without_the_compiler(local_ray):
 
 
 @pytest.mark.slow
+def test_a_session_run_with_another_worker_setup_runs_it_in_new_actors(local_ray):
+    """A `RaySession` keeps its actors only for a run with the same program, workers and `worker_setup`: a
+    second run with another setup gets actors that ran it (here one that refuses, so the run fails naming
+    it), and a third with the first setup again runs."""
+    from cortex.runtime.engines.ray import RaySession
+
+    def ready():
+        return None
+
+    def refuse():
+        raise CortexError("the second setup ran here")
+
+    frames = frames_of(SMALL, 6)
+    a, b = compiled(small_l2_text()), compiled(small_l2_text())
+    want = sequential(a, frames)
+    with RaySession() as session:
+        assert_same(list(b.run_video(frames, workers=2, engine="ray", chunk=3, worker_setup=ready, session=session)), want)
+        b.reset()
+        with pytest.raises(CortexError, match="the second setup ran here"):
+            list(b.run_video(frames, workers=2, engine="ray", chunk=3, worker_setup=refuse, session=session))
+        b.reset()
+        assert_same(list(b.run_video(frames, workers=2, engine="ray", chunk=3, worker_setup=ready, session=session)), want)
+
+
+@pytest.mark.slow
 def test_ray_bad_frame_stops_the_run_and_kills_the_actors(local_ray):
     """The bad frame is named, and the run stops as the sequential loop would: every frame
     before it delivered (chunks of 4: frame 21 sits in the middle of a chunk), the state after them."""

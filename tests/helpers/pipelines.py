@@ -93,3 +93,16 @@ def chained_leading() -> str:
         "    %raw_median = cortex.window_median %raw_history : tensor<5xf32>\n"
         "    %new_history = cortex.window_push %sharpness_history, %raw_median : tensor<25xf32>\n",
     )
+
+
+def gate_reads_a_fresh_median() -> str:
+    """Small L2 whose blur gate compares with the median of the history *after* the frame before pushed
+    its sharpness (kept in the state `last_median`): that update reads the history's new value only, no
+    state of its own, so it must run after the history's push, never in a pass that has no recurrence."""
+    text = small_l2_text()
+    median = "    %sharpness_median = cortex.window_median %sharpness_history : tensor<25xf32>\n"
+    pushed = '    cortex.update_state "sharpness_history" = %new_history : tensor<25xf32>\n'
+    assert median in text and pushed in text
+    text = text.replace(median, '    %sharpness_median = cortex.state "last_median" : f32\n')
+    return text.replace(pushed, pushed + "    %fresh_median = cortex.window_median %new_history : tensor<25xf32>\n"
+                        '    cortex.update_state "last_median" = %fresh_median : f32\n')
