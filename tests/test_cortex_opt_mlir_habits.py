@@ -1,4 +1,4 @@
-"""cortex-opt as mlir-opt users expect it (issue 41 item 5): anchored pipelines, one pipeline flag, single-dash
+"""cortex-opt as mlir-opt users expect it: anchored pipelines, one pipeline flag, single-dash
 long flags, --mlir-print-ir-before-all, --mlir-pass-statistics, --mlir-elide-elementsattrs-if-larger on an
 imported ONNX model, "did you mean" for ops and pass options, and --version naming cortex first."""
 

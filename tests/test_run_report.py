@@ -138,7 +138,7 @@ def test_the_report_loads_in_chromium_without_console_messages(report, tmp_path)
 
 @pytest.mark.slow
 def test_every_stage_has_its_cpu_time_beside_its_wall_clock(report):
-    """The summary and the report give each stage's thread CPU time next to its wall-clock (issue 41 item 4); a
+    """The summary and the report give each stage's thread CPU time next to its wall-clock; a
     thread cannot use more CPU than the time it spent in the stage."""
     _, summary, text = report
     stages = summary["stages_ms_per_frame"]

@@ -1,4 +1,4 @@
-"""Issue 41 item 6: the smaller things a user meets in the tools.
+"""The smaller things a user meets in the tools.
 
 `cortex-run --pipeline one_function.mlir` without `--entry`; a missing weight reported by `cortex.compile`,
 not the first call; `--list-passes` lines that are whole sentences; the ONNX import error with its file; and
