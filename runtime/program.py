@@ -19,25 +19,25 @@ compiler is not even importable:
 The file (`Program.save`, `Program.load`; `compiled.save(path)`,
 `cortex.load(path)`) is a zip archive:
 
-    program.json                  {"format": "cortex-program", "version": 2, ...every field above,
+    program.json                  {"format": "cortex-program", "version": 3, ...every field above,
+                                   "modes": a multi-mode program's order, switch states and later variants,
                                    each executable's members listed as
                                    {"file": ..., "encoding": "text"|"bytes", "sha256": ...},
                                    "sha256": the digest of this document's canonical JSON,
                                    "hmac_sha256": its keyed signature (only when saved with a key)}
     executables/<name>/<member>   each member's payload: UTF-8 text or raw bytes
+    variants/<k>/executables/...  a multi-mode program's later variants' members
 
+This module says what program.json's fields mean; `cortex.runtime.program_file` moves the bytes and guards
+them (the file, the archive, the format, version, digest and signature, checked before any field is read).
 A program file is code, as a pickle or a `.vmfb` is: a "numpy" executable is
 Python source that loading runs. Load only files you trust, or sign them:
 saved with a key (`key=` or `CORTEX_PROGRAM_KEY`), a file loads with that key
-only if its HMAC-SHA256 matches. The digests catch damage, not an edit (anyone
-can recompute a SHA-256): program.json's own digest is checked before any
-field is read, every member's before it is decoded, and a missing one is
-refused. A file of another format or version, a member missing, damaged or
-malformed, a field of the wrong type or out of range, an archive whose
-members (counted once per reference) inflate beyond `MAX_PROGRAM_BYTES`, a
-path that is not a regular file: each is a one-line CortexError. Saving
-writes a temporary sibling and renames it over the path, so a failed save
-leaves the old file whole.
+only if its HMAC-SHA256 matches. Every member's digest is checked before it is
+decoded, and a missing one is refused. A member missing, damaged or
+malformed, a field of the wrong type or out of range, members (counted once
+per reference) that inflate beyond `MAX_PROGRAM_BYTES`: each is a one-line
+CortexError.
 """
 
 from __future__ import annotations
@@ -45,39 +45,36 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import hmac
-import io
-import json
 import math
-import os
 import re
-import stat
-import tempfile
 import zipfile
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from cortex.errors import CortexError
+from cortex.runtime import program_file
+from cortex.runtime.program_file import (
+    FORMAT,
+    KEY_VARIABLE,
+    MAX_PROGRAM_BYTES,
+    SHA256,
+    VERSION,
+    archive_bytes,
+    document_digest,
+    key_of,
+    one_line,
+    open_document,
+    program_path,
+    read_file,
+    read_member,
+    write_file,
+)
 from cortex.semantics.abi import Port, ValueSpec, WireKey
-
-FORMAT = "cortex-program"
-VERSION = 3
-"""Bumped whenever a field changes meaning; a runtime reads its own version only (1: no document digest,
-member digests optional; 2: one mode per program, no `modes`)."""
-
-KEY_VARIABLE = "CORTEX_PROGRAM_KEY"
-"""The environment variable holding the key that signs saved programs and checks loaded ones (`key=` overrides it)."""
 
 STATE_KINDS = ("delayed", "leading", "recurrence", "read-only", "unclassified")
 """The state analysis's classes, and `unclassified`: a program compiled without the frame split (`split=False`)."""
 """The classes of a state (`cortex.passes.state_analysis`), as the engines read them."""
-
-MAX_PROGRAM_BYTES = 1 << 32
-"""The most a program may inflate to: program.json plus every member it references, counted once per
-reference (two members naming one entry read it twice), and the archive's entries together. A zip that
-claims more is refused before a member is read, instead of filling memory (the L2 pipeline's program is
-~100 kB, a CNN's some MB). The file itself may be no larger."""
 
 MAX_DIMENSION = 2**31 - 1
 """The largest size a port's dimension may have (as ONNX import bounds a dimension)."""
@@ -92,7 +89,6 @@ DYNAMIC = (-1, -(2**63))
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64")
 """The element dtypes a port may name."""
 
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _MEMBER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
 
 
@@ -252,223 +248,41 @@ class Program:
     def save(self, path: str | Path, key: str | bytes | None = None) -> Path:
         """Write the file atomically: a temporary sibling, flushed to disk, renamed over `path` (a full disk or
         a crash leaves the old file whole). Signed when a key is given (`key=`, else `CORTEX_PROGRAM_KEY`)."""
-        path = _program_path(path, "save")
-        data = self.to_bytes(key)
-        if path.is_dir():
-            raise CortexError(f"cannot save program to '{path}': it is a directory")
-        try:
-            mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
-            fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        except OSError as e:
-            raise CortexError(f"cannot save program to '{path}': {e.strerror or e}") from None
-        try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(data)
-                file.flush()
-                os.fchmod(file.fileno(), mode)
-                os.fsync(file.fileno())
-            os.replace(temporary, path)
-        except OSError as e:
-            with suppress(OSError):
-                os.unlink(temporary)
-            raise CortexError(f"cannot save program to '{path}': {e.strerror or e}") from None
-        with suppress(OSError):  # the rename itself survives a crash once the folder is on disk
-            folder = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(folder)
-            finally:
-                os.close(folder)
-        return path
+        path = program_path(path, "save")
+        return write_file(path, self.to_bytes(key))
 
     def to_bytes(self, key: str | bytes | None = None) -> bytes:
-        buffer = io.BytesIO()
         files: dict[str, bytes] = {}
         doc = _encode_program(self, files)
-        doc["sha256"] = document_digest(doc)
-        signing = _key_of(key)
-        if signing is not None:
-            doc["hmac_sha256"] = _signature(doc, signing)
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-            archive.writestr("program.json", json.dumps(doc, indent=1, sort_keys=True))
-            for name, data in files.items():
-                archive.writestr(name, data)
-        return buffer.getvalue()
+        return archive_bytes(doc, files, key_of(key))
 
     @classmethod
     def load(cls, path: str | Path, key: str | bytes | None = None) -> Program:
         """Read a saved program (a file is code: see the module docstring); with a key (`key=`, else
         `CORTEX_PROGRAM_KEY`) only a file signed with it loads."""
-        path = _program_path(path, "load")
-        return cls.from_bytes(_read_file(path), str(path), key)
+        path = program_path(path, "load")
+        return cls.from_bytes(read_file(path), str(path), key)
 
     @classmethod
     def from_bytes(cls, data: bytes, where: str = "program", key: str | bytes | None = None) -> Program:
-        signing = _key_of(key)
+        signing = key_of(key)
         try:
             return _decode_file(data, signing)
         except CortexError as e:
             raise CortexError(f"{where}: {e}") from None
         except Exception as e:  # noqa: BLE001 - only data is read here (no member runs): any failure is a bad file
-            raise CortexError(f"{where}: malformed program ({type(e).__name__}: {_one_line(e, 200)})") from None
-
-
-def _one_line(error: object, limit: int) -> str:
-    return " ".join(str(error).split())[:limit]
-
-
-def _program_path(path: object, verb: str) -> Path:
-    """`path` as a Path, or a one-line CortexError for what no file system takes (not a path; a NUL byte)."""
-    if not isinstance(path, (str, bytes, os.PathLike)):
-        raise CortexError(f"{verb} takes a path (str or pathlib.Path), got {type(path).__name__}")
-    text = os.fsdecode(path)
-    if "\0" in text:
-        raise CortexError(f"cannot {verb} program {text!r}: a path cannot hold a NUL byte")
-    return Path(text)
-
-
-def _read_file(path: Path) -> bytes:
-    """The file's bytes; anything but a regular file (a FIFO would block, a device never end) is refused
-    before it is read: opened without blocking, then checked on the open descriptor (no race)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError as e:
-        raise CortexError(f"cannot read program '{path}': {e.strerror or e}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            what = "a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else \
-                "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "a socket"
-            raise CortexError(f"cannot read program '{path}': it is {what}, not a regular file")
-        if info.st_size > MAX_PROGRAM_BYTES:
-            raise CortexError(f"cannot read program '{path}': the file is too large ({info.st_size} bytes, at most {MAX_PROGRAM_BYTES})")
-        with os.fdopen(os.dup(fd), "rb") as file:
-            data = file.read()  # a regular file no larger than the cap (read(n) would reserve n bytes first)
-        if len(data) > MAX_PROGRAM_BYTES:
-            raise CortexError(f"cannot read program '{path}': the file is too large (it grew while it was read)")
-        return data
-    except OSError as e:
-        raise CortexError(f"cannot read program '{path}': {e.strerror or e}") from None
-    finally:
-        os.close(fd)
-
-
-def _key_of(key: str | bytes | None) -> bytes | None:
-    """The signing key: `key`, else the environment's `CORTEX_PROGRAM_KEY` (its bytes, read through
-    `os.environb` where there is one), else none (an empty variable is none, an empty `key=` an error)."""
-    where = "key="
-    if key is None:
-        where = KEY_VARIABLE
-        environb = getattr(os, "environb", None)
-        key = (environb.get(KEY_VARIABLE.encode()) if environb is not None else os.environ.get(KEY_VARIABLE)) or None
-        if key is None:
-            return None
-    if not isinstance(key, (str, bytes)):
-        raise CortexError(f"a program key is text or bytes, got {type(key).__name__}")
-    if not key:
-        raise CortexError(f"the program key is empty ({where}{key!r}): give a non-empty key, or key=None for none")
-    try:
-        if isinstance(key, str):
-            return key.encode("utf-8")
-        if where == KEY_VARIABLE:
-            key.decode("utf-8")
-        return key
-    except (UnicodeEncodeError, UnicodeDecodeError) as e:
-        what = f"byte 0x{key[e.start]:02x}" if isinstance(key, bytes) else f"U+{ord(key[e.start]):04X}"
-        raise CortexError(f"{where} is not UTF-8 text ({what} at offset {e.start}): set it to UTF-8 text, "
-                          "or pass key= as bytes") from None
-
-
-def _canonical(doc: dict[str, Any]) -> bytes:
-    """program.json's content, less its digest and signature, as one canonical text (what both cover)."""
-    body = {k: v for k, v in doc.items() if k not in ("sha256", "hmac_sha256")}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-
-
-def document_digest(doc: dict[str, Any]) -> str:
-    """The SHA-256 of program.json's canonical content (`sha256` in the file)."""
-    return hashlib.sha256(_canonical(doc)).hexdigest()
-
-
-def _signature(doc: dict[str, Any], key: bytes) -> str:
-    return hmac.new(key, _canonical(doc), hashlib.sha256).hexdigest()
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are unique (two readers of one with a key twice may disagree on its value)."""
-    doc = dict(pairs)
-    if len(doc) != len(pairs):
-        seen: set[str] = set()
-        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise CortexError(f"program.json names '{str(twice)[:60]}' twice in one object")
-    return doc
+            raise CortexError(f"{where}: malformed program ({type(e).__name__}: {one_line(e, 200)})") from None
 
 
 def _decode_file(data: bytes, key: bytes | None) -> Program:
-    """Check the archive, then program.json's format, version and digest, before any field is trusted."""
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except Exception as e:  # noqa: BLE001 - zipfile raises many kinds on crafted headers
-        raise CortexError(f"not a cortex program (not a zip archive: {_one_line(e, 120)})") from None
+    """The program of a checked archive (`program_file.open_document`: format, version and digest first)."""
+    doc, archive = open_document(data, key)
     with archive:
-        entries = archive.infolist()
-        names = [info.filename for info in entries]
-        if len(set(names)) != len(names):
-            twice = next(n for n in names if names.count(n) > 1)
-            raise CortexError(f"the archive holds '{twice[:80]}' twice")
-        inflated = sum(info.file_size for info in entries)
-        if inflated > MAX_PROGRAM_BYTES:
-            raise CortexError(f"the archive is too large ({inflated} bytes inflated, at most {MAX_PROGRAM_BYTES})")
-        try:
-            text = _read(archive, "program.json")
-        except KeyError:
-            raise CortexError("not a cortex program (no program.json)") from None
-        try:
-            doc = json.loads(text, object_pairs_hook=_unique_keys)
-        except RecursionError:
-            raise CortexError("program.json is not a cortex program's (nested too deeply)") from None
-        except ValueError as e:
-            raise CortexError(f"program.json is not JSON: {_one_line(e, 200)}") from None
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            got = doc.get("format") if isinstance(doc, dict) else None
-            raise CortexError(f"not a cortex program (format {str(got)[:60]!r}, expected '{FORMAT}')")
-        version = doc.get("version")
-        if type(version) is not int or version != VERSION:
-            hint = "saved by an older Cortex; recompile the pipeline" if type(version) is int and version < VERSION \
-                else "saved by a newer Cortex" if type(version) is int else "not a version number"
-            raise CortexError(f"cortex program format version {repr(version)[:40]}; this runtime reads version {VERSION} ({hint})")
-        _check_document(doc, key)
         try:
             return _decode_program(doc, archive)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as e:
-            raise CortexError(f"malformed program.json ({type(e).__name__}: {_one_line(e, 200)})") from None
+            raise CortexError(f"malformed program.json ({type(e).__name__}: {one_line(e, 200)})") from None
 
-
-def _check_document(doc: dict[str, Any], key: bytes | None) -> None:
-    """program.json's digest (always) and signature (when loading with a key): nothing else is read before."""
-    digest = doc.get("sha256")
-    if not isinstance(digest, str) or not _SHA256.match(digest):
-        raise CortexError("program.json carries no SHA-256 of its content: refused (a digest is mandatory)")
-    if not hmac.compare_digest(digest, document_digest(doc)):
-        raise CortexError("program.json does not match its SHA-256 (changed or damaged after it was saved)")
-    if key is None:
-        return
-    signature = doc.get("hmac_sha256")
-    if not isinstance(signature, str):
-        raise CortexError(f"the program is not signed, and a key was given (`key=` or {KEY_VARIABLE}): refused")
-    if not hmac.compare_digest(signature, _signature(doc, key)):
-        raise CortexError("the program's signature does not match the key: refused")
-
-
-def _read(archive: zipfile.ZipFile, name: str) -> bytes:
-    """A member's bytes; a damaged one (bad CRC, bad deflate data, encrypted) is a CortexError. KeyError: no
-    such member."""
-    info = archive.getinfo(name)
-    if info.flag_bits & 0x1:
-        raise CortexError(f"member '{name[:80]}' is encrypted")
-    try:
-        return archive.read(info)
-    except Exception as e:  # noqa: BLE001 - zipfile and its decompressors raise many kinds on bad data
-        raise CortexError(f"member '{name[:80]}' is damaged ({type(e).__name__}: {_one_line(e, 120)})") from None
 
 
 # ---------------------------------------------------------------- JSON encoding
@@ -588,18 +402,18 @@ def _decode_program(doc: dict[str, Any], archive: zipfile.ZipFile) -> Program:
             inflated += archive.getinfo(ref["file"]).file_size  # once per reference: two members may name one entry
         except KeyError:
             raise CortexError(f"executable '{name[:60]}': member '{member[:60]}' is missing ({str(ref['file'])[:80]})") from None
-    if inflated > MAX_PROGRAM_BYTES:
+    if inflated > program_file.MAX_PROGRAM_BYTES:
         raise CortexError(f"the program is too large ({inflated} bytes inflated, members counted once per reference; "
-                          f"at most {MAX_PROGRAM_BYTES})")
+                          f"at most {program_file.MAX_PROGRAM_BYTES})")
     executables = {}
     for name, exe in doc["executables"].items():
         members: dict[str, str | bytes] = {}
         for member, ref in exe["members"].items():
             digest = ref.get("sha256")
-            if not isinstance(digest, str) or not _SHA256.match(digest):
+            if not isinstance(digest, str) or not SHA256.match(digest):
                 raise CortexError(f"executable '{str(name)[:60]}': member '{str(member)[:60]}' carries no SHA-256: refused "
                                   "(a digest is mandatory)")
-            raw = _read(archive, ref["file"])
+            raw = read_member(archive, ref["file"])
             if not hmac.compare_digest(hashlib.sha256(raw).hexdigest(), digest):
                 raise CortexError(
                     f"executable '{name}': member '{member}' does not match its SHA-256 (changed or damaged after it was saved)"

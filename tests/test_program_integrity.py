@@ -160,9 +160,9 @@ def test_a_state_too_large_to_allocate_is_refused(tmp_path):
 
 @pytest.fixture
 def small_cap(monkeypatch):
-    import cortex.runtime.program as program_module
+    import cortex.runtime.program_file as file_module
 
-    monkeypatch.setattr(program_module, "MAX_PROGRAM_BYTES", len(GOOD) + 150_000)
+    monkeypatch.setattr(file_module, "MAX_PROGRAM_BYTES", len(GOOD) + 150_000)
 
 
 def test_several_large_entries_together_exceed_the_cap(tmp_path, small_cap):
@@ -202,9 +202,9 @@ def test_twice_referenced_entries_under_the_cap_still_load(tmp_path, small_cap):
 
 
 def test_a_file_larger_than_the_cap_is_refused_before_it_is_read(tmp_path, monkeypatch):
-    import cortex.runtime.program as program_module
+    import cortex.runtime.program_file as file_module
 
-    monkeypatch.setattr(program_module, "MAX_PROGRAM_BYTES", len(GOOD) - 1)
+    monkeypatch.setattr(file_module, "MAX_PROGRAM_BYTES", len(GOOD) - 1)
     text = refused(tmp_path, GOOD, "the file is too large")
     assert text.startswith("cannot read program '")
 

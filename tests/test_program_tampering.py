@@ -75,9 +75,9 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_an_altered_program_is_one_line(tmp_path, monkeypatch, case):
-    import cortex.runtime.program as program_module
+    import cortex.runtime.program_file as file_module
 
-    monkeypatch.setattr(program_module, "MAX_PROGRAM_BYTES", 200_000, raising=False)
+    monkeypatch.setattr(file_module, "MAX_PROGRAM_BYTES", 200_000, raising=False)
     data, words = CASES[case]
     path = tmp_path / "p.cortex"
     path.write_bytes(data)
