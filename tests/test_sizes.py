@@ -21,7 +21,6 @@ MAX_FUNCTION_LINES = 80
 
 ALLOWED: dict[str, int] = {
     "dialects/tensor_ops.py": 601,
-    "runtime/program.py": 679,
     "tools/cortex_opt.py::CortexOptMain.register_all_arguments": 81,
 }
 """Offender → its size when listed (lines). Shrink or remove entries; never add or raise one."""
