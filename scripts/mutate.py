@@ -31,13 +31,15 @@ A mutant pytest cannot kill goes through lit as well. Hypothesis does not
 shrink during a mutation run (only pass or fail matters).
 
 The test-impact map (`--build-impact-map FILE [TEST_FILE ...]`) runs the tests
-once under coverage.py, its context switched to the test file being collected
-or run, and writes {module: [test files that executed a statement in one of its
-functions]} as JSON.
+once under coverage.py, its context switched to the test being run (its node
+id), and writes JSON: `files` {module: [test files that executed a statement in
+one of its functions]} and, per module and line, the tests that executed it.
 With `--impact-map FILE`, `--whole-suite` runs, after a mutant's named files,
-the files the map says execute the mutated module (fastest first), then the
-files importing it, then the rest. Code run in a subprocess (the CLI tests)
-or a Ray worker is not measured: such files keep the import heuristic.
+the tests that executed the mutated lines themselves (by node id, fast and slow
+alike, fastest first: a killing slow test runs without the rest of the slow
+tier), then the files the map says execute the mutated module, then the files
+importing it, then the rest. Code run in a subprocess (the CLI tests) or a Ray
+worker is not measured: such files keep the import heuristic.
 
 Not run in CI: a whole-suite run is minutes per surviving mutant on two
 cores. The list lives in `scripts/mutants.py`; the scores are in
@@ -127,7 +129,7 @@ def pytest_make_collect_report(collector):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    _switch(item.nodeid.split("::")[0])  # fixtures' setup and teardown included
+    _switch(item.nodeid)  # fixtures' setup and teardown included
     yield
 '''
 
@@ -142,8 +144,10 @@ def function_lines(source: str) -> set[int]:
     return lines
 
 
-def build_impact_map(tree: Path, path: Path, tests: list[str], timeout: float) -> dict[str, list[str]]:
-    """{module path: sorted test files that executed it}, from one coverage run of `tests` in the copy."""
+def build_impact_map(tree: Path, path: Path, tests: list[str], timeout: float) -> dict[str, object]:
+    """One coverage run of `tests` in the copy, each test its own coverage context: `files` {module path:
+    sorted test files that executed it}, `tests` [node ids] and `lines` {module path: {line: [indices into
+    `tests`]}}, the tests that executed each line inside a function (see `impact_order`)."""
     (path / "cortex_impact_plugin.py").write_text(IMPACT_PLUGIN)
     data_file = path / "impact.coverage"
     cmd = [sys.executable, "-m", "coverage", "run", f"--data-file={data_file}", f"--source={tree}", "-m", "pytest", "-q",
@@ -156,6 +160,8 @@ def build_impact_map(tree: Path, path: Path, tests: list[str], timeout: float) -
     data = CoverageData(basename=str(data_file))
     data.read()
     covering: dict[str, list[str]] = {}
+    node_ids: dict[str, int] = {}
+    lines: dict[str, dict[str, list[int]]] = {}
     for measured in data.measured_files():
         module = Path(measured).resolve()
         if not module.is_relative_to(tree.resolve()):
@@ -164,11 +170,43 @@ def build_impact_map(tree: Path, path: Path, tests: list[str], timeout: float) -
         if rel.startswith("tests/"):
             continue
         inside = function_lines(module.read_text())
-        contexts = {c for line, cs in data.contexts_by_lineno(measured).items() if line in inside for c in cs}
-        files = sorted(c for c in contexts if c.startswith("tests/") and c.endswith(".py"))
+        by_line = {line: sorted(c for c in cs if c.startswith("tests/") and "::" in c)
+                   for line, cs in data.contexts_by_lineno(measured).items() if line in inside}
+        files = sorted({c.split("::")[0] for cs in by_line.values() for c in cs})
         if files:
             covering[rel] = files
-    return covering
+            lines[rel] = {str(line): [node_ids.setdefault(c, len(node_ids)) for c in cs]
+                          for line, cs in sorted(by_line.items()) if cs}
+    return {"files": covering, "tests": list(node_ids), "lines": lines}
+
+
+class Impact:
+    """A test-impact map as `build_impact_map` writes it (the older form, {module: [test files]}, is read as
+    `files` alone)."""
+
+    def __init__(self, data: dict | None = None):
+        data = data or {}
+        if "files" not in data and all(isinstance(v, list) for v in data.values()):
+            data = {"files": data}
+        self.files: dict[str, list[str]] = data.get("files", {})
+        self.tests: list[str] = data.get("tests", [])
+        self.lines: dict[str, dict[str, list[int]]] = data.get("lines", {})
+
+    def tests_of(self, module: str, lines: range) -> list[str]:
+        """The tests that executed any of `lines` of `module`, as the map saw them."""
+        by_line = self.lines.get(module, {})
+        found = {i for line in lines for i in by_line.get(str(line), ())}
+        return [self.tests[i] for i in sorted(found)]
+
+
+def mutated_lines(mutant: Mutant, tree: Path) -> range:
+    """The lines of `mutant.path` its `old` text spans (empty when it does not apply)."""
+    text = (tree / mutant.path).read_text()
+    at = text.find(mutant.old)
+    if at < 0:
+        return range(0)
+    first = text.count("\n", 0, at) + 1
+    return range(first, first + mutant.old.rstrip("\n").count("\n") + 1)
 
 
 def environment(path: Path) -> dict[str, str]:
@@ -226,13 +264,28 @@ def file_seconds(output: str) -> dict[str, float]:
     return seconds
 
 
+def test_seconds(output: str) -> dict[str, float]:
+    """Seconds per test (node id) from pytest's `--durations=0` table (setup, call and teardown summed)."""
+    seconds: dict[str, float] = {}
+    for match in re.finditer(r"^\s*([0-9.]+)s \w+\s+(tests/\S+?\.py::.+?)\s*$", output, re.M):
+        seconds[match.group(2)] = seconds.get(match.group(2), 0.0) + float(match.group(1))
+    return seconds
+
+
 def suite_order(mutant: Mutant, tree: Path, files: list[str], seconds: dict[str, float],
-                covering: dict[str, list[str]] | None = None) -> tuple[tuple[str, ...], ...]:
+                covering: dict[str, list[str]] | Impact | None = None,
+                per_test: dict[str, float] | None = None) -> tuple[tuple[str, ...], ...]:
     """Every test file once, in groups run one after the other (each its own pytest, so a mutant its named
-    tests kill does not pay for collecting the whole suite): the mutant's named tests; the files the impact
-    map says execute its module (`covering`) and the files importing it; the rest. Each fastest first."""
+    tests kill does not pay for collecting the whole suite): the mutant's named tests; the tests the impact
+    map says executed the mutated lines themselves (node ids, whatever their tier or file: a slow test that
+    runs the line comes before any whole file), fastest first by `per_test`; the files the map says execute
+    its module and the files importing it; the rest. Files fastest first by `seconds`."""
+    impact = covering if isinstance(covering, Impact) else Impact({"files": covering or {}})
     named = list(dict.fromkeys(mutant.tests))
     named_files = {t.split("::")[0] for t in named}
+    on_line = [t for t in impact.tests_of(mutant.path, mutated_lines(mutant, tree))
+               if t.split("::")[0] not in named_files and t.split("::")[0] in files]
+    on_line.sort(key=lambda t: (per_test or {}).get(t, 0.0))
     module = "cortex." + mutant.path.removesuffix(".py").replace("/", ".")
     stem = module.rsplit(".", 1)[1]
 
@@ -241,11 +294,11 @@ def suite_order(mutant: Mutant, tree: Path, files: list[str], seconds: dict[str,
         return module in text or re.search(rf"\bimport\b[^\n]*\b{re.escape(stem)}\b", text) is not None
 
     rest = [f for f in files if f not in named_files]
-    measured = set((covering or {}).get(mutant.path, ()))
+    measured = set(impact.files.get(mutant.path, ()))
     covers = sorted((f for f in rest if f in measured), key=lambda f: seconds.get(f, 0.0))
     near = sorted((f for f in rest if f not in measured and imports(f)), key=lambda f: seconds.get(f, 0.0))
     far = sorted((f for f in rest if f not in measured and f not in near), key=lambda f: seconds.get(f, 0.0))
-    return tuple(group for group in (tuple(named), (*covers, *near), tuple(far)) if group)
+    return tuple(group for group in (tuple(named), tuple(on_line), (*covers, *near), tuple(far)) if group)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -282,15 +335,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.id:40} {m.path}: {m.old!r} -> {m.new!r}\n{'':40} tests: {' '.join(m.tests)}")
         return 0
     results: list[dict[str, object]] = []
-    covering: dict[str, list[str]] = json.loads(args.impact_map.read_text()) if args.impact_map else {}
+    covering = Impact(json.loads(args.impact_map.read_text()) if args.impact_map else None)
     with tempfile.TemporaryDirectory(prefix="cortex-mutate-") as tmp:
         tree, path = copy_tree(ROOT, Path(tmp))
         (path / "cortex_mutation_plugin.py").write_text(PLUGIN)
         if args.build_impact_map:
             tests = args.tests or test_files(tree)
             impact = build_impact_map(tree, path, tests, timeout * 10)
-            args.build_impact_map.write_text(json.dumps(impact, indent=1, sort_keys=True) + "\n")
-            print(f"impact map of {len(tests)} test file(s) over {len(impact)} module(s): {args.build_impact_map}")
+            args.build_impact_map.write_text(json.dumps(impact, sort_keys=True) + "\n")
+            print(f"impact map of {len(tests)} test file(s) over {len(Impact(impact).files)} module(s): {args.build_impact_map}")
             return 0
         stale = {m.id: why for m in mutants if (why := check(m, tree))}
         for m in mutants:
@@ -301,7 +354,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if stale else 0
         runnable = [m for m in mutants if m.id not in stale]
         files = test_files(tree)
-        seconds = file_seconds(args.durations_from.read_text()) if args.durations_from else {}
+        durations = args.durations_from.read_text() if args.durations_from else ""
+        seconds, per_test = file_seconds(durations), test_seconds(durations)
         tests = tuple(files) if args.whole_suite else tuple(dict.fromkeys(t for m in runnable for t in m.tests))
         if args.no_baseline:
             # Still collect once: with -x a file that cannot be collected in the copy stops every
@@ -319,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
             if outcome != "survived":
                 print("the unmutated tree fails its tests: fix that first")
                 return 1
-            seconds = seconds or file_seconds(output)
+            seconds, per_test = seconds or file_seconds(output), per_test or test_seconds(output)
             if args.whole_suite:
                 lit_outcome, lit_took, failed = run_lit(tree, path, timeout)
                 print(f"baseline lit ({lit_took:.0f}s): {lit_outcome} {failed}", flush=True)
@@ -333,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
             file.write_text(original.replace(m.old, m.new, 1))
             by = "pytest"
             try:
-                groups = suite_order(m, tree, files, seconds, covering) if args.whole_suite else (m.tests,)
+                groups = suite_order(m, tree, files, seconds, covering, per_test) if args.whole_suite else (m.tests,)
                 outcome, took, last = "survived", 0.0, ""
                 for group in groups:
                     outcome, group_took, last, _ = run_tests(group, tree, path, max(timeout - took, 1.0))
