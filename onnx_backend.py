@@ -30,6 +30,7 @@ from cortex.backends.backend import BACKENDS, backend_named
 from cortex.driver import compile_loaded, reference
 from cortex.errors import CortexError
 from cortex.frontends.onnx import ENTRY, from_onnx, load_model
+from cortex.frontends.onnx.table import import_time_inputs
 from cortex.lowering import POST_LOWERING_PASSES
 
 RUNNERS = ("compiled", "reference")
@@ -73,13 +74,15 @@ class CortexRep(BackendRep):
         initialized = {i.name for i in model.graph.initializer}
         self.input_names = [i.name for i in model.graph.input if i.name not in initialized]
         self.output_names = [o.name for o in model.graph.output]
-        # Integer inputs are shapes/axes to the importer: their values specialise the compiled module.
+        # Integer inputs are shapes/axes to the importer, and so are the inputs its operators read at import
+        # time (Resize's scales, Pad's value): their values specialise the compiled module.
+        read_now = import_time_inputs(model.graph)
         self.static_inputs = {
             i.name
             for i in model.graph.input
             if i.name not in initialized
             and i.type.HasField("tensor_type")
-            and i.type.tensor_type.elem_type in (onnx.TensorProto.INT64, onnx.TensorProto.INT32)
+            and (i.type.tensor_type.elem_type in (onnx.TensorProto.INT64, onnx.TensorProto.INT32) or i.name in read_now)
         }
         self._runners: dict[StaticKey, GraphRunner] = {}
         if not self.static_inputs:
@@ -106,7 +109,8 @@ class CortexRep(BackendRep):
             args = [np.asarray(v) for n, v in zip(self.input_names, values) if n not in self.static_inputs]
             outputs = self._runner(static)(*args)
         else:
-            outputs = self._runners[()](*values)  # the runner checks (or converts) each value
+            # the runner checks (or converts) each value; a NumPy scalar is a rank-0 array to it
+            outputs = self._runners[()](*[np.asarray(v) if isinstance(v, np.generic) else v for v in values])
         return tuple(o if type(o) is np.ndarray and o.dtype == np.float32 else np.asarray(o, dtype=np.float32) for o in outputs)
 
 

@@ -120,13 +120,16 @@ def conv2d(
     strides: Sequence[int],
     pads: Sequence[int],
     dilations: Sequence[int],
+    group: int = 1,
 ) -> Shape:
-    """NCHW input, OIHW weight, ONNX pads (top, left, bottom, right)."""
+    """NCHW input, OIHW weight (I = C / group), ONNX pads (top, left, bottom, right)."""
     if len(x) != 4 or len(w) != 4:
         raise ShapeError(f"conv2d expects a 4-D input (NCHW) and a 4-D weight (OIHW), got {fmt(x)} and {fmt(w)}")
     check_window_params(strides, pads, dilations)
-    if not dims_agree(x[1], w[1]):
-        raise ShapeError(f"conv2d: input has {x[1]} channels but the weight expects {w[1]}")
+    if group < 1 or w[0] % group:
+        raise ShapeError(f"conv2d: group {group} must be positive and divide the {w[0]} output channels")
+    if not dims_agree(x[1], w[1] * group if x[1] != DYNAMIC else DYNAMIC):
+        raise ShapeError(f"conv2d: input has {x[1]} channels but the weight expects {w[1]} × group {group}")
     if bias is not None and (len(bias) != 1 or not dims_agree(bias[0], w[0])):
         raise ShapeError(f"conv2d: bias must have shape {w[0]}, got {fmt(bias)}")
     oh = window_out(x[2], w[2], strides[0], pads[0], pads[2], dilations[0])
@@ -167,6 +170,48 @@ def reduce(x: Sequence[int], axes: Sequence[int], keepdims: bool) -> Shape:
     if keepdims:
         return tuple(1 if i in norm else d for i, d in enumerate(x))
     return tuple(d for i, d in enumerate(x) if i not in norm)
+
+
+def concat(shapes_in: Sequence[Sequence[int]], axis: int) -> Shape:
+    """ONNX Concat: equal ranks, equal sizes but along `axis`, whose sizes add up."""
+    if not shapes_in:
+        raise ShapeError("concat needs at least one operand")
+    rank = len(shapes_in[0])
+    if any(len(s) != rank for s in shapes_in):
+        raise ShapeError(f"concat operands must share one rank, got {', '.join(fmt(s) for s in shapes_in)}")
+    axis = normalise_axis(axis, rank)
+    out = list(shapes_in[0])
+    for s in shapes_in[1:]:
+        for i, (a, b) in enumerate(zip(out, s)):
+            if i != axis and not dims_agree(a, b):
+                raise ShapeError(f"concat operands differ in dimension {i}: {', '.join(fmt(s) for s in shapes_in)}")
+            if i != axis and a == DYNAMIC:
+                out[i] = b
+    sizes = [s[axis] for s in shapes_in]
+    out[axis] = DYNAMIC if DYNAMIC in sizes else sum(sizes)
+    return tuple(out)
+
+
+def pad(x: Sequence[int], pads: Sequence[int]) -> Shape:
+    """ONNX Pad: `pads` = (begin of each axis..., end of each axis...), non-negative."""
+    if len(pads) != 2 * len(x) or any(p < 0 for p in pads):
+        raise ShapeError(f"pads must be {2 * len(x)} non-negative integers for {fmt(x)}, got {list(pads)}")
+    return tuple(d if d == DYNAMIC else d + lo + hi for d, lo, hi in zip(x, pads[: len(x)], pads[len(x):]))
+
+
+def slice_(x: Sequence[int], starts: Sequence[int], sizes: Sequence[int], steps: Sequence[int]) -> Shape:
+    """A strided box of `x`: per axis, `sizes` elements from `starts`, `steps` apart (all given, in range);
+    a `?` size keeps a `?` dimension whole."""
+    if not len(starts) == len(sizes) == len(steps) == len(x):
+        raise ShapeError(f"starts, sizes and steps must each have {len(x)} entries for {fmt(x)}")
+    for d, start, size, step in zip(x, starts, sizes, steps):
+        if size == DYNAMIC and d == DYNAMIC and start == 0 and step == 1:
+            continue  # the whole of a dimension known only at run time
+        if step < 1 or start < 0 or size < 0:
+            raise ShapeError(f"slice: starts and sizes must be >= 0 and steps >= 1, got {list(starts)}, {list(sizes)}, {list(steps)}")
+        if d != DYNAMIC and size and start + (size - 1) * step >= d:
+            raise ShapeError(f"slice of {size} from {start} every {step} leaves a dimension of {d} ({fmt(x)})")
+    return tuple(sizes)
 
 
 def num_elements(shape: Sequence[int]) -> int | None:

@@ -8,17 +8,14 @@ op's typing rule is one call into `cortex.dialects.shapes`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from xdsl.dialects.builtin import (
     I64,
     AnyFloat,
     DenseArrayBase,
-    DenseIntOrFPElementsAttr,
     Float32Type,
     FloatAttr,
     IntegerAttr,
-    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, SSAValue
@@ -32,208 +29,43 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.parser import Parser
-from xdsl.printer import Printer
-from xdsl.traits import Commutative, ConstantLike, Pure
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
 from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, i64_attr, shape_of, tensor, tensor_of
 from cortex.dialects.canonicalization_traits import CortexCanonicalization
+from cortex.dialects.tensor_data import ConcatOp, PadOp, SliceOp
+from cortex.dialects.tensor_elementwise import (
+    GELU_APPROXIMATIONS,
+    OPERANDS_FORMAT,
+    TENSOR_TRAITS,
+    UNARY_FORMAT,
+    AbsOp,
+    AddOp,
+    BinaryOp,
+    ConstantOp,
+    DivOp,
+    ErfOp,
+    ExpOp,
+    GeluOp,
+    LogOp,
+    MaxOp,
+    MinOp,
+    MulOp,
+    NegOp,
+    PowOp,
+    ReluOp,
+    SigmoidOp,
+    SqrtOp,
+    SubOp,
+    TanhOp,
+    UnaryOp,
+    ints,
+    same_element,
+)
 from cortex.dialects.traits import Compilable
 from cortex.semantics import defaults as D
-
-TENSOR_TRAITS = (Pure(), Compilable(), CortexCanonicalization())
-UNARY_FORMAT = "$x attr-dict `:` type($x) `->` type($result)"
-OPERANDS_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
-
-
-def same_element(op: CortexOp, *values: SSAValue) -> Attribute:
-    """All operands share one float element type; returns it."""
-    elements = {float_tensor(v, f"operand #{i}").element_type for i, v in enumerate(values)}
-    if len(elements) != 1:
-        raise VerifyException(f"operands must share one element type, got {', '.join(map(str, elements))}")
-    return elements.pop()
-
-
-def ints(attr: DenseArrayBase[Any]) -> tuple[int, ...]:
-    """The integers of an i64 array property."""
-    return tuple(int(v) for v in attr.get_values())
-
-
-@irdl_op_definition
-class ConstantOp(CortexOp):
-    """A dense tensor constant (`value`); rank 0 for a scalar that broadcasts."""
-
-    name = "cortex.constant"
-    value = prop_def(DenseIntOrFPElementsAttr)
-    result = result_def(TensorType)
-    traits = traits_def(Pure(), ConstantLike(), Compilable())
-
-    def __init__(self, value: DenseIntOrFPElementsAttr):
-        super().__init__(result_types=[value.type], properties={"value": value})
-
-    def infer_result_types(self) -> Sequence[Attribute | None]:
-        return [self.value.type]
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ConstantOp:
-        start = parser.pos
-        value = parser.parse_attribute()
-        if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error(f"cortex.constant expects a dense<...> tensor attribute, got {value}", start, parser.pos)
-        attrs = parser.parse_optional_attr_dict()
-        op = cls(value)
-        op.attributes |= attrs
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.value)
-        printer.print_op_attributes(self.attributes)
-
-
-class UnaryOp(CortexOp):
-    x = operand_def(TensorType)
-    result = result_def(TensorType)
-    traits = traits_def(*TENSOR_TRAITS)
-    assembly_format = UNARY_FORMAT
-
-    def __init__(self, x: SSAValue):
-        super().__init__(operands=[x])
-
-    def infer_result_types(self) -> Sequence[Attribute | None]:
-        return [float_tensor(self.x, "the operand")]
-
-
-class BinaryOp(CortexOp):
-    lhs = operand_def(TensorType)
-    rhs = operand_def(TensorType)
-    result = result_def(TensorType)
-    traits = traits_def(*TENSOR_TRAITS)
-    assembly_format = (
-        "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
-    )
-
-    def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs])
-
-    def infer_result_types(self) -> Sequence[Attribute | None]:
-        element = same_element(self, self.lhs, self.rhs)
-        return [tensor(shapes.broadcast(shape_of(self.lhs, "lhs"), shape_of(self.rhs, "rhs")), element)]
-
-
-@irdl_op_definition
-class AddOp(BinaryOp):
-    """Elementwise lhs + rhs with NumPy (ONNX) broadcasting."""
-
-    name = "cortex.add"
-    traits = traits_def(*TENSOR_TRAITS, Commutative())
-
-
-@irdl_op_definition
-class SubOp(BinaryOp):
-    """Elementwise lhs − rhs with NumPy (ONNX) broadcasting."""
-
-    name = "cortex.sub"
-
-
-@irdl_op_definition
-class MulOp(BinaryOp):
-    """Elementwise lhs · rhs with NumPy (ONNX) broadcasting."""
-
-    name = "cortex.mul"
-    traits = traits_def(*TENSOR_TRAITS, Commutative())
-
-
-@irdl_op_definition
-class DivOp(BinaryOp):
-    """Elementwise lhs / rhs with NumPy (ONNX) broadcasting (IEEE: x/0 is ±inf or nan)."""
-
-    name = "cortex.div"
-
-
-@irdl_op_definition
-class PowOp(BinaryOp):
-    """Elementwise lhs ** rhs with NumPy (ONNX) broadcasting."""
-
-    name = "cortex.pow"
-
-
-@irdl_op_definition
-class NegOp(UnaryOp):
-    """Elementwise −x."""
-
-    name = "cortex.neg"
-
-
-@irdl_op_definition
-class ExpOp(UnaryOp):
-    """Elementwise eˣ."""
-
-    name = "cortex.exp"
-
-
-@irdl_op_definition
-class LogOp(UnaryOp):
-    """Elementwise natural logarithm (log 0 = −inf, log of a negative = nan)."""
-
-    name = "cortex.log"
-
-
-@irdl_op_definition
-class SqrtOp(UnaryOp):
-    """Elementwise square root (nan below 0)."""
-
-    name = "cortex.sqrt"
-
-
-@irdl_op_definition
-class AbsOp(UnaryOp):
-    """Elementwise |x|."""
-
-    name = "cortex.abs"
-
-
-@irdl_op_definition
-class ReluOp(UnaryOp):
-    """Elementwise max(x, 0)."""
-
-    name = "cortex.relu"
-
-
-@irdl_op_definition
-class SigmoidOp(UnaryOp):
-    """Elementwise 1 / (1 + e⁻ˣ)."""
-
-    name = "cortex.sigmoid"
-
-
-@irdl_op_definition
-class TanhOp(UnaryOp):
-    """Elementwise hyperbolic tangent."""
-
-    name = "cortex.tanh"
-
-
-GELU_APPROXIMATIONS = ("none", "tanh")
-
-
-@irdl_op_definition
-class GeluOp(UnaryOp):
-    """GELU, exact (erf) or with the tanh approximation."""
-
-    name = "cortex.gelu"
-    approximate = prop_def(StringAttr, default_value=StringAttr(D.GELU_APPROXIMATE))
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def __init__(self, x: SSAValue, approximate: str = D.GELU_APPROXIMATE):
-        CortexOp.__init__(self, operands=[x], properties={"approximate": StringAttr(approximate)})
-
-    def infer_result_types(self) -> Sequence[Attribute | None]:
-        if self.approximate.data not in GELU_APPROXIMATIONS:
-            raise VerifyException(f"approximate must be \"none\" or \"tanh\", got \"{self.approximate.data}\"")
-        return super().infer_result_types()
 
 
 @irdl_op_definition
@@ -309,7 +141,11 @@ class BatchNormOp(CortexOp):
 
 @irdl_op_definition
 class Conv2dOp(CortexOp):
-    """2-D convolution, NCHW × OIHW, ONNX pads (top, left, bottom, right)."""
+    """2-D convolution, NCHW × OIHW, ONNX pads (top, left, bottom, right).
+
+    With `group` = g > 1 (ONNX Conv's group) the C input channels and the O filters are split into g
+    groups in order, the filters of group i seeing only its C/g channels (weight O × C/g × kH × kW);
+    g = C = O is a depthwise convolution."""
 
     name = "cortex.conv2d"
     x = operand_def(TensorType)
@@ -318,6 +154,7 @@ class Conv2dOp(CortexOp):
     strides = prop_def(DenseArrayBase[I64], default_value=i64_array(D.STRIDES))
     pads = prop_def(DenseArrayBase[I64], default_value=i64_array(D.PADS))
     dilations = prop_def(DenseArrayBase[I64], default_value=i64_array(D.DILATIONS))
+    group = prop_def(IntegerAttr[I64], default_value=i64_attr(D.CONV_GROUP))
     result = result_def(TensorType)
     traits = traits_def(*TENSOR_TRAITS)
     irdl_options = (ParsePropInAttrDict(),)
@@ -331,11 +168,14 @@ class Conv2dOp(CortexOp):
         strides: Sequence[int] = D.STRIDES,
         pads: Sequence[int] = D.PADS,
         dilations: Sequence[int] = D.DILATIONS,
+        group: int = D.CONV_GROUP,
     ):
-        super().__init__(
-            operands=[x, weight, bias],
-            properties={"strides": i64_array(strides), "pads": i64_array(pads), "dilations": i64_array(dilations)},
-        )
+        properties: dict[str, Attribute] = {
+            "strides": i64_array(strides), "pads": i64_array(pads), "dilations": i64_array(dilations)
+        }
+        if group != D.CONV_GROUP:
+            properties["group"] = i64_attr(group)
+        super().__init__(operands=[x, weight, bias], properties=properties)
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         operands = [self.x, self.weight] + ([self.bias] if self.bias else [])
@@ -348,6 +188,7 @@ class Conv2dOp(CortexOp):
             ints(self.strides),
             ints(self.pads),
             ints(self.dilations),
+            self.group.value.data,
         )
         return [tensor(shape, element)]
 
@@ -579,6 +420,9 @@ TENSOR_OPS: list[type[IRDLOperation]] = [
     SigmoidOp,
     TanhOp,
     GeluOp,
+    MaxOp,
+    MinOp,
+    ErfOp,
     MatmulOp,
     LinearOp,
     BatchNormOp,
@@ -593,9 +437,15 @@ TENSOR_OPS: list[type[IRDLOperation]] = [
     ReduceMaxOp,
     CastOp,
     ToScalarOp,
+    ConcatOp,
+    PadOp,
+    SliceOp,
 ]
 
 UNARY_OPS = [op for op in TENSOR_OPS if issubclass(op, UnaryOp)]
 BINARY_OPS = [op for op in TENSOR_OPS if issubclass(op, BinaryOp)]
 ELEMENTWISE_OPS = UNARY_OPS + BINARY_OPS
-__all__ = [op.__name__ for op in TENSOR_OPS] + ["TENSOR_OPS", "UNARY_OPS", "BINARY_OPS", "ELEMENTWISE_OPS", "AnyFloat"]
+__all__ = [op.__name__ for op in TENSOR_OPS] + [
+    "TENSOR_OPS", "UNARY_OPS", "BINARY_OPS", "ELEMENTWISE_OPS", "AnyFloat", "GELU_APPROXIMATIONS", "BinaryOp", "UnaryOp",
+    "OPERANDS_FORMAT", "TENSOR_TRAITS", "UNARY_FORMAT", "ints", "same_element",
+]

@@ -20,7 +20,7 @@ from xdsl.pattern_rewriter import PatternRewriteWalker
 
 from cortex.dialects.traits import Compilable
 from cortex.ir import describe
-from cortex.lowering import layout, quant, tensor_ops, vision, window  # noqa: F401 - their @lowers registrations
+from cortex.lowering import layout, quant, tensor_data, tensor_ops, vision, window  # noqa: F401 - their @lowers registrations
 from cortex.lowering.base import LOWERINGS, LowerByTable, LoweringError
 from cortex.lowering.unsigned import convert_unsigned_signatures
 

@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import AnyFloat
+from xdsl.dialects.builtin import AffineMapAttr, AnyFloat
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.ir.affine import AffineConstantExpr
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 
 from cortex.dialects import tensor_ops as ops
 from cortex.dialects.folding import constant_array
@@ -115,6 +115,7 @@ UNARY_BODIES: dict[type[Operation], Callable[[SSAValue], SSAValue]] = {
     ops.ReluOp: _relu,
     ops.SigmoidOp: _sigmoid,
     ops.TanhOp: s.tanh,
+    ops.ErfOp: s.erf,
 }
 
 BINARY_BODIES: dict[type[Operation], Callable[[SSAValue, SSAValue], SSAValue]] = {
@@ -123,6 +124,8 @@ BINARY_BODIES: dict[type[Operation], Callable[[SSAValue, SSAValue], SSAValue]] =
     ops.MulOp: s.mulf,
     ops.DivOp: s.divf,
     ops.PowOp: s.powf,
+    ops.MaxOp: s.maxf,
+    ops.MinOp: s.minf,
 }
 
 
@@ -261,11 +264,40 @@ class LowerConv2d(CortexLowering[ops.Conv2dOp]):
         top, left, bottom, right = op.pads.get_values()
         x = b.pad(op.x, [0, 0, top, left], [0, 0, bottom, right], 0.0)
         out = shape_of(op.result)
+        if op.group.value.data != 1:
+            return [grouped_conv(b, op, x)]
         if op.bias is not None:
             init = b.broadcast(op.bias, out, [0, 2, 3])
         else:
             init = b.full(out, 0.0, element_of(op.x))
         return [b.conv_2d_nchw_fchw(x, op.weight, init, op.strides.get_values(), op.dilations.get_values())]
+
+
+def grouped_conv(b: LinalgBuilder, op: ops.Conv2dOp, x: SSAValue) -> SSAValue:
+    """A grouped convolution as one `linalg.generic` over (n, g, o, oh, ow; c, kh, kw): the padded input
+    viewed as N×G×C/G×H×W, the weight as G×O/G×C/G×KH×KW, accumulated into the broadcast bias."""
+    g = op.group.value.data
+    n, c, h, w = shape_of(x)
+    o, cg, kh, kw = shape_of(op.weight)
+    _, _, oh, ow = out = shape_of(op.result)
+    (sh, sw), (dh, dw) = op.strides.get_values(), op.dilations.get_values()
+    element = element_of(op.x)
+    xg = b.reshape(x, (n, g, c // g, h, w))
+    wg = b.reshape(op.weight, (g, o // g, cg, kh, kw))
+    grouped_out = (n, g, o // g, oh, ow)
+    if op.bias is not None:
+        init = b.broadcast(b.reshape(op.bias, (g, o // g)), grouped_out, [0, 3, 4])
+    else:
+        init = b.full(grouped_out, 0.0, element)
+    d = [AffineDimExpr(i) for i in range(8)]  # n g o oh ow | c kh kw
+    maps = [
+        AffineMapAttr(AffineMap(8, 0, (d[0], d[1], d[5], d[3] * sh + d[6] * dh, d[4] * sw + d[7] * dw))),
+        affine_map(8, [1, 2, 5, 6, 7]),
+        affine_map(8, [0, 1, 2, 3, 4]),
+    ]
+    iterators = [PARALLEL] * 5 + [REDUCTION] * 3
+    y = b.generic([xg, wg], init, maps, iterators, lambda v, k, acc: s.addf(acc, s.mulf(v, k)))
+    return b.reshape(y, out)
 
 
 def window_counts(size: int, kernel: int, stride: int, pad_lo: int, out: int, dilation: int = 1) -> np.ndarray:

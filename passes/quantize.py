@@ -202,6 +202,8 @@ class QuantizeCompute(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, (ops.Conv2dOp, ops.LinearOp, ops.MatmulOp)):
             return
+        if isinstance(op, ops.Conv2dOp) and op.group.value.data != 1:
+            return  # cortex.qconv2d has no groups: a grouped convolution stays float
         out_range = output_range(op)
         if out_range is None:
             return

@@ -41,6 +41,7 @@ KEEPDIMS = 1
 STRIDES = (1, 1)
 PADS = (0, 0, 0, 0)
 DILATIONS = (1, 1)
+CONV_GROUP = 1
 ZERO_POINT = 0  # quantisation: int8 zero point when none is given (symmetric)
 
 GELU_TANH_K = 0.044715

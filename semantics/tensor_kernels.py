@@ -152,6 +152,26 @@ def gelu(x, *, approximate: str = D.GELU_APPROXIMATE):
 # ---------------------------------------------------------------- linear algebra
 
 
+@kernel("cortex.max")
+def maximum(lhs, rhs):
+    return np.maximum(lhs, rhs, dtype=float_type(lhs, rhs))
+
+
+@kernel("cortex.min")
+def minimum(lhs, rhs):
+    return np.minimum(lhs, rhs, dtype=float_type(lhs, rhs))
+
+
+_ERF = np.vectorize(math.erf, otypes=[np.float64])
+
+
+@kernel("cortex.erf")
+def erf(x):
+    """math.erf of each element, computed in float64 and rounded once to the op's type."""
+    x = np.asarray(x)
+    return np.asarray(_ERF(x.astype(np.float64)), dtype=float_type(x)).reshape(x.shape)
+
+
 @kernel("cortex.matmul")
 def matmul(a, b):
     return np.matmul(a, b, dtype=float_type(a, b))
@@ -197,11 +217,15 @@ def _windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int], dilat
 
 
 @kernel("cortex.conv2d")
-def conv2d(x, weight, bias=None, *, strides=D.STRIDES, pads=D.PADS, dilations=D.DILATIONS):
-    """NCHW × OIHW convolution (cross-correlation, as ONNX Conv), pads (top, left, bottom, right)."""
+def conv2d(x, weight, bias=None, *, strides=D.STRIDES, pads=D.PADS, dilations=D.DILATIONS, group: int = D.CONV_GROUP):
+    """NCHW × OIHW convolution (cross-correlation, as ONNX Conv), pads (top, left, bottom, right);
+    `group` g: the channels and the filters in g groups, filter group i on channel group i."""
     x, weight = as_f32(x), as_f32(weight)
     patches = _windows(_pad_hw(x, pads, 0.0), weight.shape[2:], strides, dilations)
-    y = np.tensordot(patches, weight, axes=([1, 4, 5], [1, 2, 3]))  # N×OH×OW×O
+    n, c, oh, ow, kh, kw = patches.shape
+    grouped = patches.reshape(n, group, c // group, oh, ow, kh, kw)
+    filters = weight.reshape(group, weight.shape[0] // group, *weight.shape[1:])  # G×O/G×C/G×KH×KW
+    y = np.einsum("ngchwij,gocij->nhwgo", grouped, filters, optimize=True).reshape(n, oh, ow, -1)  # N×OH×OW×O
     y = np.ascontiguousarray(y.transpose(0, 3, 1, 2), dtype=F32)
     if bias is not None:
         y += as_f32(bias).reshape(1, -1, 1, 1)
@@ -283,3 +307,31 @@ def reduce_max(x, *, axes=(), keepdims: int = D.KEEPDIMS):
     """The maximum; of an empty set, −inf (ONNX ReduceMax)."""
     return np.asarray(np.max(as_float(x), axis=_axes(axes), keepdims=bool(keepdims), initial=-np.inf))
 
+
+# ---------------------------------------------------------------- data movement
+
+
+@kernel("cortex.concat")
+def concat(inputs, *, axis: int):
+    """The operands (one variadic group, a sequence) joined along `axis`."""
+    return np.concatenate([np.asarray(v) for v in inputs], axis=axis).astype(float_type(*inputs), copy=False)
+
+
+@kernel("cortex.pad")
+def pad(x, *, pads, value: float = 0.0):
+    """ONNX Pad, constant mode: `pads` = (before each axis..., after each axis...)."""
+    x = as_float(x)
+    rank = x.ndim
+    widths = list(zip(pads[:rank], pads[rank:]))
+    return np.pad(x, widths, constant_values=x.dtype.type(value))
+
+
+@kernel("cortex.slice")
+def slice_(x, *, starts, sizes, steps):
+    """Along each axis `sizes` elements from `starts`, `steps` apart (a negative size: the whole axis)."""
+    x = as_float(x)
+    index = tuple(
+        slice(None) if size < 0 else slice(start, start + (size - 1) * step + 1 if size else start, step)
+        for start, size, step in zip(starts, sizes, steps)
+    )
+    return np.ascontiguousarray(x[index])

@@ -417,3 +417,38 @@ def test_run_kernel_passes_properties():
     (op,) = [op for op in module.walk() if op.name == "cortex.center_crop"]
     (out,) = run_kernel(op, [np.zeros((64, 64), F32)])
     assert_f32(out, [[math.exp(-0.125 / 0.5)] * 2] * 2)
+
+
+# ---------------------------------------------------------------- ops for ONNX's MobileNet/ResNet/attention operators
+
+
+def test_max_min_broadcast_and_propagate_nan():
+    assert_f32(tk.maximum(arr([[1, -2], [3, 0]]), arr([0.5, 0.5])), [[1, 0.5], [3, 0.5]])
+    assert_f32(tk.minimum(arr([[1, -2], [3, 0]]), arr(0.5)), [[0.5, -2], [0.5, 0]])
+    assert np.isnan(tk.maximum(arr([np.nan]), arr([1.0]))[0]) and np.isnan(tk.minimum(arr([1.0]), arr([np.nan]))[0])
+
+
+def test_erf_by_hand():
+    assert_f32(tk.erf(arr([0.0, 1.0, -1.0, 3.0, 1e-4])), [0.0, 0.8427007929, -0.8427007929, 0.9999779095, 1.1283791e-4], rtol=1e-7)
+
+
+def test_concat_pad_slice_by_hand():
+    a, b = arr([[1, 2]]), arr([[3, 4], [5, 6]])
+    assert_f32(tk.concat([a, b], axis=0), [[1, 2], [3, 4], [5, 6]])
+    assert_f32(tk.pad(a, pads=[1, 0, 0, 1], value=9.0), [[9, 9, 9], [1, 2, 9]])
+    x = arr(np.arange(12).reshape(3, 4))
+    assert_f32(tk.slice_(x, starts=[1, 0], sizes=[2, 2], steps=[1, 3]), [[4, 7], [8, 11]])
+    assert tk.slice_(x, starts=[0, 1], sizes=[3, 0], steps=[1, 1]).shape == (3, 0)
+
+
+def test_grouped_conv2d_sees_only_its_channels():
+    """Depthwise: filter i reads channel i only; grouped: filters 0-1 read channels 0-1, filters 2-3 channels 2-3."""
+    x = arr(np.arange(16).reshape(1, 4, 2, 2))
+    w = np.zeros((4, 1, 1, 1), F32)
+    w[:, 0, 0, 0] = [1, 10, 100, 1000]
+    assert_f32(tk.conv2d(x, w, group=4), x * arr([1, 10, 100, 1000]).reshape(1, 4, 1, 1))
+    w2 = np.ones((4, 2, 1, 1), F32)
+    w2[1] = 2
+    y = tk.conv2d(x, w2, arr([0, 0, 0.5, 0]), group=2)
+    low, high = x[0, 0] + x[0, 1], x[0, 2] + x[0, 3]
+    assert_f32(y, np.stack([low, 2 * low, high + 0.5, high])[None])

@@ -394,6 +394,39 @@ TENSOR_CASES = {
         ),
         lambda: [normal(2, 3, 7, 8), normal(4, 3, 3, 2), normal(4)],
     ),
+    "max_broadcast": (binary("cortex.max", (2, 3), (3,), (2, 3)), lambda: [normal(2, 3), normal(3)]),
+    "min_scalar": (binary("cortex.min", (3, 4), (), (3, 4)), lambda: [normal(3, 4), normal()]),
+    "erf": (unary("cortex.erf", (3, 4)), lambda: [normal(3, 4, scale=2)]),
+    "concat_axis1": (
+        generic("cortex.concat", [(2, 3, 4), (2, 1, 4), (2, 2, 4)], (2, 6, 4), "{axis = 1 : i64}"),
+        lambda: [normal(2, 3, 4), normal(2, 1, 4), normal(2, 2, 4)],
+    ),
+    "pad_value": (
+        unary("cortex.pad", (2, 3, 4), "{pads = array<i64: 0, 1, 2, 1, 0, 3>, value = 1.5 : f32}", (3, 4, 9)),
+        lambda: [normal(2, 3, 4)],
+    ),
+    "slice_strided": (
+        unary(
+            "cortex.slice",
+            (4, 7, 5),
+            "{starts = array<i64: 1, 0, 2>, sizes = array<i64: 2, 3, 2>, steps = array<i64: 2, 3, 1>}",
+            (2, 3, 2),
+        ),
+        lambda: [normal(4, 7, 5)],
+    ),
+    "conv2d_grouped": (
+        generic(
+            "cortex.conv2d",
+            [(2, 4, 7, 8), (6, 2, 3, 3), (6,)],
+            (2, 6, 4, 4),
+            "{group = 2 : i64, pads = array<i64: 1, 1, 1, 0>, strides = array<i64: 2, 2>}",
+        ),
+        lambda: [normal(2, 4, 7, 8), normal(6, 2, 3, 3), normal(6)],
+    ),
+    "conv2d_depthwise_dilated": (
+        generic("cortex.conv2d", [(1, 3, 7, 7), (3, 1, 3, 3)], (1, 3, 3, 3), "{dilations = array<i64: 2, 2>, group = 3 : i64}"),
+        lambda: [normal(1, 3, 7, 7), normal(3, 1, 3, 3)],
+    ),
     "conv2d_dilated": (
         generic("cortex.conv2d", [(1, 2, 7, 7), (3, 2, 3, 3)], (1, 3, 3, 3), "{dilations = array<i64: 2, 2>}"),
         lambda: [normal(1, 2, 7, 7), normal(3, 2, 3, 3)],

@@ -21,7 +21,16 @@ supported), and one module per family of operators registers its converters.
 
 from __future__ import annotations
 
-from cortex.frontends.onnx import contractions, elementwise, layout, windows  # noqa: F401 - they fill the table
+from cortex.frontends.onnx import (  # noqa: F401 - they fill the table
+    activations,
+    contractions,
+    elementwise,
+    layout,
+    normalization,
+    shaping,
+    upsampling,
+    windows,
+)
 from cortex.frontends.onnx.context import ENTRY, f32_constant
 from cortex.frontends.onnx.graph import Importer, from_onnx
 from cortex.frontends.onnx.table import OPERATORS

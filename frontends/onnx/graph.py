@@ -147,6 +147,26 @@ class Importer:
         main = func.FuncOp(ENTRY, (types, [r.type for r in results]), Region(self.block))
         return ModuleOp([main])
 
+    def foldable(self, node: onnx.NodeProto) -> bool:
+        """A node computed at import time: every input known, the first one not float32 data (a shape
+        computation: Shape → Gather → Unsqueeze → Concat → Reshape's shape, integer arithmetic)."""
+        inputs = [name for name in node.input if name]
+        return bool(inputs) and all(n in self.known for n in inputs) and self.known[inputs[0]].dtype != np.float32
+
+    def fold(self, ctx: NodeContext) -> None:
+        """Compute the node with ONNX's reference implementation; its outputs become known values."""
+        from onnx.reference import ReferenceEvaluator  # only models with shape computations need it
+
+        feeds = {name: self.known[name] for name in ctx.node.input if name}
+        try:
+            results = ReferenceEvaluator(ctx.node, opsets={"": self.opset}).run(None, feeds)
+        except Exception as e:  # noqa: BLE001 - the reference's own error, named by the node
+            raise ctx.error(f"cannot be computed at import time: {type(e).__name__}: {e}") from None
+        ctx.used.update(ctx.attrs)
+        for name, value in zip(ctx.node.output, results):
+            if name:
+                self.known[name] = np.asarray(value)
+
     def input_type(self, info: onnx.ValueInfoProto) -> TensorType:
         if not info.type.HasField("tensor_type"):
             raise OnnxImportError(f"onnx graph input '{info.name}' is not a tensor (sequences, maps and optionals are not supported)")
@@ -199,6 +219,9 @@ class Importer:
         for name in node.output:
             if name and (name in self.values or name in self.known):
                 raise ctx.error(f"output '{name}' is already defined (ONNX names each tensor once)")
+        if self.foldable(node):
+            self.fold(ctx)
+            return
         outputs = entry.convert(self, ctx, list(node.input))
         for value in outputs:
             if value is not None and isinstance(value.type, TensorType):

@@ -51,7 +51,7 @@ def resolve_reshape(ctx: NodeContext, source: Sequence[int], target: Sequence[in
     return out
 
 
-@converts("Reshape", maps_to="`cortex.reshape`", limits="the shape a constant; 0 (unless allowzero) and −1")
+@converts("Reshape", maps_to="`cortex.reshape`", known_inputs=(1,), limits="the shape a constant; 0 (unless allowzero) and −1")
 def reshape(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     x = im.value(inputs[0], ctx, "input data")
     if len(inputs) > 1:
@@ -114,4 +114,4 @@ def reduce(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
 
 
 for _name, (_op, _since) in REDUCE.items():
-    converts(_name, maps_to=f"`{_op.name}`", limits="axes a constant (attribute or input), keepdims, noop_with_empty_axes")(reduce)
+    converts(_name, maps_to=f"`{_op.name}`", known_inputs=(1,), limits="axes a constant (attribute or input), keepdims, noop_with_empty_axes")(reduce)

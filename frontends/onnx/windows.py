@@ -9,7 +9,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from cortex.dialects import tensor_ops as ops
-from cortex.frontends.onnx.context import NodeContext, shape
+from cortex.frontends.onnx.context import DYNAMIC, NodeContext, shape
 from cortex.frontends.onnx.graph import Importer
 from cortex.frontends.onnx.table import converts
 from cortex.frontends.onnx_checks import MAX_ELEMENTS
@@ -103,7 +103,7 @@ def restore_rank(im: Importer, ctx: NodeContext, y: SSAValue, rank: int) -> SSAV
 
 
 @converts("Conv", maps_to="`cortex.conv2d`",
-          limits="1-D and 2-D; pads, auto_pad, strides, dilations")
+          limits="1-D and 2-D; pads, auto_pad, strides, dilations, group (grouped and depthwise)")
 def conv(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     x, rank = spatial_input(im, ctx, inputs[0])
     weight = im.value(inputs[1], ctx, "input W")
@@ -113,16 +113,17 @@ def conv(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     kernel = ctx.ints("kernel_shape", list(ws[2:]))
     if list(kernel) != list(ws[2:]):
         raise ctx.error(f"does not match the weight's spatial shape {list(ws[2:])}", "kernel_shape")
-    group = ctx.get("group", 1)
-    if group != 1:
-        raise ctx.error("grouped convolution is not expressible by cortex.conv2d (group must be 1)", "group")
+    group = int(ctx.get("group", 1))
+    channels = shape(x)[1]
+    if group < 1 or ws[0] % group or (channels != DYNAMIC and channels != ws[1] * group):
+        raise ctx.error(f"must divide the {ws[0]} filters and give the input's {channels} channels as {ws[1]} per group", "group")
     orig_spatial = shape(im.value(inputs[0], ctx, "input X"))[2:]
     window = Window(ctx, orig_spatial, kernel)
     _, strides, dilations, pads = window.as_2d(rank)
     if rank == 1:
         weight = im.reshape(ctx, weight, (ws[0], ws[1], 1, ws[2]))
     bias = im.optional(inputs, 2, ctx, "input B")
-    y = im.build(ctx, ops.Conv2dOp, x, weight, bias, strides=strides, pads=pads, dilations=dilations)
+    y = im.build(ctx, ops.Conv2dOp, x, weight, bias, strides=strides, pads=pads, dilations=dilations, group=group)
     return [restore_rank(im, ctx, y, rank)]
 
 

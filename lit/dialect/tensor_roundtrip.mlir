@@ -98,8 +98,8 @@ func.func @tensor_ops(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %img: tensor<1x2x8
 // GENERIC-NEXT: %lin = "cortex.linear"(%x, %wt, %b5)
 // GENERIC-NEXT: %lin_nb = "cortex.linear"(%x, %wt)
 // GENERIC-NEXT: %bn = "cortex.batch_norm"(%img, %cvec, %cvec, %cvec, %cvec) <{epsilon = 1.000000e-03 : f32}>
-// GENERIC-NEXT: %conv = "cortex.conv2d"(%img, %k, %kb) <{strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>}>
-// GENERIC-NEXT: %conv_nb = "cortex.conv2d"(%img, %k) <{strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}>
+// GENERIC-NEXT: %conv = "cortex.conv2d"(%img, %k, %kb) <{strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64}>
+// GENERIC-NEXT: %conv_nb = "cortex.conv2d"(%img, %k) <{strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64}>
 // GENERIC-NEXT: %avg = "cortex.avg_pool"(%img) <{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}>
 // GENERIC-NEXT: %max = "cortex.max_pool"(%img) <{kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>}>
 // GENERIC-NEXT: %tr = "cortex.transpose"(%x) <{perm = array<i64: 1, 0>}>

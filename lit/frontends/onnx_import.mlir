@@ -7,8 +7,10 @@
 // RUN: %python -m cortex.frontends.onnx_models mlp %t.mlp.onnx
 // RUN: cortex-opt %t.mlp.onnx | filecheck %s --check-prefix=MLP
 // RUN: %python %S/Inputs/grouped_conv.py %t.dw.onnx
-// RUN: not cortex-opt %t.dw.onnx 2>&1 | filecheck %s --check-prefix=GROUP
-// RUN: not %python -m cortex.tools.import_onnx %t.dw.onnx 2>&1 | filecheck %s --check-prefix=GROUP
+// RUN: cortex-opt %t.dw.onnx | filecheck %s --check-prefix=GROUP
+// RUN: %python %S/Inputs/crop_resize.py %t.crop.onnx
+// RUN: not cortex-opt %t.crop.onnx 2>&1 | filecheck %s --check-prefix=REFUSED
+// RUN: not %python -m cortex.tools.import_onnx %t.crop.onnx 2>&1 | filecheck %s --check-prefix=REFUSED
 
 // CHECK:      func.func @main(%x: tensor<1x3x16x16xf32>) -> tensor<1x10xf32> {
 // CHECK:        %w1 = cortex.constant dense<
@@ -30,5 +32,7 @@
 // MLP-COUNT-3: cortex.linear
 // MLP:      cortex.softmax
 
-// GROUP: error: onnx node 'depthwise' (Conv), attribute 'group' = 4: grouped convolution is not expressible by cortex.conv2d (group must be 1)
-// GROUP-NOT: Traceback
+// GROUP: %y = cortex.conv2d %x, %w {group = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+
+// REFUSED: error: onnx node 'crop' (Resize), attribute 'coordinate_transformation_mode' = 'tf_crop_and_resize': tf_crop_and_resize (extrapolation outside the box) is not supported
+// REFUSED-NOT: Traceback

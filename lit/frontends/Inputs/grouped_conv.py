@@ -1,4 +1,4 @@
-"""Writes an ONNX model with a grouped (depthwise) Conv, which cortex.conv2d cannot express."""
+"""Writes an ONNX model with a grouped (depthwise) Conv: cortex.conv2d with group = 4."""
 
 import sys
 

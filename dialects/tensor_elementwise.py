@@ -1,0 +1,240 @@
+"""Elementwise tensor ops (ONNX semantics: NumPy broadcasting) and constants.
+
+The base classes every tensor op family shares live here too: the traits of a
+compilable tensor op, the two assembly formats, and the element-type rule of
+ops with several operands. `cortex.dialects.tensor_ops` lists every tensor op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, StringAttr, TensorType
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import Commutative, ConstantLike, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from cortex.dialects import shapes
+from cortex.dialects.base import CortexOp, float_tensor, shape_of, tensor
+from cortex.dialects.canonicalization_traits import CortexCanonicalization
+from cortex.dialects.traits import Compilable
+from cortex.semantics import defaults as D
+
+TENSOR_TRAITS = (Pure(), Compilable(), CortexCanonicalization())
+UNARY_FORMAT = "$x attr-dict `:` type($x) `->` type($result)"
+OPERANDS_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
+
+
+def same_element(op: CortexOp, *values: SSAValue) -> Attribute:
+    """All operands share one float element type; returns it."""
+    elements = {float_tensor(v, f"operand #{i}").element_type for i, v in enumerate(values)}
+    if len(elements) != 1:
+        raise VerifyException(f"operands must share one element type, got {', '.join(map(str, elements))}")
+    return elements.pop()
+
+
+def ints(attr: DenseArrayBase[Any]) -> tuple[int, ...]:
+    """The integers of an i64 array property."""
+    return tuple(int(v) for v in attr.get_values())
+
+
+@irdl_op_definition
+class ConstantOp(CortexOp):
+    """A dense tensor constant (`value`); rank 0 for a scalar that broadcasts."""
+
+    name = "cortex.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), ConstantLike(), Compilable())
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(result_types=[value.type], properties={"value": value})
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        return [self.value.type]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        start = parser.pos
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error(f"cortex.constant expects a dense<...> tensor attribute, got {value}", start, parser.pos)
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(value)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes)
+
+
+class UnaryOp(CortexOp):
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, x: SSAValue):
+        super().__init__(operands=[x])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        return [float_tensor(self.x, "the operand")]
+
+
+class BinaryOp(CortexOp):
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        element = same_element(self, self.lhs, self.rhs)
+        return [tensor(shapes.broadcast(shape_of(self.lhs, "lhs"), shape_of(self.rhs, "rhs")), element)]
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    """Elementwise lhs + rhs with NumPy (ONNX) broadcasting."""
+
+    name = "cortex.add"
+    traits = traits_def(*TENSOR_TRAITS, Commutative())
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    """Elementwise lhs − rhs with NumPy (ONNX) broadcasting."""
+
+    name = "cortex.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    """Elementwise lhs · rhs with NumPy (ONNX) broadcasting."""
+
+    name = "cortex.mul"
+    traits = traits_def(*TENSOR_TRAITS, Commutative())
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """Elementwise lhs / rhs with NumPy (ONNX) broadcasting (IEEE: x/0 is ±inf or nan)."""
+
+    name = "cortex.div"
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    """Elementwise lhs ** rhs with NumPy (ONNX) broadcasting."""
+
+    name = "cortex.pow"
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    """Elementwise −x."""
+
+    name = "cortex.neg"
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    """Elementwise eˣ."""
+
+    name = "cortex.exp"
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    """Elementwise natural logarithm (log 0 = −inf, log of a negative = nan)."""
+
+    name = "cortex.log"
+
+
+@irdl_op_definition
+class SqrtOp(UnaryOp):
+    """Elementwise square root (nan below 0)."""
+
+    name = "cortex.sqrt"
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    """Elementwise |x|."""
+
+    name = "cortex.abs"
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    """Elementwise max(x, 0)."""
+
+    name = "cortex.relu"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    """Elementwise 1 / (1 + e⁻ˣ)."""
+
+    name = "cortex.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    """Elementwise hyperbolic tangent."""
+
+    name = "cortex.tanh"
+
+
+GELU_APPROXIMATIONS = ("none", "tanh")
+
+
+@irdl_op_definition
+class GeluOp(UnaryOp):
+    """GELU, exact (erf) or with the tanh approximation."""
+
+    name = "cortex.gelu"
+    approximate = prop_def(StringAttr, default_value=StringAttr(D.GELU_APPROXIMATE))
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, x: SSAValue, approximate: str = D.GELU_APPROXIMATE):
+        CortexOp.__init__(self, operands=[x], properties={"approximate": StringAttr(approximate)})
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        if self.approximate.data not in GELU_APPROXIMATIONS:
+            raise VerifyException(f"approximate must be \"none\" or \"tanh\", got \"{self.approximate.data}\"")
+        return super().infer_result_types()
+
+
+@irdl_op_definition
+class MaxOp(BinaryOp):
+    """Elementwise max(lhs, rhs) with NumPy (ONNX) broadcasting; nan if either is nan (ONNX Max)."""
+
+    name = "cortex.max"
+    traits = traits_def(*TENSOR_TRAITS, Commutative())
+
+
+@irdl_op_definition
+class MinOp(BinaryOp):
+    """Elementwise min(lhs, rhs) with NumPy (ONNX) broadcasting; nan if either is nan (ONNX Min)."""
+
+    name = "cortex.min"
+    traits = traits_def(*TENSOR_TRAITS, Commutative())
+
+
+@irdl_op_definition
+class ErfOp(UnaryOp):
+    """Elementwise error function erf(x) = 2/√π ∫₀ˣ e^(−t²) dt (ONNX Erf)."""
+
+    name = "cortex.erf"
