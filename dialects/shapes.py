@@ -201,17 +201,19 @@ def pad(x: Sequence[int], pads: Sequence[int]) -> Shape:
 
 def slice_(x: Sequence[int], starts: Sequence[int], sizes: Sequence[int], steps: Sequence[int]) -> Shape:
     """A strided box of `x`: per axis, `sizes` elements from `starts`, `steps` apart (all given, in range);
-    a `?` size keeps a `?` dimension whole."""
+    a `?` size (start 0, step 1) keeps the whole dimension."""
     if not len(starts) == len(sizes) == len(steps) == len(x):
         raise ShapeError(f"starts, sizes and steps must each have {len(x)} entries for {fmt(x)}")
-    for d, start, size, step in zip(x, starts, sizes, steps):
-        if size == DYNAMIC and d == DYNAMIC and start == 0 and step == 1:
-            continue  # the whole of a dimension known only at run time
+    out = list(sizes)
+    for i, (d, start, size, step) in enumerate(zip(x, starts, sizes, steps)):
+        if size == DYNAMIC and start == 0 and step == 1:
+            out[i] = d  # the whole dimension, whatever its size (known only at run time when written)
+            continue
         if step < 1 or start < 0 or size < 0:
             raise ShapeError(f"slice: starts and sizes must be >= 0 and steps >= 1, got {list(starts)}, {list(sizes)}, {list(steps)}")
         if d != DYNAMIC and size and start + (size - 1) * step >= d:
             raise ShapeError(f"slice of {size} from {start} every {step} leaves a dimension of {d} ({fmt(x)})")
-    return tuple(sizes)
+    return tuple(out)
 
 
 def num_elements(shape: Sequence[int]) -> int | None:

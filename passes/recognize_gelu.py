@@ -1,4 +1,11 @@
-"""`cortex-recognize-gelu`: a tanh-approximated GELU spelled out in single ops → `cortex.gelu`.
+"""`cortex-recognize-gelu`: a GELU spelled out in single ops → `cortex.gelu`.
+
+The exact GELU as ONNX exporters write it (PyTorch's `nn.GELU()`),
+
+    x · 0.5 · (1 + erf(x / √2))        (x / √2 also as x · 0.7071067811)
+
+becomes `cortex.gelu` (approximate "none"), with the same freedom in where
+the 0.5 goes as below.
 
 Traced PyTorch models write the tanh GELU as
 
@@ -15,6 +22,7 @@ have no other use, so the whole chain disappears; the constants may be shared.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -22,7 +30,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker
 
-from cortex.dialects.tensor_ops import AddOp, GeluOp, MulOp, TanhOp
+from cortex.dialects.tensor_ops import AddOp, DivOp, ErfOp, GeluOp, MulOp, TanhOp
 from cortex.rewriting.pattern import Any, Const, Match, Op, Pattern, PatternTable, erase_dead_producers
 from cortex.semantics import defaults as D
 
@@ -55,15 +63,32 @@ def gelu_tanh_pattern() -> Pattern:
     return root.bind("gelu")
 
 
+def half_times(x: Pattern, one_plus: Pattern) -> Pattern:
+    """0.5 · x · (1 + f), the 0.5 applied to x, to the sum or to the whole product."""
+    return (
+        Op(MulOp, mul(const(0.5), x), one_plus)  # (0.5·x)·(1 + f), PyTorch's order
+        | Op(MulOp, x, mul(const(0.5), one_plus))  # x·(0.5·(1 + f))
+        | Op(MulOp, const(0.5), mul(x, one_plus))  # 0.5·(x·(1 + f)): ONNX exports of nn.GELU()
+    )
+
+
+def gelu_erf_pattern() -> Pattern:
+    x = Any().bind("x")
+    scaled = Op(DivOp, x, const(math.sqrt(2.0)), one_use=True) | mul(x, const(math.sqrt(0.5)))
+    one_plus = add(const(1.0), Op(ErfOp, scaled, one_use=True))
+    return half_times(x, one_plus).bind("gelu")
+
+
 GELU_TANH = gelu_tanh_pattern()
+GELU_ERF = gelu_erf_pattern()
 
 
-def replace_with_gelu(m: Match, rewriter: PatternRewriter) -> bool:
+def replace_with_gelu(m: Match, rewriter: PatternRewriter, approximate: str = "tanh") -> bool:
     """One `cortex.gelu`, if it has the chain's result type (no broadcasting by a constant)."""
     root, x = m.op("gelu"), m["x"]
     if root.results[0].type != x.type:
         return False
-    gelu = GeluOp(x, approximate="tanh")
+    gelu = GeluOp(x, approximate=approximate)
     gelu.location = root.location
     chain = list(root.operands)
     rewriter.replace(root, gelu)
@@ -71,12 +96,16 @@ def replace_with_gelu(m: Match, rewriter: PatternRewriter) -> bool:
     return True
 
 
-RECOGNIZE_GELU = PatternTable([(GELU_TANH, replace_with_gelu)])
+def replace_with_exact_gelu(m: Match, rewriter: PatternRewriter) -> bool:
+    return replace_with_gelu(m, rewriter, approximate="none")
+
+
+RECOGNIZE_GELU = PatternTable([(GELU_TANH, replace_with_gelu), (GELU_ERF, replace_with_exact_gelu)])
 
 
 @dataclass(frozen=True)
 class RecognizeGeluPass(ModulePass):
-    """Replace tanh-approximated GELU chains with `cortex.gelu {approximate = "tanh"}`."""
+    """Replace GELU chains with `cortex.gelu`: tanh-approximated ones with approximate = "tanh", erf ones exact."""
 
     name = "cortex-recognize-gelu"
 

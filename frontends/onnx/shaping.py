@@ -213,7 +213,12 @@ def pad(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     y = im.build(ctx, ops.PadOp, x, grown, value) if any(grown) else x
     if any(p < 0 for p in pads):  # a negative pad removes cells
         s = shape(y)
-        box = {a: (-min(pads[a], 0), s[a] + min(pads[a], 0) + min(pads[rank + a], 0), 1) for a in range(rank)}
+        box = {
+            a: (-min(pads[a], 0), s[a] + min(pads[a], 0) + min(pads[rank + a], 0), 1)
+            for a in range(rank) if min(pads[a], pads[rank + a]) < 0
+        }
+        if any(s[a] == DYNAMIC for a in box):
+            raise ctx.error("cropping a dimension known only at run time is not supported")
         if any(size < 0 for _, size, _ in box.values()):
             raise ctx.error(f"pads {pads} remove more than the input's {list(shape(x))}")
         y = slice_of(im, ctx, y, box)
