@@ -20,7 +20,6 @@ MAX_FILE_LINES = 600
 MAX_FUNCTION_LINES = 80
 
 ALLOWED: dict[str, int] = {
-    "dialects/tensor_ops.py": 601,
     "tools/cortex_opt.py::CortexOptMain.register_all_arguments": 81,
 }
 """Offender → its size when listed (lines). Shrink or remove entries; never add or raise one."""
