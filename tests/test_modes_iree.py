@@ -45,7 +45,7 @@ def test_iree_switches_equal_numpy(pair):
     iree.reset()
     numpy.reset()
     for k, (frame, mode) in enumerate(zip(FRAMES, SWITCHES)):
-        assert_same_frames([iree(frame, mode=mode)], [numpy(frame, mode=mode)], [mode])
+        assert_same_frames([iree(frame, mode=mode)], [numpy(frame, mode=mode)], [f"{k}: {mode}"])
         assert_same_state(iree, numpy)
     assert iree.frames_per_mode == numpy.frames_per_mode
 
