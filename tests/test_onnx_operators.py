@@ -73,6 +73,11 @@ CASES = {
     "global_average_pool": (lambda: [node("GlobalAveragePool", ["x"])], (2, 3, 5, 4), [], 17),
     "concat_with_constant": (lambda: [node("Concat", ["x", "c"], axis=1)], (2, 3, 4), [weight("c", 2, 2, 4)], 17),
     "pad_constant_and_crop": (lambda: [node("Pad", ["x", "p", "v"])], (2, 3, 4), [ints("p", [0, 1, -1, 0, 0, 2]), floats("v", 1.5)], 17),
+    "pad_reflect": (lambda: [node("Pad", ["x", "p"], mode="reflect")], (2, 3, 5), [ints("p", [0, 0, 2, 0, 1, 1])], 17),
+    "pad_edge_and_wrap": (
+        lambda: [helper.make_node("Pad", ["x", "p"], ["e"], mode="edge"), node("Pad", ["e", "p"], mode="wrap")],
+        (2, 3, 4), [ints("p", [0, 1, 2, 0, 2, 1])], 19,
+    ),
     "squeeze_unsqueeze": (
         lambda: [helper.make_node("Unsqueeze", ["x", "a"], ["u"]), node("Squeeze", ["u", "b"])],
         (2, 3, 1, 4), [ints("a", [1, -1]), ints("b", [3, 5])], 17,
@@ -159,7 +164,7 @@ def test_erf_gelu_is_recognised_after_import():
 
 
 REFUSED = {
-    "pad_reflect": ([node("Pad", ["x", "p"], mode="reflect")], [ints("p", [0, 1, 0, 1])], "attribute 'mode' = 'reflect'"),
+    "pad_reflect_negative": ([node("Pad", ["x", "p"], mode="reflect")], [ints("p", [0, -1, 0, 1])], "mode reflect pads [0, -1, 0, 1]"),
     "cast_to_int": ([node("Cast", ["x"], to=TensorProto.INT32)], [], "a cast to int32: cortex tensors are float32"),
     "dropout_mask": ([helper.make_node("Dropout", ["x"], ["y", "mask"])], [], "the mask output is not supported"),
     "where_of_data": (

@@ -8,6 +8,7 @@ inputs are all known and integer (a shape computation) is computed by the graph 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -17,6 +18,7 @@ from cortex.frontends.onnx.context import DYNAMIC, NodeContext, normalise_axis, 
 from cortex.frontends.onnx.graph import Importer
 from cortex.frontends.onnx.table import converts
 
+PAD_MODES = ("constant", "reflect", "edge", "wrap")
 MAX_GATHERED = 256
 """The most indices a Gather of computed data takes (each is one slice)."""
 
@@ -185,12 +187,12 @@ def split(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     return [slice_of(im, ctx, x, {axis: (int(o), n, 1)}) for o, n in zip(offsets, sizes)]
 
 
-@converts("Pad", maps_to="`cortex.pad` (`cortex.slice` for negative pads)", known_inputs=(1, 2, 3),
-          limits="mode constant; pads, constant_value and axes constants")
+@converts("Pad", maps_to="`cortex.pad` (`cortex.slice`, `cortex.concat` for negative pads and other modes)", known_inputs=(1, 2, 3),
+          limits=f"pads, constant_value and axes constants; reflect, edge and wrap as slices (≤ {MAX_GATHERED} per axis)")
 def pad(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     x = im.value(inputs[0], ctx, "input data")
     rank = len(shape(x))
-    ctx.require("mode", ("constant",), "constant", 'only mode "constant" is supported')
+    mode = ctx.require("mode", PAD_MODES, "constant", f"must be one of {', '.join(PAD_MODES)}")
     if im.opset < 11:
         pads, value = ctx.ints("pads", [0] * 2 * rank), float(ctx.get("value", 0.0))
     else:
@@ -209,6 +211,8 @@ def pad(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
             pads = full
     if len(pads) != 2 * rank:
         raise ctx.error(f"pads {pads} must have {2 * rank} entries for a rank-{rank} input")
+    if mode != "constant":
+        return [padded_by_index(im, ctx, x, pads, mode)]
     grown = [max(p, 0) for p in pads]
     y = im.build(ctx, ops.PadOp, x, grown, value) if any(grown) else x
     if any(p < 0 for p in pads):  # a negative pad removes cells
@@ -223,6 +227,22 @@ def pad(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
             raise ctx.error(f"pads {pads} remove more than the input's {list(shape(x))}")
         y = slice_of(im, ctx, y, box)
     return [y]
+
+
+def padded_by_index(im: Importer, ctx: NodeContext, x: SSAValue, pads: list[int], mode: str) -> SSAValue:
+    """Pad modes reflect, edge and wrap: along each padded axis the cells NumPy's np.pad of the same mode
+    takes (ONNX's modes are NumPy's), picked as slices and joined."""
+    s, rank = shape(x), len(shape(x))
+    y = x
+    for a in range(rank):
+        lo, hi = pads[a], pads[rank + a]
+        if lo == hi == 0:
+            continue
+        if lo < 0 or hi < 0 or s[a] in (0, DYNAMIC):
+            raise ctx.error(f"mode {mode} pads {pads}: negative, or on an empty or run-time dimension ({list(s)})", "mode")
+        cells: Any = np.pad(np.arange(s[a]), (lo, hi), mode=mode)  # type: ignore[call-overload]
+        y = pick(im, ctx, y, a, cells.tolist())
+    return y
 
 
 @converts("Gather", maps_to="`cortex.slice`, `cortex.concat`, `cortex.reshape`", known_inputs=(1,),
