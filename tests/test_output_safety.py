@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import signal
@@ -317,3 +318,55 @@ def test_outputs_show_the_frame_without_its_padding(capsys, tmp_path, workers):
     thumb = re.search(r'src="data:image/png;base64,([^"]+)"', report.read_text()).group(1)
     picture = cv2.imdecode(np.frombuffer(base64.b64decode(thumb), np.uint8), cv2.IMREAD_COLOR)
     assert picture.shape == (round(height * THUMB_WIDTH / 130), THUMB_WIDTH, 3)
+
+
+# ----------------------------------------------------------------------- a run that stops before its first frame
+
+
+def failing_at(monkeypatch, index: int) -> None:
+    """Outputs.write raises at the run's frame `index` (the frames before it are written whole)."""
+    write = outputs.Outputs.write
+
+    def failing(self, at, *args, **kwargs):
+        if at == index:
+            raise atomic.OutputError(f"cannot write frame {at}: made to fail")
+        return write(self, at, *args, **kwargs)
+
+    monkeypatch.setattr(outputs.Outputs, "write", failing)
+
+
+def test_an_error_at_the_first_frame_leaves_no_output_and_no_folder_it_made(capsys, tmp_path, monkeypatch):
+    failing_at(monkeypatch, 0)
+    jsonl, encoded, overlay = tmp_path / "s.jsonl", tmp_path / "new" / "jpeg", tmp_path / "pngs"
+    rc, err = cortex_run(capsys, *SMALL, "--scores-jsonl", jsonl, "--encoded", encoded, "--overlay", overlay)
+    assert rc == 1 and "made to fail" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_an_error_at_the_first_frame_leaves_a_folder_that_was_there(capsys, tmp_path, monkeypatch):
+    failing_at(monkeypatch, 0)
+    encoded = tmp_path / "jpeg"
+    encoded.mkdir()
+    (encoded / "frame_00009.jpg").write_bytes(b"an earlier run's frame")
+    assert cortex_run(capsys, *SMALL, "--encoded", encoded, "--overlay", tmp_path / "o" / "heat.avi")[0] == 1
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["jpeg", "jpeg/frame_00009.jpg"]
+
+
+def test_an_error_after_a_frame_keeps_that_frame_whole(capsys, tmp_path, monkeypatch):
+    failing_at(monkeypatch, 1)
+    jsonl, encoded = tmp_path / "s.jsonl", tmp_path / "jpeg"
+    assert cortex_run(capsys, *SMALL, "--scores-jsonl", jsonl, "--encoded", encoded)[0] == 1
+    assert [json.loads(line)["index"] for line in jsonl.read_text().splitlines()] == [0]
+    assert sorted(p.name for p in encoded.iterdir()) == ["frame_00000.jpg"]
+
+
+def test_the_processes_engine_failing_to_start_leaves_no_output(tmp_path):
+    """The engine's error comes before the first frame (shared memory unusable): nothing is left behind."""
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "cortex.tools.cortex_run", *SMALL, "--engine", "processes", "--workers", "2",
+         "--scores-jsonl", str(tmp_path / "s.jsonl"), "--encoded", str(out / "jpeg")],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "CORTEX_SHM_DIR": str(tmp_path / "missing")},
+    )
+    assert done.returncode == 1 and "shared memory is unusable" in done.stderr, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -14,6 +14,11 @@ symlink there is refused, not followed). A reused folder's files named as
 this tool names them (frame_NNNNN.jpg / .png) that the run did not write
 are removed when the run ends, and a note says so: the folder then holds
 exactly this run's frames, and a file named otherwise is never touched.
+
+Outputs are committed only once a frame was written: a run that ends
+before its first frame (an error, a signal, a source that gives none)
+leaves no empty JSONL, and the folders it made for its outputs are removed
+again while they are empty (a folder that was there before is left).
 """
 
 from __future__ import annotations
@@ -105,7 +110,7 @@ class OverlayWriter:
         self.samples: dict[int, np.ndarray] = {}  # frame position in the video → the picture written
         self.stride = 1
         self.written: set[str] = set()  # the PNGs this run wrote (a directory)
-        make_directory(self.dest.parent if self.kind == "video" else self.dest)
+        self.made = make_directory(self.dest.parent if self.kind == "video" else self.dest)
         self.folder = FrameFolder(self.dest) if self.kind == "directory" else None
 
     def write(self, frame: np.ndarray, score: np.ndarray, info: FrameInfo, encoded: np.ndarray | None = None,
@@ -180,14 +185,30 @@ class OverlayWriter:
             self.folder.close()
 
 
-def make_directory(path: Path) -> None:
-    """`path` is a directory afterwards (made with its parents), or an OutputError says why not."""
+def make_directory(path: Path) -> list[Path]:
+    """`path` is a directory afterwards (made with its parents), or an OutputError says why not.
+    Returns the directories it made, outermost first (`remove_if_empty` takes them back)."""
     if path.exists() and not path.is_dir():
         raise OutputError(f"cannot write {path}: it exists and is not a directory (PNGs and JPEGs go into a directory)")
+    made = []
+    missing = path
+    while not os.path.lexists(missing) and missing != missing.parent:
+        made.append(missing)
+        missing = missing.parent
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
+    return made[::-1]
+
+
+def remove_if_empty(made: list[Path]) -> None:
+    """Remove the directories `make_directory` made, innermost first, each only while it is empty."""
+    for directory in reversed(made):
+        try:
+            os.rmdir(directory)
+        except OSError:
+            continue  # not empty (or gone): it stays, and so does a folder around it
 
 
 def remove_stale_frames(folder: Path, written: set[str], suffix: str) -> int:
@@ -314,6 +335,8 @@ class Outputs:
         self.encoded = Path(encoded) if encoded else None
         self.encoded_folder: FrameFolder | None = None
         self.encoded_written: set[str] = set()
+        self.made: list[Path] = []  # the folders this run made for its outputs, outermost first
+        self.frames = 0  # frames written whole: with none, close() commits nothing
         self.notes: list[str] = []
         """What the run did beside writing (stale frame files removed), for cortex-run to print."""
         self.keep_ratio = keep_ratio
@@ -330,8 +353,9 @@ class Outputs:
             self.overlay = OverlayWriter(overlay, fps, block, mode, side_by_side, scale) if overlay else None
             if self.overlay:
                 self.overlay.protected = self.protected
+                self.made += self.overlay.made
             if self.encoded:
-                make_directory(self.encoded)
+                self.made += make_directory(self.encoded)
                 self.encoded_folder = FrameFolder(self.encoded)
         except BaseException:
             self.discard()
@@ -389,9 +413,14 @@ class Outputs:
             name = f"frame_{number:05d}.jpg"
             self.encoded_folder.write(name, np.asarray(encoded, np.uint8).tobytes(), self.protected)
             self.encoded_written.add(name)
+        self.frames += 1
 
     def close(self, finished: bool = True) -> None:
-        """Commit what was written; `finished` (the run ended normally): also remove the stale frame files."""
+        """Commit what was written; `finished` (the run ended normally): also remove the stale frame files.
+        Before any frame was written there is nothing to commit: the outputs are discarded."""
+        if not self.frames:
+            self.discard()
+            return
         try:
             if self.jsonl:
                 self.jsonl.commit()
@@ -424,6 +453,7 @@ class Outputs:
         if self.overlay:
             self.overlay.discard()
         self.release()
+        remove_if_empty(self.made)
 
 
 __all__ = [
