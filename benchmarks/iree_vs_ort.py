@@ -8,15 +8,16 @@
 One process; contenders run interleaved (A, B, C, ..., then reversed), every call timed on its own;
 medians and minima per contender. Threads: each contender gets the same count — ONNX Runtime's
 intra-op threads; IREE local-sync for 1 (one thread by construction) and local-task with that many
-workers for 2; the NumPy backend's BLAS through threadpoolctl. Contenders:
+workers for 2 (`CORTEX_IREE_THREADS`); the NumPy backend's BLAS through threadpoolctl. Contenders:
 
 - onnxruntime: `InferenceSession`, CPU provider;
 - cortex iree: `cortex.onnx_backend.prepare(model, backend="iree")` (NHWC layout, llvm-cpu for this CPU);
-- iree-import-onnx: IREE's own importer (`iree-import-onnx`, from iree-base-compiler) compiled with the
-  same flags and called through the same path;
+- iree-import-onnx: IREE alone: its own importer (`iree-import-onnx`, from iree-base-compiler; NCHW kept)
+  compiled with Cortex's CPU flags (data tiling included), called through `iree.runtime`'s invoker;
 - cortex numpy: `cortex.onnx_backend.prepare(model)`.
 
-Outputs are checked to agree first. The L2 section times `cortex.compile(L2_PIPELINE)` frame calls on
+Models (`--models`): the small CNN, the 128x128 CNN, the small MLP, an MLP 512-1024-1024-10 at batch 1
+and 32. The first line names the CPU and its vector ISA. Outputs are checked to agree first. The L2 section times `cortex.compile(L2_PIPELINE)` frame calls on
 both backends (480x640, balanced), and the compilable stages' share from their profiles. Nothing is
 asserted; report `uptime` with the figures.
 """
@@ -124,7 +125,7 @@ def bench_model(name: str, model, threads: int, rounds: int, block: int) -> list
     x = sample_input(model)
     session = ort_session(model, threads)
     driver = "local-sync" if threads == 1 else "local-task"
-    os.environ["CORTEX_IREE_DRIVER"] = driver
+    os.environ["CORTEX_IREE_THREADS"] = str(threads)  # local-sync for 1, local-task with that many workers
     start = time.perf_counter()
     iree = backend.prepare(model, backend="iree")
     compile_s = time.perf_counter() - start
@@ -163,7 +164,7 @@ def bench_l2(frames_n: int, rounds: int) -> list[str]:
     from cortex.examples import L2_PIPELINE
     from cortex.video.synthetic import SyntheticVideo
 
-    os.environ["CORTEX_IREE_DRIVER"] = "local-sync"
+    os.environ["CORTEX_IREE_THREADS"] = "1"
     video = SyntheticVideo(480, 640)
     frames = [video.frame(i) for i in range(frames_n)]
     runs = {"numpy": cortex.compile(L2_PIPELINE), "iree": cortex.compile(L2_PIPELINE, backend="iree")}

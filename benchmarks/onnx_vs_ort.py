@@ -6,7 +6,8 @@
     python benchmarks/onnx_vs_ort.py --baseline   # also the NumPy backend without cortex-conv-im2col
     python benchmarks/onnx_vs_ort.py --iree       # the IREE backend on the 128x128 CNN (cnn_large) instead
 
-`--iree` times `cortex.compile(cortex.from_onnx(m), backend="iree")` and
+`benchmarks/iree_vs_ort.py` prints the IREE backend side by side with ONNX Runtime, IREE alone (its
+own ONNX importer) and the NumPy backend, per model, at 1 and 2 threads. `--iree` here times `cortex.compile(cortex.from_onnx(m), backend="iree")` and
 `cortex.onnx_backend.prepare(m, backend="iree")` against ONNX Runtime (one
 thread; IREE's local-sync driver is one thread by construction), and the
 same compile without this CPU's tuning flags (`cpu_tuning_flags` in

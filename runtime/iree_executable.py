@@ -16,17 +16,17 @@ floating-point policy (`SegmentCall.native`; about a tenth of the small CNN's ca
 The profiled namespace keeps the host code (its timers). An executable whose
 module had no segment has no `module.vmfb`: it is its host code alone.
 
-`CORTEX_IREE_DRIVER=local-task` (CPU targets only) loads with IREE's own
-threads for one big call; local-sync, the default, is cheaper per call and the
-engines bring the threads.
+`CORTEX_IREE_THREADS=N` (CPU targets only) runs each call on N threads: IREE's
+local-task driver with N workers (a count set once per process: IREE reads it
+when the driver is first made); `CORTEX_IREE_DRIVER=local-task` loads with
+IREE's own threads, one per core. local-sync, the default, is cheaper per call
+and the engines bring the threads.
 """
 
 from __future__ import annotations
 
-import os
-
 from cortex.errors import CortexError
-from cortex.runtime.iree_runtime import LoadedModule
+from cortex.runtime.iree_runtime import LoadedModule, cpu_driver
 from cortex.runtime.numpy_executable import LoadedNumpy
 from cortex.runtime.program import Executable
 
@@ -36,13 +36,10 @@ SEGMENTS = "segments"
 """The meta key of the segments IREE compiled: symbol → {"args": [type text, ...], "results": [...]}."""
 
 
-def driver_for(exe: Executable) -> str:
+def driver_for(exe: Executable) -> tuple[str, int | None]:
+    """The driver the executable's module loads with, and local-task's worker count (`cpu_driver`)."""
     driver = str(exe.meta.get("driver", "local-sync"))
-    if driver.startswith("local"):
-        chosen = os.environ.get("CORTEX_IREE_DRIVER", "")
-        if chosen in ("local-sync", "local-task"):
-            return chosen
-    return driver
+    return cpu_driver(driver) if driver.startswith("local") else (driver, None)
 
 
 class LoadedIree(LoadedNumpy):
@@ -56,7 +53,7 @@ class LoadedIree(LoadedNumpy):
             return
         label = exe.meta.get("label", "program")
         try:
-            self.module = LoadedModule(vmfb, driver_for(exe))
+            self.module = LoadedModule(vmfb, *driver_for(exe))
             for symbol, (args, results) in _signatures(exe).items():
                 name = exe.symbols.get(symbol)
                 if name is not None:

@@ -27,6 +27,7 @@ mismatch is a CortexError, never a read past IREE's buffer.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -118,13 +119,54 @@ def _same(specs: list[Spec], types: list[str], rt: ModuleType) -> bool:
     return [(s.dtype, s.shape) for s in specs] == [(s.dtype, s.shape) for s in theirs]
 
 
+THREADS_VARIABLE = "CORTEX_IREE_THREADS"
+DRIVER_VARIABLE = "CORTEX_IREE_DRIVER"
+_TASK_WORKERS: list[int | None] = []
+"""The worker count local-task was first created with in this process (None: IREE's default, a worker per
+core): IREE reads it from a process-wide flag when it creates the driver, once."""
+_TASK_LOCK = threading.Lock()
+
+
+def cpu_driver(default: str) -> tuple[str, int | None]:
+    """The driver a CPU target's module loads with, and local-task's worker count: `CORTEX_IREE_THREADS=N`
+    runs a call on N threads (1: local-sync; N > 1: local-task with N workers); else
+    `CORTEX_IREE_DRIVER=local-sync|local-task`; else `default`."""
+    text = os.environ.get(THREADS_VARIABLE, "")
+    if text:
+        try:
+            threads = int(text)
+        except ValueError:
+            threads = 0
+        if threads < 1:
+            raise CortexError(f"{THREADS_VARIABLE}='{text}' is not a thread count (a whole number >= 1)")
+        return ("local-sync", None) if threads == 1 else ("local-task", threads)
+    chosen = os.environ.get(DRIVER_VARIABLE, "")
+    return (chosen if chosen in ("local-sync", "local-task") else default), None
+
+
+def _task_workers(rt: ModuleType, threads: int | None) -> None:
+    """Sets local-task's worker count before the process's first local-task device; refuses another later."""
+    with _TASK_LOCK:
+        if not _TASK_WORKERS:
+            if threads is not None:
+                rt.flags.parse_flags(f"--task_topology_max_group_count={threads}")
+            _TASK_WORKERS.append(threads)
+        elif threads is not None and _TASK_WORKERS[0] != threads:
+            had = _TASK_WORKERS[0] or "IREE's default (one per core)"
+            raise CortexError(f"IREE's local-task driver runs {had} worker(s) in this process already: its thread count "
+                              f"is set once per process, {threads} cannot be had now")
+
+
 class LoadedModule:
     """A compiled VM module on one device, with a VM context per calling thread."""
 
-    def __init__(self, vmfb: bytes, driver: str):
+    def __init__(self, vmfb: bytes, driver: str, threads: int | None = None):
+        """`threads`: local-task's worker count (`cpu_driver`); None keeps IREE's default."""
         rt = require_runtime()
         self.rt = rt
         self.driver = driver
+        if driver == "local-task":
+            _task_workers(rt, threads)
         try:
             self.device = rt.get_device(driver)
         except (RuntimeError, ValueError) as e:
@@ -227,4 +269,4 @@ class SegmentCall:
         return np.asarray(self.loaded.rt.DeviceArray(self.loaded.device, view, implicit_host_transfer=True).to_host()).copy()
 
 
-__all__ = ["LoadedModule", "SegmentCall", "require_runtime"]
+__all__ = ["LoadedModule", "SegmentCall", "cpu_driver", "require_runtime"]

@@ -34,19 +34,29 @@ def on_cpu(monkeypatch, features: frozenset[str]) -> None:
     monkeypatch.setattr(ic, "cpu_fingerprint", lambda: "one-fingerprint")  # only the features differ
 
 
-def compiler_args(monkeypatch, target: ic.Target) -> list[str]:
-    """The arguments `compile_text` hands the IREE compiler for `target` (cache off)."""
-    seen: list[list[str]] = []
+PHASES = ("--compile-to=executable-configurations", "--compile-from=executable-configurations")
+
+
+def compiler_calls(monkeypatch, target: ic.Target, flags=()) -> list[tuple[str, list[str]]]:
+    """The (input, arguments) of each IREE compiler call `compile_text` makes for `target` (cache off)."""
+    seen: list[tuple[str, list[str]]] = []
 
     def record(text, extra_args=()):
-        seen.append(list(extra_args))
+        seen.append((text, list(extra_args)))
         return b"module"
 
     monkeypatch.setenv("CORTEX_IREE_CACHE", "off")
     monkeypatch.setattr(iree.compiler, "compile_str", record)
-    ic.compile_text(TWICE, target)
-    (args,) = seen
-    return args
+    ic.compile_text(TWICE, target, flags)
+    return seen
+
+
+def compiler_args(monkeypatch, target: ic.Target) -> list[str]:
+    """The flags `compile_text` hands the IREE compiler for `target`, the same in every phase (cache off)."""
+    calls = compiler_calls(monkeypatch, target)
+    flag_sets = [[a for a in args if a not in PHASES] for _, args in calls]
+    assert all(f == flag_sets[0] for f in flag_sets)
+    return flag_sets[0]
 
 
 def test_avx2_without_avx512_compiles_convolutions_as_im2col(monkeypatch):
@@ -213,6 +223,7 @@ def refusing(monkeypatch, unknown: str) -> list[list[str]]:
     monkeypatch.setenv("CORTEX_IREE_CACHE", "off")
     monkeypatch.setattr(iree.compiler, "compile_str", compile_str)
     monkeypatch.setattr(ic, "compiler_version", lambda: "3.13.0")
+    on_cpu(monkeypatch, AVX2)  # one phase: no convolution tile to set
     return seen
 
 
@@ -248,3 +259,113 @@ def test_data_tiled_mlp_matches_onnx_runtime(tmp_path, monkeypatch, batch):
     assert DATA_TILING in ic.TARGETS["cpu"].compiler_flags()
     (got,) = cortex.compile(cortex.from_onnx(model), backend="iree")(x)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+CONFIGURED = """
+  hal.executable private @conv_dispatch_0 {
+      %7 = linalg.generic {iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} {lowering_config = #iree_cpu.lowering_config<distribution = [0, 4, 32, 64, 0, 0, 0], vector_common_parallel = [1, 1, 8, 16, 0, 0, 0], vector_reduction = [0, 0, 0, 0, 1, 1, 8]>}
+      %8 = linalg.generic {lowering_config = #iree_cpu.lowering_config<vector_common_parallel = [1, 1, 8, 16]>}
+  }
+  hal.executable private @conv_dispatch_1 {
+      %7 = linalg.generic {iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} {lowering_config = #iree_cpu.lowering_config<distribution = [0, 16, 64, 16, 0, 0, 0], vector_common_parallel = [1, 1, 8, 16, 0, 0, 0], vector_reduction = [0, 0, 0, 0, 1, 1, 3]>}
+      %8 = linalg.generic {lowering_config = #iree_cpu.lowering_config<vector_common_parallel = [1, 1, 8, 16]>}
+  }
+  hal.executable private @add_dispatch_2 {
+      %8 = linalg.generic {lowering_config = #iree_cpu.lowering_config<vector_common_parallel = [1, 1, 8, 16]>}
+  }
+"""
+
+
+def test_retile_widens_the_convolution_tile_where_the_channels_allow():
+    from cortex.backends.iree.conv_tile import retile
+
+    edited, changed = retile(CONFIGURED, 32)
+    assert changed == 1
+    first, second, third = edited.split("hal.executable private")[1:]
+    assert "vector_common_parallel = [1, 1, 8, 32, 0, 0, 0]" in first and "[1, 1, 8, 32]>" in first and "16]" not in first
+    assert second == CONFIGURED.split("hal.executable private")[2]  # 16 channels: not a multiple of 32
+    assert third == CONFIGURED.split("hal.executable private")[3]  # no convolution
+    assert retile(CONFIGURED, 128) == (CONFIGURED, 0)
+
+
+def test_channels_per_tile_follows_the_vector_isa():
+    from cortex.backends.iree.conv_tile import channels_per_tile
+
+    assert channels_per_tile(AVX512) == 32
+    assert channels_per_tile(AVX2) is None and channels_per_tile(frozenset()) is None
+
+
+def test_avx512_compiles_in_two_phases_with_the_wider_tile(monkeypatch):
+    on_cpu(monkeypatch, AVX512)
+    monkeypatch.setattr(ic, "compiler_version", lambda: "3.13.0")
+    seen: list[tuple[str, list[str]]] = []
+
+    def compile_str(text, extra_args=()):
+        seen.append((text, list(extra_args)))
+        return CONFIGURED.encode() if PHASES[0] in extra_args else b"module"
+
+    monkeypatch.setenv("CORTEX_IREE_CACHE", "off")
+    monkeypatch.setattr(iree.compiler, "compile_str", compile_str)
+    assert ic.compile_text(TWICE, ic.TARGETS["cpu"]) == b"module"
+    (first_text, first_args), (second_text, second_args) = seen
+    assert first_text == TWICE and first_args[-1] == PHASES[0] and second_args[-1] == PHASES[1]
+    assert second_text.count("vector_common_parallel = [1, 1, 8, 32, 0, 0, 0]") == 1
+
+
+@pytest.mark.parametrize("features, version, phases", [(AVX2, "3.13.0", 1), (AVX512, "3.12.0", 1), (AVX512, "3.13.0", 2)])
+def test_the_tile_is_set_on_measured_isas_and_versions_only(monkeypatch, features, version, phases):
+    on_cpu(monkeypatch, features)
+    monkeypatch.setattr(ic, "compiler_version", lambda: version)
+    assert len(compiler_calls(monkeypatch, ic.TARGETS["cpu"])) == phases
+    assert ("conv_tile" in ic.cache_fields(TWICE, ic.TARGETS["cpu"], ())) == (phases == 2)
+
+
+def test_a_failing_phase_falls_back_to_one_compile(monkeypatch):
+    """A compiler without the phases (or refusing the edited tile) compiles the module in one go."""
+    import subprocess
+
+    on_cpu(monkeypatch, AVX512)
+    monkeypatch.setattr(ic, "compiler_version", lambda: "3.13.0")
+    seen: list[list[str]] = []
+
+    def compile_str(text, extra_args=()):
+        seen.append(list(extra_args))
+        if any(a in PHASES for a in extra_args):
+            stderr = b"iree-compile: for the --compile-to option: Cannot find option named 'executable-configurations'!\n"
+            raise iree.compiler.CompilerToolError(subprocess.CompletedProcess(["iree-compile"], 1, b"", stderr))
+        return b"module"
+
+    monkeypatch.setenv("CORTEX_IREE_CACHE", "off")
+    monkeypatch.setattr(iree.compiler, "compile_str", compile_str)
+    assert ic.compile_text(TWICE, ic.TARGETS["cpu"]) == b"module"
+    assert len(seen) == 2 and not any(a in PHASES for a in seen[1])
+
+
+@pytest.mark.slow
+def test_retiled_cnn_matches_onnx_runtime(tmp_path, monkeypatch):
+    """The 128x128 CNN (convolutions of 16 to 128 channels) compiled with the 32-channel tile agrees with
+    ONNX Runtime within 1e-4 relative, and its tile was set (the second phase got the edited configuration)."""
+    ort = pytest.importorskip("onnxruntime")
+    import cortex
+    from cortex.frontends.onnx_models import cnn_large, sample_input
+
+    on_cpu(monkeypatch, AVX512 | ic.cpu_features())  # the code is for this CPU: only the tuning table is forced
+    monkeypatch.setenv("CORTEX_IREE_CACHE", str(tmp_path))
+    phases: list[str] = []
+    compile_str = iree.compiler.compile_str
+
+    def record(text, extra_args=()):
+        if PHASES[1] in extra_args:
+            phases.append(text)
+        return compile_str(text, extra_args=extra_args)
+
+    monkeypatch.setattr(iree.compiler, "compile_str", record)
+    model = cnn_large()
+    x = sample_input(model)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    model.ir_version = min(model.ir_version, 8)
+    (want,) = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    (got,) = cortex.compile(cortex.from_onnx(model), backend="iree")(x)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    assert phases and all("vector_common_parallel = [1, 1, 8, 32, 0, 0, 0]" in configured for configured in phases)

@@ -34,6 +34,10 @@ packed operand layouts and IREE's mmt4d code; constant weights are packed at
 compile time), on the IREE versions it was measured with (`version_flags`;
 the version is in the cache key). A compiler that does not know an optional
 flag (`OPTIONAL_FLAGS`) gets the module again without it: IREE's own choice.
+On AVX-512 (the `cpu` target on such a CPU, and `cpu-portable`), convolutions get a
+register tile of 32 output channels through a two-phase compile (`conv_channels`,
+`cortex.backends.iree.conv_tile`); a phase that fails falls back to one compile
+with IREE's own tile. The tile is in the cache key.
 
 The cache: `<dir>/<key>.vmfb`, `key` = SHA-256 of the printed IR, the IREE
 compiler version, the target and every flag the compiler gets (and, for `cpu`, this CPU's
@@ -150,6 +154,21 @@ OPTIONAL_FLAGS = frozenset(DATA_TILING_FLAGS)
 """Flags a compiler may not know: a compile it refuses as an unknown argument is retried without them."""
 
 
+PORTABLE_FEATURES = frozenset({"avx512f"})
+"""What `cpu-portable`'s x86-64-v4 guarantees that the code's tuning looks at."""
+
+
+def conv_channels(target: Target) -> int | None:
+    """The output channels of the convolution register tile to set for `target`
+    (`cortex.backends.iree.conv_tile`), None to keep IREE's choice: llvm-cpu targets on a measured IREE
+    version whose CPU has a vector ISA in the table."""
+    from cortex.backends.iree.conv_tile import TILED_SINCE, channels_per_tile
+
+    if not target.llvm_cpu or version_numbers(compiler_version()) < TILED_SINCE:
+        return None
+    return channels_per_tile(cpu_features() if target.host_specific else PORTABLE_FEATURES)
+
+
 def version_flags(version: str) -> tuple[str, ...]:
     """The CPU code flags for IREE `version` on the llvm-cpu targets: data tiling where it was measured."""
     return DATA_TILING_FLAGS if version_numbers(version) >= DATA_TILING_SINCE else ()
@@ -245,6 +264,9 @@ def cache_fields(text: str, target: Target, flags: Sequence[str]) -> dict[str, s
     }
     if target.host_specific:
         fields["cpu"] = cpu_fingerprint()
+    channels = conv_channels(target)
+    if channels is not None:
+        fields["conv_tile"] = str(channels)
     return fields
 
 
@@ -301,7 +323,7 @@ def compile_text(text: str, target: Target, flags: Sequence[str] = ()) -> bytes:
             STATS.hits += 1
             return payload
         STATS.rebuilt += 1
-    payload = _compile(compiler, text, target, list(target.compiler_flags(flags)))
+    payload = _compile_tiled(compiler, text, target, list(target.compiler_flags(flags)), conv_channels(target))
     STATS.compiles += 1
     if path is not None:
         _write_atomically(path, pack_entry(fields, bytes(payload)))
@@ -318,6 +340,22 @@ def _compile(compiler, text: str, target: Target, args: list[str]) -> bytes:
         if not unknown:
             raise CortexError(f"IREE could not compile the module for '{target.name}': {_first_error(message)}") from None
     return _compile(compiler, text, target, [flag for flag in args if flag not in unknown])
+
+
+def _compile_tiled(compiler, text: str, target: Target, args: list[str], channels: int | None) -> bytes:
+    """`_compile`, in two phases with the convolutions' register tile set to `channels` output channels
+    (`cortex.backends.iree.conv_tile.retile`); one phase, IREE's own tile, when `channels` is None or a
+    phase fails."""
+    from cortex.backends.iree.conv_tile import retile
+
+    if channels is not None:
+        try:
+            configured = compiler.compile_str(text, extra_args=[*args, "--compile-to=executable-configurations"])
+            edited, _ = retile(bytes(configured).decode(), channels)
+            return compiler.compile_str(edited, extra_args=[*args, "--compile-from=executable-configurations"])
+        except compiler.CompilerToolError:
+            pass  # an unknown flag, a phase this version lacks, a tile it rejects: IREE's own choice below
+    return _compile(compiler, text, target, args)
 
 
 def legalized_for(module: ModuleOp, target: Target, flags: Sequence[str] = ()) -> ModuleOp:
@@ -360,6 +398,7 @@ __all__ = [
     "cache_dir",
     "compile_module",
     "compile_text",
+    "conv_channels",
     "cpu_features",
     "cpu_tuning_flags",
     "legalized",

@@ -36,7 +36,7 @@ from cortex.dialects.abi import SEGMENT
 from cortex.errors import CortexError
 from cortex.ir import to_text
 from cortex.runtime.iree_executable import SEGMENTS, VMFB
-from cortex.runtime.iree_runtime import LoadedModule
+from cortex.runtime.iree_runtime import LoadedModule, cpu_driver
 from cortex.runtime.native_report import CHOICES, COST_RULE, RunChoice
 from cortex.runtime.program import Executable
 
@@ -94,10 +94,10 @@ class IreeProgram:
             self.vmfb = compile_module(segment_module(self.segments), self.target)
             if not load:
                 return
-            # CORTEX_IREE_DRIVER=local-task: IREE's own threads for one big call (a CPU target's code runs on
-            # either driver); local-sync, the default, is cheaper per call and the engines bring the threads.
-            driver = os.environ.get("CORTEX_IREE_DRIVER", "") if self.target.driver.startswith("local") else ""
-            self.loaded = LoadedModule(self.vmfb, driver if driver in ("local-sync", "local-task") else self.target.driver)
+            # CORTEX_IREE_THREADS / CORTEX_IREE_DRIVER: IREE's own threads for one big call (a CPU target's code
+            # runs on either driver); local-sync, the default, is cheaper per call and the engines bring the threads.
+            driver, threads = cpu_driver(self.target.driver) if self.target.driver.startswith("local") else (self.target.driver, None)
+            self.loaded = LoadedModule(self.vmfb, driver, threads)
 
     @property
     def segment_names(self) -> list[str]:
