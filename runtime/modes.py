@@ -21,8 +21,13 @@ may read is decided at compile time (`Program.switch_states`, `cortex.passes.mod
 States temporal reuse derives from another (`RunnerState.derived`) follow their source by identity:
 carried while the source is the very object they were derived from, recomputed otherwise.
 
-`run_video(frames, modes=...)` runs each run of consecutive frames of one mode on that variant's engine
-(frames in flight within the run; a switch waits for the run's last frame), so every engine takes modes.
+`run_video(frames, modes=...)` keeps frames in flight across switches on an engine that runs each frame in
+its own variant (`Engine.variants`: threads): the engine is handed every variant's frame split and each
+frame's mode (`FrameVariants`), holds the states by name across the variants, and recomputes a stale
+delayed input in the front of the next frame that reads it. Each delivered frame's state is merged here in
+order, as a call's would be. On the other engines (and where the variants disagree on a state's class or
+on the derived states of temporal reuse) each run of consecutive frames of one mode goes through that
+variant's own `run_video` (frames in flight within the run; a switch waits for the run's last frame).
 """
 
 from __future__ import annotations
@@ -162,8 +167,9 @@ class ModeSwitch:
         runner.state = self._state
         return runner
 
-    def _after(self, mode: str, runner: Any, last: tuple[Any, ...] | None, frames: int) -> None:
-        self._merge(runner.state)
+    def _after(self, mode: str, state: dict[str, Any], last: tuple[Any, ...] | None, frames: int) -> None:
+        """`frames` frames of `mode` ran, leaving `state` (the runner's names); `last`: the last one's inputs."""
+        self._merge(state)
         self.frames_per_mode[mode] += frames
         missed = self.recompute - self.writes[mode]
         if self.recompute:
@@ -181,20 +187,66 @@ class ModeSwitch:
         last = None
         if self.recompute - self.writes[mode]:  # kept for a later recompute: the caller may reuse its buffers
             last = tuple(x.copy() if isinstance(x, np.ndarray) else x for x in inputs)
-        self._after(mode, runner, last, 1)
+        self._after(mode, runner.state, last, 1)
         return outputs
 
     def run_video(self, frames: Iterable[Any], workers: int | None = None, engine: str = "threads",
                   modes: ModeSchedule = None, **options: Any) -> Iterator[tuple[Any, ...]]:
         """Outputs over `frames`, frame k in mode `modes[k]` (or `modes(k)`; None: the default mode), equal to
-        `[compiled(f, mode=m) for ...]`: each run of one mode goes through that variant's `run_video`
-        with `workers`, `engine` and `options`; a bad mode stops the run there ("frame k: unknown mode")."""
+        `[compiled(f, mode=m) for ...]`, with `workers`, `engine` and `options`: frames in flight across
+        switches where the engine takes per-frame variants, else each run of one mode through that variant's
+        `run_video` (module doc); a bad mode stops the run there ("frame k: unknown mode")."""
         pick = self.schedule(modes)
         try:
             iter(frames)
         except TypeError:
             raise CortexError(f"run_video takes an iterable of frames (a list, a generator), got {type(frames).__name__}") from None
+        if self._in_flight(engine):
+            return self._flight(iter(frames), pick, workers, engine, options)
         return self._runs(iter(frames), pick, workers, engine, options)
+
+    def _in_flight(self, engine: str) -> bool:
+        """Whether `run_video` can keep frames in flight across switches: an engine that runs a variant per
+        frame, variants with a frame split that agree on each state's class, and derived states (temporal
+        reuse) that every variant holds and updates alike. Otherwise each run of one mode runs on its own."""
+        from cortex.runtime.engines import ENGINES
+
+        if self.program is None or not isinstance(engine, str) or not getattr(ENGINES.get(engine), "variants", False):
+            return False
+        variants = list(self.program.variants.values())
+        if any(v.split is None for v in variants):
+            return False
+        classes: dict[str, str] = {}
+        for v in variants:
+            for s in v.states:
+                if classes.setdefault(s.name, s.kind) != s.kind:
+                    return False
+        derived = [frozenset(p.results[0] for p in v.derived) for v in variants]
+        updated = [frozenset(f"update:{p.name}" for p in v.results if p.kind == "state") for v in variants]
+        return all(d == derived[0] and d <= u for d, u in zip(derived, updated))
+
+    def _flight(self, frames: Iterator[Any], pick: Callable[[int], str], workers: int | None, engine: str,
+                options: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
+        """Frame k in `pick(k)`'s variant, frames in flight across switches (`CompiledPipeline.run_variants`);
+        each delivered frame's state merged in order, as a sequential call's would be."""
+        if self._stale:  # the run starts from the exact state: what a sequential switch recomputes lazily
+            self._refresh(set(self._stale))
+        read: collections.deque[tuple[str, Any]] = collections.deque()
+        modes: dict[int, str] = {}
+
+        def source() -> Iterator[Any]:
+            for index, item in enumerate(frames):
+                modes[index] = pick(index)
+                read.append((modes[index], item))
+                yield item
+
+        def delivered(state: dict[str, Any]) -> None:
+            mode, item = read.popleft()
+            self._after(mode, state, item if isinstance(item, tuple) else (item,), 1)
+
+        first = self.runners[self.default_mode]
+        return first.run_variants(source(), self.runners, modes.pop, self.recompute, lambda: self._state, delivered,
+                                  workers=workers, engine=engine, **options)
 
     def schedule(self, modes: ModeSchedule) -> Callable[[int], str]:
         """`run_video`'s `modes` as a function frame index → checked mode (a sequence is checked whole, now)."""
@@ -252,7 +304,7 @@ class ModeSwitch:
                 for item in run():
                     yield runner(*(item if isinstance(item, tuple) else (item,)))
             args = last if isinstance(last, tuple) else (last,)
-            self._after(mode, runner, args, count)
+            self._after(mode, runner.state, args, count)
 
     # ---- what ran
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from os import PathLike
 from pathlib import Path
@@ -27,6 +27,7 @@ from typing import Any
 from cortex.errors import CortexError, whole_number
 from cortex.runtime.blas import BLAS_THREADS, blas_limit
 from cortex.runtime.engines import ENGINES, EngineRun, engine_named
+from cortex.runtime.engines.base import FrameVariants
 from cortex.runtime.executables import load_executable
 from cortex.runtime.generated import call_generated
 from cortex.runtime.modes import ModeSwitch, mode_sets
@@ -260,6 +261,28 @@ class CompiledPipeline:
         the frames before it are delivered, then "frame k: ..." is raised; a failure while
         frame k runs names frame k too, in every engine.
         """
+        return self._engine_run(frames, workers, engine, window, profile, engine_options)
+
+    def run_variants(self, frames: Iterable[Any], runners: Mapping[str, CompiledPipeline], mode_of: Callable[[int], str],
+                     recompute: Iterable[str], start_state: Callable[[], dict[str, Any]],
+                     hand_back: Callable[[dict[str, Any]], None], workers: int | None = None, engine: str = "threads",
+                     window: int | None = None, profile: bool = False, **engine_options: Any) -> Iterator[tuple[Any, ...]]:
+        """`run_video` with frame k in the variant `runners[mode_of(k)]` (a multi-mode program's, this being one
+        of them), frames in flight across switches, from `start_state()`, each frame's state (its variant's
+        names) to `hand_back`: what `ModeSwitch.run_video` runs on an engine whose `variants` is True."""
+        chosen = engine_named(engine)
+        if not chosen.variants:
+            raise CortexError(f"engine {engine!r} runs one variant per run: run_video(modes=...) hands it one run of one mode")
+
+        def variants(profiled: bool) -> FrameVariants:
+            splits = {m: r.loaded_split(profile=profiled) for m, r in runners.items()}
+            return FrameVariants(splits, mode_of, frozenset(recompute))
+        return self._engine_run(frames, workers, engine, window, profile, engine_options, variants, start_state, hand_back)
+
+    def _engine_run(self, frames: Iterable[Any], workers: int | None, engine: str, window: int | None, profile: bool,
+                    engine_options: dict[str, Any], variants: Callable[[bool], FrameVariants] | None = None,
+                    start_state: Callable[[], dict[str, Any]] | None = None,
+                    hand_back: Callable[[dict[str, Any]], None] | None = None) -> Iterator[tuple[Any, ...]]:
         try:
             iter(frames)
         except TypeError:
@@ -268,9 +291,11 @@ class CompiledPipeline:
         window = min(2 * workers, MAX_WINDOW) if window is None else whole_number("window", window, 1, MAX_WINDOW)
         chosen = engine_named(engine)
         chosen.check(engine_options)
-        split = self.loaded_split(profile=profile and chosen.profiles)  # a pipeline that cannot be split fails here
+        profiled = profile and chosen.profiles
+        split = self.loaded_split(profile=profiled)  # a pipeline that cannot be split fails here
         source = NumberedFrames(frames, split.inputs)
-        run = EngineRun(self, self.program, split, source, workers, window, lambda: self.state, self._hand_back)
+        run = EngineRun(self, self.program, split, source, workers, window, start_state or (lambda: self.state),
+                        hand_back or self._hand_back, variants(profiled) if variants is not None else None)
         return source.then_its_error(chosen.run(run, **engine_options))
 
     def _hand_back(self, state: dict[str, Any]) -> None:

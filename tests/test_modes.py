@@ -323,6 +323,9 @@ def test_modes_benchmark_quick_run(capsys):
     assert bench.main(["--quick"]) == 0
     out = capsys.readouterr().out
     assert out.count("ratio multi/single throughput") == 2 and "load average" in out
+    assert bench.main(["--quick", "--switching"]) == 0
+    out = capsys.readouterr().out
+    assert "ratio in flight/drained throughput" in out and "runs of one mode" in out
 
 
 @pytest.mark.slow

@@ -424,6 +424,7 @@ class RayEngine:
     name = "ray"
     options = RAY_OPTIONS
     profiles = False
+    variants = False
 
     def check(self, options: dict[str, Any]) -> None:
         check_ray_options(options)
