@@ -101,7 +101,7 @@ class ThreadFrames:
             raise
         left: frozenset[str] = frozenset()
         if self.variants is not None:
-            left = (stale | self.variants.recompute) - written.keys()
+            left = self.variants.recompute - written.keys()  # what this frame does not update is stale after it
         _settle_future(mine, result=({**previous, **written}, left, inputs if left else {}))
         split.parts["parallel"](env, index)
 
