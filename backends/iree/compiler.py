@@ -140,12 +140,11 @@ def version_numbers(version: str) -> tuple[int, int]:
 
 DATA_TILING_FLAGS = ("--iree-opt-data-tiling",)
 """Matmul-class ops (`linalg.matmul`, batch matmuls; not convolutions) in packed layouts, run by IREE's mmt4d
-code. On IREE 3.13, AVX-512, one thread: an MLP 512-1024-1024-10 (Gemm transB) at batch 32 went from 3.6x to
-1.2x ONNX Runtime's time, a 32x1024 by 1024x1024 matmul from 1.75 ms to 0.60 ms; the CNNs' convolutions are
-untouched. With it the weight's layout stops mattering (K×N and N×K ran within 3 %: the constant is packed at
-compile time), so the lowering's K×N stays. IREE's separate convolution data tiling
+code: an MLP's matmuls ran about three times faster; the CNNs' convolutions are untouched. With it the
+weight's layout stops mattering (K×N and N×K ran alike: the constant is packed at compile time), so the
+lowering's K×N stays. IREE's separate convolution data tiling
 (`--iree-dispatch-creation-experimental-set-data-tiling-ops=convolution`) made a 3-channel first convolution
-3.5x slower and is not set. The figures: benchmarks/README.md, "Figures behind the compiler's choices"."""
+several times slower and is not set. The figures: benchmarks/README.md, "Figures behind the compiler's choices"."""
 
 DATA_TILING_SINCE = (3, 13)
 """The first IREE version data tiling was measured on; older compilers keep IREE's default."""

@@ -4,7 +4,7 @@ IREE 3.13's llvm-cpu code picks, for a channels-last 2-D convolution (by then a
 `linalg.generic` with four parallel and three reduction loops: n, oh, ow, oc, kh, kw, ic),
 a vector tile of 8 output columns × 16 output channels (`vector_common_parallel = [1, 1, 8,
 16, 0, 0, 0]`) on AVX-512 too, where 16 channels are one register: 8 accumulators of the 32.
-With 32 channels (two registers a column, 16 accumulators) the convolutions ran ~15 % faster
+With 32 channels (two registers a column, 16 accumulators) the convolutions ran faster
 (`CHANNELS_PER_TILE`; the figures: benchmarks/README.md, "Figures behind the compiler's choices").
 
 IREE 3.13 ignores a `compilation_info` attribute on the convolution Cortex hands over, and a
