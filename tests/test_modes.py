@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
+from helpers.modes import FRAMES, MODES, SHAPE, TRAIL, same
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,28 +22,6 @@ from cortex.errors import CortexError
 from cortex.examples import L2_PIPELINE
 from cortex.options import CompileOptions
 from cortex.runtime.program import Program
-
-TRAIL = Path(cortex.__file__).resolve().parent / "examples" / "motion_trail.mlir"
-CLIP = Path("/usr/share/doc/opencv-doc/examples/data/vtest.avi")
-MODES = ("balanced", "power_save", "motion")
-SHAPE = (64, 96, 3)
-
-
-def clip_frames(count: int) -> list[np.ndarray]:
-    """`count` frames of OpenCV's sample clip, shrunk to 64x96 (random frames when it is not installed)."""
-    if not CLIP.exists():
-        rng = np.random.default_rng(7)
-        return [rng.integers(0, 256, SHAPE, dtype=np.uint8) for _ in range(count)]
-    capture, frames = cv2.VideoCapture(str(CLIP)), []
-    while len(frames) < count:
-        ok, frame = capture.read()
-        assert ok, "vtest.avi has fewer frames than the test reads"
-        frames.append(np.ascontiguousarray(cv2.resize(frame, (SHAPE[1], SHAPE[0]), interpolation=cv2.INTER_AREA)))
-    capture.release()
-    return frames
-
-
-FRAMES = clip_frames(12)
 
 
 @pytest.fixture(scope="module")
@@ -64,12 +42,6 @@ def trail_multi():
 @pytest.fixture(scope="module")
 def trail_single():
     return {m: cortex.compile(TRAIL, mode=m).specialize(SHAPE) for m in MODES}
-
-
-def same(a, b) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.asarray(a).dtype == np.asarray(b).dtype and np.array_equal(a, b)
-    return a == b
 
 
 # ---------------------------------------------------------------- options

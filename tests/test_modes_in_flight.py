@@ -6,9 +6,9 @@ the final state and the frames per mode equal the sequential calls' bit for bit,
 from __future__ import annotations
 
 import pytest
+from helpers.modes import FRAMES, MODES, SHAPE, TRAIL, same
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_modes import FRAMES, MODES, SHAPE, TRAIL, same
 
 import cortex
 from cortex.errors import CortexError

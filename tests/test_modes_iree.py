@@ -5,7 +5,7 @@ whose `prev_gray` is recomputed on a switch), through calls, `run_video(modes=)`
 from __future__ import annotations
 
 import pytest
-from test_modes import FRAMES, SHAPE, TRAIL, same
+from helpers.modes import FRAMES, SHAPE, TRAIL, same
 
 import cortex
 from cortex.examples import L2_PIPELINE
