@@ -257,18 +257,31 @@ def test_a_source_twice_as_fast_as_the_pipeline_drops_at_arrival_within_the_budg
     live = json.loads(summary.read_text())["live"]
     assert live["arrived"] == sent and live["rows"] == len(rows)
     assert live["rows"] + live["dropped"] == sent
-    assert live["dropped"] > 0 and sum(r["dropped"] for r in rows) <= live["dropped"]
+    assert sum(r["dropped"] for r in rows) <= live["dropped"]
+    # drops: a source faster than the pipeline as this run measured it (the calibration above can run on a
+    # busier or an idler machine than this run: its rate is twice the pipeline's only on a steady machine).
+    # A quarter faster puts the pipeline a frame behind every 5 frames: over the budget within the first 20.
+    faster = rate * live["service_ms"]["p50"] / 1e3
+    assert live["dropped"] > 0 or faster <= 1.25, f"the source was {faster:.2f}x the pipeline and nothing was dropped"
     assert [r["index"] for r in rows] == list(range(len(rows)))
     numbers = [r["frame"] for r in rows]
     assert numbers == sorted(set(numbers)) and all(r["frame"] == i + sum(q["dropped"] for q in rows[: i + 1])
                                                    for i, r in enumerate(rows))
-    p99 = live["latency_ms"]["p99"]
+    p99, service = live["latency_ms"]["p99"], live["service_ms"]
     ran = json.loads(summary.read_text())["seconds"]["pipeline"] / len(rows)
+    # The latency bound, in the run's own service times (a loaded machine runs every frame slower, so a bound
+    # in milliseconds alone fails there). A frame is admitted when the frames ahead of it and itself, at the
+    # service time measured so far, fit in the 100 ms budget: at most budget / p50 + 1 frames ahead of it
+    # (+1: the one in progress), then itself. It is late only when those run slower than measured; each of
+    # them at the run's p99 service bounds that. Without admission the queue grows by a frame every two
+    # services, and the last frames wait about `sent / 2` services (seconds): far over this bound.
+    bound = (100 / service["p50"] + 2) * service["p99"]
     print(f"{sent} frames at {rate:.1f}/s (pipeline {1e3 * loop:.1f} ms/frame, {1e3 * ran:.1f} in this run): "
           f"{len(rows)} rows, {live['dropped']} "
           f"dropped, latency p50/p95/p99 {live['latency_ms']['p50']:.1f}/{live['latency_ms']['p95']:.1f}/{p99:.1f} ms, "
+          f"service p50/p99 {service['p50']:.1f}/{service['p99']:.1f} ms (bound {bound:.0f} ms, source {faster:.2f}x), "
           f"RSS {rss[0]:.0f} -> {max(rss):.0f} MB; load {os.getloadavg()[0]:.2f}")
-    assert p99 <= 4 * 100, f"p99 {p99:.1f} ms over 4 × the 100 ms budget"
+    assert p99 <= bound, f"p99 {p99:.1f} ms over {bound:.0f} ms (budget / service p50 + 2 services at their p99)"
     # memory flat from the first row on: an unbounded queue would hold about half the frames sent by the end
     # (150 × 0.5 MB; with every frame admitted, RSS grew 120 MB before the 30th row)
     assert max(rss) - rss[0] < 40, rss

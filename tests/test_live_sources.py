@@ -20,7 +20,15 @@ from hypothesis import strategies as st
 
 from cortex.errors import CortexError
 from cortex.tools.cortex_run import main
-from cortex.tools.live_run import Arrival, FrameGate, LatencyHistogram, LatencyModel, queue_capacity, run_live
+from cortex.tools.live_run import (
+    Arrival,
+    FrameGate,
+    LatencyHistogram,
+    LatencyModel,
+    LiveStats,
+    queue_capacity,
+    run_live,
+)
 from cortex.video.live import RawPipeSource, is_live, open_live
 
 SIZE = (24, 40)
@@ -149,6 +157,11 @@ def test_the_service_is_a_high_percentile_of_the_recent_frames_not_their_mean():
         t = float(k)
         model.written(arrival(taken=t), now=t + (0.1 if k % 5 == 0 else 0.02))  # k = 0 not counted
     assert len(model.recent) == 20 and model.service == pytest.approx(0.1)
+    # every service measured goes into the summary's `service_ms` (the recent 20 are only the admission's)
+    assert model.measured.count == 40 and model.measured.percentile(50) == pytest.approx(0.02, rel=0.02)
+    stats = LiveStats(100.0, service=model.measured)
+    assert stats.to_json()["service_ms"]["max"] == pytest.approx(100.0)
+    assert stats.to_json()["service_ms"]["p99"] == pytest.approx(100.0, rel=0.02)
 
 
 def test_before_any_row_a_frame_behind_another_is_not_admitted():

@@ -111,12 +111,14 @@ class LatencyModel:
         self.service: float | None = None
         self.last_written: float | None = None
         self.recent: deque[float] = deque(maxlen=RECENT)
+        self.measured = LatencyHistogram()  # every service measured, for the summary
 
     def written(self, arrival: Arrival, now: float) -> None:
         if self.last_written is None:  # the first frame runs cold (caches, a variant's first call): not counted
             self.last_written = now
             return
         self.recent.append(max(now - max(self.last_written, arrival.taken), 0.0))
+        self.measured.add(self.recent[-1])
         self.service = sorted(self.recent)[int(SERVICE_QUANTILE * (len(self.recent) - 1))]
         self.last_written = now
 
@@ -237,9 +239,12 @@ class LiveStats:
     dropped: int = 0
     stopped_by: str | None = None  # the signal that ended the input, or None at the stream's end
     latency: LatencyHistogram = field(default_factory=LatencyHistogram)
+    service: LatencyHistogram = field(default_factory=LatencyHistogram)
+    """The service times the admission measured (`LatencyModel`; the first, cold frame not counted)."""
 
-    def percentiles_ms(self) -> dict[str, float | None]:
-        return {f"p{q}": None if (v := self.latency.percentile(q)) is None else 1e3 * v for q in (50, 95, 99)}
+    def percentiles_ms(self, histogram: LatencyHistogram | None = None) -> dict[str, float | None]:
+        histogram = self.latency if histogram is None else histogram
+        return {f"p{q}": None if (v := histogram.percentile(q)) is None else 1e3 * v for q in (50, 95, 99)}
 
     def text(self) -> str:
         p = self.percentiles_ms()
@@ -251,7 +256,8 @@ class LiveStats:
 
     def to_json(self) -> dict[str, Any]:
         return {"max_latency_ms": self.budget_ms, "arrived": self.arrived, "rows": self.rows, "dropped": self.dropped,
-                "stopped_by": self.stopped_by, "latency_ms": {**self.percentiles_ms(), "max": 1e3 * self.latency.max}}
+                "stopped_by": self.stopped_by, "latency_ms": {**self.percentiles_ms(), "max": 1e3 * self.latency.max},
+                "service_ms": {**self.percentiles_ms(self.service), "max": 1e3 * self.service.max}}
 
 
 class StopOnSignal:
@@ -332,7 +338,7 @@ def run_live(source: Any, runs: Runs, write: Callable[[int, Arrival, tuple, floa
             gate.close()
         stats.stopped_by = stop.signalled.name if stop.signalled is not None else None
     with gate.cond:
-        stats.arrived, stats.dropped = gate.arrived, gate.dropped
+        stats.arrived, stats.dropped, stats.service = gate.arrived, gate.dropped, gate.model.measured
     return stats
 
 
