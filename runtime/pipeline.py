@@ -252,7 +252,9 @@ class CompiledPipeline:
         `workers` defaults to the machine's cores; `window` (items in flight: frames,
         or chunks on Ray) to 2 × workers. Frames are read ahead: the source must not
         overwrite a frame it has already yielded (OpenCV's `VideoCapture.read()`
-        returns a new array each time). `engine`: a name in `ENGINES` (`cortex.runtime.engines`):
+        returns a new array each time). A source whose next frame may not be there yet (a live
+        stream) can have `ready(timeout)` (`NumberedFrames.ready`): frames done meanwhile come out
+        without waiting for it (`cortex.runtime.engines.flight`). `engine`: a name in `ENGINES` (`cortex.runtime.engines`):
         "threads" (`profile`: per-stage wall-clock and CPU time in `loaded_split(profile=True).sections`),
         "processes" (worker processes past the GIL, frames through shared memory, the pool kept for the
         next run; option chunk) or "ray" (options address, chunk, num_cpus, session, worker_setup).
@@ -357,6 +359,12 @@ class NumberedFrames:
                 self.error = CortexError(f"frame {index}: {e}")
                 return
             yield item
+
+    def ready(self, timeout: float = 0.0) -> bool:
+        """Whether the next frame (or the end) can be read without waiting, after waiting at most `timeout`
+        seconds for it: the caller's source's own `ready` (a live stream's), else always."""
+        ready = getattr(self.frames, "ready", None)
+        return True if ready is None else bool(ready(timeout))
 
     def then_its_error(self, outputs: Iterator[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
         """`outputs`, then the error the source stopped at, if it stopped at one."""

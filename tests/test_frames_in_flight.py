@@ -9,10 +9,11 @@ test_frame_parallel.py and test_ray_engine.py.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cortex.runtime.engines.flight import frames_in_flight
+from cortex.runtime.engines.flight import WAKE_SECONDS, frames_in_flight
 
 
 class SimulatedExecutor:
@@ -101,3 +102,67 @@ def test_a_failing_front_stops_the_run_after_every_item_before_it(data, n, windo
     else:
         raise AssertionError("no error")
     assert got == [(i,) for i in range(bad)]
+
+
+# ----------------------------------------------------------------------- a source whose next item is not there yet
+
+
+class Arrivals:
+    """Items arriving at times `at` on the executor's clock (a live stream): reading one not there yet waits
+    for it; `ready(timeout)` waits at most `timeout` for it. `log` records ("read" | "out", item, time)."""
+
+    def __init__(self, executor: SimulatedExecutor, at: list[float]):
+        self.executor, self.at = executor, at
+        self.taken = 0
+        self.log: list[tuple[str, int, float]] = []
+
+    def __iter__(self):
+        for i, t in enumerate(self.at):
+            self.executor.now = max(self.executor.now, t)
+            self.taken = i + 1
+            self.log.append(("read", i, self.executor.now))
+            yield i
+
+    def ready(self, timeout: float) -> bool:
+        if self.taken >= len(self.at):
+            return True  # the end: reading it does not wait
+        now = self.executor.now
+        self.executor.now = max(now, min(self.at[self.taken], now + timeout))
+        return self.at[self.taken] <= self.executor.now
+
+    def run(self, window: int) -> list[tuple]:
+        outs = []
+        for out in frames_in_flight(self, window, self.executor):
+            self.log.append(("out", out[0], self.executor.now))
+            outs.append(out)
+        return outs
+
+
+def test_a_finished_frame_comes_out_before_the_next_one_arrives():
+    """Frames 10 apart, each done 2 after it arrives, window 3: frame k's output comes out at 10k + 2, before
+    frame k+1 is read (reading it first held the output until frame k+1 arrived, 8 later)."""
+    executor = SimulatedExecutor(front=[1] * 4, tail=[1] * 4)
+    source = Arrivals(executor, [0, 10, 20, 30])
+    assert source.run(3) == [(0,), (1,), (2,), (3,)]
+    assert [(kind, i) for kind, i, _ in source.log] == [(kind, i) for i in range(4) for kind in ("read", "out")]
+    for kind, i, t in source.log:  # the end of each of its two stages seen within WAKE_SECONDS
+        assert t == (10 * i if kind == "read" else pytest.approx(10 * i + 2, abs=2 * WAKE_SECONDS))
+
+
+def test_frames_that_arrive_together_are_in_flight_together():
+    """A burst: the source is ready, so the window fills as with a file (every frame starts at once)."""
+    executor = SimulatedExecutor(front=[5] * 4, tail=[1] * 4)
+    source = Arrivals(executor, [0, 0, 0, 0])
+    assert source.run(4) == [(0,), (1,), (2,), (3,)]
+    assert executor.most_in_flight == 4 and set(executor.started.values()) == {0}
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), n=st.integers(0, 10), window=st.integers(1, 5))
+def test_a_live_source_gives_every_output_in_order_within_the_window(data, n, window):
+    times = st.lists(st.floats(0, 10, allow_nan=False), min_size=n, max_size=n)
+    gaps = data.draw(times)
+    executor = SimulatedExecutor(data.draw(times), data.draw(times))
+    source = Arrivals(executor, [sum(gaps[: i + 1]) for i in range(n)])
+    assert source.run(window) == [(i,) for i in range(n)]
+    assert executor.most_in_flight <= window

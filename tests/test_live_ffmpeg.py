@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -70,27 +71,36 @@ def assert_rows_equal(rows: list[dict], expected: list[tuple[list, int]], number
 # ----------------------------------------------------------------------- a pipe
 
 
+def row_within(proc: subprocess.Popen, bound: float) -> bytes:
+    """The next line on `proc`'s stdout, or b"" when none comes within `bound` seconds (a failure's bound)."""
+    assert proc.stdout is not None
+    readable, _, _ = select.select([proc.stdout], [], [], bound)
+    return proc.stdout.readline() if readable else b""
+
+
 @pytest.mark.parametrize("workers", [1, 2])
-def test_a_pipe_gives_a_row_per_frame_equal_to_run_video_the_first_before_the_last_frame_goes_in(tmp_path, workers):
+def test_a_pipe_gives_each_row_before_the_next_frame_goes_in_equal_to_run_video(tmp_path, workers):
+    """Frame k's row is read from stdout before frame k+1 is written, also with frames in flight (workers 2:
+    its read-ahead waits for the next frame while the frames in flight come out)."""
     frames = as_frames(pattern_frames(6))
     summary = tmp_path / "s.json"
     proc = cortex_run("-", "--size", f"{H}x{W}", "--fps", "25", "--scores-jsonl", "-", "--workers", workers,
                       "--summary-json", summary, *QUIET, stderr_path=tmp_path / "err")
     assert proc.stdin is not None and proc.stdout is not None
+    lines = []
     try:
-        for frame in frames[:-1]:
+        for k, frame in enumerate(frames):
             proc.stdin.write(frame.tobytes())
-        proc.stdin.flush()
-        # workers=2 reads a frame ahead to keep two in flight: its first row comes with the second frame
-        first = proc.stdout.readline()  # the event: a row out while the last frame has not gone in
-        assert first, (tmp_path / "err").read_text()
-        proc.stdin.write(frames[-1].tobytes())
+            proc.stdin.flush()
+            lines.append(row_within(proc, BOUND / 2))  # the event: frame k's row, frame k+1 not written yet
+            assert lines[-1], f"no row for frame {k} before frame {k + 1} went in: {(tmp_path / 'err').read_text()}"
         proc.stdin.close()
         rest = proc.stdout.read()
         assert proc.wait(timeout=BOUND) == 0, (tmp_path / "err").read_text()
     finally:
         proc.kill()
-    assert_rows_equal(rows_of(first + rest), reference_rows(frames))
+    assert rest == b""
+    assert_rows_equal(rows_of(b"".join(lines)), reference_rows(frames))
     live = json.loads(summary.read_text())["live"]
     assert (live["arrived"], live["rows"], live["dropped"], live["stopped_by"]) == (6, 6, 0, None)
     assert live["latency_ms"]["p99"] is not None

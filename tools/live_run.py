@@ -215,6 +215,16 @@ class FrameGate:
                     return None
                 self.cond.wait(POLL_SECONDS)
 
+    def ready(self, timeout: float, stopping: Callable[[], bool]) -> bool:
+        """Whether `take` would return at once (a frame queued, the end, a stop), after waiting at most `timeout`."""
+        with self.cond:
+            if not self._has_news(stopping):
+                self.cond.wait(timeout)
+            return self._has_news(stopping)
+
+    def _has_news(self, stopping: Callable[[], bool]) -> bool:
+        return bool(self.queue) or self.ended or self.closed or self.error is not None or stopping()
+
     def done(self, arrival: Arrival, now: float) -> None:
         """`arrival`'s row is written."""
         with self.cond:
@@ -297,7 +307,7 @@ def queue_capacity(frame_bytes: int, workers: int, budget: float | None) -> int:
     return max(2, min(QUEUE_FRAMES, QUEUE_BYTES // max(frame_bytes, 1)))
 
 
-Runs = Callable[[Iterator[np.ndarray]], Iterator[tuple]]
+Runs = Callable[[Iterable[np.ndarray]], Iterator[tuple]]
 """Frames in, their results out in order: one after the other, or `run_video` on worker threads."""
 
 
@@ -313,14 +323,24 @@ def run_live(source: Any, runs: Runs, write: Callable[[int, Arrival, tuple, floa
     taken: deque[Arrival] = deque()
     with StopOnSignal() as stop:
 
-        def frames() -> Iterator[np.ndarray]:
-            while (arrival := gate.take(lambda: stop.signalled is not None)) is not None:
-                arrival.frame = source.prepare(arrival.number, arrival.frame)  # converted once kept, not before
-                taken.append(arrival)
-                yield arrival.frame
+        def stopping() -> bool:
+            return stop.signalled is not None
+
+        class Frames:
+            """The admitted frames; `ready` lets frames in flight come out while none is queued
+            (`cortex.runtime.engines.flight`)."""
+
+            def __iter__(self) -> Iterator[np.ndarray]:
+                while (arrival := gate.take(stopping)) is not None:
+                    arrival.frame = source.prepare(arrival.number, arrival.frame)  # converted once kept, not before
+                    taken.append(arrival)
+                    yield arrival.frame
+
+            def ready(self, timeout: float) -> bool:
+                return gate.ready(timeout, stopping)
 
         gate.start()
-        results_iter = runs(frames())
+        results_iter = runs(Frames())
         try:
             for index, results in enumerate(results_iter):
                 arrival = taken.popleft()
@@ -346,7 +366,7 @@ def one_after_another(call: Callable[[np.ndarray], tuple], timing: list[float]) 
     """`runs` for the sequential loop: each frame through `call`; the seconds inside it added to `timing[0]`;
     an error names the frame (as `cortex_run.run_frames` does)."""
 
-    def runs(frames: Iterator[np.ndarray]) -> Iterator[tuple]:
+    def runs(frames: Iterable[np.ndarray]) -> Iterator[tuple]:
         for count, frame in enumerate(frames):
             start = time.perf_counter()
             try:
@@ -378,7 +398,7 @@ def live_frame_loop(args: Any, prep: Any, backend: Any, runner: Any, outputs: An
     if runner is None:
         runs = one_after_another(backend, timing)
     else:
-        def runs(frames: Iterator[np.ndarray]) -> Iterator[tuple]:
+        def runs(frames: Iterable[np.ndarray]) -> Iterator[tuple]:
             return runner.compiled.run_video(frames, workers=runner.workers, engine="threads", profile=True)
 
     def write(index: int, arrival: Arrival, results: tuple, latency: float) -> None:

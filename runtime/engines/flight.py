@@ -24,6 +24,15 @@ generator) `close(flights)` cancels what is still running. An item whose
 front fails (its settle raises) stops the run after every item before it
 has come out, as a sequential run stops at its first failing frame; the
 executor's settle releases what that item held.
+
+A source whose next item may not be there yet (a live stream) says so:
+`items.ready(timeout)` waits at most `timeout` seconds for its next item (or
+its end) and says whether reading it would not wait. The loop then reads an
+item only while it is ready or nothing is in flight, so a finished item's
+outputs come out as soon as it is first in line, never held until the next
+item arrives. While both the source and the flights are pending, it looks at
+either in turn, waiting `WAKE_SECONDS` on the source each time. A source
+without `ready` (a file, a list) is read as soon as the window has room.
 """
 
 from __future__ import annotations
@@ -35,6 +44,10 @@ from typing import Any, Protocol, TypeVar
 ItemT = TypeVar("ItemT", contravariant=True)
 FrontT = TypeVar("FrontT")
 TailT = TypeVar("TailT")
+
+WAKE_SECONDS = 0.002
+"""While the source has no item ready and no flight has ended, how long the loop waits on the source before it
+looks at the flights again: a finished item waits at most this long to come out."""
 
 
 class FlightExecutor(Protocol[ItemT, FrontT, TailT]):
@@ -60,20 +73,24 @@ def frames_in_flight(items: Iterable[ItemT], window: int,
     window = max(window, 1)
     fronts: deque[FrontT] = deque()
     tails: deque[TailT] = deque()
+    ready = getattr(items, "ready", None)  # a source that may have no item yet (see the module docstring)
     source = iter(items)
     exhausted = False
     try:
         while True:
             while not exhausted and len(fronts) + len(tails) < window:
+                if ready is not None and (fronts or tails) and not ready(0.0):
+                    break  # nothing to read now: what is in flight goes on meanwhile
                 try:
                     item = next(source)
                 except StopIteration:
                     exhausted = True
                     break
                 fronts.append(executor.start(item))
+            waiting = ready is not None and not exhausted and len(fronts) + len(tails) < window
             if tails and executor.done(tails[0]):
                 yield from executor.finish(tails.popleft())
-            elif fronts and (not tails or executor.done(fronts[0])):
+            elif fronts and (executor.done(fronts[0]) or not (tails or waiting)):
                 try:
                     settled = executor.settle(fronts.popleft())
                 except Exception:
@@ -81,6 +98,8 @@ def frames_in_flight(items: Iterable[ItemT], window: int,
                         yield from executor.finish(tails.popleft())
                     raise
                 tails.append(settled)
+            elif waiting and ready is not None:  # the source and the flights both pending: whichever first
+                ready(WAKE_SECONDS)
             elif fronts:  # the oldest tail and the oldest front both running: whichever ends first
                 executor.wait([tails[0], fronts[0]])
             elif tails:
@@ -91,4 +110,4 @@ def frames_in_flight(items: Iterable[ItemT], window: int,
         executor.close([*fronts, *tails])
 
 
-__all__ = ["FlightExecutor", "frames_in_flight"]
+__all__ = ["WAKE_SECONDS", "FlightExecutor", "frames_in_flight"]
