@@ -123,7 +123,7 @@ def test_a_failure_in_a_worker_thread_names_its_frame(workers):
 def run_loop(backend, frames):
     from cortex.tools.cortex_run import run_frames
 
-    return run_frames(backend, frames, SMALL, None)
+    return run_frames(backend, frames, None)
 
 
 def test_the_sequential_loop_names_the_bad_frame():

@@ -193,7 +193,7 @@ def dce_report(args, module: ModuleOp, measured: StageTimes, frames: int, frame_
         args.backend, module, args.entry, args.mode, UNSPECIALISED[args.backend], gate_inputs(args.blur_threshold),
         args.post_passes, device=args.device,
     )
-    n, seconds, _ = run_frames(unspecialised, itertools.islice(source, args.dce_frames), source.size, None)
+    n, seconds, _ = run_frames(unspecialised, itertools.islice(source, args.dce_frames), None)
     line = dce_summary(args.mode, removed, unspecialised.stage_times().ms_per_frame(n), 1e3 * seconds / max(n, 1))
     return f"{line} [unspecialised {args.backend} pipeline, {n} frames]"
 
@@ -342,11 +342,11 @@ def frame_loop(args: argparse.Namespace, prep: Prepared, backend, runner, output
             return frames, seconds, skipped
         if runner:
             return runner.run_frames(
-                source, source.size, source.frame_count, outputs, prep.probed, progress, not args.no_frame_log,
+                source, source.frame_count, outputs, prep.probed, progress, not args.no_frame_log,
                 line=frame_line, header=frame_header,
             )
         return run_frames(
-            backend, source, source.size, source.frame_count, outputs, prep.probed, progress, log=not args.no_frame_log
+            backend, source, source.frame_count, outputs, prep.probed, progress, log=not args.no_frame_log
         )
     except BaseException:
         try:  # keep what is complete (whole records, a readable video); the error below is what counts

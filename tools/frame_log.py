@@ -17,7 +17,7 @@ from cortex.tools.outputs import Outputs
 from cortex.tools.report import progress_bar
 
 
-def run_frames(backend, frames: Iterable[np.ndarray], size: tuple[int, int], total: int | None,
+def run_frames(backend, frames: Iterable[np.ndarray], total: int | None,
                outputs: Outputs | None = None, probed: bool = False, progress: bool | None = False,
                log: bool = False) -> tuple[int, float, int]:
     """`frames` through `backend`; returns (frames, seconds inside the backend, frames the blur gate skipped).
@@ -25,7 +25,6 @@ def run_frames(backend, frames: Iterable[np.ndarray], size: tuple[int, int], tot
     With `log`, a header and one row per frame on stdout (see `frame_line`);
     `progress`: True/False, or None for a bar only when stderr is a terminal.
     """
-    h, w = size
     bar = progress_bar(total, progress)
     count, seconds, skipped = 0, 0.0, 0
     try:
@@ -43,7 +42,7 @@ def run_frames(backend, frames: Iterable[np.ndarray], size: tuple[int, int], tot
             if probed and results[3]:
                 skipped += 1
             if outputs:
-                outputs.write(count, frame[:h, :w], results, probed)
+                outputs.write(count, frame, results, probed)
             if log:
                 bar.write(frame_line(count, results, probed), file=sys.stdout)
             count += 1

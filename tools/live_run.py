@@ -402,7 +402,7 @@ def live_frame_loop(args: Any, prep: Any, backend: Any, runner: Any, outputs: An
             return runner.compiled.run_video(frames, workers=runner.workers, engine="threads", profile=True)
 
     def write(index: int, arrival: Arrival, results: tuple, latency: float) -> None:
-        outputs.write(index, arrival.frame[:h, :w], results, probed, number=arrival.number,
+        outputs.write(index, arrival.frame, results, probed, number=arrival.number,
                       extra={"dropped": arrival.dropped_before, "latency_ms": round(1e3 * latency, 3)})
 
     def on_row(index: int, arrival: Arrival, results: tuple) -> None:

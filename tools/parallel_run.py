@@ -193,13 +193,12 @@ class ParallelRunner:
     def describe(self) -> str:
         return f"frame-parallel, {self.workers} worker{'s' if self.workers != 1 else ''}, {self.engine}"
 
-    def run_frames(self, frames: Iterable[np.ndarray], size: tuple[int, int], total: int | None, outputs=None,
+    def run_frames(self, frames: Iterable[np.ndarray], total: int | None, outputs=None,
                    probed: bool = False, progress: bool | None = False, log: bool = False,
                    line: Callable[[int, tuple, bool], str] | None = None,
                    header: Callable[[bool], str] | None = None) -> tuple[int, float, int]:
         """As `cortex_run.run_frames`: (frames, seconds, frames the blur gate skipped); seconds are wall-clock
         of the whole run minus the time spent writing outputs."""
-        h, w = size
         bar = progress_bar(total, progress)
         if log and header is not None:
             bar.write(header(probed), file=sys.stdout)
@@ -223,7 +222,7 @@ class ParallelRunner:
                 if probed and results[3]:
                     skipped += 1
                 if outputs:
-                    outputs.write(count, frame[:h, :w], results, probed)
+                    outputs.write(count, frame, results, probed)
                 if log and line is not None:
                     bar.write(line(count, results, probed), file=sys.stdout)
                 count += 1
