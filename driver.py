@@ -37,15 +37,16 @@ from cortex.errors import CortexError, whole_number
 from cortex.interpreter.calling import find_entry, resolve_entry
 from cortex.interpreter.reference import ReferenceRunner
 from cortex.ir import make_context, parse, verify_located
-from cortex.options import CompileFields, CompileOptions, compile_options, compile_phases, compile_pipeline_text
+from cortex.options import CompileFields, CompileOptions, compile_options, compile_pipeline_text, compile_plan
 from cortex.passes.calibrate import calibrate as _calibrate
 from cortex.passes.frame_split import split_entry
 from cortex.passes.mode_states import report_lines, source_live_states, states_across_modes
 from cortex.passes.outlining import FrameSplitError, defined_function, split_keys
+from cortex.passes.reporting import apply_pass
 from cortex.passes.specialize_shapes import is_shape_generic
 from cortex.passes.stage_split import split_stages
 from cortex.passes.state_analysis import classify_states
-from cortex.passes.temporal_reuse import ReuseReport, TemporalReusePass, temporal_reuse
+from cortex.passes.temporal_reuse import ReuseReport
 from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import PipelineError, parse_pipeline
 from cortex.reports.quant_report import QuantReport, quantize_with_report
@@ -83,18 +84,14 @@ def run_passes(module: ModuleOp, pipeline: str) -> ModuleOp:
     return module
 
 
-def apply_passes(module: ModuleOp, passes: Iterable[ModulePass]) -> list[ReuseReport]:
-    """Run `passes` on `module` in place, verifying after each (a failure names the pass); what temporal
-    reuse carried, when the pipeline has `cortex-temporal-reuse` (its reports are the one result of a
-    compile step that is more than IR)."""
+def apply_passes(module: ModuleOp, passes: Iterable[ModulePass]) -> list[object]:
+    """Run `passes` on `module` in place, verifying after each (a failure names the pass); the reports of
+    every pass that has some (`cortex.passes.reporting`: e.g. what `cortex-temporal-reuse` carried), in order."""
     ctx = make_context()
-    reports: list[ReuseReport] = []
+    reports: list[object] = []
     for p in passes:
         try:
-            if isinstance(p, TemporalReusePass):
-                reports += temporal_reuse(module, p.entry or None)
-            else:
-                p.apply(ctx, module)
+            reports += apply_pass(p, ctx, module)
         except CortexError:
             raise
         except DiagnosticException as e:
@@ -125,11 +122,12 @@ LOWERING = "convert-cortex-to-linalg,convert-cortex-to-extern"
 """cortex → upstream dialects with OpenCV stages as `func.call` externs (`cortex.lowering`)."""
 
 
-def lowered_copy(module: ModuleOp, lowering: str) -> ModuleOp:
-    """A copy of `module` with the pipeline `lowering` applied (`compile_phases`' second half)."""
+def lowered_copy(module: ModuleOp, lowering: str | Sequence[ModulePass]) -> ModuleOp:
+    """A copy of `module` with the pipeline `lowering` applied (`compile_phases`' second half; its text, or
+    its passes already parsed)."""
     verify_located(module)
     lowered = module.clone()
-    apply_passes(lowered, build_pipeline(lowering).passes)
+    apply_passes(lowered, build_pipeline(lowering).passes if isinstance(lowering, str) else lowering)
     return lowered
 
 
@@ -171,7 +169,20 @@ def compile_program(module_or_path: ModuleOp | str | Path, options: CompileOptio
     """
     options = compile_options(options, **fields)
     module = parsed(module_or_path)
-    options = options.replace(entry=resolve_entry(module, options.entry))
+    return compile_checked(module, checked_for(module, options))
+
+
+def checked_for(module: ModuleOp, options: CompileOptions) -> CompileOptions:
+    """`options` (checked when made) with the entry resolved in `module` and their weight names (each mode's
+    row, for `modes`) checked against it: the options' checks that need the module, made once per compile."""
+    options = options.with_entry(resolve_entry(module, options.entry))
+    for one in options.variants().values() if options.modes is not None else (options,):
+        check_weight_names(module, one.weights)
+    return options
+
+
+def compile_checked(module: ModuleOp, options: CompileOptions) -> Compilation:
+    """`compile_program` of options that went through `checked_for` (for this module or its shape-bound copy)."""
     if options.modes is not None:
         return compile_modes(module, options)
     return compile_variant(module, options)
@@ -181,13 +192,14 @@ def compile_variant(module: ModuleOp, options: CompileOptions, keep: Sequence[st
     """`compile_program` for one mode (`options.entry` resolved): the updates of states no output reads
     any more under its weights are dropped, except `keep`'s (`cortex.passes.mode_states`)."""
     table, source = options.weight_table()
-    check_weight_names(module, options.weights)
     live = sorted(source_live_states(ModuleOp([find_entry(module, options.entry or "").clone()])))
-    optimise, lowering = compile_phases(options, table, (live, keep))
+    optimise, lowering_phase = compile_plan(options, table, (live, keep))
     try:
         optimised = module.clone()  # kept: the frame split cuts this module
         verify_located(optimised)
-        reuse = apply_passes(optimised, build_pipeline(optimise).passes) if optimise else []
+        reports = apply_passes(optimised, optimise.passes()) if optimise.steps else []
+        reuse = [r for r in reports if isinstance(r, ReuseReport)]
+        lowering = lowering_phase.passes()
         lowered = lowered_copy(optimised, lowering)
         derived = with_derivations(lowered, [r for r in reuse if r.function == options.entry], lowering)
         program = build_program(optimised, lowered, table, source, options, lowering, derived)
@@ -204,8 +216,6 @@ def compile_modes(module: ModuleOp, options: CompileOptions) -> Compilation:
     update alive everywhere, or recompute it on a switch), the named states shared by the variants."""
     assert options.entry is not None, "compile_modes takes options with the entry resolved"
     variants = options.variants()
-    for o in variants.values():
-        check_weight_names(module, o.weights)
     rows = {m: {k: v for k, v in o.weight_table()[0].items()} for m, o in variants.items()}
     decisions = states_across_modes(module, options.entry, rows)
     keep = sorted(s for s, d in decisions.items() if d.decision == "keep")
@@ -241,14 +251,22 @@ def compile_loaded(module_or_path: ModuleOp | str | Path, options: CompileOption
         raise CortexError(f"profile must be True or False, got {profile!r:.60}")
     whole_number("workers", workers, 1, MAX_WORKERS)
     module = parsed(module_or_path)
-    entry = resolve_entry(module, options.entry)
-    options = options.replace(entry=entry)
-    check_weight_names(module, options.weights)  # all at once: a shape-generic compile runs later
+    options = checked_for(module, options)  # all at once: a shape-generic compile runs later
+    entry = options.entry
+    assert entry is not None
     if is_shape_generic(module, entry):  # compiled per concrete shape, on first use or `specialize`
-        check_weight_values(module, *options.weight_table())  # now, not at the first call
-        per_shape = functools.partial(compile_loaded, options=options, workers=workers, profile=profile)
+        for one in options.variants().values() if options.modes is not None else (options,):
+            check_weight_values(module, *one.weight_table())  # now, not at the first call
+        per_shape = functools.partial(load_checked, options=options, workers=workers, profile=profile)
         return ShapeGenericPipeline(module, entry, per_shape)
-    compilation = compile_program(module, options)
+    return load_checked(module, options, workers, profile)
+
+
+def load_checked(module: ModuleOp, options: CompileOptions, workers: int,
+                 profile: bool) -> CompiledPipeline | ModeSwitch:
+    """`compile_checked`, loaded by the runtime (`compile_loaded` once the options and the module are checked;
+    a shape-generic pipeline's compile of each static shape)."""
+    compilation = compile_checked(module, options)
     compiled = loaded(compilation.program, workers=workers, profile=profile)
     if isinstance(compiled, ModeSwitch):
         compiled.mode_report = list(compilation.mode_report)
@@ -292,7 +310,8 @@ def compile_lowered(lowered: ModuleOp, entry: str | None = None, mode: str | Non
     return CompiledPipeline(build_program(None, lowered, table, source, options, None))
 
 
-def with_derivations(lowered: ModuleOp, reports: list[ReuseReport], lowering: str) -> list[tuple[str, str, str]]:
+def with_derivations(lowered: ModuleOp, reports: list[ReuseReport],
+                     lowering: str | Sequence[ModulePass]) -> list[tuple[str, str, str]]:
     """Lower each carried state's `derive` function into `lowered` (so into the entry executable);
     (state, source, symbol) per derived state, for `build_program`."""
     carried = [c for r in reports for c in r.carried if c.derive is not None]
@@ -309,7 +328,7 @@ def with_derivations(lowered: ModuleOp, reports: list[ReuseReport], lowering: st
 
 
 def build_program(optimised: ModuleOp | None, lowered: ModuleOp, table: Mapping[str, float], weight_source: str,
-                  options: CompileOptions, lowering: str | None,
+                  options: CompileOptions, lowering: str | Sequence[ModulePass] | None,
                   derived: list[tuple[str, str, str]] | None = None) -> Program:
     """The `Program` of `options.entry`: `lowered` (its lowering) as the "entry" executable and, when
     `options.split`, the frame split's parts and the stage split's stages of `optimised`, lowered together by

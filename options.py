@@ -14,15 +14,17 @@ printable statement of what `cortex.compile` does (docs/compile-flow.md prints i
 
 from __future__ import annotations
 
+import copy as _copy
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
 
 if TYPE_CHECKING:  # typing.Unpack is 3.11+; the project runs on 3.10 too
     from typing_extensions import Unpack
 
 import numpy as np
+from xdsl.passes import ModulePass
 
 from cortex.backends.backend import backend_named, check_device
 from cortex.dialects.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
@@ -31,6 +33,9 @@ from cortex.interpreter.calling import weights_for_call
 from cortex.passes.decompose_scene_change import PRECISIONS
 from cortex.passes.specialize_mode import weight_values_text
 from cortex.registry import parse_pipeline
+
+Precision = Literal["f32", "f64"]
+"""The float types scene change can be computed in (`cortex.passes.decompose_scene_change.PRECISIONS`)."""
 
 
 @dataclass(frozen=True)
@@ -64,12 +69,24 @@ class CompileOptions:
     specialize: bool = True
     split: bool = True
     frame_work: bool = True
-    precision: str | None = None
+    precision: Precision | None = None
     backend: str = "numpy"
     device: str = "cpu"
     modes: str | Sequence[str] | None = None
 
+    if TYPE_CHECKING:  # set on each object by `_check` (not fields): what the checked options resolve to
+        _table: ClassVar[tuple[dict[str, float], str] | None]
+        _parsed: ClassVar[dict[str, tuple[ModulePass, ...]]]
+        _precision: ClassVar[Precision]
+        _variants: ClassVar[dict[str, CompileOptions]]
+
     def __post_init__(self) -> None:
+        self._check()
+
+    def _check(self) -> None:
+        """Every option checked, once per made object, into plain values the compile reads: the weight table
+        (`weight_table`), the parsed pipelines (`pass_list`), the scene-change precision (`scene_precision`).
+        `with_entry` and `variants` derive copies from these without checking again."""
         if self.entry is not None and (not isinstance(self.entry, str) or not self.entry):
             raise CortexError(f"entry must be a function name, got {self.entry!r:.60}")
         for name in ("specialize", "split", "frame_work"):
@@ -80,10 +97,13 @@ class CompileOptions:
             raise CortexError(f"mode must be a mode name or None, got {self.mode!r:.60}")
         if self.modes is not None:
             self._check_modes()
+            object.__setattr__(self, "_table", None)
         else:
-            weights_for_call(self.mode, self.weights)  # an unknown mode, weights that are not finite numbers
+            # an unknown mode, weights that are not finite numbers
+            object.__setattr__(self, "_table", weights_for_call(self.mode, self.weights))
             if self.weights is not None:  # a copy: the caller's dict may change after this check
                 object.__setattr__(self, "weights", dict(self.weights))
+        parsed: dict[str, tuple[ModulePass, ...]] = {}
         for name in ("passes", "post_passes"):
             spec = getattr(self, name)
             if spec is None or spec == "" or (name == "post_passes" and spec == "default"):
@@ -91,14 +111,33 @@ class CompileOptions:
             if not isinstance(spec, str):
                 raise CortexError(f"{name} must be a pipeline string like 'canonicalize,cse', got {type(spec).__name__}")
             try:
-                parse_pipeline(spec)
+                parsed[name] = parse_pipeline(spec)
             except CortexError as e:
                 raise CortexError(f"{name}: {e}") from None
-        scene_precision(self.precision, self.passes)
-        if scene_precision(self.precision, None) != "f64" and self.frame_work is False:
+        object.__setattr__(self, "_parsed", parsed)
+        object.__setattr__(self, "_precision", scene_precision(self.precision, parsed.get("passes", ())))
+        if scene_precision(self.precision, ()) != "f64" and self.frame_work is False:
             raise CortexError(f"precision={self.precision!r} needs frame_work=True (the default): without it scene "
                               "change is the float64 kernel")
         check_backend_choice(self.backend, self.device)
+        # each mode's row checked (an unknown mode, a weight that is not a number), last: a variant copies the rest
+        object.__setattr__(self, "_variants", {} if self.modes is None else self._make_variants())
+
+    def _derived(self, **changes: Any) -> CompileOptions:
+        """A copy with `changes` that are already checked (no second `_check`)."""
+        copy = _copy.copy(self)
+        for name, value in changes.items():
+            object.__setattr__(copy, name, value)
+        return copy
+
+    def with_entry(self, entry: str) -> CompileOptions:
+        """A copy whose `entry` is the resolved function name (the other options are not checked again)."""
+        if not isinstance(entry, str) or not entry:
+            raise CortexError(f"entry must be a function name, got {entry!r:.60}")
+        derived = self._derived(entry=entry)
+        if self.modes is not None:
+            object.__setattr__(derived, "_variants", {m: v._derived(entry=entry) for m, v in self.variants().items()})
+        return derived
 
     def _check_modes(self) -> None:
         modes = self.modes
@@ -130,26 +169,32 @@ class CompileOptions:
         elif weights is not None:
             object.__setattr__(self, "weights", dict(weights))
         object.__setattr__(self, "modes", modes)
-        self.variants()  # each mode's row checked: an unknown mode, a weight that is not a number
 
     def variants(self) -> dict[str, CompileOptions]:
-        """One single-mode `CompileOptions` per mode of `modes`, in order ({} without `modes`)."""
+        """One single-mode `CompileOptions` per mode of `modes`, in order ({} without `modes`); made (and each
+        mode's row checked) with the options, not again."""
         if self.modes is None:
             return {}
+        return dict(self._variants)
+
+    def _make_variants(self) -> dict[str, CompileOptions]:
         out: dict[str, CompileOptions] = {}
         weights: Any = self.weights or {}
         per_mode = any(isinstance(v, Mapping) for v in weights.values())
+        assert self.modes is not None
         for m in self.modes:
             row = weights.get(m) if per_mode else self.weights
             if m not in MODES and not row:
                 raise CortexError(f"unknown mode '{m}' (known: {', '.join(sorted(MODES))}; a mode of your own "
                                   f"needs its row in weights={{'{m}': {{...}}}})")
-            out[m] = dataclasses.replace(self, modes=None, mode=m if m in MODES else None,
-                                         weights=None if row is None else dict(row))
+            mode = m if m in MODES else None
+            row = None if row is None else dict(row)
+            out[m] = self._derived(modes=None, mode=mode, weights=row, _table=weights_for_call(mode, row),
+                                   _variants={})
         return out
 
     def replace(self, **changes: Unpack[CompileFields]) -> CompileOptions:
-        """A copy with `changes` (checked again)."""
+        """A copy with `changes` (a new object: checked again)."""
         return dataclasses.replace(self, **changes)
 
     @property
@@ -160,7 +205,19 @@ class CompileOptions:
     def weight_table(self) -> tuple[dict[str, float], str]:
         """The weights a call binds (runtime inputs' defaults, the mode's row, `weights`), and where they were
         looked for (for the message about a missing one)."""
-        return weights_for_call(self.mode, self.weights)
+        assert self._table is not None, "a multi-mode options' tables are its variants'"
+        table, source = self._table
+        return dict(table), source
+
+    @property
+    def scene_precision(self) -> Precision:
+        """The float type scene change is computed in (`precision`, or the fast-math gate of `passes`)."""
+        return self._precision
+
+    def pass_list(self, name: str) -> tuple[ModulePass, ...]:
+        """The passes of the pipeline option `name` ("passes" or "post_passes"; "default" not resolved),
+        parsed when the options were made."""
+        return self._parsed.get(name, ())
 
     def specializes(self) -> bool:
         """Whether the compile bakes weights in (`specialize` and something to bake)."""
@@ -179,7 +236,7 @@ class CompileFields(TypedDict, total=False):
     specialize: bool
     split: bool
     frame_work: bool
-    precision: str | None
+    precision: Precision | None
     backend: str
     device: str
     modes: str | Sequence[str] | None
@@ -203,19 +260,77 @@ def compile_options(options: CompileOptions | None = None, **fields: Unpack[Comp
     return options.replace(**fields) if fields else options
 
 
-def scene_precision(precision: str | None, passes: str | None) -> str:
+def scene_precision(precision: str | None, passes: Sequence[ModulePass]) -> Precision:
     """The float type scene change is computed in: `precision` when given, else "f32" only under
-    the fast-math gate (a `fast-math=true` pass option in `passes`), else "f64"."""
+    the fast-math gate (a pass of `passes` run with its `fast_math` option on), else "f64"."""
     if precision is None:
-        return "f32" if passes and "fast-math=true" in passes.replace(" ", "") else "f64"
+        return "f32" if any(getattr(p, "fast_math", False) is True for p in passes) else "f64"
     if not isinstance(precision, str) or precision not in PRECISIONS:
         raise CortexError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r:.60}")
-    return precision
+    return "f32" if precision == "f32" else "f64"
 
 
 def check_backend_choice(backend: str, device: str) -> None:
     """A CortexError for a backend or device no compile knows (before anything is compiled)."""
     check_device(backend, device)
+
+
+Step = tuple[str, "tuple[ModulePass, ...] | None"]
+"""One step of a phase: its `cortex-opt -p` text, and its passes when already parsed (a user's pipeline)."""
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One half of a compile's passes, as steps: the user's pipelines as parsed when the options were checked,
+    the generated ones as text, parsed when the phase runs (`passes`)."""
+
+    steps: tuple[Step, ...]
+
+    @property
+    def text(self) -> str:
+        """The phase as one `cortex-opt -p` pipeline."""
+        return ",".join(text for text, _ in self.steps)
+
+    def passes(self) -> tuple[ModulePass, ...]:
+        """The pass instances, in order (the generated steps parsed together, the user's reused)."""
+        out: list[ModulePass] = []
+        pending: list[str] = []
+        for text, parsed in (*self.steps, ("", ())):
+            if parsed is None:
+                pending.append(text)
+                continue
+            if pending:
+                out += parse_pipeline(",".join(pending))
+                pending = []
+            out += parsed
+        return tuple(out)
+
+
+def compile_plan(options: CompileOptions, table: Mapping[str, float] | None = None,
+                 states: tuple[Sequence[str], Sequence[str]] | None = None) -> tuple[Phase, Phase]:
+    """`compile_phases` as `Phase`s: the text and the passes themselves, what the driver runs."""
+    optimise: list[Step] = [
+        (text, None) for text in filter(None, [backend_named(options.backend).legalisation()])]
+    if options.specializes():
+        table = options.weight_table()[0] if table is None else table
+        baked = weight_values_text({k: v for k, v in table.items() if k not in INPUT_DEFAULTS})
+        optimise += [(f'cortex-specialize-weights{{weights="{baked}"}}', None), ("canonicalize", None), ("dce", None)]
+        if states is not None and states[0]:
+            names, keep = (",".join(sorted(group)) for group in states)
+            optimise.append((f'cortex-drop-unread-states{{states="{names}"' + (f' keep="{keep}"}}' if keep else "}"),
+                             None))
+    if options.passes:
+        optimise.append((options.passes, options.pass_list("passes")))
+    if options.frame_work:
+        optimise += [(f"cortex-decompose-scene-change{{precision={options.scene_precision}}}", None),
+                     ("cortex-temporal-reuse{report=false}", None)]
+    lowering: list[Step] = [
+        ("convert-cortex-to-linalg", None), ("convert-cortex-to-extern", None)]
+    if options.post_passes == "default":
+        lowering += [(options.lowered_passes, None)] if options.lowered_passes else []
+    elif options.post_passes:
+        lowering.append((options.post_passes, options.pass_list("post_passes")))
+    return Phase(tuple(optimise)), Phase(tuple(lowering))
 
 
 def compile_phases(options: CompileOptions, table: Mapping[str, float] | None = None,
@@ -228,23 +343,8 @@ def compile_phases(options: CompileOptions, table: Mapping[str, float] | None = 
     `states`: (the states the module's outputs depend on, those to keep updating whatever the mode):
     the specialised module then drops the updates of the first that no output depends on any more
     (`cortex-drop-unread-states`; the driver knows them from the module)."""
-    optimise: list[str] = list(filter(None, [backend_named(options.backend).legalisation()]))
-    if options.specializes():
-        table = options.weight_table()[0] if table is None else table
-        baked = weight_values_text({k: v for k, v in table.items() if k not in INPUT_DEFAULTS})
-        optimise += [f'cortex-specialize-weights{{weights="{baked}"}}', "canonicalize", "dce"]
-        if states is not None and states[0]:
-            names, keep = (",".join(sorted(group)) for group in states)
-            optimise.append(f'cortex-drop-unread-states{{states="{names}"' + (f' keep="{keep}"}}' if keep else "}"))
-    if options.passes:
-        optimise.append(options.passes)
-    if options.frame_work:
-        optimise += [f"cortex-decompose-scene-change{{precision={scene_precision(options.precision, options.passes)}}}",
-                     "cortex-temporal-reuse{report=false}"]
-    lowering = ["convert-cortex-to-linalg", "convert-cortex-to-extern"]
-    if options.lowered_passes:
-        lowering.append(options.lowered_passes)
-    return ",".join(optimise), ",".join(lowering)
+    optimise, lowering = compile_plan(options, table, states)
+    return optimise.text, lowering.text
 
 
 def compile_pipeline_text(options: CompileOptions) -> str:
@@ -256,9 +356,12 @@ def compile_pipeline_text(options: CompileOptions) -> str:
 __all__ = [
     "COMPILE_OPTION_NAMES",
     "CompileOptions",
+    "Precision",
     "check_backend_choice",
     "compile_options",
+    "Phase",
     "compile_phases",
+    "compile_plan",
     "compile_pipeline_text",
     "scene_precision",
 ]

@@ -367,8 +367,12 @@ class TemporalReusePass(ModulePass):
     entry: str = ""
     report: bool = True
 
+    def apply_reporting(self, ctx: Context, op: ModuleOp) -> list[ReuseReport]:
+        """What `apply` does, its reports returned instead of printed (`cortex.passes.reporting`)."""
+        return temporal_reuse(op, self.entry or None)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        reports = temporal_reuse(op, self.entry or None)
+        reports = self.apply_reporting(ctx, op)
         if self.report:
             for r in reports:
                 print(r.render(), file=sys.stderr)

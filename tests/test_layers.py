@@ -363,6 +363,7 @@ def _plant(planted: Path, statement: str) -> None:
 
 PASS_SUPPORT = {
     "outlining": "the function-outlining toolkit the frame split and the stage split share",
+    "reporting": "the protocol through which a pass hands its reports to the driver, and the call that collects them",
     "state_analysis": "classify_states: the analysis the frame split, the schedule and the program read",
     "translation_validation": "a PassPipeline callback that reruns the reference interpreter after each pass",
 }
