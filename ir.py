@@ -15,7 +15,7 @@ from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, linalg, math, scf, tensor
-from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import AnyFloat, FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Operation
 from xdsl.parser import AttrParser, Parser
 from xdsl.parser.core import ForwardDeclaredValue
@@ -29,6 +29,7 @@ from cortex.dialects import Cortex, shapes
 from cortex.dialects.base import CortexOp, attribute_problem
 from cortex.dialects.shapes import ShapeError
 from cortex.dialects.structure import dominance_problems, structural_problems, walk_iterative
+from cortex.dialects.xdsl_patches import STRING_LITERAL, STRING_PREFIX  # xDSL's pattern backtracks exponentially
 from cortex.errors import CortexError
 
 UPSTREAM_DIALECTS = (builtin.Builtin, func.Func, arith.Arith, math.Math, scf.Scf, tensor.Tensor, linalg.Linalg)
@@ -43,13 +44,6 @@ def make_context(allow_unregistered: bool = False) -> Context:
     return ctx
 
 
-# A string literal: one character or one escape per step. xDSL 0.74 nests a
-# `+` inside the `*` (`(?:[^"...]+|\\...)*"`), so an unterminated string
-# backtracks in time exponential in the rest of its line; this pattern
-# accepts the same language and fails in linear time.
-STRING_BODY = r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*'
-STRING_LITERAL = re.compile(STRING_BODY + '"')
-STRING_PREFIX = re.compile(STRING_BODY)
 
 
 PREFIXED_NAMES = {
@@ -137,21 +131,6 @@ class BitPatternElement(AttrParser._TensorLiteralElement):
                 f"hexadecimal float literal does not fit in {type}", at_position=self.span
             )
         return type.unpack(self.value.to_bytes(size, "little"), 1)[0]
-
-
-def _is_splat_by_bits(self: DenseIntOrFPElementsAttr) -> bool:
-    """Every element has the same bits (xDSL compares with ==, so [-0.0, 0.0] printed as dense<-0.0>)."""
-    data = self.data.data
-    size = len(data) // max(len(self), 1)
-    return size == 0 or data == data[:size] * (len(data) // size)
-
-
-def install_splat_by_bits() -> None:
-    """Patch xDSL: its `is_splat` compares with ==, so dense<[-0.0, 0.0]> printed as one -0.0 splat."""
-    DenseIntOrFPElementsAttr.is_splat = _is_splat_by_bits  # type: ignore[method-assign]
-
-
-install_splat_by_bits()
 
 
 class LocatingParser(Parser):

@@ -1,9 +1,8 @@
 """The `xdsl.universe` entry point: plain `xdsl-opt` learns cortex from here."""
 
 from xdsl.universe import Universe
-from xdsl.utils.mlir_lexer import MLIRLexer
 
-from cortex.ir import STRING_LITERAL
+from cortex.dialects.xdsl_patches import install_linear_time_lexer
 from cortex.registry import PASS_LOCATIONS, TARGET_LOCATIONS, _loader
 
 
@@ -13,13 +12,7 @@ def _dialect():
     return Cortex
 
 
-def install_linear_time_lexer() -> None:
-    """Patch xDSL: xdsl-opt's own lexer backtracks exponentially on an unterminated string; this plugin's load is
-    the one hook into that process, so it gets `cortex.ir.LinearTimeLexer`'s pattern (same strings accepted)."""
-    MLIRLexer._unescaped_characters_regex = STRING_LITERAL
-
-
-install_linear_time_lexer()
+install_linear_time_lexer()  # this plugin's load is the one hook into a plain xdsl-opt process
 
 CORTEX_UNIVERSE = Universe(
     all_dialects={"cortex": _dialect},

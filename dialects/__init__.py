@@ -1,6 +1,6 @@
 """IRDL definitions of the cortex dialect: the reference in docs/dialects/ is generated from them."""
 
-from cortex.dialects import builder_threads
+from cortex.dialects import xdsl_patches
 from cortex.dialects.cortex import ALL_OPS, Cortex
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.dialects.traits import Compilable, External, FrameBoundary, is_compilable, op_kind
@@ -19,7 +19,7 @@ from cortex.dialects.vision import (
 )
 from cortex.dialects.window import WindowMedianOp, WindowPushOp
 
-builder_threads.install()  # ImplicitBuilder safe across threads, before any op is built
+xdsl_patches.install()  # before any op is built: ImplicitBuilder safe across threads, is_splat by bits
 
 __all__ = [
     "ALL_OPS",

@@ -4,7 +4,7 @@ xDSL's ImplicitBuilder swapped `Operation.__post_init__` process-wide on
 each outermost `with`; two threads interleaving that swap left a hook that
 inserted every op twice, so `cortex.compile` from 8 threads on 8 modules
 failed every run ("Can't add to a block an operation already attached to a
-block"). `cortex.dialects.builder_threads` installs the hook once. Each test
+block"). `cortex.dialects.xdsl_patches` installs the hook once. Each test
 runs its threads several times, each thread on its own module, and compares
 with the same work done on one thread.
 """

@@ -1,4 +1,4 @@
-"""The three places Cortex patches xDSL, each pinned: remove a patch and its test fails."""
+"""The three places Cortex patches xDSL (all in `cortex.dialects.xdsl_patches`), each pinned: remove a patch and its test fails."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ from xdsl import builder as xdsl_builder
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
 from xdsl.ir import Operation
 
-import cortex.ir  # noqa: F401 - installs the is_splat patch, with the parser and printer it serves
-from cortex.dialects import builder_threads
+from cortex.dialects import xdsl_patches
 
 
 def test_splat_is_by_bits():
-    """Once cortex.ir is loaded, [-0.0, 0.0] is two values (xDSL's == calls it a splat); [1, 1] stays one."""
+    """Once cortex.dialects is loaded, [-0.0, 0.0] is two values (xDSL's == calls it a splat); [1, 1] stays one."""
     t = TensorType(f32, [2])
     assert not DenseIntOrFPElementsAttr.from_list(t, [-0.0, 0.0]).is_splat()
     assert DenseIntOrFPElementsAttr.from_list(t, [1.0, 1.0]).is_splat()
@@ -24,7 +23,7 @@ def test_builder_hook_is_permanent_and_installed_once():
     hook = Operation.__post_init__
     assert getattr(hook, "cortex_permanent_hook", False)
     assert xdsl_builder._override_operation_post_init() is hook
-    threads = [threading.Thread(target=builder_threads.install) for _ in range(4)]
+    threads = [threading.Thread(target=xdsl_patches.install) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
@@ -35,7 +34,7 @@ def test_builder_hook_is_permanent_and_installed_once():
 def test_xdsl_opt_plugin_gets_the_linear_time_string_pattern():
     from xdsl.utils.mlir_lexer import MLIRLexer
 
-    from cortex.ir import STRING_LITERAL
+    from cortex.dialects.xdsl_patches import STRING_LITERAL
     from cortex.universe import CORTEX_UNIVERSE
 
     assert CORTEX_UNIVERSE.all_dialects
