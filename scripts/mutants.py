@@ -61,7 +61,7 @@ LIT_ONLY = [
     Mutant(
         "verifier-no-conv2d-channel-rule",
         "dialects/shapes.py",
-        "if not dims_agree(x[1], w[1]):",
+        "if not dims_agree(x[1], w[1] * group if x[1] != DYNAMIC else DYNAMIC):",
         "if False:",
         (T_VERIFY,),
     ),
@@ -105,7 +105,7 @@ FRESH = [
     Mutant("kernel-max-pool-pads-zero", "semantics/tensor_kernels.py",
            "_pad_hw(x, pads, -np.inf)", "_pad_hw(x, pads, 0.0)", (T_KERNELS, T_LOWER)),
     Mutant("kernel-conv2d-kernel-transposed", "semantics/tensor_kernels.py",
-           "axes=([1, 4, 5], [1, 2, 3])", "axes=([1, 5, 4], [1, 2, 3])", (T_KERNELS, T_EXAMPLES, T_LOWER)),
+           "np.einsum(\"ngchwij,gocij->nhwgo\"", "np.einsum(\"ngchwij,gocji->nhwgo\"", (T_KERNELS, T_EXAMPLES, T_LOWER)),
     Mutant("kernel-center-crop-sigma", "semantics/vision_kernels.py",
            "np.exp(-d2 / (2.0 * sigma * sigma))", "np.exp(-d2 / (2.0 * sigma))", (T_KERNELS, T_REF)),
     Mutant("kernel-motion-scale", "semantics/vision_kernels.py",
