@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from test_layers import ROOT, package_modules
+from helpers.levels import ROOT, package_modules
 
 MAX_FILE_LINES = 600
 MAX_FUNCTION_LINES = 80
