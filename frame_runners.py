@@ -109,7 +109,7 @@ class StageTimes:
         return "\n".join(lines)
 
 
-CPU_NOTE = ("  (ms/frame: wall-clock, which under frame-parallel load includes waiting for a core; CPU: the thread "
+CPU_NOTE = ("  (ms/frame: wall-clock, which includes waiting for a core when frames run in parallel; CPU: the thread "
             "CPU time of the stage's own work, time.thread_time, without OpenCV's or BLAS's helper threads)")
 
 

@@ -324,7 +324,7 @@ def _esc(value: object) -> str:
     return html.escape(str(value))
 
 
-CPU_CAPTION = ("<p>wall ms/frame: elapsed time in the stage, which under frame-parallel load includes waiting "
+CPU_CAPTION = ("<p>wall ms/frame: elapsed time in the stage, which includes waiting "
                "for a core; thread CPU ms/frame: the CPU time of the thread running the stage (<code>time.thread_time</code>), "
                "the stage's own work, without the helper threads OpenCV or BLAS may start.</p>")
 
