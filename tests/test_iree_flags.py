@@ -79,6 +79,7 @@ def test_portable_target_ignores_this_cpu(monkeypatch):
 
 
 def test_cache_key_holds_every_flag_the_compiler_gets(monkeypatch):
+    monkeypatch.setenv(ic.DATA_TILING_OPT_IN, "1")
     target = ic.TARGETS["cpu"]
     keys = {}
     for name, features in (("avx2", AVX2), ("avx512", AVX512)):
@@ -181,12 +182,21 @@ DATA_TILING = "--iree-opt-data-tiling"
 
 @pytest.mark.parametrize("target", ["cpu", "cpu-portable"])
 def test_cpu_targets_data_tile_matmuls_on_the_measured_version(monkeypatch, target):
+    monkeypatch.setenv(ic.DATA_TILING_OPT_IN, "1")
     monkeypatch.setattr(ic, "compiler_version", lambda: "3.13.0rc20261016")
     assert DATA_TILING in compiler_args(monkeypatch, ic.TARGETS[target])
 
 
+def test_data_tiling_is_opt_in(monkeypatch):
+    """Not a default: it gave wrong results on a transformer block (see DATA_TILING_OPT_IN)."""
+    monkeypatch.delenv(ic.DATA_TILING_OPT_IN, raising=False)
+    monkeypatch.setattr(ic, "compiler_version", lambda: "3.13.0")
+    assert DATA_TILING not in compiler_args(monkeypatch, ic.TARGETS["cpu"])
+
+
 def test_older_compilers_keep_their_own_choice(monkeypatch):
     """A version before the one data tiling was measured on gets IREE's default, and another cache entry."""
+    monkeypatch.setenv(ic.DATA_TILING_OPT_IN, "1")
     target = ic.TARGETS["cpu"]
     keys = {}
     for version in ("3.12.1", "3.13.0"):
@@ -228,6 +238,7 @@ def refusing(monkeypatch, unknown: str) -> list[list[str]]:
 
 
 def test_an_unknown_optional_flag_falls_back_to_iree_s_choice(monkeypatch):
+    monkeypatch.setenv(ic.DATA_TILING_OPT_IN, "1")
     seen = refusing(monkeypatch, DATA_TILING)
     assert ic.compile_text(TWICE, ic.TARGETS["cpu"]) == b"module"
     assert [DATA_TILING in args for args in seen] == [True, False]
@@ -250,6 +261,7 @@ def test_data_tiled_mlp_matches_onnx_runtime(tmp_path, monkeypatch, batch):
     from cortex.frontends.onnx_models import mlp, sample_input
 
     monkeypatch.setenv("CORTEX_IREE_CACHE", str(tmp_path))
+    monkeypatch.setenv(ic.DATA_TILING_OPT_IN, "1")
     model = mlp(sizes=(96, 160, 64, 10), batch=batch)
     x = sample_input(model)
     options = ort.SessionOptions()
