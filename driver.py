@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 
 from cortex.backends.backend import HOST_BACKEND, Backend, backend_named
 from cortex.backends.numpy.emitter import emit_numpy
+from cortex.deprecation import renamed_function
 from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
 from cortex.dialects.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
 from cortex.dialects.state import WeightOp
@@ -529,19 +529,9 @@ def validate_pipeline(
     return None
 
 
-def _deprecated(old: str, new: Callable[..., Any]) -> Callable[..., Any]:
-    """`new` under its former name, warning once per call site (kept for one release)."""
-    @functools.wraps(new)
-    def alias(*args: Any, **kwargs: Any) -> Any:
-        warnings.warn(f"cortex.driver.{old} is deprecated: use {new.__name__}", DeprecationWarning, stacklevel=2)
-        return new(*args, **kwargs)
-    alias.__name__ = alias.__qualname__ = old
-    return alias
-
-
-compile_pipeline = _deprecated("compile_pipeline", compile_loaded)
+compile_pipeline = renamed_function("cortex.driver.compile_pipeline", compile_loaded)
 """Deprecated name of `compile_loaded` ("pipeline" is a pass pipeline; this compiles and loads a program)."""
-run_pipeline = _deprecated("run_pipeline", run_passes)
+run_pipeline = renamed_function("cortex.driver.run_pipeline", run_passes)
 """Deprecated name of `run_passes`."""
 
 

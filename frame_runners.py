@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from cortex.backends.backend import BACKENDS
+from cortex.deprecation import renamed_attributes
 from cortex.dialects import op_kind
 from cortex.driver import compile_loaded, run_passes
 from cortex.options import CompileOptions, compile_pipeline_text
@@ -34,7 +35,9 @@ def stage_name(name: str) -> str:
 
 
 @dataclass
-class Stage:
+class StageTime:
+    """One stage's time in a `StageTimes` table: seconds (and CPU seconds) summed over the frames that ran."""
+
     name: str
     kind: str
     seconds: float = 0.0
@@ -51,12 +54,12 @@ class Stage:
 class StageTimes:
     """Seconds spent per stage, summed over the frames that ran."""
 
-    stages: dict[str, Stage] = field(default_factory=dict)
+    stages: dict[str, StageTime] = field(default_factory=dict)
 
     def add(self, name: str, kind: str, seconds: float, calls: int | None = 1, cpu_seconds: float | None = None) -> None:
         stage = self.stages.get(name)
         if stage is None:
-            stage = self.stages[name] = Stage(name, kind, cpu_seconds=None if cpu_seconds is None else 0.0)
+            stage = self.stages[name] = StageTime(name, kind, cpu_seconds=None if cpu_seconds is None else 0.0)
         stage.seconds += seconds
         stage.calls = None if calls is None or stage.calls is None else stage.calls + calls
         if cpu_seconds is not None and stage.cpu_seconds is not None:
@@ -213,3 +216,7 @@ def run_pipeline_text(backend: str, entry: str, mode: str, passes: str | None, w
     if backend in BACKENDS:
         return compile_pipeline_text(run_options(backend, entry, mode, passes, weights, post_passes, device))
     return passes or ""
+
+
+if not TYPE_CHECKING:  # the former name, for one release (`StageTime`; type checkers see only the new one)
+    __getattr__ = renamed_attributes(__name__, {"Stage": "StageTime"})

@@ -28,6 +28,7 @@ from __future__ import annotations
 import heapq
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
@@ -36,6 +37,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from cortex.deprecation import renamed_attributes
 from cortex.dialects.modes import DEFAULT_ENTRY
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.errors import CortexError, whole_number
@@ -48,11 +50,13 @@ from cortex.runtime.threads import MAX_WORKERS  # one bound for the schedule and
 
 
 @dataclass
-class Stage:
+class StageNode:
+    """One node of the stage graph the schedule plans: a cortex op, the stages it reads, its profiled cost."""
+
     op: Operation
     name: str
     ms: float | None
-    inputs: list[Stage] = field(default_factory=list)
+    inputs: list[StageNode] = field(default_factory=list)
     states: list[str] = field(default_factory=list)  # states this stage reads
     gated: bool = False  # under an scf.if
     part: str = "?"
@@ -66,7 +70,7 @@ def _stage_ops(fn: func.FuncOp) -> list[Operation]:
     return [op for op in fn.walk() if op.name.startswith("cortex.") and not isinstance(op, StateOp | UpdateStateOp | WeightOp)]
 
 
-def _producers(v: SSAValue, stages: dict[Operation, Stage], states: list[str]) -> list[Stage]:
+def _producers(v: SSAValue, stages: dict[Operation, StageNode], states: list[str]) -> list[StageNode]:
     """The stages `v` is computed from (through non-cortex ops and scf.if yields); state reads go to `states`."""
     if isinstance(v, BlockArgument):
         return []
@@ -84,7 +88,7 @@ def _producers(v: SSAValue, stages: dict[Operation, Stage], states: list[str]) -
         for region in owner.regions:
             if region.blocks and isinstance(region.block.last_op, scf.YieldOp) and isinstance(v, OpResult):
                 values.append(region.block.last_op.operands[v.index])
-    found: list[Stage] = []
+    found: list[StageNode] = []
     for u in values:
         for s in _producers(u, stages, states):
             if s not in found:
@@ -92,12 +96,12 @@ def _producers(v: SSAValue, stages: dict[Operation, Stage], states: list[str]) -
     return found
 
 
-def stage_graph(fn: func.FuncOp) -> list[Stage]:
+def stage_graph(fn: func.FuncOp) -> list[StageNode]:
     """The entry's cortex ops with their input stages, in program order."""
-    stages: dict[Operation, Stage] = {}
+    stages: dict[Operation, StageNode] = {}
     for op in _stage_ops(fn):
         name = op.results[0].name_hint if op.results and op.results[0].name_hint else op.name.removeprefix("cortex.")
-        stage = Stage(op, name, profile_ms(op))
+        stage = StageNode(op, name, profile_ms(op))
         for v in op.operands:
             for s in _producers(v, stages, stage.states):
                 if s not in stage.inputs:
@@ -113,18 +117,18 @@ def stage_graph(fn: func.FuncOp) -> list[Stage]:
     return list(stages.values())
 
 
-def critical_path(stages: list[Stage]) -> tuple[float, list[Stage]]:
+def critical_path(stages: list[StageNode]) -> tuple[float, list[StageNode]]:
     """The longest chain of dependent stages (by cost) and its length in ms."""
-    best: dict[int, tuple[float, list[Stage]]] = {}
+    best: dict[int, tuple[float, list[StageNode]]] = {}
     for s in stages:  # program order is a topological order
         prev = max((best[id(i)] for i in s.inputs), key=lambda b: b[0], default=(0.0, []))
         best[id(s)] = (prev[0] + s.cost, [*prev[1], s])
     return max(best.values(), key=lambda b: b[0], default=(0.0, []))
 
 
-def list_schedule(stages: list[Stage], workers: int) -> tuple[float, list[list[Stage]]]:
+def list_schedule(stages: list[StageNode], workers: int) -> tuple[float, list[list[StageNode]]]:
     """Greedy list scheduling on `workers`: (makespan, stages per worker in start order)."""
-    users: dict[int, list[Stage]] = {id(s): [] for s in stages}
+    users: dict[int, list[StageNode]] = {id(s): [] for s in stages}
     for s in stages:
         for i in s.inputs:
             users[id(i)].append(s)
@@ -137,7 +141,7 @@ def list_schedule(stages: list[Stage], workers: int) -> tuple[float, list[list[S
     ready = [(-level[id(s)], order[id(s)], s) for s in stages if not s.inputs]
     heapq.heapify(ready)
     free = [(0.0, w) for w in range(workers)]
-    assigned: list[list[Stage]] = [[] for _ in range(workers)]
+    assigned: list[list[StageNode]] = [[] for _ in range(workers)]
     end = 0.0
     finish: dict[int, float] = {}
     while ready:
@@ -302,9 +306,12 @@ class SchedulePass(ModulePass):
             raise ScheduleError(str(e)) from None
 
 
+if not TYPE_CHECKING:  # the former name, for one release (`StageNode`; type checkers see only the new one)
+    __getattr__ = renamed_attributes(__name__, {"Stage": "StageNode"})
+
 __all__ = [
     "SchedulePass",
-    "Stage",
+    "StageNode",
     "ThroughputBound",
     "critical_path",
     "list_schedule",

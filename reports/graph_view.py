@@ -25,12 +25,14 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.traits import ConstantLike, IsTerminator, SymbolTable
 
+from cortex.deprecation import renamed_attributes
 from cortex.dialects import abi
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.dialects.traits import FrameBoundary, op_kind
@@ -43,7 +45,7 @@ THIN = "-" * 72
 
 
 @dataclass(frozen=True)
-class Stage:
+class StageRow:
     """One row of the view: a cortex op or an extern call."""
 
     op: Operation
@@ -102,25 +104,25 @@ def program_order(module: ModuleOp) -> Iterator[tuple[Operation, str | None]]:
         yield from _walk_calls(fn.body.walk(), None, {fn.sym_name.data})
 
 
-def _stage(op: Operation, piece: str | None) -> Stage | None:
+def _stage(op: Operation, piece: str | None) -> StageRow | None:
     hint = op.results[0].name_hint if op.results else None
     ms = profile_ms(op) or 0.0
     callee = _callee(op)
     if callee is not None and _is_extern_decl(callee):
         extern = callee.attributes.get(abi.EXTERN)
         name = extern.data if isinstance(extern, StringAttr) else callee.sym_name.data
-        return Stage(op, name.removeprefix("cortex."), hint, True, ms, piece)
+        return StageRow(op, name.removeprefix("cortex."), hint, True, ms, piece)
     if not op.name.startswith("cortex.") or op.has_trait(FrameBoundary) or op.has_trait(ConstantLike):
         return None
-    return Stage(op, op.name.removeprefix("cortex."), hint, op_kind(op) == "external", ms, piece)
+    return StageRow(op, op.name.removeprefix("cortex."), hint, op_kind(op) == "external", ms, piece)
 
 
-def stages(module: ModuleOp) -> list[Stage]:
+def stages(module: ModuleOp) -> list[StageRow]:
     """The rows of the view, in program order."""
     return [s for op, piece in program_order(module) if (s := _stage(op, piece)) is not None]
 
 
-def _row(prefix: str, stage: Stage, ms: float | None, approx: bool = False) -> str:
+def _row(prefix: str, stage: StageRow, ms: float | None, approx: bool = False) -> str:
     """One stage; `ms` None: the module was not profiled, so no time column at all."""
     where = f"  in @{stage.piece}" if stage.piece else ""
     if ms is None:
@@ -155,7 +157,7 @@ def render_table(module: ModuleOp) -> str:
     return "\n".join(lines) + "\n"
 
 
-def match_stages(before: list[Stage], after: list[Stage]) -> dict[int, int]:
+def match_stages(before: list[StageRow], after: list[StageRow]) -> dict[int, int]:
     """Pairs (index in before → index in after) of the same stage.
 
     First by SSA name and stage name (stable across rewrites: a replaced op
@@ -419,8 +421,11 @@ def write_image(dot_text: str, path: str | Path) -> Path:
     return path
 
 
+if not TYPE_CHECKING:  # the former name, for one release (`StageRow`; type checkers see only the new one)
+    __getattr__ = renamed_attributes(__name__, {"Stage": "StageRow"})
+
 __all__ = [
-    "Stage",
+    "StageRow",
     "match_stages",
     "program_order",
     "render_diff",
