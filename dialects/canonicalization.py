@@ -1,9 +1,11 @@
 """Canonicalisation patterns of the cortex dialect, as a table op → patterns.
 
 Each rewrite is one small `RewritePattern` rooted at one op class (as in
-xDSL's `transforms/canonicalization_patterns/arith.py`); `patterns_for`
-reads the table for the `CortexCanonicalization` trait every cortex op
-carries, so xDSL's `canonicalize` runs them.
+xDSL's `transforms/canonicalization_patterns/arith.py`); `patterns_for` is
+what the `CortexCanonicalization` trait every cortex op carries answers
+(it imports this module when `canonicalize` first asks), so xDSL's
+`canonicalize` runs them, together with the quantisation rewrites of
+`cortex.dialects.quant_canonicalization`.
 
 Three groups:
 - `CANONICAL`: always-exact identities (x·1, x+0, x−0, x/1, x**2 → x·x,
@@ -39,6 +41,7 @@ from xdsl.traits import Commutative
 
 from cortex.dialects.base import i64_array
 from cortex.dialects.folding import FoldConstantOperands, constant_value, is_static, may_fold, splat_constant
+from cortex.dialects.quant_canonicalization import QUANT_CANONICAL
 from cortex.dialects.tensor_ops import (
     AddOp,
     ConstantOp,
@@ -284,9 +287,10 @@ _FOLD = FoldConstantOperands()
 
 
 def patterns_for(op: type[Operation]) -> tuple[RewritePattern, ...]:
-    """The canonicalisation patterns rooted at ops of class `op` (folding first)."""
+    """The canonicalisation patterns rooted at ops of class `op`: folding first, then the exact
+    identities, then the quantisation rewrites."""
     fold = (_FOLD,) if may_fold(op) else ()
-    return fold + CANONICAL.get(op, ())
+    return fold + CANONICAL.get(op, ()) + QUANT_CANONICAL.get(op, ())
 
 
 def fast_math_patterns_for(op: type[Operation]) -> tuple[RewritePattern, ...]:

@@ -1,44 +1,37 @@
-"""The trait through which xDSL's `canonicalize` finds cortex patterns, and the table it reads.
+"""The trait through which xDSL's `canonicalize` finds the cortex patterns.
 
-Patterns live in `cortex.dialects.canonicalization` (every cortex op:
-folding through the kernels, algebra) and
-`cortex.dialects.quant_canonicalization` (the quantisation rewrites), each
-a function from op class to the patterns rooted at that op. The op modules
-need the trait before those functions can exist (the patterns name the op
-classes), so the trait reads a table the pattern modules fill
-(`register_patterns`, called by `cortex.dialects.cortex` when the dialect is
-assembled): the trait never imports the patterns, and no module imports
-one that imports it back.
+Every cortex op that canonicalises carries `CortexCanonicalization`. When
+`canonicalize` first asks it for an op class's patterns, the trait imports
+the pattern table (`cortex.dialects.canonicalization.patterns_for`: folding
+through the kernels, algebra, the quantisation rewrites) inside the method,
+as xDSL's own `arith` traits import `transforms/canonicalization_patterns`:
+the patterns name the op classes that carry this trait, so the table can only
+be read once both are loaded. Nothing is registered when a module is
+imported, and there is no table to fill: what the trait answers depends on
+no import order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import RewritePattern
 from xdsl.traits import HasCanonicalizationPatternsTrait
 
-PatternSource = Callable[[type[Operation]], tuple[RewritePattern, ...]]
-
-_SOURCES: list[PatternSource] = []
-
-
-def register_patterns(source: PatternSource) -> None:
-    """Add a source of canonicalisation patterns (asked after those registered before it); once per source."""
-    if source not in _SOURCES:
-        _SOURCES.append(source)
-
 
 @dataclass(frozen=True)
 class CortexCanonicalization(HasCanonicalizationPatternsTrait):
+    """Canonicalisation patterns rooted at the op's class, read from `cortex.dialects.canonicalization`."""
+
     def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
-        return tuple(p for source in _SOURCES for p in source(op))
+        from cortex.dialects.canonicalization import patterns_for  # deferred: the patterns name the ops
+
+        return patterns_for(op)
 
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        return ()
+        return ()  # the patterns depend on the op class: `get_patterns`
 
 
-__all__ = ["CortexCanonicalization", "PatternSource", "register_patterns"]
+__all__ = ["CortexCanonicalization"]

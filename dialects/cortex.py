@@ -3,11 +3,8 @@
 from xdsl.ir import Dialect
 from xdsl.irdl import IRDLOperation
 
-from cortex.dialects.canonicalization import patterns_for
-from cortex.dialects.canonicalization_traits import register_patterns
 from cortex.dialects.layout import LAYOUT_OPS
 from cortex.dialects.quant import QUANT_OPS
-from cortex.dialects.quant_canonicalization import quant_patterns_for
 from cortex.dialects.state import STATE_OPS
 from cortex.dialects.stencil import STENCIL_OPS
 from cortex.dialects.tensor_ops import TENSOR_OPS
@@ -15,10 +12,5 @@ from cortex.dialects.vision import VISION_OPS
 from cortex.dialects.window import WINDOW_OPS
 
 ALL_OPS: list[type[IRDLOperation]] = [*VISION_OPS, *STATE_OPS, *TENSOR_OPS, *QUANT_OPS, *LAYOUT_OPS, *WINDOW_OPS, *STENCIL_OPS]
-
-# What `canonicalize` finds through the ops' CortexCanonicalization trait: folding and algebra for every
-# op, then the quantisation rewrites (each source answers only for the op classes it has patterns for).
-register_patterns(patterns_for)
-register_patterns(quant_patterns_for)
 
 Cortex = Dialect("cortex", list(ALL_OPS), [])

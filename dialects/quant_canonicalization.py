@@ -5,6 +5,9 @@
 - with other parameters it is one `cortex.requantize` (no f32 round trip);
 - a requantize to its own parameters is the identity;
 - requantize(requantize(q)) is one requantize (one rounding instead of two).
+
+`cortex.dialects.canonicalization.patterns_for` reads `QUANT_CANONICAL`, so
+xDSL's `canonicalize` runs these through the ops' `CortexCanonicalization`.
 """
 
 from __future__ import annotations
@@ -48,8 +51,4 @@ QUANT_CANONICAL: dict[type[Operation], tuple[RewritePattern, ...]] = {
 }
 
 
-def quant_patterns_for(op: type[Operation]) -> tuple[RewritePattern, ...]:
-    return QUANT_CANONICAL.get(op, ())
-
-
-__all__ = ["QUANT_CANONICAL", "quant_patterns_for"]
+__all__ = ["QUANT_CANONICAL"]

@@ -5,7 +5,9 @@ its own unit (the same folder) and of any unit in a lower layer, never one in
 its own layer or above. The graph is read from the source with `ast`, so an
 import hidden inside a function counts, and so does a module named as a string
 to `import_module` when the string is a literal `cortex.` path (the pass
-registry's tables name their modules that way).
+registry's tables name their modules that way). No two modules import each
+other, with one exception, xDSL's: a canonicalisation trait's pattern method
+imports the patterns that name the ops carrying it (`PATTERN_METHODS`).
 """
 
 from __future__ import annotations
@@ -193,13 +195,35 @@ def test_an_xdsl_import_the_runtime_reaches_is_caught(tmp_path, source, statemen
     assert source.startswith("runtime/") or any(b.startswith(source) for b in bad), bad
 
 
-def file_imports(path: Path, module: str, modules: dict[str, Path]) -> set[str]:
+CANONICALIZATION_TRAIT = "HasCanonicalizationPatternsTrait"
+PATTERN_METHODS = frozenset({"get_patterns", "get_canonicalization_patterns"})
+"""xDSL's one idiom for a deferred import: a canonicalisation trait's method imports the patterns that name
+the ops carrying the trait (xDSL's arith does the same). It runs when `canonicalize` asks, never at import."""
+
+
+def deferred_pattern_imports(tree: ast.Module) -> set[int]:
+    """The ids of the import nodes inside a `HasCanonicalizationPatternsTrait` subclass's pattern methods."""
+    skipped: set[int] = set()
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef) or not any(ast.unparse(b).endswith(CANONICALIZATION_TRAIT) for b in cls.bases):
+            continue
+        for method in cls.body:
+            if isinstance(method, ast.FunctionDef) and method.name in PATTERN_METHODS:
+                skipped |= {id(n) for n in ast.walk(method) if isinstance(n, ast.Import | ast.ImportFrom)}
+    return skipped
+
+
+def file_imports(path: Path, module: str, modules: dict[str, Path], deferred: bool = True) -> set[str]:
     """The package modules whose file `path` imports (at any depth): `from p import m` names submodule `m`
-    (not `p`'s `__init__`) when `m` is a module, `p` otherwise; a literal module name counts too."""
+    (not `p`'s `__init__`) when `m` is a module, `p` otherwise; a literal module name counts too.
+    `deferred=False` leaves out a canonicalisation trait's deferred import of its patterns."""
     tree = ast.parse(path.read_text(), str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
+    skipped = set() if deferred else deferred_pattern_imports(tree)
     for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -213,15 +237,16 @@ def file_imports(path: Path, module: str, modules: dict[str, Path]) -> set[str]:
     return {m for m in resolved if m is not None and m not in (module, "cortex")}
 
 
-def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+def import_graph(root: Path = ROOT, deferred: bool = True) -> dict[str, set[str]]:
     """File-level import graph: module → the package modules it imports (at any depth in the file)."""
     modules = package_modules(root)
-    return {module: file_imports(path, module, modules) for module, path in modules.items()}
+    return {module: file_imports(path, module, modules, deferred) for module, path in modules.items()}
 
 
 def import_cycles(root: Path = ROOT) -> list[list[str]]:
-    """Every strongly connected set of two or more modules (Tarjan), each as a cycle through it."""
-    graph = import_graph(root)
+    """Every strongly connected set of two or more modules (Tarjan), each as a cycle through it; a
+    canonicalisation trait's deferred import of its patterns is no edge (`PATTERN_METHODS`)."""
+    graph = import_graph(root, deferred=False)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -268,6 +293,21 @@ def test_a_planted_cycle_is_caught(tmp_path):
     _plant(copy / "runtime/values.py", "    from cortex.runtime.pipeline import CompiledPipeline")
     cycles = import_cycles(copy)
     assert len(cycles) == 1 and {"cortex.runtime.pipeline", "cortex.runtime.values"} <= set(cycles[0]), cycles
+
+
+def test_only_a_canonicalisation_traits_pattern_method_may_import_back(tmp_path):
+    """The deferred import of the patterns in `CortexCanonicalization.get_patterns` is no cycle; the same
+    import anywhere else in the trait's module (a plain function, another method) is one."""
+    copy = _copy_package(tmp_path)
+    traits = copy / "dialects/canonicalization_traits.py"
+    assert "from cortex.dialects.canonicalization import" in traits.read_text()
+    assert not import_cycles(copy)
+    text = traits.read_text()
+    traits.write_text(text.replace("    def get_patterns(", "    def patterns_of(", 1))
+    assert any("cortex.dialects.canonicalization_traits" in c for c in import_cycles(copy))
+    traits.write_text(text)
+    _plant(traits, "    from cortex.dialects.folding import fold")
+    assert any("cortex.dialects.canonicalization_traits" in c for c in import_cycles(copy))
 
 
 def test_video_depends_only_on_the_leaf():
