@@ -29,7 +29,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 
 from cortex.backends.backend import HOST_BACKEND, Backend, backend_named
 from cortex.backends.numpy.emitter import emit_numpy
-from cortex.deprecation import renamed_function
+from cortex.deprecation import OMITTED, renamed_function, warn_renamed
 from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
 from cortex.dialects.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
 from cortex.dialects.state import WeightOp
@@ -236,20 +236,43 @@ def program_states(program: Program) -> set[str]:
 
 
 def compile_loaded(module_or_path: ModuleOp | str | Path, options: CompileOptions | None = None, *,
-                     workers: int = 1, profile: bool = False,
-                     **fields: Unpack[CompileFields]) -> CompiledPipeline | ModeSwitch | ShapeGenericPipeline:
+                   workers: int = OMITTED, profile: bool = OMITTED,
+                   **fields: Unpack[CompileFields]) -> CompiledPipeline | ModeSwitch | ShapeGenericPipeline:
     """`compile_program`, loaded by the runtime: the object `cortex.compile` returns.
 
-    `workers` and `profile` are the runtime's, not the compile's: `workers` > 1 runs each call's independent
-    stages on that many threads (`cortex.runtime.threads`); `profile=True` turns `compiled.profile()` on.
     An entry with `?` input dimensions gives a `ShapeGenericPipeline`: the same options, compiled per
     concrete input shape (`cortex.shape_generic`) — checked now, so a bad option fails here, not on the
-    first frame.
+    first frame. How the result runs is set on it (`compiled.stage_threads`, `compiled.profiling`);
+    `workers=` and `profile=` here are their deprecated spellings (`runtime_settings`).
     """
     options = compile_options(options, **fields)
-    if not isinstance(profile, (bool, np.bool_)):
-        raise CortexError(f"profile must be True or False, got {profile!r:.60}")
-    whole_number("workers", workers, 1, MAX_WORKERS)
+    settings = runtime_settings("compile_loaded", workers, profile)
+    return settings(compile_checked_loaded(module_or_path, options))
+
+
+def runtime_settings(where: str, workers: int, profile: bool) -> Callable[[Any], Any]:
+    """The deprecated runtime keywords of a compile (`workers=`, `profile=`), checked now and warned about at
+    the caller of `where`: a function that sets them on the compiled result (`stage_threads`, `profiling`)."""
+    if profile is not OMITTED:
+        warn_renamed(f"cortex.{where}(profile=)", "compiled.profiling = True", stacklevel=4)
+        if not isinstance(profile, (bool, np.bool_)):
+            raise CortexError(f"profile must be True or False, got {profile!r:.60}")
+    if workers is not OMITTED:
+        warn_renamed(f"cortex.{where}(workers=)", "compiled.stage_threads = N", stacklevel=4)
+        whole_number("workers", workers, 1, MAX_WORKERS)
+
+    def apply(compiled: Any) -> Any:
+        if workers is not OMITTED:
+            compiled.stage_threads = workers
+        if profile is not OMITTED and profile:
+            compiled.profiling = True
+        return compiled
+    return apply
+
+
+def compile_checked_loaded(module_or_path: ModuleOp | str | Path,
+                           options: CompileOptions) -> CompiledPipeline | ModeSwitch | ShapeGenericPipeline:
+    """`compile_loaded` once its options are made."""
     module = parsed(module_or_path)
     options = checked_for(module, options)  # all at once: a shape-generic compile runs later
     entry = options.entry
@@ -257,17 +280,15 @@ def compile_loaded(module_or_path: ModuleOp | str | Path, options: CompileOption
     if is_shape_generic(module, entry):  # compiled per concrete shape, on first use or `specialize`
         for one in options.variants().values() if options.modes is not None else (options,):
             check_weight_values(module, *one.weight_table())  # now, not at the first call
-        per_shape = functools.partial(load_checked, options=options, workers=workers, profile=profile)
-        return ShapeGenericPipeline(module, entry, per_shape)
-    return load_checked(module, options, workers, profile)
+        return ShapeGenericPipeline(module, entry, functools.partial(load_checked, options=options))
+    return load_checked(module, options)
 
 
-def load_checked(module: ModuleOp, options: CompileOptions, workers: int,
-                 profile: bool) -> CompiledPipeline | ModeSwitch:
+def load_checked(module: ModuleOp, options: CompileOptions) -> CompiledPipeline | ModeSwitch:
     """`compile_checked`, loaded by the runtime (`compile_loaded` once the options and the module are checked;
     a shape-generic pipeline's compile of each static shape)."""
     compilation = compile_checked(module, options)
-    compiled = loaded(compilation.program, workers=workers, profile=profile)
+    compiled = loaded(compilation.program)
     if isinstance(compiled, ModeSwitch):
         compiled.mode_report = list(compilation.mode_report)
         for mode, runner in compiled.runners.items():
@@ -466,8 +487,8 @@ def compile(  # noqa: A001
     module_or_path: ModuleOp | str | Path,
     options: CompileOptions | None = None,
     *,
-    workers: int = 1,
-    profile: bool = False,
+    workers: int = OMITTED,
+    profile: bool = OMITTED,
     **fields: Unpack[CompileFields],
 ) -> CompiledPipeline | ModeSwitch | ShapeGenericPipeline:
     """Compile a module's entry to NumPy (or `backend="iree"`: native code); same call shape as `reference`.
@@ -480,12 +501,15 @@ def compile(  # noqa: A001
     artifact for every mode's weights). `cortex.compile_pipeline_text(options)` prints the passes it runs.
     The frame and stage splits are compiled here too: nothing compiles after this returns.
 
-    How the result runs is the runtime's: `workers` > 1 runs a frame's independent stages concurrently
-    (`compiled.run_video(frames, workers=N)` runs several frames at once); `profile=True` turns on
-    `compiled.profile()` (ms per source op). `compiled.save(path)` writes the program; `cortex.load(path)`
-    runs it again without the compiler.
+    How the result runs is set on it, not here: `compiled.stage_threads = N` runs a call's independent
+    stages on N threads, `compiled.profiling = True` turns on `compiled.profile()` (ms per source op),
+    `compiled.run_video(frames, workers=N)` keeps N frames in flight. (`workers=` and `profile=` here still
+    work for one release, with a DeprecationWarning.) `compiled.save(path)` writes the program;
+    `cortex.load(path)` runs it again without the compiler.
     """
-    return compile_loaded(module_or_path, options, workers=workers, profile=profile, **fields)
+    options = compile_options(options, **fields)
+    settings = runtime_settings("compile", workers, profile)
+    return settings(compile_checked_loaded(module_or_path, options))
 
 
 def calibrate(module: ModuleOp, inputs: Iterable[Sequence[npt.ArrayLike]], entry: str | None = None) -> ModuleOp:

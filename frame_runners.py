@@ -1,8 +1,9 @@
-"""Frame runners: one object per backend that runs a pipeline frame by frame and times its stages.
+"""Frame runners: an object that runs a pipeline frame by frame and times its stages.
 
-`make_backend(backend, module, entry, mode, passes, weights)` gives a runner — `CompiledRun` ("numpy",
-"iree": `cortex.compile` with its profile on) or `InterpretedRun` ("reference": the eager interpreter with
-its op timer) — called as `runner(frame)` and read as `runner.stage_times(reset=)`, a `StageTimes`
+`make_runner(backend, module, entry, mode, passes, weights)` gives a runner — `CompiledRun` (a backend,
+"numpy" or "iree": `cortex.compile` with its profile on) or, for `backend=None`, `InterpretedRun` (the
+reference interpreter, no backend: the eager interpreter with its op timer; its name is "reference") —
+called as `runner(frame)` and read as `runner.stage_times(reset=)`, a `StageTimes`
 (per-stage seconds summed over frames, the table cortex-run prints). The compiled backends compile with
 `cortex.compile`'s own steps (`CompileOptions`: the mode's weights baked in, canonicalize and dce), or with
 the tool's `--passes` instead of that specialisation; `UNSPECIALISED` is what the mode's dead-node
@@ -23,9 +24,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from cortex.backends.backend import BACKENDS
-from cortex.deprecation import renamed_attributes
+from cortex.deprecation import renamed_attributes, warn_renamed
 from cortex.dialects import op_kind
 from cortex.driver import compile_loaded, run_passes
+from cortex.errors import CortexError
 from cortex.options import CompileOptions, compile_pipeline_text
 
 
@@ -132,10 +134,14 @@ def stage_table(module: ModuleOp) -> dict[str, tuple[str, str]]:
     return table
 
 
+REFERENCE = "reference"
+"""The reference interpreter's name as a runner (`cortex-run --runner reference`): no backend."""
+
+
 class InterpretedRun:
     """The eager reference interpreter; per-stage times from its `op_timer` hook."""
 
-    name = "reference"
+    name = REFERENCE
 
     def __init__(self, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None, modes=None):
         from cortex.driver import reference
@@ -171,7 +177,8 @@ class CompiledRun:
         self.labels = stage_table(module)
         assert options.entry is not None
         self.labels[options.entry] = ("(glue)", "compilable")  # ops with no cortex origin: the gate, returns
-        self.compiled = compile_loaded(module, options, profile=True)
+        self.compiled = compile_loaded(module, options)
+        self.compiled.profiling = True
 
     def __call__(self, frame: np.ndarray, mode: str | None = None) -> tuple:
         return self.compiled(frame) if mode is None else self.compiled(frame, mode=mode)
@@ -186,34 +193,43 @@ class CompiledRun:
         return times
 
 
-UNSPECIALISED = {**{name: "canonicalize,dce" for name in BACKENDS}, "reference": ""}
-"""Passes that keep every stage: what the mode's DCE is priced against."""
+UNSPECIALISED: dict[str | None, str] = {**{name: "canonicalize,dce" for name in BACKENDS}, None: ""}
+"""Passes that keep every stage, per backend (None: the reference interpreter): what the mode's DCE is priced against."""
 
 
-def make_backend(backend: str, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
-                 post_passes: str | None = "default", device: str = "cpu", modes: Sequence[str] | None = None):
-    """A runner: the compiled backends compile with `cortex.compile`'s steps for the mode (`passes`, when
-    given, instead of its specialisation); the reference runs `passes` (if any), then interprets. `modes`:
-    one program for those modes (`CompileOptions.modes`), the runner called as `runner(frame, mode=...)`."""
-    if backend in BACKENDS:
-        return CompiledRun(module, run_options(backend, entry, mode, passes, weights, post_passes, device, modes))
-    return InterpretedRun(module, entry, mode, passes, weights, modes)
+def make_runner(backend: str | None, module: ModuleOp, entry: str, mode: str, passes: str | None, weights=None,
+                post_passes: str | None = "default", device: str = "cpu", modes: Sequence[str] | None = None):
+    """A runner: a backend ("numpy", "iree") compiles with `cortex.compile`'s steps for the mode (`passes`,
+    when given, instead of its specialisation); `backend=None`, the reference interpreter, runs `passes` (if
+    any), then interprets. `modes`: one program for those modes (`CompileOptions.modes`), the runner called
+    as `runner(frame, mode=...)`."""
+    if backend is None:
+        return InterpretedRun(module, entry, mode, passes, weights, modes)
+    if backend not in BACKENDS:
+        raise CortexError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)}; None: the reference interpreter)")
+    return CompiledRun(module, run_options(backend, entry, mode, passes, weights, post_passes, device, modes))
+
+
+def make_backend(backend: str, *args: Any, **kwargs: Any) -> Any:
+    """Deprecated: `make_runner`, which names the reference interpreter None (it is no backend)."""
+    warn_renamed("cortex.frame_runners.make_backend", "make_runner (backend None: the reference interpreter)")
+    return make_runner(None if backend == REFERENCE else backend, *args, **kwargs)
 
 
 def run_options(backend: str, entry: str, mode: str, passes: str | None, weights=None,
                 post_passes: str | None = "default", device: str = "cpu",
                 modes: Sequence[str] | None = None) -> CompileOptions:
-    """The compile options of a compiled backend's runner (`make_backend`)."""
+    """The compile options of a backend's runner (`make_runner`)."""
     return CompileOptions(entry=entry, mode=mode, weights=weights, passes=passes, post_passes=post_passes,
                           specialize=passes is None, backend=backend, device=device,
                           modes=None if modes is None else tuple(modes))
 
 
-def run_pipeline_text(backend: str, entry: str, mode: str, passes: str | None, weights=None,
+def run_pipeline_text(backend: str | None, entry: str, mode: str, passes: str | None, weights=None,
                       post_passes: str | None = "default", device: str = "cpu") -> str:
-    """The passes `make_backend` runs for these arguments, as one `cortex-opt -p` pipeline: the compile's
-    (`compile_pipeline_text`) for a compiled backend, `passes` for the reference interpreter."""
-    if backend in BACKENDS:
+    """The passes `make_runner` runs for these arguments, as one `cortex-opt -p` pipeline: the compile's
+    (`compile_pipeline_text`) for a backend, `passes` for the reference interpreter (None)."""
+    if backend is not None:
         return compile_pipeline_text(run_options(backend, entry, mode, passes, weights, post_passes, device))
     return passes or ""
 

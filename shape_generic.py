@@ -43,11 +43,12 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from cortex.dialects import shapes
-from cortex.errors import CortexError
+from cortex.errors import CortexError, whole_number
 from cortex.ir import make_context
 from cortex.passes.pad_frames import binding_pipeline
 from cortex.passes.specialize_shapes import bound_type, dynamic_arguments, find_function
 from cortex.registry import parse_pipeline
+from cortex.runtime.threads import MAX_WORKERS
 
 ShapeKey = tuple[tuple[int, ...] | None, ...]
 """One entry per argument of the entry function: its concrete shape, or None (a scalar)."""
@@ -62,8 +63,8 @@ class ShapeGenericPipeline:
     `pipeline(*inputs)` runs the program for the inputs' shapes;
     `pipeline.specialize(shape, ...)` compiles ahead of time and returns the
     static program; `compiled_shapes`, `compile_seconds`; `state`, `reset()`,
-    `run_video(frames, ...)`, `profile()`, `profiling`, `native()` act on the program of the
-    last shape run.
+    `run_video(frames, ...)`, `profile()`, `native()` act on the program of the last shape run;
+    `profiling` and `stage_threads` are set on every shape's program.
     """
 
     def __init__(
@@ -89,6 +90,7 @@ class ShapeGenericPipeline:
         """Seconds each shape's specialisation and compilation took (kept after eviction)."""
         self._current: ShapeKey | None = None
         self._profiling = False
+        self._stage_threads: int | None = None  # None: each program's own (1)
 
     # ---- shapes
 
@@ -161,6 +163,8 @@ class ShapeGenericPipeline:
         self.compile_seconds[key] = time.perf_counter() - start
         if self._profiling:
             program.profiling = True
+        if self._stage_threads is not None:
+            program.stage_threads = self._stage_threads
         self._programs[key] = program
         while len(self._programs) > self.max_shapes:
             evicted, _ = self._programs.popitem(last=False)
@@ -236,6 +240,18 @@ class ShapeGenericPipeline:
         self._profiling = bool(on)
         for program in self._programs.values():
             program.profiling = self._profiling
+
+    @property
+    def stage_threads(self) -> int:
+        """Threads one call runs its frame's independent stages on (`CompiledPipeline.stage_threads`), for
+        every shape's program, compiled or to come."""
+        return 1 if self._stage_threads is None else self._stage_threads
+
+    @stage_threads.setter
+    def stage_threads(self, n: int) -> None:
+        self._stage_threads = whole_number("stage_threads", n, 1, MAX_WORKERS)
+        for program in self._programs.values():
+            program.stage_threads = n
 
     def native(self) -> list[str]:
         """What the last shape's program runs as native code, and why the rest stays on NumPy (its `native()`)."""

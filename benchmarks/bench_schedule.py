@@ -108,10 +108,12 @@ def measure(contenders: dict[str, Callable], frames: list, repeat: int) -> dict[
     }
 
 
-def compiled_for(size, mode, workers=1, frame_work=True):
+def compiled_for(size, mode, stage_threads=1, frame_work=True):
     module = cortex.build_l2_pipeline(*size)
-    return cortex.compile(module, mode=mode, passes=f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce", workers=workers,
-                          frame_work=frame_work)
+    compiled = cortex.compile(module, mode=mode, passes=f"cortex-specialize-mode{{mode={mode}}},canonicalize,dce",
+                              frame_work=frame_work)
+    compiled.stage_threads = stage_threads
+    return compiled
 
 
 BEFORE = " [before]"

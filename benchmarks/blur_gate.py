@@ -28,7 +28,8 @@ def main() -> None:
     args = parser.parse_args()
     h, w = (int(v) for v in args.size.split("x"))
     module = cortex.build_l2_pipeline(h, w)
-    compiled = cortex.compile(module, mode="power_save", weights=dict(BLUR_AUTO), profile=True)
+    compiled = cortex.compile(module, mode="power_save", weights=dict(BLUR_AUTO))
+    compiled.profiling = True
     video = SyntheticVideo(h, w)
     gate, frame = [], []
     for i in range(args.frames + 3):

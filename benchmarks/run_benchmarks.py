@@ -73,7 +73,7 @@ MODES = ("balanced", "power_save", "motion")
 
 def bench_pipeline(frame_count: int, warmup: int, modes: Sequence[str], size: tuple[int, int] | None) -> tuple[str, list[str]]:
     """Both backends exactly as cortex-run builds them: the bundled (shape-generic) pipeline bound to 480x640, or to `size`."""
-    from cortex.frame_runners import make_backend
+    from cortex.frame_runners import make_runner
     from cortex.video.source import open_video
 
     h, w = size or (480, 640)
@@ -81,7 +81,8 @@ def bench_pipeline(frame_count: int, warmup: int, modes: Sequence[str], size: tu
     frames = list(open_video(None, frames=warmup + frame_count, height=h, width=w))  # decoded up front: untimed
     rows, per_stage, ratios = [], {}, []
     for mode in modes:
-        backends = {name: make_backend(name, module, "l2_frame", mode, None) for name in ("reference", "numpy")}
+        backends = {name: make_runner(backend, module, "l2_frame", mode, None)
+                    for name, backend in (("reference", None), ("numpy", "numpy"))}
         samples: dict[tuple[str, str], list[float]] = {}  # (what, backend) -> seconds per frame
         max_diff = 0.0
         for index, frame in enumerate(frames):

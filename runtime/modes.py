@@ -309,6 +309,17 @@ class ModeSwitch:
     # ---- what ran
 
     @property
+    def stage_threads(self) -> int:
+        """Threads one call runs its frame's independent stages on (`CompiledPipeline.stage_threads`): the
+        default mode's runner's; setting it sets every mode's."""
+        return int(self.runners[self.default_mode].stage_threads)
+
+    @stage_threads.setter
+    def stage_threads(self, n: int) -> None:
+        for runner in self.runners.values():
+            runner.stage_threads = n
+
+    @property
     def profiling(self) -> bool:
         return all(getattr(r, "profiling", False) for r in self.runners.values())
 
@@ -343,7 +354,7 @@ class ModeSwitch:
         return self.program.save(path, key)
 
     def __getattr__(self, name: str) -> Any:
-        """What is not per mode (`entry`, `inputs`, `source`, `workers`, ...) is the default mode's runner's."""
+        """What is not per mode (`entry`, `inputs`, `source`, ...) is the default mode's runner's."""
         if name.startswith("_") or name in ("runners", "modes", "default_mode", "program"):
             raise AttributeError(name)
         return getattr(self.runners[self.default_mode], name)

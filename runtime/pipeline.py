@@ -1,9 +1,10 @@
 """A compiled pipeline, called frame after frame: the object `cortex.compile` and `cortex.load` return.
 
-    compiled = cortex.compile(cortex.examples.L2_PIPELINE, mode="power_save", profile=True)
+    compiled = cortex.compile(cortex.examples.L2_PIPELINE, mode="power_save")
     encoded, score = compiled(frame)        # same call shape as cortex.reference
     compiled.state, compiled.reset(), compiled.source
-    print(compiled.profile())               # ms per source op (profile=True, or compiled.profiling = True)
+    compiled.profiling = True               # then compiled.profile(): ms per source op
+    compiled.stage_threads = 2              # one call's independent stages on 2 threads
     for out in compiled.run_video(frames, workers=2, engine="threads"):   # frames in flight
     compiled.save("l2.cortex"); again = cortex.load("l2.cortex")
 
@@ -17,13 +18,13 @@ exchanged with the caller as uint8 (zero-copy views).
 from __future__ import annotations
 
 import itertools
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from cortex.deprecation import OMITTED, warn_renamed
 from cortex.errors import CortexError, whole_number
 from cortex.runtime.blas import BLAS_THREADS, blas_limit
 from cortex.runtime.engines import ENGINES, EngineRun, engine_named
@@ -48,7 +49,7 @@ class CompiledPipeline:
     temporal reuse derives from another are recomputed when their source is assigned, `RunnerState`),
     `runner.reset()`, `runner.source` (the generated Python),
     `runner.profiling = True` then `runner.profile()` (seconds per source op),
-    `runner.workers` (threads for one frame's independent stages; 1: in order),
+    `runner.stage_threads` (threads for one call's independent stages; 1: in order),
     `runner.program` (what was compiled), `runner.save(path)`.
 
     A program whose backend says `calls_split` (IREE with frame state) runs its
@@ -65,14 +66,17 @@ class CompiledPipeline:
     temporal_reuse: list[Any] = []
     """What `cortex-temporal-reuse` carried, per function (`ReuseReport`s; compiler data the driver sets)."""
 
-    def __init__(self, program: Program, workers: int = 1, profile: bool = False):
-        whole_number("workers", workers, 1, MAX_WORKERS)
+    def __init__(self, program: Program, stage_threads: int = 1, profile: bool = False, *, workers: int = OMITTED):
+        if workers is not OMITTED:
+            warn_renamed("CompiledPipeline(workers=)", "stage_threads=")
+            stage_threads = workers
+        whole_number("stage_threads" if workers is OMITTED else "workers", stage_threads, 1, MAX_WORKERS)
         self.program = program
         self.entry = program.entry
         self.args: list[Port] = list(program.args)
         self.results: list[Port] = list(program.results)
         self.inputs = program.inputs
-        self.workers = workers
+        self._stage_threads = stage_threads
         self.calls_split = program.backend.calls_split and program.split is not None
         """Whether every call runs the frame split's parts in order (the saved program's `calls_split`)."""
         self._split_profiling = False
@@ -121,9 +125,30 @@ class CompiledPipeline:
         self.state = self._derived.attach(zeros)  # a derived state's first value is f(zeros) = zeros (temporal reuse)
 
     @property
+    def stage_threads(self) -> int:
+        """Threads one call runs its frame's independent stages on (the caller and N - 1 more; 1: in order).
+        A runtime setting: `compiled.stage_threads = N`, or `cortex.load(path, stage_threads=N)`."""
+        return self._stage_threads
+
+    @stage_threads.setter
+    def stage_threads(self, n: int) -> None:
+        self._stage_threads = whole_number("stage_threads", n, 1, MAX_WORKERS)
+
+    @property
+    def workers(self) -> int:
+        """Deprecated: `stage_threads` (`workers` is the frames in flight of `run_video`)."""
+        warn_renamed("CompiledPipeline.workers", "stage_threads")
+        return self._stage_threads
+
+    @workers.setter
+    def workers(self, n: int) -> None:
+        warn_renamed("CompiledPipeline.workers", "stage_threads")
+        self.stage_threads = n
+
+    @property
     def split_calls(self) -> bool:
         """Deprecated: `calls_split`, the saved program's name for the same fact."""
-        warnings.warn("CompiledPipeline.split_calls is deprecated: use calls_split", DeprecationWarning, stacklevel=2)
+        warn_renamed("CompiledPipeline.split_calls", "calls_split")
         return self.calls_split
 
     @property
@@ -200,11 +225,11 @@ class CompiledPipeline:
 
     def _pool(self) -> ThreadPoolExecutor:
         """The threads one call's stages run on, kept across calls (starting them for each call costs more than a small stage);
-        they end when the pipeline is collected (or `workers` changes)."""
-        if self._stage_pool is None or self._stage_pool[0] != self.workers:
+        they end when the pipeline is collected (or `stage_threads` changes)."""
+        if self._stage_pool is None or self._stage_pool[0] != self._stage_threads:
             if self._stage_pool is not None:
                 self._stage_pool[1].shutdown(wait=False)
-            self._stage_pool = (self.workers, stage_pool(self.workers))
+            self._stage_pool = (self._stage_threads, stage_pool(self._stage_threads))
         return self._stage_pool[1]
 
     # ---- a frame
@@ -214,7 +239,7 @@ class CompiledPipeline:
             raise CortexError(f"this program was compiled for one mode, so a call takes no mode= (got {mode!r:.40}): "
                               "compile with modes=[...] (or modes='all') to pick the mode per call")
         direct = self._direct
-        if direct is not None and self._call is self._plain and self.workers == 1 and type(self.state) is RunnerState \
+        if direct is not None and self._call is self._plain and self._stage_threads == 1 and type(self.state) is RunnerState \
                 and not self.state:
             outputs = direct(inputs)  # None: an argument to convert or refuse, as the boundary does below
             if outputs is not None:
@@ -226,15 +251,15 @@ class CompiledPipeline:
 
     def _run_frame(self, env: dict[str, Any]) -> None:
         """One frame on `env` (inputs and state by wiring key), adding its outputs and updates: the split's
-        parts in order (`calls_split`), its stages on `workers` threads, or the whole entry."""
-        if self.calls_split and (self.workers == 1 or self._split_profiling):
+        parts in order (`calls_split`), its stages on `stage_threads` threads, or the whole entry."""
+        if self.calls_split and (self._stage_threads == 1 or self._split_profiling):
             self.loaded_split(profile=self._split_profiling).step(env, None)
             if self._split_profiling:
                 self._frames_profiled += 1
-        elif self.workers > 1 and not self.profiling:
+        elif self._stage_threads > 1 and not self.profiling:
             from cortex.runtime.threads import run_concurrent_stages
 
-            run_concurrent_stages(self.loaded_split(stages=True), env, self.workers, self._pool())
+            run_concurrent_stages(self.loaded_split(stages=True), env, self._stage_threads, self._pool())
         else:
             with blas_limit(self.blas_threads if self.calls_blas else None):
                 results = call_generated(self._call, self._entry_part.values(env), f"@{self.entry}")
@@ -374,29 +399,34 @@ class NumberedFrames:
             raise error
 
 
-def loaded(program: Program, workers: int = 1, profile: bool = False) -> CompiledPipeline | ModeSwitch:
+def loaded(program: Program, stage_threads: int = 1, profile: bool = False) -> CompiledPipeline | ModeSwitch:
     """`program` ready to run: a `CompiledPipeline`, or for a multi-mode program a `ModeSwitch` over one
     `CompiledPipeline` per variant."""
     if not program.variants:
-        return CompiledPipeline(program, workers=workers, profile=profile)
+        return CompiledPipeline(program, stage_threads, profile)
     recompute, reads, writes = mode_sets(program)
-    runners = {m: CompiledPipeline(v, workers=workers, profile=profile) for m, v in program.variants.items()}
+    runners = {m: CompiledPipeline(v, stage_threads, profile) for m, v in program.variants.items()}
     return ModeSwitch(runners, recompute, reads, writes, program=program)
 
 
-def load(path: str | Path, workers: int = 1, profile: bool = False,
-         key: str | bytes | None = None) -> CompiledPipeline | ModeSwitch:
+def load(path: str | Path, stage_threads: int = 1, profile: bool = False,
+         key: str | bytes | None = None, *, workers: int = OMITTED) -> CompiledPipeline | ModeSwitch:
     """A saved program (`compiled.save(path)`), ready to run: `cortex.load(path)`.
 
     A program file is code, as a pickle or a `.vmfb` is: loading runs the Python source it carries. Load
     only files you trust. Its digests catch a damaged file, not an edited one; to load programs from
     elsewhere, save them with a key and load with the same key (`key=`, else the CORTEX_PROGRAM_KEY
     environment variable): then only a file whose HMAC-SHA256 matches loads.
+
+    `stage_threads` and `profile` set how it runs (`compiled.stage_threads`, `compiled.profiling`).
     """
     if not isinstance(path, (str, PathLike)):
         raise CortexError(f"cortex.load takes a path (str or pathlib.Path), got {type(path).__name__}")
-    whole_number("workers", workers, 1, MAX_WORKERS)  # before reading the file
-    return loaded(Program.load(path, key), workers=workers, profile=profile)
+    if workers is not OMITTED:
+        warn_renamed("cortex.load(path, workers=)", "stage_threads=")
+        stage_threads = workers
+    whole_number("stage_threads" if workers is OMITTED else "workers", stage_threads, 1, MAX_WORKERS)  # before reading the file
+    return loaded(Program.load(path, key), stage_threads, profile)
 
 
 __all__ = ["ENGINES", "CompiledPipeline", "NumberedFrames", "load", "loaded"]

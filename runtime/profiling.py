@@ -77,8 +77,7 @@ def split_fused(seconds: Mapping[str, float]) -> dict[str, float]:
 
 
 PROFILING_OFF = (
-    "profiling is off: compile with cortex.compile(..., profile=True), or set compiled.profiling = True "
-    "before running frames"
+    "profiling is off: set compiled.profiling = True (or cortex.load(path, profile=True)) before running frames"
 )
 
 

@@ -1,8 +1,9 @@
 """Threads within one call: one frame's independent stages at once, and the bounds every engine shares.
 
-    compiled = cortex.compile(module, workers=2)                    # stages of a frame concurrently
+    compiled = cortex.compile(module)
+    compiled.stage_threads = 2                                      # stages of a frame concurrently
 
-With `workers` > 1 at compile time, one call runs every stage of the
+With `stage_threads` > 1, one call runs every stage of the
 delayed and parallel parts as soon as the stages it reads have finished
 (the stage split, `cortex.passes.stage_split`), then the recurrence and
 the tail; the frame's latency approaches the critical path. Frames in

@@ -17,7 +17,15 @@ import threading
 import numpy as np
 import pytest
 from helpers.pipelines import SMALL, small_l2_text
-from helpers.scheduling import assert_same, assert_same_state, compiled, delivered_before_error, frames_of, sequential
+from helpers.scheduling import (
+    assert_same,
+    assert_same_state,
+    compiled,
+    delivered_before_error,
+    frames_of,
+    sequential,
+    with_stage_threads,
+)
 
 import cortex
 from cortex.errors import CortexError
@@ -144,7 +152,7 @@ def test_the_sequential_loop_names_the_frame_an_extern_failed_on():
 @pytest.mark.slow
 def test_concurrent_stages_name_the_bad_frame_and_the_failing_one():
     before = set(frame_threads())
-    staged = cortex.compile(cortex.parse(small_l2_text()), workers=2)
+    staged = with_stage_threads(cortex.compile(cortex.parse(small_l2_text())), 2)
     with pytest.raises(CortexError, match=rf"^frame {BAD_AT}: {ARG}: expected a uint8 array"):
         run_loop(staged, video_with_bad_frame(np.zeros((5, 5, 3), np.uint8), 20))
     patched(staged.loaded_split(stages=True).parts["tail"].fn.__globals__)

@@ -27,7 +27,7 @@ def program() -> Program:
 
 def runners(program: Program) -> dict[str, CompiledPipeline]:
     """The same program called three ways: whole entry, stages on two threads, and parts through run_video."""
-    return {"whole": CompiledPipeline(program), "stages": CompiledPipeline(program, workers=2)}
+    return {"whole": CompiledPipeline(program), "stages": CompiledPipeline(program, stage_threads=2)}
 
 
 def error_of(call) -> str:

@@ -30,6 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["--size", "96x128", "--quiet"]
 
 
+ON = {"numpy": ("--backend", "numpy"), "reference": ("--runner", "reference")}
+"""The command-line arguments that run the NumPy backend or the reference interpreter."""
+
+
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     rc = main(list(argv))
     out, err = capsys.readouterr()
@@ -61,7 +65,7 @@ def odd_video(tmp_path_factory) -> Path:
 
 
 def test_reference_backend_on_the_bundled_pipeline(capsys):
-    rc, out, err = run_cli(capsys, "--frames", "3", "--backend", "reference", "--quiet")
+    rc, out, err = run_cli(capsys, "--frames", "3", "--runner", "reference", "--quiet")
     assert rc == 0, err
     assert "synthetic: 480x640, 3 frames, mode balanced, backend reference" in out
     rows = table_rows(out)
@@ -85,7 +89,7 @@ def test_numpy_backend_power_save_skips_the_dead_stages(capsys):
 
 
 def test_reference_prices_the_dce_with_its_own_times(capsys):
-    rc, out, _ = run_cli(capsys, "--frames", "2", "--mode", "power_save", "--backend", "reference", *SMALL)
+    rc, out, _ = run_cli(capsys, "--frames", "2", "--mode", "power_save", "--runner", "reference", *SMALL)
     assert rc == 0
     rows = table_rows(out)
     assert "saliency_dft" in rows  # the reference runs the pipeline as written
@@ -99,7 +103,7 @@ def test_jsonl_records_blur_gate_and_scores_and_both_backends_agree(capsys, tmp_
     records = {}
     for backend in ("numpy", "reference"):
         path = tmp_path / f"{backend}.jsonl"
-        rc, _, err = run_cli(capsys, "--frames", str(frames), "--backend", backend, "--scores-jsonl", str(path), *SMALL)
+        rc, _, err = run_cli(capsys, "--frames", str(frames), *ON[backend], "--scores-jsonl", str(path), *SMALL)
         assert rc == 0, err
         records[backend] = read_jsonl(path)
     video = SyntheticVideo(*size)

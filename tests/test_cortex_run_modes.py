@@ -112,7 +112,7 @@ def test_governor_drops_to_a_cheaper_mode_when_the_target_is_out_of_reach(capsys
 
 def test_governor_on_the_reference_interpreter_goes_by_measured_times(capsys, tmp_path):
     jsonl = tmp_path / "s.jsonl"
-    rc, out, err = run_cli(capsys, "--frames", 3, *SMALL, "--backend", "reference", "--mode", "auto",
+    rc, out, err = run_cli(capsys, "--frames", 3, *SMALL, "--runner", "reference", "--mode", "auto",
                            "--target-fps", "100000", "--scores-jsonl", jsonl)
     assert rc == 0, err
     assert len(rows(jsonl)) == 3 and "per mode:" in out

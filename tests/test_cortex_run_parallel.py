@@ -60,7 +60,7 @@ def test_several_videos_one_after_the_other(capsys, tmp_path):
 def test_parallel_flags_errors_are_one_line(capsys, tmp_path):
     rc, _, err = run_cli(capsys, *SMALL, "--workers", "0")
     assert rc == 1 and err.strip() == "error: --workers must be a whole number from 1 to 4096, got 0"
-    rc, _, err = run_cli(capsys, *SMALL, "--backend", "reference", "--workers", "2")
+    rc, _, err = run_cli(capsys, *SMALL, "--runner", "reference", "--workers", "2")
     assert rc == 1 and "need a compiled backend" in err and len(err.strip().splitlines()) == 1
     rc, _, err = run_cli(capsys, "a.avi", "b.avi", "--scores-jsonl", str(tmp_path / "x.jsonl"), "--quiet")
     assert rc == 1 and "--scores-jsonl writes one video's outputs; give one video, not 2" in err

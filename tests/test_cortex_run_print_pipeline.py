@@ -35,7 +35,7 @@ def test_the_run_s_own_steps_come_first_in_order(capsys, tmp_path):
 
 
 def test_the_reference_interpreter_prints_only_the_run_s_steps(capsys):
-    text = printed(capsys, "--size", "96x128", "--backend", "reference")
+    text = printed(capsys, "--size", "96x128", "--runner", "reference")
     assert text == (
         "cortex-pad-frames{entry=l2_frame size=96x128},cortex-specialize-shapes{entry=l2_frame shapes=96x128x3},"
         "cortex-expose-blur-gate{entry=l2_frame}"

@@ -42,6 +42,10 @@ SMALL = ["--size", "96x128", "--quiet", "--no-frame-log", "--dce-frames", "0"]
 DATA = Path("/usr/share/doc/opencv-doc/examples/data")
 
 
+ON = {"numpy": ("--backend", "numpy"), "reference": ("--runner", "reference")}
+"""The command-line arguments that run the NumPy backend or the reference interpreter."""
+
+
 def run_cli(capsys, *argv) -> tuple[int, str, str]:
     rc = main([str(a) for a in argv])
     out, err = capsys.readouterr()
@@ -332,7 +336,7 @@ def test_generated_code_runs_under_the_float_policy():
 
 def test_version_names_cortex_its_libraries_and_the_backend(capsys):
     with pytest.raises(SystemExit) as done:
-        main(["--backend", "reference", "--version"])
+        main(["--runner", "reference", "--version"])
     out = capsys.readouterr().out
     assert done.value.code == 0
     assert out.startswith(f"cortex-run {cortex.__version__} (xDSL ")
@@ -382,7 +386,7 @@ def test_a_weight_the_mode_lacks_fails_before_any_frame_and_weight_sets_it(capsy
     pipeline = small_pipeline(tmp_path, ('"ws"', '"wsal"'))
     jsonl = tmp_path / "s.jsonl"
     for backend in ("numpy", "reference"):
-        rc, out, err = run_cli(capsys, "--pipeline", pipeline, *SMALL, "--frames", "2", "--backend", backend,
+        rc, out, err = run_cli(capsys, "--pipeline", pipeline, *SMALL, "--frames", "2", *ON[backend],
                                "--scores-jsonl", jsonl)
         assert rc == 1 and out == "" and not jsonl.exists()
         assert err.strip() == (
@@ -401,7 +405,7 @@ def test_weight_overrides_the_mode_on_both_backends(capsys, tmp_path):
     for backend in ("numpy", "reference"):
         for weights in ((), ("--weight", "wc=0", "--weight", "wt=0", "--weight", "ws=0", "--weight", "wm=0")):
             jsonl = tmp_path / f"{backend}{len(weights)}.jsonl"
-            rc, _, err = run_cli(capsys, *SMALL, "--frames", "3", "--blur-threshold", "0", "--backend", backend,
+            rc, _, err = run_cli(capsys, *SMALL, "--frames", "3", "--blur-threshold", "0", *ON[backend],
                                  *weights, "--scores-jsonl", jsonl)
             assert rc == 0, err
             scores[backend, bool(weights)] = np.array([json.loads(x)["score"] for x in jsonl.read_text().splitlines()])

@@ -2,7 +2,7 @@
 
 `run_video(workers=2.5)` and `workers=True` were accepted, `workers="2"` was a raw TypeError,
 `window=0`/`-1`/`2**63` silently meant something else, and an unbounded `workers` or `window`
-is a request for unbounded threads and frames in flight. Every count of `cortex.compile`,
+is a request for unbounded threads and frames in flight. Every count of `compiled.stage_threads`,
 `cortex.load`, `run_video` (threads and Ray: workers, window, chunk, num_cpus) and
 `cortex-run --workers` goes through `cortex.errors.whole_number`: one CortexError naming the
 argument, before anything starts.
@@ -21,7 +21,7 @@ from cortex.errors import CortexError
 
 BAD = [0, -1, -(2**63), True, False, 2.5, 2.0, "2", 2**63, 10**30, float("nan"), [2], 1 + 0j]
 """Not a count: zero, negative, bool, float (even a whole one), text, huge, NaN, a list, complex
-(None is run_video's default for workers and window, and refused by compile and load)."""
+(None is run_video's default for workers and window, and refused by stage_threads and load)."""
 
 PIPELINE = compiled(small_l2_text())
 
@@ -38,15 +38,25 @@ def not_a_count():
 
 
 @pytest.mark.parametrize("value", [*BAD, None], ids=repr)
-def test_compile_refuses_a_bad_worker_count(value):
-    with pytest.raises(CortexError, match=r"^workers must be a whole number from 1 to \d+"):
-        cortex.compile(cortex.parse(small_l2_text()), workers=value)
+def test_stage_threads_refuses_a_bad_count(value):
+    with pytest.raises(CortexError, match=r"^stage_threads must be a whole number from 1 to \d+"):
+        PIPELINE.stage_threads = value
+    assert PIPELINE.stage_threads == 1
 
 
 @pytest.mark.parametrize("value", [0, True, 2.5, "2", 2**40, None], ids=repr)
-def test_load_refuses_a_bad_worker_count(tmp_path, value):
+def test_load_refuses_a_bad_stage_thread_count(tmp_path, value):
     path = PIPELINE.save(tmp_path / "p.cortex")
-    with pytest.raises(CortexError, match=r"^workers must be a whole number from 1 to \d+"):
+    with pytest.raises(CortexError, match=r"^stage_threads must be a whole number from 1 to \d+"):
+        cortex.load(path, stage_threads=value)
+
+
+@pytest.mark.parametrize("value", [0, True, 2.5, None], ids=repr)
+def test_the_deprecated_compile_and_load_keywords_refuse_a_bad_count_by_their_name(tmp_path, value):
+    path = PIPELINE.save(tmp_path / "p.cortex")
+    with pytest.warns(DeprecationWarning), pytest.raises(CortexError, match=r"^workers must be a whole number"):
+        cortex.compile(cortex.parse(small_l2_text()), workers=value)
+    with pytest.warns(DeprecationWarning), pytest.raises(CortexError, match=r"^workers must be a whole number"):
         cortex.load(path, workers=value)
 
 

@@ -17,7 +17,7 @@ from cortex.frame_runners import (
     CompiledRun,
     InterpretedRun,
     StageTimes,
-    make_backend,
+    make_runner,
     stage_table,
 )
 from cortex.video.synthetic import SyntheticVideo
@@ -31,13 +31,13 @@ def test_the_compiled_runner_compiles_with_the_compile_steps_of_the_mode():
     code), and `--passes` replace the specialisation (the weights stay runtime inputs)."""
     module = cortex.parse(small_l2_text())
     text = str(module)
-    runner = make_backend("numpy", module, "l2_frame", "motion", None)
+    runner = make_runner("numpy", module, "l2_frame", "motion", None)
     assert runner.compiled.source == cortex.compile(module, entry="l2_frame", mode="motion").source
     assert str(module) == text  # the module itself is never changed
     assert not set(runner.compiled.program.weights) & {"wc", "wt"}  # baked in
-    unspecialised = make_backend("numpy", module, "l2_frame", "motion", UNSPECIALISED["numpy"])
+    unspecialised = make_runner("numpy", module, "l2_frame", "motion", UNSPECIALISED["numpy"])
     assert {"wc", "wt"} <= set(unspecialised.compiled.program.weights)
-    assert set(UNSPECIALISED) == {"numpy", "iree", "reference"}
+    assert set(UNSPECIALISED) == {"numpy", "iree", None}  # None: the reference interpreter
     assert all("specialize-mode" not in p for p in UNSPECIALISED.values())
 
 
@@ -45,8 +45,8 @@ def test_the_compiled_runner_compiles_with_the_compile_steps_of_the_mode():
 @pytest.mark.parametrize("mode", ["balanced", "power_save"])
 def test_the_compiled_and_interpreted_runners_agree_and_time_the_stages(mode):
     module = cortex.parse(small_l2_text())
-    compiled = make_backend("numpy", module, "l2_frame", mode, None)
-    reference = make_backend("reference", module, "l2_frame", mode, None)
+    compiled = make_runner("numpy", module, "l2_frame", mode, None)
+    reference = make_runner(None, module, "l2_frame", mode, None)
     assert isinstance(compiled, CompiledRun) and compiled.name == "numpy"
     assert isinstance(reference, InterpretedRun) and reference.name == "reference"
     video = SyntheticVideo(*SMALL)
@@ -67,7 +67,7 @@ def test_the_tool_calls_the_library_runners():
     tree = ast.parse((ROOT / "tools" / "cortex_run.py").read_text())
     defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
     defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-    assert not defined & {"InterpretedRun", "CompiledRun", "default_passes", "make_backend", "UNSPECIALISED", "stage_table"}
+    assert not defined & {"InterpretedRun", "CompiledRun", "default_passes", "make_runner", "UNSPECIALISED", "stage_table"}
     imported = {alias.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "cortex.frame_runners"
                 for alias in n.names}
-    assert "make_backend" in imported  # (inside the functions that run a pipeline: --help loads no compiler)
+    assert "make_runner" in imported  # (inside the functions that run a pipeline: --help loads no compiler)

@@ -123,7 +123,8 @@ def test_auto_and_fixed_gates_differ():
 def test_concurrent_stages_equal_sequential_with_the_gate(gate):
     frames = frames_of(SMALL, 30)
     a = compiled("balanced", gate)
-    b = cortex.compile(cortex.parse(small_l2_text()), mode="balanced", weights=GATES[gate], workers=2)
+    b = cortex.compile(cortex.parse(small_l2_text()), mode="balanced", weights=GATES[gate])
+    b.stage_threads = 2
     assert_same([b(f) for f in frames], sequential(a, frames))
     assert_same_state(b.state, a.state)
 
@@ -158,8 +159,7 @@ def test_chained_leading_recurrences_through_every_engine(engine):
     a = compiled("balanced", "auto", chained_leading())
     want, skipped = gated_frames(a, frames)
     assert skipped, "the gate skipped no frame: a stale history could not show"
-    workers = 2 if engine == "stages-2" else 1
-    b = cortex.compile(cortex.parse(chained_leading()), mode="balanced", weights=GATES["auto"], passes=passes("balanced"),
-                       workers=workers)
+    b = cortex.compile(cortex.parse(chained_leading()), mode="balanced", weights=GATES["auto"], passes=passes("balanced"))
+    b.stage_threads = 2 if engine == "stages-2" else 1
     assert_same(CHAINED_RUNS[engine](b, frames), want)
     assert_same_state(b.state, a.state)

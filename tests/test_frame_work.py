@@ -165,7 +165,7 @@ def test_every_engine_gives_the_bytes_it_gave_before_the_passes(mode, gate):
     assert_same(sequential(new, frames), want)
     new.reset()
     assert_same(list(new.run_video(frames, workers=2, window=5)), want)
-    staged = reducing(mode, gate, workers=2)
+    staged = reducing(mode, gate, stage_threads=2)
     assert_same(sequential(staged, frames), want)
 
 

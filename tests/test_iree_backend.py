@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from helpers.numerics import ACCUMULATED, REORDERED, assert_f32_close
 from helpers.pipelines import EVERY_RUN_ON_IREE, SMALL, small_l2_text
-from helpers.scheduling import MODES, assert_same, assert_same_state, frames_of, passes, sequential
+from helpers.scheduling import MODES, assert_same, assert_same_state, frames_of, passes, sequential, with_stage_threads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -659,7 +659,7 @@ def test_l2_on_iree_every_engine_equals_its_sequential_run(l2_pairs, frames60):
     b = cortex.compile(module, mode=mode, passes=passes(mode), backend="iree")
     assert_same(list(b.run_video(frames60, workers=3)), want)
     assert_same_state(b.state, a.state)
-    c = cortex.compile(module, mode=mode, passes=passes(mode), backend="iree", workers=2)
+    c = with_stage_threads(cortex.compile(module, mode=mode, passes=passes(mode), backend="iree"), 2)
     assert_same([c(f) for f in frames60], want)
 
 
@@ -679,10 +679,11 @@ def test_l2_on_iree_ray_equals_sequential(frames60, local_ray):
 @pytest.mark.slow
 @needs_iree
 def test_profile_at_compile_time_carries_over_to_the_split_program(frames60):
-    """Regression: cortex-run compiles with profile=True; on IREE the calls run the split program, whose
+    """Regression: cortex-run profiles a compiled program; on IREE the calls run the split program, whose
     profile was empty (the flag was set on the whole entry before the split took over)."""
     mode = "balanced"
-    compiled = cortex.compile(cortex.parse(small_l2_text()), mode=mode, passes=passes(mode), backend="iree", profile=True)
+    compiled = cortex.compile(cortex.parse(small_l2_text()), mode=mode, passes=passes(mode), backend="iree")
+    compiled.profiling = True
     assert compiled.calls_split and compiled.profiling
     for frame in frames60[:2]:
         compiled(frame)

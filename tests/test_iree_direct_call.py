@@ -98,9 +98,9 @@ def test_profiling_and_workers_take_the_full_path(compiled, boundary_entries):
     finally:
         iree.profiling = False
     assert boundary_entries[0] == 1
-    iree.workers = 2
+    iree.stage_threads = 2
     try:
         np.testing.assert_array_equal(iree(x)[0], want)
     finally:
-        iree.workers = 1
+        iree.stage_threads = 1
     assert boundary_entries[0] == 2

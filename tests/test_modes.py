@@ -272,7 +272,9 @@ def test_reference_modes_equal_single_mode_references():
 
 
 def test_profiles_attribute_time_per_mode():
-    compiled = cortex.compile(TRAIL, modes=["power_save", "motion"], profile=True).specialize(SHAPE)
+    generic = cortex.compile(TRAIL, modes=["power_save", "motion"])
+    generic.profiling = True
+    compiled = generic.specialize(SHAPE)
     for frame, mode in zip(FRAMES[:5], ["power_save", "motion", "motion", "power_save", "power_save"]):
         compiled(frame, mode=mode)
     profiles = compiled.profiles()

@@ -31,7 +31,7 @@ def programs(tmp_path_factory):
     today = cortex.compile(cortex.parse(small_l2_text()), passes=passes("balanced"))
     path = tmp_path_factory.mktemp("old") / "old.cortex"
     path.write_bytes(saved_without_delayed_stages(today.program.to_bytes()))
-    return today, cortex.load(path, workers=2)
+    return today, cortex.load(path, stage_threads=2)
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers.numerics import REORDERED, assert_f32_close
-from helpers.scheduling import snapshot, vandalise
+from helpers.scheduling import snapshot, vandalise, with_stage_threads
 
 import cortex
 from cortex.video.synthetic import SyntheticVideo
@@ -36,8 +36,8 @@ func.func @main(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tenso
 RUNNERS = {
     "reference": cortex.reference,
     "compiled": cortex.compile,
-    # concurrent stages (workers > 1): the frame split's code path per call
-    "compiled-stages": lambda module, **kw: cortex.compile(module, workers=2, **kw),
+    # concurrent stages (stage_threads > 1): the frame split's code path per call
+    "compiled-stages": lambda module, **kw: with_stage_threads(cortex.compile(module, **kw), 2),
 }
 
 

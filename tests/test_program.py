@@ -83,7 +83,7 @@ def assert_round_trip(compiled, path, video) -> None:
     loaded.reset()
     same(list(loaded.run_video(video, workers=2)), want)
     same_state(loaded.state, compiled.state)
-    staged = cortex.load(path, workers=3)
+    staged = cortex.load(path, stage_threads=3)
     same([staged(f) for f in video], want)
     same_state(staged.state, compiled.state)
 
@@ -169,7 +169,7 @@ def test_split_false_leaves_the_splits_out_and_says_so():
     assert compiled.program.split is None and set(compiled.program.executables) == {"entry"}
     with pytest.raises(CortexError, match="compiled with split=False"):
         list(compiled.run_video(frames(2), workers=2))
-    compiled.workers = 2
+    compiled.stage_threads = 2
     with pytest.raises(CortexError, match="compiled with split=False"):
         compiled(frames(1)[0])
 

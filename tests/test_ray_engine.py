@@ -121,7 +121,9 @@ def test_every_engine_reports_every_value_of_every_frame_alike(local_ray, gate):
         assert expose_blur_gate(module, "l2_frame")
         scene = expose_scene_change(module, function_named(module, "l2_frame"))
         assert scene is not None and scene.index == 5
-        return cortex.compile(module, mode="balanced", passes=passes("balanced"), weights=GATES[gate], workers=workers)
+        compiled = cortex.compile(module, mode="balanced", passes=passes("balanced"), weights=GATES[gate])
+        compiled.stage_threads = workers
+        return compiled
 
     frames = frames_of(SMALL)
     want = sequential(probed(), frames)

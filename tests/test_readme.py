@@ -55,8 +55,9 @@ def test_profile_says_how_when_off_and_reports_when_on():
     frame = __import__("numpy").zeros((64, 64, 3), "uint8")
     off = cortex.compile(module, mode="balanced")
     off(frame)
-    assert "profile=True" in str(off.profile()) and not off.profile()
-    on = cortex.compile(module, mode="balanced", profile=True)
+    assert "compiled.profiling = True" in str(off.profile()) and not off.profile()
+    on = cortex.compile(module, mode="balanced")
+    on.profiling = True
     on(frame)
     profile = on.profile()
     assert profile.frames == 1 and profile and "gray" in str(profile)

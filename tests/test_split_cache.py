@@ -34,7 +34,7 @@ def test_calls_with_workers_after_frames_in_flight(reference):
     frames, want, state = reference
     pipeline = fresh()
     got = list(pipeline.run_video(frames[:FRAMES], workers=2))
-    pipeline.workers = 2
+    pipeline.stage_threads = 2
     got += sequential(pipeline, frames[FRAMES:])
     assert_same(got, want)
     assert_same_state(pipeline.state, state)
@@ -44,7 +44,7 @@ def test_calls_with_workers_after_frames_in_flight(reference):
 def test_frames_in_flight_after_calls_with_workers(reference):
     frames, want, state = reference
     pipeline = fresh()
-    pipeline.workers = 2
+    pipeline.stage_threads = 2
     got = sequential(pipeline, frames[:FRAMES])
     got += list(pipeline.run_video(frames[FRAMES:], workers=2))
     assert_same(got, want)

@@ -88,7 +88,8 @@ def test_no_stages_is_no_work():
 
 # ---------------------------------------------------------------- the L2 frame's graph
 
-STAGED = cortex.compile(cortex.parse(small_l2_text()), passes=passes("balanced"), workers=2)
+STAGED = cortex.compile(cortex.parse(small_l2_text()), passes=passes("balanced"))
+STAGED.stage_threads = 2
 
 
 def producers(split) -> dict[str, set[str]]:
@@ -136,7 +137,7 @@ def without_delayed_stages(data: bytes) -> bytes:
 def test_a_program_saved_without_delayed_stages_runs_that_part_whole(tmp_path):
     path = tmp_path / "old.cortex"
     path.write_bytes(without_delayed_stages(STAGED.program.to_bytes()))
-    old = cortex.load(path, workers=2)
+    old = cortex.load(path, stage_threads=2)
     assert old.program.frame_split().delayed_stages == () and not old.loaded_split(stages=True).delayed_stages
     frames = frames_of(SMALL, 12)
     STAGED.reset()

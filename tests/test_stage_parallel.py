@@ -1,4 +1,4 @@
-"""cortex.compile(..., workers=N): one frame's independent stages at once, the sequential call's exact values.
+"""compiled.stage_threads = N: one frame's independent stages at once, the sequential call's exact values.
 
 Also the stage split itself: one function per stage, each gated stage with
 its own copy of the blur gate. No timing here (benchmarks/bench_schedule.py).
@@ -31,8 +31,10 @@ from cortex.passes.frame_split import split_entry
 from cortex.passes.stage_split import split_stages
 
 
-def staged(text, mode="balanced", workers=2):
-    return cortex.compile(cortex.parse(text), mode=mode, passes=passes(mode), workers=workers)
+def staged(text, mode="balanced", threads=2):
+    compiled = cortex.compile(cortex.parse(text), mode=mode, passes=passes(mode))
+    compiled.stage_threads = threads
+    return compiled
 
 
 def stage_threads():
@@ -79,7 +81,7 @@ def test_concurrent_stages_equal_the_sequential_call(mode):
     before = stage_threads()
     assert_same([b(f) for f in frames], sequential(a, frames))
     assert_same_state(b.state, a.state)
-    started, workers = stage_threads() - before, b.workers
+    started, workers = stage_threads() - before, b.stage_threads
     del b
     assert_threads_end(started, workers)
 
@@ -90,7 +92,8 @@ def test_concurrent_stages_with_extra_states_and_runtime_weights():
     for specialise in (True, False):
         p = passes("motion") if specialise else None
         a = cortex.compile(cortex.parse(with_extra_states()), mode="motion", passes=p)
-        b = cortex.compile(cortex.parse(with_extra_states()), mode="motion", passes=p, workers=3)
+        b = cortex.compile(cortex.parse(with_extra_states()), mode="motion", passes=p)
+        b.stage_threads = 3
         assert_same([b(f) for f in frames], sequential(a, frames))
         assert_same_state(b.state, a.state)
 
@@ -102,7 +105,7 @@ def test_any_worker_count_gives_the_sequential_values(workers, start, n):
     a, b = SEQUENTIAL, STAGED
     a.reset()
     b.reset()
-    b.workers = workers
+    b.stage_threads = workers
     assert_same([b(f) for f in frames], sequential(a, frames))
     assert_same_state(b.state, a.state)
 
@@ -133,14 +136,15 @@ def test_a_failing_stage_stops_the_call_with_its_name():
     b.reset()
     SEQUENTIAL.reset()
     assert_same([b(frame)], sequential(SEQUENTIAL, [frame]))  # the next call runs whole again
-    started, workers = stage_threads() - before, b.workers
+    started, workers = stage_threads() - before, b.stage_threads
     del b
     assert_threads_end(started, workers)
 
 
-def test_workers_must_be_a_positive_integer():
-    with pytest.raises(CortexError, match="workers must be a whole number from 1 to 4096, got 0"):
-        cortex.compile(cortex.parse(small_l2_text()), workers=0)
+def test_stage_threads_must_be_a_positive_integer():
+    with pytest.raises(CortexError, match="stage_threads must be a whole number from 1 to 4096, got 0"):
+        SEQUENTIAL.stage_threads = 0
+    assert SEQUENTIAL.stage_threads == 1
 
 
 @pytest.mark.slow
@@ -158,11 +162,13 @@ def test_stateless_tensor_graphs_run_staged_and_frame_parallel(name):
 
     spec = EXAMPLES[name]
 
-    def build(workers=1):
-        return cortex.compile(cortex.parse(spec.text()), entry=spec.entry, mode=None, weights={}, workers=workers)
+    def build(threads=1):
+        compiled = cortex.compile(cortex.parse(spec.text()), entry=spec.entry, mode=None, weights={})
+        compiled.stage_threads = threads
+        return compiled
 
     inputs = [spec.make_inputs(i) for i in range(5)]
     want = [build()(*x) for x in inputs]
     assert_same(list(build().run_video(inputs, workers=2)), want)
-    staged_graph = build(workers=2)
+    staged_graph = build(threads=2)
     assert_same([staged_graph(*x) for x in inputs], want)

@@ -53,7 +53,8 @@ def gated_text(then: list[tuple[str, str | None]], other: list[tuple[str, str | 
 
 
 def calls(text: str, workers: int) -> list:
-    compiled = cortex.compile(cortex.parse(text), entry="f", mode=None, weights={}, workers=workers)
+    compiled = cortex.compile(cortex.parse(text), entry="f", mode=None, weights={})
+    compiled.stage_threads = workers
     return [compiled(x, c) for x in INPUTS for c in (1, 0)]
 
 

@@ -45,7 +45,7 @@ def start(entry: str, program: str, *args: str) -> tuple[str, list[str], object]
     [
         ("cortex_run", "cortex-run", ("--help",), "usage: cortex-run"),
         ("cortex_run", "cortex-run", ("--version",), "cortex-run "),
-        ("cortex_run", "cortex-run", ("--backend", "reference", "--version"), "; backend reference)"),
+        ("cortex_run", "cortex-run", ("--runner", "reference", "--version"), "; backend reference)"),
         ("cortex_opt", "cortex-opt", ("--version",), "cortex-opt "),
     ],
 )

@@ -2,7 +2,7 @@
 
     cortex-run                                  # bundled pipeline, synthetic video
     cortex-run clip.mp4 --mode power_save --frames 120 --overlay heat.mkv
-    cortex-run --backend reference --scores-jsonl scores.jsonl
+    cortex-run --runner reference --scores-jsonl scores.jsonl
 
 The pipeline is `examples/l2_pipeline.mlir` unless `--pipeline` names
 another file. A shape-generic pipeline (`tensor<?x?x3xui8>` frames, as the
@@ -47,7 +47,7 @@ from cortex.tools.live_run import check_live_arguments, check_live_run, live_fra
 from cortex.tools.outputs import STDOUT, Outputs, check_output_paths
 from cortex.tools.report import dce_summary
 from cortex.tools.requests import ModedRun, plan_from_args
-from cortex.tools.run_args import BACKENDS, DEVICES, ENTRY, build_parser
+from cortex.tools.run_args import DEVICES, ENTRY, RUNNERS, backend_of, build_parser
 from cortex.tools.run_summary import RunClock, RunSummary, library_threads, process_start
 from cortex.video.live import is_live
 from cortex.video.source import Seconds, parse_position
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from cortex.tools.run_steps import RunSteps
     from cortex.video.source import VideoSource
 
-__all__ = ["BACKENDS", "BUNDLED_PIPELINE", "DEVICES", "ENTRY", "build_parser", "main", "run_one"]
+__all__ = ["BUNDLED_PIPELINE", "DEVICES", "ENTRY", "RUNNERS", "build_parser", "main", "run_one"]
 
 BUNDLED_PIPELINE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
 SYNTHETIC_SIZE = DEFAULT_SIZE
@@ -177,25 +177,25 @@ def dce_report(args, module: ModuleOp, measured: StageTimes, frames: int, frame_
     any `--passes`) never executed them, so the unspecialised pipeline on
     the same backend is profiled on the first `--dce-frames` frames.
     """
-    from cortex.frame_runners import UNSPECIALISED, make_backend
+    from cortex.frame_runners import UNSPECIALISED, make_runner
     from cortex.passes.dce import eliminate_dead_nodes
 
     removed = eliminate_dead_nodes(module.clone(), args.mode).names
     if not removed:
         return dce_summary(args.mode, removed, {}, None)
-    if getattr(source, "live", False) and not (args.backend == "reference" and not args.passes):
+    if getattr(source, "live", False) and not (args.runner == "reference" and not args.passes):
         return f"{dce_summary(args.mode, removed, {}, None)} [not priced: a live source is read once]"
-    if args.backend == "reference" and not args.passes:
+    if args.runner == "reference" and not args.passes:
         return dce_summary(args.mode, removed, measured.ms_per_frame(frames), 1e3 * frame_seconds / max(frames, 1))
     if args.dce_frames <= 0:
         return dce_summary(args.mode, removed, {}, None)
-    unspecialised = make_backend(
-        args.backend, module, args.entry, args.mode, UNSPECIALISED[args.backend], gate_inputs(args.blur_threshold),
+    unspecialised = make_runner(
+        backend_of(args), module, args.entry, args.mode, UNSPECIALISED[backend_of(args)], gate_inputs(args.blur_threshold),
         args.post_passes, device=args.device,
     )
     n, seconds, _ = run_frames(unspecialised, itertools.islice(source, args.dce_frames), None)
     line = dce_summary(args.mode, removed, unspecialised.stage_times().ms_per_frame(n), 1e3 * seconds / max(n, 1))
-    return f"{line} [unspecialised {args.backend} pipeline, {n} frames]"
+    return f"{line} [unspecialised {unspecialised.name} pipeline, {n} frames]"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -307,8 +307,8 @@ def check_device(args: argparse.Namespace) -> None:
     """--device names a device the backend can run on (before compiling for it)."""
     if args.device == "cpu":
         return
-    if args.backend not in COMPILED_BACKENDS:
-        raise CortexError(f"--device {args.device} needs a compiled backend, not --backend {args.backend}")
+    if args.runner == "reference":
+        raise CortexError(f"--device {args.device} needs a compiled backend, not --runner reference")
     try:
         COMPILED_BACKENDS[args.backend].check_device(args.device)
     except CortexError as e:
@@ -358,7 +358,7 @@ def frame_loop(args: argparse.Namespace, prep: Prepared, backend, runner, output
 
 def run_one(args: argparse.Namespace) -> int:
     """One video through the pipeline."""
-    from cortex.frame_runners import make_backend, run_pipeline_text
+    from cortex.frame_runners import make_runner, run_pipeline_text
     from cortex.tools.run_native import print_native_preview, warn_if_nothing_native
 
     # End to end: as a program, the first video's clock starts with the process (imports count);
@@ -371,11 +371,11 @@ def run_one(args: argparse.Namespace) -> int:
     clock.compile_start = time.perf_counter()
     check_device(args)
     if args.print_pipeline:
-        print(prep.steps.text(run_pipeline_text(args.backend, args.entry, args.mode, args.passes, weights,
+        print(prep.steps.text(run_pipeline_text(backend_of(args), args.entry, args.mode, args.passes, weights,
                                                args.post_passes, device=args.device)))
         print_native_preview(args, prep, weights)
         return 0
-    backend = make_backend(args.backend, prep.probed_module, args.entry, args.mode, args.passes, weights,
+    backend = make_runner(backend_of(args), prep.probed_module, args.entry, args.mode, args.passes, weights,
                            args.post_passes, device=args.device, modes=args.requests.modes)
     if args.requests.modes is not None:
         backend = ModedRun(backend, args.requests)

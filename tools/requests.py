@@ -300,7 +300,7 @@ def plan_from_args(args: Any, known: Sequence[str]) -> RequestPlan:
     args.requested_mode = requested
     args.requests = plan_requests(requested, args.modes, args.mode_schedule, args.target_fps, known)
     args.mode = args.requests.default
-    if args.requests.modes is not None and args.passes and args.backend != "reference":
+    if args.requests.modes is not None and args.passes and args.runner != "reference":
         raise CortexError("--passes replaces the mode specialisation, so a compiled backend cannot build a variant "
                           "per mode with it: drop --passes, or run one mode")
     if requested == "auto":  # each frame's mode follows the frames before it: one frame at a time

@@ -9,9 +9,11 @@ dialect: `cortex-run --help` and `--version` answer without them.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 
 from cortex.backends.backend import BACKENDS as COMPILED_BACKENDS
+from cortex.deprecation import renamed_message
 from cortex.semantics.modes import DEFAULT_ENTRY as ENTRY
 from cortex.semantics.modes import DEFAULT_MODE, MODES
 from cortex.tools import parallel_run
@@ -20,8 +22,8 @@ from cortex.tools.versions import VersionAction
 from cortex.video.live import PIX_FMTS
 from cortex.video.overlay import SCALES
 
-BACKENDS = (*COMPILED_BACKENDS, "reference")
-"""--backend: every compiled backend, and the reference interpreter."""
+RUNNERS = ("compiled", "reference")
+"""--runner: the program `--backend` compiles, or the reference interpreter (no backend)."""
 DEVICES = tuple(dict.fromkeys(device for b in COMPILED_BACKENDS.values() for device in b.devices))
 
 Group = argparse._ActionsContainer  # a parser or one of its argument groups
@@ -55,6 +57,23 @@ No output may lie inside the --encoded or --overlay folder; frame_NNNNN files
 there that the run did not write (an earlier run's) are removed at its end.
 A run that processes no frame (--start past the end) exits 1.
 """
+
+
+class BackendAction(argparse.Action):
+    """--backend; its former value `reference` (the reference interpreter is no backend) still works for one
+    release: a warning on stderr, and the run is `--runner reference`."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if values == "reference":
+            print(f"warning: {renamed_message('--backend reference', '--runner reference')}", file=sys.stderr)
+            namespace.runner = "reference"
+            return
+        setattr(namespace, self.dest, values)
+
+
+def backend_of(args: argparse.Namespace) -> str | None:
+    """The backend a run compiles for: `--backend`, or None under `--runner reference` (the interpreter)."""
+    return None if args.runner == "reference" else str(args.backend)
 
 
 def blur_threshold(text: str) -> str:
@@ -113,8 +132,12 @@ def add_pipeline_arguments(g: Group) -> None:
         "--blur-threshold", type=blur_threshold, default="auto", metavar="auto|X",
         help="the blur gate: auto (relative to the video's own recent sharpness) or a fixed sharpness X (default: auto)",
     )
-    g.add_argument("--backend", choices=BACKENDS, default="numpy",
-                   help="numpy (compiled), iree (compiled to native code: pip install 'cortex[iree]') or reference "
+    g.add_argument("--runner", choices=RUNNERS, default="compiled",
+                   help="compiled: the program --backend makes; reference: the reference interpreter, no backend "
+                        "(default: compiled)")
+    g.add_argument("--backend", choices=(*COMPILED_BACKENDS, "reference"), default="numpy", action=BackendAction,
+                   metavar="{" + ",".join(COMPILED_BACKENDS) + "}",
+                   help="what compiles the pipeline: numpy, or iree (native code: pip install 'cortex[iree]') "
                         "(default: numpy)")
     g.add_argument("--device", choices=DEVICES, default="cpu",
                    help="where the backend runs: cuda with --backend iree (default: cpu)")

@@ -40,12 +40,12 @@ def print_native_preview(args: argparse.Namespace, prep: Any, weights: dict[str,
     and what went native, on stderr (standard output keeps the one pipeline line)."""
     from cortex.backends.backend import BACKENDS
     from cortex.backends.record import no_native_parts
-    from cortex.frame_runners import make_backend
+    from cortex.frame_runners import make_runner
 
     record = BACKENDS.get(args.backend)
-    if record is None or record.native is no_native_parts:
+    if args.runner == "reference" or record is None or record.native is no_native_parts:
         return
-    backend = make_backend(args.backend, prep.probed_module, args.entry, args.mode, args.passes, weights,
+    backend = make_runner(args.backend, prep.probed_module, args.entry, args.mode, args.passes, weights,
                            args.post_passes, device=args.device)
     warn_if_nothing_native(backend)
     for line in native_of(backend)[1:]:

@@ -53,7 +53,8 @@ class VersionAction(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         backend = getattr(namespace, "backend", None) or parser.get_default("backend")
-        print(version_line(parser.prog, backend))
+        runner = getattr(namespace, "runner", None) or parser.get_default("runner")
+        print(version_line(parser.prog, "reference" if runner == "reference" else backend))
         parser.exit()
 
 

@@ -28,8 +28,9 @@ def passes(mode):
 _PROGRAMS: dict[tuple[str, str], tuple[object, list]] = {}
 
 
-def compile_text(text, **options):
-    """`cortex.compile(cortex.parse(text), **options)`, compiled once per (text, options) in a test process.
+def compile_text(text, stage_threads=1, profile=False, **options):
+    """`cortex.compile(cortex.parse(text), **options)` with `stage_threads` and `profiling` set on it, compiled once
+    per (text, options) in a test process.
 
     The runtime's tests compile the same few pipelines dozens of times, and each compile is seconds. A
     `Program` is immutable and every `CompiledPipeline` loads its own code and state from it, so a new
@@ -37,12 +38,20 @@ def compile_text(text, **options):
     key = (text, repr(sorted((name, sorted(v.items()) if isinstance(v, dict) else v) for name, v in options.items())))
     if key in _PROGRAMS:
         program, reuse = _PROGRAMS[key]
-        pipeline = CompiledPipeline(program, workers=options.get("workers", 1), profile=options.get("profile", False))
+        pipeline = CompiledPipeline(program, stage_threads, profile)
         pipeline.temporal_reuse = list(reuse)
         return pipeline
     pipeline = cortex.compile(cortex.parse(text), **options)
     if type(pipeline) is CompiledPipeline:
         _PROGRAMS[key] = (pipeline.program, list(pipeline.temporal_reuse))
+    pipeline.stage_threads = stage_threads
+    pipeline.profiling = profile
+    return pipeline
+
+
+def with_stage_threads(pipeline, threads):
+    """`pipeline` with `stage_threads` set (one call's independent stages on that many threads)."""
+    pipeline.stage_threads = threads
     return pipeline
 
 
