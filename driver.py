@@ -31,7 +31,6 @@ from cortex.backends.backend import HOST_BACKEND, Backend, backend_named
 from cortex.backends.numpy.emitter import emit_numpy
 from cortex.deprecation import OMITTED, renamed_function, warn_renamed
 from cortex.dialects.abi import FRAME_PARTS, SPLIT_ARGS, SPLIT_RESULTS, entry_ports, wire
-from cortex.dialects.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
 from cortex.dialects.state import WeightOp
 from cortex.errors import CortexError, whole_number
 from cortex.interpreter.calling import find_entry, resolve_entry
@@ -54,6 +53,7 @@ from cortex.runtime.modes import ModeSwitch
 from cortex.runtime.pipeline import CompiledPipeline, loaded
 from cortex.runtime.program import Executable, FrameSplit, Part, Program, StateInfo, with_variants
 from cortex.runtime.threads import MAX_WORKERS
+from cortex.semantics.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
 from cortex.shape_generic import ShapeGenericPipeline
 
 

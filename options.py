@@ -27,12 +27,12 @@ import numpy as np
 from xdsl.passes import ModulePass
 
 from cortex.backends.backend import backend_named, check_device
-from cortex.dialects.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
 from cortex.errors import CortexError
 from cortex.interpreter.calling import weights_for_call
 from cortex.passes.decompose_scene_change import PRECISIONS
 from cortex.passes.specialize_mode import weight_values_text
 from cortex.registry import parse_pipeline
+from cortex.semantics.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
 
 Precision = Literal["f32", "f64"]
 """The float types scene change can be computed in (`cortex.passes.decompose_scene_change.PRECISIONS`)."""

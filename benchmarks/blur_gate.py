@@ -15,7 +15,7 @@ import argparse
 import statistics
 
 import cortex
-from cortex.dialects.modes import BLUR_AUTO
+from cortex.semantics.modes import BLUR_AUTO
 from cortex.video.synthetic import SyntheticVideo
 
 GATE_OPS = ("sharpness_median", "new_history")  # the window ops' origins (result names) in the L2 pipeline

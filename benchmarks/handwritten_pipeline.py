@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cortex.dialects.modes import mode_weights
 from cortex.semantics import vision_kernels as vk
+from cortex.semantics.modes import mode_weights
 
 BLUR_THRESHOLD = 100.0
 

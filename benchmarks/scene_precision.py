@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 
 import cortex
-from cortex.dialects.modes import BLUR_AUTO
 from cortex.examples import SCENE_ONLY
 from cortex.semantics import defaults as D
+from cortex.semantics.modes import BLUR_AUTO
 from cortex.video.source import open_video
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,7 +1,7 @@
 """The lowered-module ABI: what the lowering writes and the backends, runtime and graph view read.
 
 The plain facts -- the attribute names, `Port`/`ValueSpec`, the wiring keys
--- live once in `cortex.semantics.abi`, below the runtime, which reads saved
+-- live once in `cortex.semantics.abi_facts`, below the runtime, which reads saved
 programs without xDSL; this module re-exports them and adds what needs the
 IR: the encoding of an extern's properties and the entry function's ports.
 It sits with the dialect because the passes that read lowered modules
@@ -69,7 +69,7 @@ from xdsl.ir import Attribute
 from xdsl.irdl import IRDLOperation
 
 from cortex.errors import CortexError
-from cortex.semantics.abi import (
+from cortex.semantics.abi_facts import (
     EXTERN,
     FRAME_PARTS,
     ORIGIN,

@@ -1,26 +1,9 @@
-"""The mode table, as the dialect side names it: it lives in `cortex.semantics.modes` (no xDSL), which
-the tools read without loading the dialect (`cortex-run --help` lists the modes)."""
+"""Former path of the mode table, kept for one release: it has one home, `cortex.semantics.modes` (no xDSL),
+which the dialect, the passes and the tools import. Reading a name here warns and gives that module's."""
 
-from cortex.semantics.modes import (
-    BLUR_AUTO,
-    DEFAULT_ENTRY,
-    DEFAULT_MODE,
-    INPUT_DEFAULTS,
-    MODES,
-    UnknownModeError,
-    is_weight,
-    load_modes,
-    mode_weights,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "BLUR_AUTO",
-    "DEFAULT_ENTRY",
-    "DEFAULT_MODE",
-    "INPUT_DEFAULTS",
-    "MODES",
-    "UnknownModeError",
-    "is_weight",
-    "load_modes",
-    "mode_weights",
-]
+from cortex.deprecation import moved_module
+
+if not TYPE_CHECKING:
+    __getattr__ = moved_module(__name__, "cortex.semantics.modes")

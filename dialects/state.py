@@ -100,7 +100,7 @@ class WeightOp(NamedOp):
 
     A runtime input: `cortex-specialize-mode` replaces the mode table's weights by constants; the
     blur gate's `blur_threshold` and `blur_fraction` stay runtime inputs (defaults in
-    `cortex.dialects.modes.INPUT_DEFAULTS`).
+    `cortex.semantics.modes.INPUT_DEFAULTS`).
     """
 
     name = "cortex.weight"

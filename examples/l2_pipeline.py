@@ -16,7 +16,7 @@ The blur gate skips scoring when
     sharpness < max(blur_threshold, blur_fraction · median(sharpness_history))
 
 with `blur_threshold` and `blur_fraction` runtime inputs (`cortex.weight`,
-defaults in `cortex.dialects.modes.INPUT_DEFAULTS`: 100 and 0, the original
+defaults in `cortex.semantics.modes.INPUT_DEFAULTS`: 100 and 0, the original
 fixed gate) and `sharpness_history` a state holding the last
 `SHARPNESS_WINDOW` sharpness values (`cortex.window_push`,
 `cortex.window_median`: compilable ops, so the adaptive gate is IR like
@@ -37,7 +37,6 @@ from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
 from cortex.dialects.base import tensor, ui8
-from cortex.dialects.modes import DEFAULT_ENTRY, INPUT_DEFAULTS
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.dialects.vision import (
     BlurDetectorOp,
@@ -56,6 +55,7 @@ from cortex.dialects.window import WindowMedianOp, WindowPushOp
 from cortex.errors import CortexError
 from cortex.ir import verify_located
 from cortex.semantics import defaults as D
+from cortex.semantics.modes import DEFAULT_ENTRY, INPUT_DEFAULTS
 
 ENTRY = DEFAULT_ENTRY
 TERMS = ("center_crop", "text_roi", "saliency_dft", "motion_map")

@@ -18,10 +18,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
 from cortex.dialects.abi import ValueSpec, value_spec
-from cortex.dialects.modes import INPUT_DEFAULTS, UnknownModeError, mode_weights
 from cortex.errors import CortexError
 from cortex.ir import function_named, functions
 from cortex.runtime import values
+from cortex.semantics.modes import INPUT_DEFAULTS, UnknownModeError, mode_weights
 
 
 def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:

@@ -29,12 +29,12 @@ from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
 from cortex.dialects import ALL_OPS
-from cortex.dialects.modes import DEFAULT_ENTRY, DEFAULT_MODE
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.errors import CortexError
 from cortex.interpreter.calling import check_value, find_entry, initial_zeros, weights_for_call
 from cortex.ir import parse, verify_located
 from cortex.semantics.kernels import FLOAT_ERRORS, KERNELS, run_kernel
+from cortex.semantics.modes import DEFAULT_ENTRY, DEFAULT_MODE
 
 OpTimer = Callable[[Operation, float], None]
 

@@ -20,9 +20,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cortex.dialects import BlurDetectorOp
-from cortex.dialects.modes import DEFAULT_ENTRY
 from cortex.errors import CortexError
 from cortex.ir import function_named
+from cortex.semantics.modes import DEFAULT_ENTRY
 
 EXPOSED = ("sharpness", "blurred", "threshold")
 """What the extra results are, in order: the blur detector's f32, the gate's i1 condition, the f32 it is compared with."""

@@ -37,7 +37,6 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from cortex.dialects.abi import FRAME_PARTS, wire
-from cortex.dialects.modes import DEFAULT_ENTRY
 from cortex.dialects.state import StateOp, UpdateStateOp
 from cortex.passes.outlining import (
     FrameSplitError,
@@ -53,6 +52,7 @@ from cortex.passes.outlining import (
     replace_function,
 )
 from cortex.passes.state_analysis import StateClass, classify_states, entry_block, states_of
+from cortex.semantics.modes import DEFAULT_ENTRY
 
 PART_ATTR = "cortex.frame_split"
 """On each part: its name ("delayed", "parallel", "recurrence", "tail")."""

@@ -35,13 +35,13 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
-from cortex.dialects.modes import INPUT_DEFAULTS, load_modes, mode_weights
 from cortex.dialects.state import StateOp, UpdateStateOp
 from cortex.errors import CortexError
 from cortex.passes.canonicalize import canonicalize
 from cortex.passes.outlining import backward_slice
 from cortex.passes.specialize_mode import SpecializeModeError, specialize_weights
 from cortex.passes.state_analysis import classify_states
+from cortex.semantics.modes import INPUT_DEFAULTS, load_modes, mode_weights
 
 REPORT_PREFIX = "[mode_states]"
 ATTRIBUTE = "cortex.across_modes"

@@ -46,9 +46,9 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from cortex.dialects.base import shape_of, ui8
-from cortex.dialects.modes import DEFAULT_MODE
 from cortex.errors import CortexError
 from cortex.interpreter.calling import entry_function
+from cortex.semantics.modes import DEFAULT_MODE
 
 PROFILE_ATTR = "cortex.profile_ms"
 

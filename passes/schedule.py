@@ -38,7 +38,6 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from cortex.deprecation import renamed_attributes
-from cortex.dialects.modes import DEFAULT_ENTRY
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.errors import CortexError, whole_number
 from cortex.ir import function_named
@@ -47,6 +46,7 @@ from cortex.passes.outlining import FrameSplitError
 from cortex.passes.profile import profile_ms
 from cortex.passes.state_analysis import classify_states
 from cortex.runtime.threads import MAX_WORKERS  # one bound for the schedule and the engines it plans for
+from cortex.semantics.modes import DEFAULT_ENTRY
 
 
 @dataclass

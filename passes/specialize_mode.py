@@ -1,7 +1,7 @@
 """`cortex-specialize-mode{mode=power_save}`: runtime weights become constants.
 
 Each `cortex.weight "wX"` of the mode's row is replaced by an f32 `arith.constant` holding the
-mode's value for wX, from the built-in mode table (`cortex.dialects.modes`)
+mode's value for wX, from the built-in mode table (`cortex.semantics.modes`)
 or from a JSON file `{mode: {weight: value}}` given as `table="path.json"`
 (quoted: xDSL's pass-option syntax does not take a bare path). Runtime
 inputs every mode shares (`INPUT_DEFAULTS`: the blur gate's threshold and
@@ -28,9 +28,9 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
-from cortex.dialects.modes import INPUT_DEFAULTS, UnknownModeError, load_modes, mode_weights
 from cortex.dialects.state import WeightOp
 from cortex.errors import CortexError
+from cortex.semantics.modes import INPUT_DEFAULTS, UnknownModeError, load_modes, mode_weights
 
 
 class SpecializeModeError(PassFailedException, CortexError):

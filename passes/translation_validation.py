@@ -40,11 +40,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 
-from cortex.dialects.modes import DEFAULT_MODE, mode_weights
 from cortex.errors import CortexError
 from cortex.interpreter.calling import entry_function
 from cortex.ir import function_named
 from cortex.passes.profile import sample_inputs
+from cortex.semantics.modes import DEFAULT_MODE, mode_weights
 
 ATOL = 1e-4
 RTOL = 1e-5

@@ -1,7 +1,7 @@
 """A program's frame split, loaded: each part callable on an environment of wired values.
 
 The four parts of the frame split (`Program.split`) and the stages of its
-parallel part exchange values by wiring key (`cortex.semantics.abi.WireKey`):
+parallel part exchange values by wiring key (`cortex.semantics.abi_facts.WireKey`):
 a part reads `env[key]` for each argument key and adds `env[key] = value`
 for each result key. `LoadedSplit` also converts between the caller's values
 and the generated code's (as `CompiledPipeline.__call__` does), and knows
@@ -21,7 +21,7 @@ from cortex.runtime.executables import LoadedExecutable, load_executable
 from cortex.runtime.generated import call_generated
 from cortex.runtime.program import Part, Program
 from cortex.runtime.values import RunnerState, aliased, initial_zeros, to_caller, to_internal
-from cortex.semantics.abi import FRAME_PARTS, STAGE_KINDS, Port, WireKey, wire
+from cortex.semantics.abi_facts import FRAME_PARTS, STAGE_KINDS, Port, WireKey, wire
 
 PARTS = FRAME_PARTS
 

@@ -38,7 +38,7 @@ from cortex.runtime.profiling import PROFILING_OFF, Profile, split_fused
 from cortex.runtime.program import Program
 from cortex.runtime.threads import MAX_WINDOW, MAX_WORKERS, as_args, machine_cores, stage_pool
 from cortex.runtime.values import RunnerState, initial_zeros, to_caller
-from cortex.semantics.abi import Port
+from cortex.semantics.abi_facts import Port
 
 
 class CompiledPipeline:

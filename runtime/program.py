@@ -14,7 +14,7 @@ compiler is not even importable:
   split's four parts and the stage split's stages);
 - `entry_part`, and `split` (`FrameSplit`: the four parts and the stages),
   each `Part` naming its executable, its function there, and the wiring key
-  of each argument and result (`cortex.semantics.abi.WireKey`).
+  of each argument and result (`cortex.semantics.abi_facts.WireKey`).
 
 The file (`Program.save`, `Program.load`; `compiled.save(path)`,
 `cortex.load(path)`) is a zip archive:
@@ -70,7 +70,7 @@ from cortex.runtime.program_file import (
     read_member,
     write_file,
 )
-from cortex.semantics.abi import Port, ValueSpec, WireKey
+from cortex.semantics.abi_facts import Port, ValueSpec, WireKey
 
 STATE_KINDS = ("delayed", "leading", "recurrence", "read-only", "unclassified")
 """The state analysis's classes, and `unclassified`: a program compiled without the frame split (`split=False`)."""

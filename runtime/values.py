@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from cortex.errors import CortexError
-from cortex.semantics.abi import Port, ValueSpec
+from cortex.semantics.abi_facts import Port, ValueSpec
 
 
 def describe_type(spec: ValueSpec) -> str:

@@ -14,13 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cortex
-from cortex.dialects.modes import INPUT_DEFAULTS
 from cortex.driver import compile_program, lower, run_passes
 from cortex.examples.small_cnn import build_small_cnn, small_cnn_inputs
 from cortex.ir import to_text
 from cortex.options import COMPILE_OPTION_NAMES, CompileOptions, compile_phases, compile_pipeline_text
 from cortex.passes.specialize_mode import parse_weight_values
 from cortex.registry import parse_pipeline
+from cortex.semantics.modes import INPUT_DEFAULTS
 
 BAD_OPTIONS = [
     ({"mode": "turbo"}, "unknown mode 'turbo'"),

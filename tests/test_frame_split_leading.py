@@ -32,11 +32,11 @@ from xdsl.dialects import scf
 import cortex
 from cortex.dialects.abi import SPLIT_ARGS as ARGS_ATTR
 from cortex.dialects.abi import SPLIT_RESULTS as RESULTS_ATTR
-from cortex.dialects.modes import INPUT_DEFAULTS
 from cortex.passes.frame_split import split_entry
 from cortex.passes.schedule import render_schedule
 from cortex.passes.state_analysis import classify_states
 from cortex.runtime.threads import run_split_sequential
+from cortex.semantics.modes import INPUT_DEFAULTS
 
 
 def compiled(mode, gate, text=None):

@@ -18,9 +18,9 @@ import pytest
 from helpers.numerics import REORDERED, assert_f32_close
 
 import cortex
-from cortex.dialects.modes import mode_weights
 from cortex.examples.l2_pipeline import BLUR_THRESHOLD, TERMS, WEIGHTS
 from cortex.semantics.kernels import KERNELS
+from cortex.semantics.modes import mode_weights
 from cortex.video.synthetic import SyntheticVideo
 
 N = 60

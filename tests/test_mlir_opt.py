@@ -29,12 +29,12 @@ from cortex.backends.mlir.upstream import (
     run_with_mlir,
     verify_with_mlir_opt,
 )
-from cortex.dialects.modes import mode_weights
 from cortex.dialects.traits import External
 from cortex.driver import lower
 from cortex.ir import parse
 from cortex.passes.specialize_shapes import is_shape_generic, specialize_shapes
 from cortex.semantics import vision_kernels
+from cortex.semantics.modes import mode_weights
 
 EXAMPLES_DIR = Path(cortex.__file__).resolve().parent / "examples"
 EXAMPLE_FILES = sorted(EXAMPLES_DIR.glob("*.mlir"))

@@ -238,7 +238,7 @@ def test_an_actor_whose_node_is_killed_mid_run_is_restarted_and_nothing_is_lost(
     the spare CPU and runs its tasks again (each a function of its arguments); every frame is delivered
     once, in order, with the sequential run's bits and final state."""
     import cortex
-    from cortex.dialects.modes import BLUR_AUTO
+    from cortex.semantics.modes import BLUR_AUTO
 
     cluster.add_node(**NODE)  # the spare CPU
     frames = frames_of(SMALL, 32)  # blurred 8, 28, 29; a cut at 20

@@ -70,7 +70,7 @@ def test_ray_equals_sequential(local_ray, text, mode):
 @pytest.mark.parametrize("mode", ["balanced", "power_save"])
 def test_ray_equals_sequential_with_the_auto_gate(local_ray, mode):
     """The leading sharpness history crosses chunks exactly; actors re-compile with the gate's runtime inputs."""
-    from cortex.dialects.modes import BLUR_AUTO
+    from cortex.semantics.modes import BLUR_AUTO
 
     frames = frames_of(SMALL)
     a, b = (cortex.compile(cortex.parse(small_l2_text()), mode=mode, weights=BLUR_AUTO) for _ in range(2))
@@ -84,7 +84,7 @@ def test_the_caller_runs_no_delayed_part_on_ray(local_ray):
     """With a leading recurrence (the auto gate's history) the caller used to run the
     delayed part of every frame before handing out its chunk; now each chunk's start values come from
     the previous chunk's, chained on the actors, and the caller runs none of it (and stays exact)."""
-    from cortex.dialects.modes import BLUR_AUTO
+    from cortex.semantics.modes import BLUR_AUTO
 
     frames = frames_of(SMALL, 30)
     a, b = (cortex.compile(cortex.parse(small_l2_text()), mode="balanced", weights=BLUR_AUTO) for _ in range(2))
@@ -334,7 +334,7 @@ def test_chunks_start_from_the_last_frame_before_them(local_ray):
     """A pipeline whose only delayed input is `prev_gray` (no gate history, so nothing runs ahead on
     the caller): each chunk's first frame takes its delayed inputs from the previous chunk's LAST
     frame. Chunks of 4 put the scene cuts (20, 40) on chunk starts, and motion on every boundary."""
-    from cortex.dialects.modes import INPUT_DEFAULTS
+    from cortex.semantics.modes import INPUT_DEFAULTS
 
     frames = frames_of(SMALL, 44)
     make = lambda: cortex.compile(cortex.parse(without_gate_history()), mode="balanced", weights={
@@ -350,7 +350,7 @@ def test_chunks_start_from_the_last_frame_before_them(local_ray):
 @pytest.mark.slow
 def test_chained_leading_recurrences_on_ray(local_ray):
     """Two chained leading recurrences (tests/test_frame_split_leading.py) across chunks of 3."""
-    from cortex.dialects.modes import BLUR_AUTO
+    from cortex.semantics.modes import BLUR_AUTO
 
     frames = frames_of(SMALL, 40)
     a, b = (cortex.compile(cortex.parse(chained_leading()), mode="balanced", weights=BLUR_AUTO) for _ in range(2))

@@ -11,12 +11,12 @@ import pytest
 from helpers.numerics import REORDERED, assert_f32_close
 
 import cortex
-from cortex.dialects.modes import INPUT_DEFAULTS, MODES
 from cortex.errors import CortexError
 from cortex.examples.l2_pipeline import build_l2_pipeline
 from cortex.interpreter.reference import ReferenceRunner
 from cortex.ir import parse
 from cortex.semantics import vision_kernels as vk
+from cortex.semantics.modes import INPUT_DEFAULTS, MODES
 
 F32 = np.float32
 H, W, BLOCK = 64, 96, 32

@@ -179,3 +179,46 @@ def test_make_backend_warns_and_gives_the_runner_make_runner_gives():
     with pytest.warns(DeprecationWarning):
         compiled = frame_runners.make_backend("numpy", module, "main", None, None)
     assert isinstance(compiled, frame_runners.CompiledRun) and compiled.name == "numpy"
+
+
+# ---------------------------------------------------------------- modules with one home
+
+
+def test_the_dialects_mode_table_path_warns_and_is_the_semantics_table():
+    from cortex.semantics import modes
+
+    old = importlib.import_module("cortex.dialects.modes")
+    with pytest.warns(DeprecationWarning, match=r"cortex\.dialects\.modes\.MODES is deprecated: use cortex\.semantics\.modes\.MODES"):
+        assert old.MODES is modes.MODES
+    with pytest.warns(DeprecationWarning):
+        from cortex.dialects.modes import DEFAULT_MODE
+    assert DEFAULT_MODE == modes.DEFAULT_MODE
+    with pytest.raises(AttributeError):
+        old.NO_SUCH_NAME  # noqa: B018
+
+
+def test_the_plain_abi_facts_path_warns_and_is_abi_facts():
+    from cortex.semantics import abi_facts
+
+    old = importlib.import_module("cortex.semantics.abi")
+    with pytest.warns(DeprecationWarning, match=r"cortex\.semantics\.abi\.Port is deprecated: use cortex\.semantics\.abi_facts\.Port"):
+        assert old.Port is abi_facts.Port
+    from cortex.dialects import abi
+
+    assert abi.Port is abi_facts.Port  # the ABI on IR re-exports the facts, as before
+
+
+def test_no_module_of_the_package_imports_a_former_path():
+    import ast
+    from pathlib import Path
+
+    root = Path(cortex.__file__).parent
+    former = {"cortex.dialects.modes", "cortex.semantics.abi"}
+    found = []
+    for path in root.rglob("*.py"):
+        if path.resolve() == Path(__file__).resolve():  # this test imports the former path on purpose
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module in former:
+                found.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not found, found

@@ -18,7 +18,6 @@ from xdsl.dialects.builtin import FloatAttr, f32
 from xdsl.utils.exceptions import PassFailedException
 
 import cortex
-from cortex.dialects.modes import INPUT_DEFAULTS, MODES
 from cortex.dialects.state import WeightOp
 from cortex.driver import run_passes
 from cortex.examples.l2_pipeline import WEIGHTS
@@ -26,6 +25,7 @@ from cortex.ir import parse_module, to_text
 from cortex.passes.dce import DceReport, RemovedOp, eliminate_dead_nodes
 from cortex.passes.profile import PROFILE_ATTR
 from cortex.passes.specialize_mode import SpecializeModeError, specialize_mode
+from cortex.semantics.modes import INPUT_DEFAULTS, MODES
 from cortex.video.synthetic import SyntheticVideo
 
 SMALL = (96, 128, 32)

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cortex
-from cortex.dialects.modes import BLUR_AUTO
 from cortex.passes.expose_gate import expose_blur_gate
+from cortex.semantics.modes import BLUR_AUTO
 from cortex.semantics.window_kernels import window_median, window_push
 from cortex.video.synthetic import SyntheticVideo
 

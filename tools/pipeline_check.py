@@ -19,9 +19,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
-from cortex.dialects.modes import INPUT_DEFAULTS
 from cortex.dialects.state import WeightOp
 from cortex.errors import CortexError
+from cortex.semantics.modes import INPUT_DEFAULTS
 
 EXPECTED = "(tensor<HxWx3xui8>) -> (tensor<?xui8>, tensor<RxCxf32>, ...)"
 """What cortex-run calls: a BGR frame in; the encoded JPEG's bytes and the R x C score map out."""

@@ -312,7 +312,7 @@ def plan_from_args(args: Any, known: Sequence[str]) -> RequestPlan:
 
 
 class ModedRun:
-    """A frame runner of a multi-mode program (`frame_runners.make_backend(..., modes=)`) called as cortex-run
+    """A frame runner of a multi-mode program (`frame_runners.make_runner(..., modes=)`) called as cortex-run
     calls one, `run(frame)`: each frame in the mode `picker` says, its outputs' rows naming it
     (`outputs.mode`, once `outputs` is set), the governor fed each frame's time and the profile."""
 

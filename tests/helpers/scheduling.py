@@ -11,10 +11,10 @@ import cortex
 from cortex.dialects.abi import FRAME_PARTS as PARTS
 from cortex.dialects.abi import SPLIT_ARGS as ARGS_ATTR
 from cortex.dialects.abi import SPLIT_RESULTS as RESULTS_ATTR
-from cortex.dialects.modes import BLUR_AUTO, INPUT_DEFAULTS
 from cortex.errors import CortexError
 from cortex.interpreter.reference import CortexFunctions, ReferenceRunner
 from cortex.runtime.pipeline import CompiledPipeline
+from cortex.semantics.modes import BLUR_AUTO, INPUT_DEFAULTS
 from cortex.video.synthetic import SyntheticVideo
 
 FRAMES = 60
