@@ -50,7 +50,7 @@ from cortex.passes.translation_validation import SemanticsCallback
 from cortex.registry import PipelineError, parse_pipeline
 from cortex.reports.quant_report import QuantReport, quantize_with_report
 from cortex.runtime.modes import ModeSwitch
-from cortex.runtime.pipeline import CompiledPipeline, loaded
+from cortex.runtime.pipeline import LoadedProgram, loaded
 from cortex.runtime.program import Executable, FrameSplit, Part, Program, StateInfo, with_variants
 from cortex.runtime.threads import MAX_WORKERS
 from cortex.semantics.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
@@ -237,7 +237,7 @@ def program_states(program: Program) -> set[str]:
 
 def compile_loaded(module_or_path: ModuleOp | str | Path, options: CompileOptions | None = None, *,
                    workers: int = OMITTED, profile: bool = OMITTED,
-                   **fields: Unpack[CompileFields]) -> CompiledPipeline | ModeSwitch | ShapeGenericPipeline:
+                   **fields: Unpack[CompileFields]) -> LoadedProgram | ModeSwitch | ShapeGenericPipeline:
     """`compile_program`, loaded by the runtime: the object `cortex.compile` returns.
 
     An entry with `?` input dimensions gives a `ShapeGenericPipeline`: the same options, compiled per
@@ -271,7 +271,7 @@ def runtime_settings(where: str, workers: int, profile: bool) -> Callable[[Any],
 
 
 def compile_checked_loaded(module_or_path: ModuleOp | str | Path,
-                           options: CompileOptions) -> CompiledPipeline | ModeSwitch | ShapeGenericPipeline:
+                           options: CompileOptions) -> LoadedProgram | ModeSwitch | ShapeGenericPipeline:
     """`compile_loaded` once its options are made."""
     module = parsed(module_or_path)
     options = checked_for(module, options)  # all at once: a shape-generic compile runs later
@@ -284,7 +284,7 @@ def compile_checked_loaded(module_or_path: ModuleOp | str | Path,
     return load_checked(module, options)
 
 
-def load_checked(module: ModuleOp, options: CompileOptions) -> CompiledPipeline | ModeSwitch:
+def load_checked(module: ModuleOp, options: CompileOptions) -> LoadedProgram | ModeSwitch:
     """`compile_checked`, loaded by the runtime (`compile_loaded` once the options and the module are checked;
     a shape-generic pipeline's compile of each static shape)."""
     compilation = compile_checked(module, options)
@@ -322,13 +322,13 @@ def check_weight_values(module: ModuleOp, table: Mapping[str, float], weight_sou
 
 
 def compile_lowered(lowered: ModuleOp, entry: str | None = None, mode: str | None = None,
-                    weights: Mapping[str, float] | None = None) -> CompiledPipeline:
+                    weights: Mapping[str, float] | None = None) -> LoadedProgram:
     """A module already lowered (upstream IR, e.g. read back from `cortex-opt` output) as a runner.
 
     There is no cortex module to cut, so the program has no frame split."""
     options = CompileOptions(entry=resolve_entry(lowered, entry), mode=mode, weights=weights, split=False)
     table, source = options.weight_table()
-    return CompiledPipeline(build_program(None, lowered, table, source, options, None))
+    return LoadedProgram(build_program(None, lowered, table, source, options, None))
 
 
 def with_derivations(lowered: ModuleOp, reports: list[ReuseReport],
@@ -490,7 +490,7 @@ def compile(  # noqa: A001
     workers: int = OMITTED,
     profile: bool = OMITTED,
     **fields: Unpack[CompileFields],
-) -> CompiledPipeline | ModeSwitch | ShapeGenericPipeline:
+) -> LoadedProgram | ModeSwitch | ShapeGenericPipeline:
     """Compile a module's entry to NumPy (or `backend="iree"`: native code); same call shape as `reference`.
 
     What to compile is `options` (a `cortex.CompileOptions`) or its fields as keywords (`entry`, `mode`,

@@ -168,7 +168,7 @@ class InterpretedRun:
 
 
 class CompiledRun:
-    """The compiled NumPy backend (or IREE's, `backend="iree"`), profiled per source op (`CompiledPipeline.profile()`)."""
+    """The compiled NumPy backend (or IREE's, `backend="iree"`), profiled per source op (`LoadedProgram.profile()`)."""
 
     name = "numpy"
 

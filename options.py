@@ -4,8 +4,8 @@
 (`cortex.compile(module, options)` or the same names as keywords), `cortex-run` and the benchmarks all
 build one. It checks every option when it is made, before any IR is touched, so a mistake is reported at
 once for a static module and a shape-generic one alike (a shape-generic compile otherwise runs only on its
-first frame). What a run does with the program — how many workers, whether to profile, which engine —
-is not here: those are the runtime's (`CompiledPipeline(workers=, profile=)`, `run_video(workers=,
+first frame). What a run does with the program — its stage threads, frames in flight, profiling, engine —
+is not here: those are the runtime's (`compiled.stage_threads`, `compiled.profiling`, `run_video(workers=,
 engine=)`).
 
 `compile_pipeline_text(options)` is the pass pipeline the compile runs, in `cortex-opt -p` syntax: the

@@ -243,7 +243,7 @@ class ShapeGenericPipeline:
 
     @property
     def stage_threads(self) -> int:
-        """Threads one call runs its frame's independent stages on (`CompiledPipeline.stage_threads`), for
+        """Threads one call runs its frame's independent stages on (`LoadedProgram.stage_threads`), for
         every shape's program, compiled or to come."""
         return 1 if self._stage_threads is None else self._stage_threads
 

@@ -41,7 +41,7 @@ from timing import interleaved  # noqa: E402
 import cortex  # noqa: E402
 from cortex.driver import build_pipeline, compile_program  # noqa: E402
 from cortex.ir import make_context, parse_module, to_text  # noqa: E402
-from cortex.runtime.pipeline import CompiledPipeline  # noqa: E402
+from cortex.runtime.pipeline import LoadedProgram  # noqa: E402
 
 L2_FILE = Path(cortex.__file__).resolve().parent / "examples" / "l2_pipeline.mlir"
 CLEANUP = "canonicalize,cse,dce"
@@ -144,7 +144,7 @@ def bench_interpreter(n_ops: int, size: int, repeat: int) -> tuple[str, list[str
 
     graph = random_tensor_graph(n_ops, seed=2, size=size)  # a seed whose values stay finite and varied
     compilation = compile_program(graph, entry="graph", mode=None)
-    compiled = CompiledPipeline(compilation.program)
+    compiled = LoadedProgram(compilation.program)
     lowered = compilation.lowered  # the very IR the NumPy backend was generated from
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal((size, size)).astype(np.float32) for _ in range(len(compiled.inputs))]

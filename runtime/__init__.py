@@ -5,7 +5,7 @@ holding the entry's signature, the state layout, the weights and, per part
 of the entry (the whole entry, its frame split and stage split), the
 executable form the backend made (`executables.py`: one loader per kind;
 "numpy" is generated Python source). Everything here only loads and runs
-programs — `CompiledPipeline` (`pipeline.py`) called frame after frame, and
+programs — `LoadedProgram` (`pipeline.py`) called frame after frame, and
 one call's concurrent stages (`threads.py`) and the engines that keep
 frames in flight (`engines/`: threads, worker processes, Ray actors, one
 interface and one table, `ENGINES`), all driving the one loop of

@@ -3,7 +3,7 @@
 The BLAS calls of generated code are small (gray's 3-term product,
 saliency's matmuls): on a loaded machine OpenBLAS's worker threads spin and
 cost far more than they save (compiled saliency ran 25 times slower a 1080p
-frame). `CompiledPipeline.blas_threads` (default
+frame). `LoadedProgram.blas_threads` (default
 `BLAS_THREADS`) holds them around each plain call; the parallel engines
 limit BLAS the same way (`cortex.runtime.threads.thread_budget`).
 
@@ -26,7 +26,7 @@ import threading
 from typing import Any
 
 BLAS_THREADS = 1
-"""BLAS threads during a plain `compiled(frame)` call (`CompiledPipeline.blas_threads`)."""
+"""BLAS threads during a plain `compiled(frame)` call (`LoadedProgram.blas_threads`)."""
 
 
 class Library:

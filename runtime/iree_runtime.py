@@ -239,7 +239,7 @@ class SegmentCall:
     def exact(self, values: tuple[Any, ...]) -> tuple[np.ndarray, ...] | None:
         """The call on `values` when each already is the C-contiguous NumPy array of the argument's dtype and
         shape (nothing to convert); None, having run nothing, otherwise. A whole-graph entry's call path
-        (`CompiledPipeline.__call__`): the caller's arrays go to IREE as they are."""
+        (`LoadedProgram.__call__`): the caller's arrays go to IREE as they are."""
         if len(values) != len(self.args):
             return None
         device = self.loaded.device

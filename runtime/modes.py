@@ -6,7 +6,7 @@
     for out in compiled.run_video(frames, modes=lambda k: "motion" if k % 10 else "balanced"): ...
     compiled.frames_per_mode, compiled.profiles()
 
-`ModeSwitch` holds one runner per mode (a `CompiledPipeline` of each variant of a multi-mode `Program`,
+`ModeSwitch` holds one runner per mode (a `LoadedProgram` of each variant of a multi-mode `Program`,
 or a reference interpreter per mode: `cortex.reference(module, modes=...)`) and the named state they
 share: the state is the program's, not a variant's, so a frame continues from exactly the state the
 previous frame left whatever mode wrote it. A variant updates only the states it needs; what the others
@@ -227,7 +227,7 @@ class ModeSwitch:
 
     def _flight(self, frames: Iterator[Any], pick: Callable[[int], str], workers: int | None, engine: str,
                 options: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
-        """Frame k in `pick(k)`'s variant, frames in flight across switches (`CompiledPipeline.run_variants`);
+        """Frame k in `pick(k)`'s variant, frames in flight across switches (`LoadedProgram.run_variants`);
         each delivered frame's state merged in order, as a sequential call's would be."""
         if self._stale:  # the run starts from the exact state: what a sequential switch recomputes lazily
             self._refresh(set(self._stale))
@@ -310,7 +310,7 @@ class ModeSwitch:
 
     @property
     def stage_threads(self) -> int:
-        """Threads one call runs its frame's independent stages on (`CompiledPipeline.stage_threads`): the
+        """Threads one call runs its frame's independent stages on (`LoadedProgram.stage_threads`): the
         default mode's runner's; setting it sets every mode's."""
         return int(self.runners[self.default_mode].stage_threads)
 

@@ -4,7 +4,7 @@ The four parts of the frame split (`Program.split`) and the stages of its
 parallel part exchange values by wiring key (`cortex.semantics.abi_facts.WireKey`):
 a part reads `env[key]` for each argument key and adds `env[key] = value`
 for each result key. `LoadedSplit` also converts between the caller's values
-and the generated code's (as `CompiledPipeline.__call__` does), and knows
+and the generated code's (as `LoadedProgram.__call__` does), and knows
 which states are delayed inputs, leading recurrences, recurrences or
 read-only (`Program.states`), which is all a scheduler needs.
 """

@@ -1,4 +1,4 @@
-"""A compiled pipeline, called frame after frame: the object `cortex.compile` and `cortex.load` return.
+"""A loaded program, called frame after frame: the object `cortex.compile` and `cortex.load` return.
 
     compiled = cortex.compile(cortex.examples.L2_PIPELINE, mode="power_save")
     encoded, score = compiled(frame)        # same call shape as cortex.reference
@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cortex.deprecation import OMITTED, warn_renamed
+from cortex.deprecation import OMITTED, renamed_attributes, warn_renamed
 from cortex.errors import CortexError, whole_number
 from cortex.runtime.blas import BLAS_THREADS, blas_limit
 from cortex.runtime.engines import ENGINES, EngineRun, engine_named
@@ -41,8 +41,9 @@ from cortex.runtime.values import RunnerState, initial_zeros, to_caller
 from cortex.semantics.abi_facts import Port
 
 
-class CompiledPipeline:
-    """A program's entry function, called frame after frame.
+class LoadedProgram:
+    """A program's entry function, called frame after frame (a `Program` loaded by the runtime; its former
+    name `CompiledPipeline` still works for one release, with a DeprecationWarning).
 
     `runner(*inputs) -> tuple` (arrays; Python floats for f32 scalars),
     `runner.state` (state name → value, threaded between calls; the reference runner's names: states
@@ -68,7 +69,7 @@ class CompiledPipeline:
 
     def __init__(self, program: Program, stage_threads: int = 1, profile: bool = False, *, workers: int = OMITTED):
         if workers is not OMITTED:
-            warn_renamed("CompiledPipeline(workers=)", "stage_threads=")
+            warn_renamed("LoadedProgram(workers=)", "stage_threads=")
             stage_threads = workers
         whole_number("stage_threads" if workers is OMITTED else "workers", stage_threads, 1, MAX_WORKERS)
         self.program = program
@@ -137,18 +138,18 @@ class CompiledPipeline:
     @property
     def workers(self) -> int:
         """Deprecated: `stage_threads` (`workers` is the frames in flight of `run_video`)."""
-        warn_renamed("CompiledPipeline.workers", "stage_threads")
+        warn_renamed("LoadedProgram.workers", "stage_threads")
         return self._stage_threads
 
     @workers.setter
     def workers(self, n: int) -> None:
-        warn_renamed("CompiledPipeline.workers", "stage_threads")
+        warn_renamed("LoadedProgram.workers", "stage_threads")
         self.stage_threads = n
 
     @property
     def split_calls(self) -> bool:
         """Deprecated: `calls_split`, the saved program's name for the same fact."""
-        warn_renamed("CompiledPipeline.split_calls", "calls_split")
+        warn_renamed("LoadedProgram.split_calls", "calls_split")
         return self.calls_split
 
     @property
@@ -290,7 +291,7 @@ class CompiledPipeline:
         """
         return self._engine_run(frames, workers, engine, window, profile, engine_options)
 
-    def run_variants(self, frames: Iterable[Any], runners: Mapping[str, CompiledPipeline], mode_of: Callable[[int], str],
+    def run_variants(self, frames: Iterable[Any], runners: Mapping[str, LoadedProgram], mode_of: Callable[[int], str],
                      recompute: Iterable[str], start_state: Callable[[], dict[str, Any]],
                      hand_back: Callable[[dict[str, Any]], None], workers: int | None = None, engine: str = "threads",
                      window: int | None = None, profile: bool = False, **engine_options: Any) -> Iterator[tuple[Any, ...]]:
@@ -357,7 +358,7 @@ class NumberedFrames:
     the source sees each frame whole and in order. A bad frame ends the source
     there, so the engines finish and deliver every frame before it, exactly as
     `for f in frames: compiled(f)` would; `then_its_error` then raises
-    "frame k: ..." (`CompiledPipeline.run_video`). An exception the caller's own
+    "frame k: ..." (`LoadedProgram.run_video`). An exception the caller's own
     iterator raises (a read error) ends the source the same way: every frame read
     before it is delivered, then it is raised, unchanged (docs/running.md, "When the
     frame source fails"). Ctrl-C (what is not an `Exception`) goes through at once.
@@ -399,18 +400,18 @@ class NumberedFrames:
             raise error
 
 
-def loaded(program: Program, stage_threads: int = 1, profile: bool = False) -> CompiledPipeline | ModeSwitch:
-    """`program` ready to run: a `CompiledPipeline`, or for a multi-mode program a `ModeSwitch` over one
-    `CompiledPipeline` per variant."""
+def loaded(program: Program, stage_threads: int = 1, profile: bool = False) -> LoadedProgram | ModeSwitch:
+    """`program` ready to run: a `LoadedProgram`, or for a multi-mode program a `ModeSwitch` over one
+    `LoadedProgram` per variant."""
     if not program.variants:
-        return CompiledPipeline(program, stage_threads, profile)
+        return LoadedProgram(program, stage_threads, profile)
     recompute, reads, writes = mode_sets(program)
-    runners = {m: CompiledPipeline(v, stage_threads, profile) for m, v in program.variants.items()}
+    runners = {m: LoadedProgram(v, stage_threads, profile) for m, v in program.variants.items()}
     return ModeSwitch(runners, recompute, reads, writes, program=program)
 
 
 def load(path: str | Path, stage_threads: int = 1, profile: bool = False,
-         key: str | bytes | None = None, *, workers: int = OMITTED) -> CompiledPipeline | ModeSwitch:
+         key: str | bytes | None = None, *, workers: int = OMITTED) -> LoadedProgram | ModeSwitch:
     """A saved program (`compiled.save(path)`), ready to run: `cortex.load(path)`.
 
     A program file is code, as a pickle or a `.vmfb` is: loading runs the Python source it carries. Load
@@ -429,4 +430,7 @@ def load(path: str | Path, stage_threads: int = 1, profile: bool = False,
     return loaded(Program.load(path, key), stage_threads, profile)
 
 
-__all__ = ["ENGINES", "CompiledPipeline", "NumberedFrames", "load", "loaded"]
+if not TYPE_CHECKING:  # the former name, for one release (type checkers see only the new one)
+    __getattr__ = renamed_attributes(__name__, {"CompiledPipeline": "LoadedProgram"})
+
+__all__ = ["ENGINES", "LoadedProgram", "NumberedFrames", "load", "loaded"]

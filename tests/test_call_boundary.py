@@ -16,7 +16,7 @@ from helpers.scheduling import assert_same, frames_of
 
 import cortex
 from cortex.errors import CortexError
-from cortex.runtime.pipeline import CompiledPipeline
+from cortex.runtime.pipeline import LoadedProgram
 from cortex.runtime.program import BackendTraits, Program, document_digest
 
 
@@ -25,9 +25,9 @@ def program() -> Program:
     return cortex.compile(cortex.parse(small_l2_text()), mode="balanced").program
 
 
-def runners(program: Program) -> dict[str, CompiledPipeline]:
+def runners(program: Program) -> dict[str, LoadedProgram]:
     """The same program called three ways: whole entry, stages on two threads, and parts through run_video."""
-    return {"whole": CompiledPipeline(program), "stages": CompiledPipeline(program, stage_threads=2)}
+    return {"whole": LoadedProgram(program), "stages": LoadedProgram(program, stage_threads=2)}
 
 
 def error_of(call) -> str:
@@ -43,7 +43,7 @@ def errors(program: Program, args: tuple, state: object = None) -> set[str]:
         if state is not None:
             runner.state = state
         messages.add(error_of(lambda runner=runner: runner(*args)))
-    video = CompiledPipeline(program)
+    video = LoadedProgram(program)
     if state is not None:
         video.state = state
     messages.add(error_of(lambda: list(video.run_video([args], workers=2, engine="threads"))).removeprefix("frame 0: "))
@@ -78,7 +78,7 @@ def test_a_bad_state_gets_one_message_on_every_path(program, state, says):
 
 def test_a_wrong_state_value_gets_one_message_on_every_path(program):
     frame = frames_of((96, 128), n=1)[0]
-    good = CompiledPipeline(program).state
+    good = LoadedProgram(program).state
     name = next(k for k, v in good.items() if isinstance(v, np.ndarray))
     bad = {**good, name: np.zeros((3, 3), np.float64)}
     messages = errors(program, (frame,), bad)
@@ -91,7 +91,7 @@ def test_outputs_and_state_are_the_same_on_every_path_and_round_trip(program):
     results = {}
     for path, runner in runners(program).items():
         results[path] = ([runner(f) for f in frames[:2]], dict(runner.state))
-    video = CompiledPipeline(program)
+    video = LoadedProgram(program)
     results["parts"] = (list(video.run_video(frames[:2], workers=2)), dict(video.state))
     whole_outputs, whole_state = results["whole"]
     for outputs, state in results.values():
@@ -104,17 +104,17 @@ def test_outputs_and_state_are_the_same_on_every_path_and_round_trip(program):
     for path, runner in runners(program).items():
         runner.state = dict(whole_state)
         later[path] = [runner(f) for f in frames[2:]]
-    video = CompiledPipeline(program)
+    video = LoadedProgram(program)
     video.state = dict(whole_state)
     later["parts"] = list(video.run_video(frames[2:], workers=2))
-    straight = CompiledPipeline(program)
+    straight = LoadedProgram(program)
     want = [straight(f) for f in frames][2:]
     for outputs in later.values():
         assert_same(outputs, want)
 
 
 def test_calls_split_is_one_name_and_the_old_one_warns(program):
-    runner = CompiledPipeline(program)
+    runner = LoadedProgram(program)
     assert runner.calls_split is False  # a NumPy program calls its whole entry
     with pytest.warns(DeprecationWarning, match="calls_split"):
         assert runner.split_calls is False
@@ -145,7 +145,7 @@ def test_the_backend_is_a_typed_field_and_an_old_file_still_loads(program, tmp_p
                                            calls_split=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        runner = CompiledPipeline(legacy)
+        runner = LoadedProgram(legacy)
         assert runner.calls_blas and not runner.calls_split
     doc["meta"]["calls_blas"] = False  # what the compiler records for IREE's code
     doc.pop("sha256")
@@ -154,7 +154,7 @@ def test_the_backend_is_a_typed_field_and_an_old_file_still_loads(program, tmp_p
     with zipfile.ZipFile(old, "w") as archive:
         for name, data in members.items():
             archive.writestr(name, data)
-    assert not CompiledPipeline(Program.load(old)).calls_blas
+    assert not LoadedProgram(Program.load(old)).calls_blas
 
 
 def test_a_backend_that_splits_in_stages_runs_its_parts_as_stages(program):

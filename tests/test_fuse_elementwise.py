@@ -35,7 +35,7 @@ from cortex.linalg_opt.fuse_elementwise import (
     fuse_elementwise,
     join_origins,
 )
-from cortex.runtime.pipeline import CompiledPipeline
+from cortex.runtime.pipeline import LoadedProgram
 from cortex.video.synthetic import SyntheticVideo
 
 HAVE_MLIR = shutil.which(str(MLIR_BIN / "mlir-opt")) is not None
@@ -48,7 +48,7 @@ def fused_copy(lowered):
     return module
 
 
-def runner(lowered, entry: str, mode: str | None) -> CompiledPipeline:
+def runner(lowered, entry: str, mode: str | None) -> LoadedProgram:
     return compile_lowered(lowered, entry, mode)
 
 

@@ -290,7 +290,7 @@ def test_no_two_modules_import_each_other():
 
 def test_a_planted_cycle_is_caught(tmp_path):
     copy = _copy_package(tmp_path)
-    _plant(copy / "runtime/values.py", "    from cortex.runtime.pipeline import CompiledPipeline")
+    _plant(copy / "runtime/values.py", "    from cortex.runtime.pipeline import LoadedProgram")
     cycles = import_cycles(copy)
     assert len(cycles) == 1 and {"cortex.runtime.pipeline", "cortex.runtime.values"} <= set(cycles[0]), cycles
 

@@ -19,7 +19,7 @@ import pytest
 from cortex.backends.mlir.upstream import mlir_runner_available, run_with_mlir
 from cortex.driver import compile_lowered
 from cortex.ir import parse_module
-from cortex.runtime.pipeline import CompiledPipeline
+from cortex.runtime.pipeline import LoadedProgram
 
 NAN = np.float32(np.nan)
 A = np.array([NAN, 1.0, -2.0, NAN, 2.5, -0.5], np.float32)
@@ -90,7 +90,7 @@ func.func @scalars(%p: f32, %q: f32, %v: f32, %s: i32, %t: i32) -> (f32, f32, f3
 NAMES = ["maxnumf", "minnumf", "maximumf", "round", "remsi"]
 
 
-def compiled(text: str, entry: str) -> CompiledPipeline:
+def compiled(text: str, entry: str) -> LoadedProgram:
     return compile_lowered(parse_module(text), entry)
 
 

@@ -33,9 +33,9 @@ FRAMES = [np.full((96, 128, 3), 30 + 70 * i, np.uint8) for i in range(2)]
 
 
 def run(program: Program) -> list[list[np.ndarray]]:
-    from cortex.runtime.pipeline import CompiledPipeline
+    from cortex.runtime.pipeline import LoadedProgram
 
-    compiled = CompiledPipeline(program)
+    compiled = LoadedProgram(program)
     return [[np.asarray(r) for r in compiled(frame)] for frame in FRAMES]
 
 

@@ -14,9 +14,10 @@ import pytest
 import cortex
 from cortex import deprecation
 from cortex.runtime.modes import ModeSwitch
-from cortex.runtime.pipeline import CompiledPipeline
+from cortex.runtime.pipeline import LoadedProgram
 
 RENAMED_CLASSES = [
+    ("cortex.runtime.pipeline", "CompiledPipeline", "LoadedProgram"),
     ("cortex.passes.schedule", "Stage", "StageNode"),
     ("cortex.reports.graph_view", "Stage", "StageRow"),
     ("cortex.frame_runners", "Stage", "StageTime"),
@@ -116,17 +117,17 @@ def test_the_settings_reach_every_shape_and_every_mode():
     generic.stage_threads = 3
     assert program.stage_threads == 3 and generic.specialize((3, 4)).stage_threads == 3
     one = cortex.compile(cortex.parse(GRAPH), mode=None).program
-    switch = ModeSwitch({"a": CompiledPipeline(one), "b": CompiledPipeline(one)}, program=one)
+    switch = ModeSwitch({"a": LoadedProgram(one), "b": LoadedProgram(one)}, program=one)
     switch.stage_threads = 2
     assert [r.stage_threads for r in switch.runners.values()] == [2, 2] and switch.stage_threads == 2
 
 
 def test_compiled_workers_attribute_warns_and_is_stage_threads():
     compiled = cortex.compile(cortex.parse(GRAPH), mode=None)
-    with pytest.warns(DeprecationWarning, match=r"CompiledPipeline\.workers is deprecated: use stage_threads"):
+    with pytest.warns(DeprecationWarning, match=r"LoadedProgram\.workers is deprecated: use stage_threads"):
         compiled.workers = 2
     assert compiled.stage_threads == 2
-    with pytest.warns(DeprecationWarning, match=r"CompiledPipeline\.workers is deprecated"):
+    with pytest.warns(DeprecationWarning, match=r"LoadedProgram\.workers is deprecated"):
         assert compiled.workers == 2
 
 
@@ -137,8 +138,8 @@ def test_load_workers_warns_and_sets_stage_threads(tmp_path):
     new = cortex.load(path, stage_threads=2)
     assert old.stage_threads == new.stage_threads == 2
     assert np.array_equal(old(X)[0], new(X)[0])
-    with pytest.warns(DeprecationWarning, match=r"CompiledPipeline\(workers=\) is deprecated: use stage_threads="):
-        assert CompiledPipeline(new.program, workers=3).stage_threads == 3
+    with pytest.warns(DeprecationWarning, match=r"LoadedProgram\(workers=\) is deprecated: use stage_threads="):
+        assert LoadedProgram(new.program, workers=3).stage_threads == 3
 
 
 # ---------------------------------------------------------------- the reference interpreter is a runner, no backend

@@ -35,8 +35,8 @@ def program(module):
 
 def runners(module, program, **options):
     reused, plain = program
-    return (cortex.reference(module), cortex.runtime.pipeline.CompiledPipeline(reused, **options),
-            cortex.runtime.pipeline.CompiledPipeline(plain, **options))
+    return (cortex.reference(module), cortex.runtime.pipeline.LoadedProgram(reused, **options),
+            cortex.runtime.pipeline.LoadedProgram(plain, **options))
 
 
 def edited(gray: np.ndarray) -> np.ndarray:
@@ -125,7 +125,7 @@ def test_a_derived_name_in_the_state_is_an_error_naming_its_source(module, progr
 
 def test_a_saved_program_keeps_its_derived_states(module, program, tmp_path):
     path = program[0].save(tmp_path / "l2.cortex")
-    loaded, plain = cortex.load(path), cortex.runtime.pipeline.CompiledPipeline(program[1])
+    loaded, plain = cortex.load(path), cortex.runtime.pipeline.LoadedProgram(program[1])
     assert [p.results for p in loaded.program.derived] == [p.results for p in program[0].derived]
     loaded(FRAMES[0]), plain(FRAMES[0])
     new = edited(plain.state["prev_gray"])

@@ -1,7 +1,7 @@
 """cortex-run's parallel runner: `--workers N`, `--engine threads|ray`, several input videos.
 
 With the NumPy backend and more than one worker (or `--engine ray`), the
-frames go through `CompiledPipeline.run_video` (`cortex.runtime.engines`):
+frames go through `LoadedProgram.run_video` (`cortex.runtime.engines`):
 several frames in flight, the outputs in order and equal to the sequential
 run, so `--scores-jsonl` is the same file whatever `--workers` is. The
 summary gives frames/s; the stage table gives each stage's wall-clock and

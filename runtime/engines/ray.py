@@ -231,7 +231,7 @@ class RayFrames:
 
     def start(self, frames_chunk: list[Any]) -> RayFront:
         split, first = self.split, self.first
-        # (each frame was checked as it was read: `CompiledPipeline.run_video`'s NumberedFrames)
+        # (each frame was checked as it was read: `LoadedProgram.run_video`'s NumberedFrames)
         actor = self.actors[next(self.turn) % len(self.actors)]
         ref = self.ray.put(frames_chunk)
         # With leading recurrences (the blur gate's sharpness history) a chunk starts from their exact

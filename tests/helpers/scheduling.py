@@ -13,7 +13,7 @@ from cortex.dialects.abi import SPLIT_ARGS as ARGS_ATTR
 from cortex.dialects.abi import SPLIT_RESULTS as RESULTS_ATTR
 from cortex.errors import CortexError
 from cortex.interpreter.reference import CortexFunctions, ReferenceRunner
-from cortex.runtime.pipeline import CompiledPipeline
+from cortex.runtime.pipeline import LoadedProgram
 from cortex.semantics.modes import BLUR_AUTO, INPUT_DEFAULTS
 from cortex.video.synthetic import SyntheticVideo
 
@@ -33,16 +33,16 @@ def compile_text(text, stage_threads=1, profile=False, **options):
     per (text, options) in a test process.
 
     The runtime's tests compile the same few pipelines dozens of times, and each compile is seconds. A
-    `Program` is immutable and every `CompiledPipeline` loads its own code and state from it, so a new
+    `Program` is immutable and every `LoadedProgram` loads its own code and state from it, so a new
     pipeline over the first compile's program is what a new compile gives (a shape-generic one is not kept)."""
     key = (text, repr(sorted((name, sorted(v.items()) if isinstance(v, dict) else v) for name, v in options.items())))
     if key in _PROGRAMS:
         program, reuse = _PROGRAMS[key]
-        pipeline = CompiledPipeline(program, stage_threads, profile)
+        pipeline = LoadedProgram(program, stage_threads, profile)
         pipeline.temporal_reuse = list(reuse)
         return pipeline
     pipeline = cortex.compile(cortex.parse(text), **options)
-    if type(pipeline) is CompiledPipeline:
+    if type(pipeline) is LoadedProgram:
         _PROGRAMS[key] = (pipeline.program, list(pipeline.temporal_reuse))
     pipeline.stage_threads = stage_threads
     pipeline.profiling = profile
