@@ -17,7 +17,7 @@ workers for 2 (`CORTEX_IREE_THREADS`); the NumPy backend's BLAS through threadpo
 - cortex numpy: `cortex.onnx_backend.prepare(model)`.
 
 Models (`--models`): the small CNN, the 128x128 CNN, the small MLP, an MLP 512-1024-1024-10 at batch 1
-and 32. The first line names the CPU and its vector ISA. Outputs are checked to agree first. The L2 section times `cortex.compile(L2_PIPELINE)` frame calls on
+and 32, a MobileNet block pair (`mobilenet_block`). The first line names the CPU and its vector ISA. Outputs are checked to agree first. The L2 section times `cortex.compile(L2_PIPELINE)` frame calls on
 both backends (480x640, balanced), and the compilable stages' share from their profiles. Nothing is
 asserted; report `uptime` with the figures.
 """
@@ -61,9 +61,11 @@ BENCH_MODELS: dict[str, Callable[[], object]] = {
     "mlp": lambda: _model("mlp"),
     "mlp_b1": lambda: _mlp(1),
     "mlp_b32": lambda: _mlp(32),
+    "mobilenet_block": lambda: _model("mobilenet_block"),
 }
 """The models timed: the small CNN (1x3x16x16), the 128x128 CNN, the small MLP, and an MLP 512-1024-1024-10
-(Gemm transB + ReLU, softmax) at batch 1 and 32."""
+(Gemm transB + ReLU, softmax) at batch 1 and 32, two MobileNet blocks (depthwise 3x3 + ReLU6, pointwise 1x1 +
+ReLU6) on 1x32x56x56."""
 
 
 def cpu_isa() -> str:

@@ -11,14 +11,16 @@ op means exactly its NCHW original on transposed data:
 with to_nhwc = perm (0, 2, 3, 1), to_nchw = perm (0, 3, 1, 2) and the
 weight in HWIO (kh, kw, in, out: upstream linalg's `conv_2d_nhwc_hwcf`
 filter) = OIHW transposed by perm (2, 3, 1, 0). Properties are the NCHW
-op's (strides, pads as top/left/bottom/right, dilations, kernel_shape).
+op's (strides, pads as top/left/bottom/right, dilations, kernel_shape, and a
+conv's `group`: with g groups the weight is kH × kW × C/g × O, the filters of
+group i, columns i·O/g to (i+1)·O/g, seeing channels i·C/g to (i+1)·C/g).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, Float32Type, FloatAttr, TensorType
+from xdsl.dialects.builtin import I64, DenseArrayBase, Float32Type, FloatAttr, IntegerAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -33,7 +35,7 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
-from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, shape_of, tensor, tensor_of
+from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, i64_attr, shape_of, tensor, tensor_of
 from cortex.dialects.tensor_ops import OPERANDS_FORMAT, TENSOR_TRAITS, UNARY_FORMAT, ints, same_element
 from cortex.semantics import defaults as D
 from cortex.semantics.defaults import HWIO_TO_OIHW, TO_NCHW, TO_NHWC
@@ -63,31 +65,41 @@ class Conv2dNhwcOp(CortexOp):
     strides = prop_def(DenseArrayBase[I64], default_value=i64_array(D.STRIDES))
     pads = prop_def(DenseArrayBase[I64], default_value=i64_array(D.PADS))
     dilations = prop_def(DenseArrayBase[I64], default_value=i64_array(D.DILATIONS))
+    group = prop_def(IntegerAttr[I64], default_value=i64_attr(D.CONV_GROUP))
     result = result_def(TensorType)
     traits = traits_def(*TENSOR_TRAITS)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = OPERANDS_FORMAT
 
-    def __init__(self, x: SSAValue, weight: SSAValue, bias: SSAValue | None, strides, pads, dilations):
-        shape = self.shape(shape_of(x, "x"), shape_of(weight, "weight"), shape_of(bias, "bias") if bias else None, strides, pads, dilations)
+    def __init__(
+        self, x: SSAValue, weight: SSAValue, bias: SSAValue | None, strides, pads, dilations, group: int = D.CONV_GROUP
+    ):
+        bias_shape = shape_of(bias, "bias") if bias else None
+        shape = self.shape(shape_of(x, "x"), shape_of(weight, "weight"), bias_shape, strides, pads, dilations, group)
+        properties: dict[str, Attribute] = {
+            "strides": i64_array(strides), "pads": i64_array(pads), "dilations": i64_array(dilations)
+        }
+        if group != D.CONV_GROUP:
+            properties["group"] = i64_attr(group)
         super().__init__(
-            operands=[x, weight, bias],
-            result_types=[tensor(shape, tensor_of(x, "x").element_type)],
-            properties={"strides": i64_array(strides), "pads": i64_array(pads), "dilations": i64_array(dilations)},
+            operands=[x, weight, bias], result_types=[tensor(shape, tensor_of(x, "x").element_type)], properties=properties
         )
 
     @staticmethod
-    def shape(x, w, bias, strides, pads, dilations) -> tuple[int, ...]:
+    def shape(x, w, bias, strides, pads, dilations, group: int = D.CONV_GROUP) -> tuple[int, ...]:
         if len(x) != 4 or len(w) != 4:
             raise shapes.ShapeError(f"conv2d_nhwc expects a 4-D input (NHWC) and a 4-D weight (HWIO), got {shapes.fmt(x)} and {shapes.fmt(w)}")
-        nchw = shapes.conv2d(permute(x, TO_NCHW), permute(w, HWIO_TO_OIHW), bias, strides, pads, dilations)
+        nchw = shapes.conv2d(permute(x, TO_NCHW), permute(w, HWIO_TO_OIHW), bias, strides, pads, dilations, group)
         return permute(nchw, TO_NHWC)
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
         operands = [self.x, self.weight] + ([self.bias] if self.bias else [])
         element = same_element(self, *operands)
         bias = shape_of(self.bias, "bias") if self.bias else None
-        shape = self.shape(shape_of(self.x, "x"), shape_of(self.weight, "weight"), bias, ints(self.strides), ints(self.pads), ints(self.dilations))
+        shape = self.shape(
+            shape_of(self.x, "x"), shape_of(self.weight, "weight"), bias,
+            ints(self.strides), ints(self.pads), ints(self.dilations), self.group.value.data,
+        )
         return [tensor(shape, element)]
 
 

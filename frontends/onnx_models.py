@@ -5,7 +5,9 @@ They are what the ONNX tests and the ONNX Runtime benchmark import:
 - `cnn()`: conv-relu ×2, max-pool, conv-relu, reshape, linear (Gemm), softmax on 1×3×16×16;
 - `mlp()`: three Gemm layers with relu between, softmax, on 1×64;
 - `cnn_large()`: six conv3×3-relu to 128 channels with three max-pools, global mean, Gemm, softmax
-  on 1×3×128×128 (~0.28 GFLOP: where per-call overhead no longer hides the kernels' speed).
+  on 1×3×128×128 (~0.28 GFLOP: where per-call overhead no longer hides the kernels' speed);
+- `mobilenet_block()`: two MobileNet blocks (depthwise 3×3 + ReLU6, pointwise 1×1 + ReLU6; the second
+  depthwise strided) on 1×32×56×56, global mean, Gemm, softmax.
 
     python -m cortex.frontends.onnx_models cnn cnn.onnx    # writes a model file
 """
@@ -117,7 +119,37 @@ def cnn_large(seed: int = 0, classes: int = 10, batch: int = 1) -> onnx.ModelPro
     return _model(nodes, [x], [y], init, "cnn_large" if batch == 1 else f"cnn_large_b{batch}")
 
 
-MODELS: dict[str, Callable[..., onnx.ModelProto]] = {"cnn": cnn, "mlp": mlp, "cnn_large": cnn_large}
+def mobilenet_block(seed: int = 0, channels: int = 32, side: int = 56, classes: int = 10, batch: int = 1) -> onnx.ModelProto:
+    """1×channels×side×side → 1×classes: [depthwise 3×3 (group = channels, pad 1) + ReLU6 (Clip 0..6), pointwise
+    1×1 to twice the channels + ReLU6] twice, the second depthwise with stride 2; mean over H and W, Gemm, softmax."""
+    rng = np.random.default_rng(seed)
+    init = [numpy_helper.from_array(np.array(0.0, np.float32), "lo"), numpy_helper.from_array(np.array(6.0, np.float32), "hi")]
+    nodes, current, c = [], "x", channels
+    for i, stride in enumerate((1, 2)):
+        init += [_weights(rng, f"dw{i}", (c, 1, 3, 3), 9), _weights(rng, f"db{i}", (c,), 9),
+                 _weights(rng, f"pw{i}", (2 * c, c, 1, 1), c), _weights(rng, f"pb{i}", (2 * c,), c)]
+        nodes += [
+            helper.make_node("Conv", [current, f"dw{i}", f"db{i}"], [f"d{i}"], name=f"depthwise{i}", group=c,
+                             kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[stride, stride]),
+            helper.make_node("Clip", [f"d{i}", "lo", "hi"], [f"dr{i}"], name=f"relu6_d{i}"),
+            helper.make_node("Conv", [f"dr{i}", f"pw{i}", f"pb{i}"], [f"p{i}"], name=f"pointwise{i}", kernel_shape=[1, 1]),
+            helper.make_node("Clip", [f"p{i}", "lo", "hi"], [f"pr{i}"], name=f"relu6_p{i}"),
+        ]
+        current, c = f"pr{i}", 2 * c
+    init += [_weights(rng, "fc_w", (classes, c), c), _weights(rng, "fc_b", (classes,), c)]
+    nodes += [
+        helper.make_node("ReduceMean", [current], ["mean"], name="mean", axes=[2, 3], keepdims=0),
+        helper.make_node("Gemm", ["mean", "fc_w", "fc_b"], ["logits"], name="fc", transB=1),
+        helper.make_node("Softmax", ["logits"], ["y"], name="softmax", axis=-1),
+    ]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, channels, side, side])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, classes])
+    return _model(nodes, [x], [y], init, "mobilenet_block")
+
+
+MODELS: dict[str, Callable[..., onnx.ModelProto]] = {
+    "cnn": cnn, "mlp": mlp, "cnn_large": cnn_large, "mobilenet_block": mobilenet_block,
+}
 
 
 def sample_input(model: onnx.ModelProto, seed: int = 1) -> np.ndarray:

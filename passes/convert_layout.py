@@ -3,9 +3,10 @@
 Run the image ops in NHWC and transpose only at the graph's boundaries.
 Three rewrites, to a fixpoint:
 
-1. conv2d / max_pool / avg_pool / batch_norm on a 4-D NCHW input becomes
-   to_nchw(op_nhwc(to_nhwc(x))); a constant conv weight is transposed to
-   HWIO now, at compile time (else a transpose is inserted);
+1. conv2d (grouped and depthwise ones too) / max_pool / avg_pool / batch_norm
+   on a 4-D NCHW input becomes to_nchw(op_nhwc(to_nhwc(x))); a constant conv
+   weight is transposed to HWIO now, at compile time (else a transpose is
+   inserted);
 2. an elementwise op of a transposed value runs before the transpose
    instead: u(T(x)) → T(u(x)); b(T(x), c) → T(b(x, c')) when c is a
    constant (transposed now, broadcasting kept), a scalar, or T'(d) with
@@ -100,7 +101,8 @@ class ToNhwc(RewritePattern):
         if isinstance(op, ops.Conv2dOp):
             weight = transposed(rewriter, op.weight, lay.OIHW_TO_HWIO)
             new: Operation = lay.Conv2dNhwcOp(
-                x, weight, op.bias, op.strides.get_values(), op.pads.get_values(), op.dilations.get_values()
+                x, weight, op.bias, op.strides.get_values(), op.pads.get_values(), op.dilations.get_values(),
+                op.group.value.data,
             )
         elif isinstance(op, ops.BatchNormOp):
             new = lay.BatchNormNhwcOp(x, op.scale, op.bias, op.mean, op.var, op.epsilon.value.data)

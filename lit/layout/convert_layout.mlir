@@ -19,7 +19,7 @@
 // CHECK:         %[[Y:.*]] = cortex.transpose %[[A]] {perm = array<i64: 0, 3, 1, 2>} : tensor<1x2x2x3xf32> -> tensor<1x3x2x2xf32>
 // CHECK-NEXT:    func.return %[[Y]]
 
-// GENERIC: "cortex.conv2d_nhwc"(%{{.*}}, %{{.*}}) <{strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>}>
+// GENERIC: "cortex.conv2d_nhwc"(%{{.*}}, %{{.*}}) <{strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64}>
 func.func @chain(%x: tensor<1x2x4x4xf32>) -> tensor<1x3x2x2xf32> {
   %w = cortex.constant dense<0.5> : tensor<3x2x3x3xf32>
   %c = cortex.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x4x4xf32>
