@@ -65,11 +65,12 @@ def renamed_attributes(module: str, names: Mapping[str, str]) -> Callable[[str],
     return __getattr__
 
 
-def moved_module(old: str, new: str) -> Callable[[str], Any]:
+def moved_module(old: str, new: str, names: frozenset[str] | None = None) -> Callable[[str], Any]:
     """The `__getattr__` of a module left at its former path `old` for one release: reading a name there warns
-    and gives module `new`'s (an unknown name is an AttributeError, as before)."""
+    and gives module `new`'s (an unknown name is an AttributeError, as before). With `names`, only those moved
+    (the module `old` still defines the rest)."""
     def __getattr__(name: str) -> Any:
-        if name.startswith("__"):
+        if name.startswith("__") or (names is not None and name not in names):
             raise AttributeError(f"module {old!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(new), name)
         warn_renamed(f"{old}.{name}", f"{new}.{name}")

@@ -28,14 +28,13 @@ from xdsl.passes import ModulePass
 
 from cortex.backends.backend import backend_named, check_device
 from cortex.errors import CortexError
-from cortex.interpreter.calling import weights_for_call
-from cortex.passes.decompose_scene_change import PRECISIONS
 from cortex.passes.specialize_mode import weight_values_text
 from cortex.registry import parse_pipeline
-from cortex.semantics.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES
+from cortex.semantics.defaults import SCENE_PRECISIONS
+from cortex.semantics.modes import DEFAULT_MODE, INPUT_DEFAULTS, MODES, weights_for_call
 
 Precision = Literal["f32", "f64"]
-"""The float types scene change can be computed in (`cortex.passes.decompose_scene_change.PRECISIONS`)."""
+"""The float types scene change can be computed in (`cortex.semantics.defaults.SCENE_PRECISIONS`)."""
 
 
 @dataclass(frozen=True)
@@ -265,8 +264,8 @@ def scene_precision(precision: str | None, passes: Sequence[ModulePass]) -> Prec
     the fast-math gate (a pass of `passes` run with its `fast_math` option on), else "f64"."""
     if precision is None:
         return "f32" if any(getattr(p, "fast_math", False) is True for p in passes) else "f64"
-    if not isinstance(precision, str) or precision not in PRECISIONS:
-        raise CortexError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r:.60}")
+    if not isinstance(precision, str) or precision not in SCENE_PRECISIONS:
+        raise CortexError(f"precision must be one of {', '.join(SCENE_PRECISIONS)}, got {precision!r:.60}")
     return "f32" if precision == "f32" else "f64"
 
 

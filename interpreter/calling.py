@@ -9,19 +9,17 @@ and both start a state from the same zeros.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
+from cortex.deprecation import moved_module
 from cortex.dialects.abi import ValueSpec, value_spec
 from cortex.errors import CortexError
 from cortex.ir import function_named, functions
 from cortex.runtime import values
-from cortex.semantics.modes import INPUT_DEFAULTS, UnknownModeError, mode_weights
 
 
 def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
@@ -55,38 +53,6 @@ def entry_function(module: ModuleOp, entry: str | None) -> func.FuncOp:
     return find_entry(module, resolve_entry(module, entry))
 
 
-def weights_for_call(mode: str | None, weights: Mapping[str, float] | None) -> tuple[dict[str, float], str]:
-    """The weights a call binds to `cortex.weight` reads: the runtime inputs' defaults, then `mode`'s row
-    (the built-in table), then the explicit `weights` (checked: finite numbers); and, for the diagnostic of a
-    missing weight, where weights were looked for. Used by both runners (the reference interpreter and
-    `cortex.compile`); compare `passes.specialize_mode.specialization_weights`, which is a pass's job."""
-    table: dict[str, float] = dict(INPUT_DEFAULTS)
-    if mode is not None:
-        try:
-            table.update(mode_weights(mode))
-        except UnknownModeError as e:
-            raise CortexError(str(e)) from None
-    if weights is not None and not isinstance(weights, Mapping):
-        raise CortexError(f"weights must be a mapping of weight name to number, got {type(weights).__name__}")
-    for name, value in (weights or {}).items():
-        if not isinstance(name, str):
-            raise CortexError(f"weight names are text (a pipeline's weight, e.g. 'wc'), got {name!r} "
-                              f"({type(name).__name__})")
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise CortexError(f"weight '{name}' must be a number, got {value!r}")
-        try:
-            number = float(value)
-        except OverflowError:
-            number = float("inf")
-        if not np.isfinite(number):
-            raise CortexError(f"weight '{name}' must be a finite number, got {value!r}")
-        table[name] = number
-    if mode is None and weights is None:
-        return table, "the module reads runtime weights, so give a mode or weights={...}"
-    sources = ([f"mode '{mode}'"] if mode is not None else []) + (["weights="] if weights is not None else [])
-    return table, f"known weights ({' and '.join(sources)}): {', '.join(sorted(table)) or 'none'}"
-
-
 # ---------------------------------------------------------------- values at the boundary
 # The checks live in `cortex.runtime.values` (the compiled runtime runs without IR); these take MLIR types.
 
@@ -112,3 +78,7 @@ def check_value(type_: Attribute, value: Any, what: str, unsigned: bool = False)
 def initial_zeros(type_: Attribute, what: str, unsigned: bool = False) -> Any:
     """The value a state holds before the first frame: zeros of its type."""
     return values.initial_zeros(_spec(type_, unsigned), what)
+
+
+if not TYPE_CHECKING:  # moved to the mode table's module, kept here for one release
+    __getattr__ = moved_module(__name__, "cortex.semantics.modes", frozenset({"weights_for_call"}))

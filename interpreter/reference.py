@@ -31,10 +31,10 @@ from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 from cortex.dialects import ALL_OPS
 from cortex.dialects.state import StateOp, UpdateStateOp, WeightOp
 from cortex.errors import CortexError
-from cortex.interpreter.calling import check_value, find_entry, initial_zeros, weights_for_call
+from cortex.interpreter.calling import check_value, find_entry, initial_zeros
 from cortex.ir import parse, verify_located
 from cortex.semantics.kernels import FLOAT_ERRORS, KERNELS, run_kernel
-from cortex.semantics.modes import DEFAULT_ENTRY, DEFAULT_MODE
+from cortex.semantics.modes import DEFAULT_ENTRY, DEFAULT_MODE, weights_for_call
 
 OpTimer = Callable[[Operation, float], None]
 

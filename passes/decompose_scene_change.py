@@ -49,6 +49,7 @@ from cortex.semantics import defaults as D
 from cortex.semantics import vision_kernels as vk
 
 PRECISIONS: dict[str, Float32Type | Float64Type] = {"f64": f64, "f32": f32}
+"""The element type of each of `SCENE_PRECISIONS` (`cortex.semantics.defaults`, where the names live)."""
 
 
 class _Builder:

@@ -52,7 +52,7 @@ class WeightToConstant(RewritePattern):
 def specialization_weights(mode: str | None, table: str | None = None) -> dict[str, float]:
     """The constants `cortex-specialize-mode` bakes in: `mode`'s row of the mode table (`table`, a JSON file, or
     the built-in one), or a SpecializeModeError naming what is wrong. No runtime-input defaults and no
-    overrides: those are a call's (`interpreter.calling.weights_for_call`)."""
+    overrides: those are a call's (`semantics.modes.weights_for_call`)."""
     if not mode:
         raise SpecializeModeError("no mode given (use mode=<name>)")
     try:

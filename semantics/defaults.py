@@ -19,6 +19,10 @@ MSER_MIN_AREA = 60
 MSER_MAX_AREA = 14400
 """text_roi: OpenCV MSER parameters."""
 
+SCENE_PRECISIONS = ("f64", "f32")
+"""scene_change: the float types its decomposition computes in (`cortex-decompose-scene-change{precision=}`,
+`CompileOptions.precision`); the first is the default."""
+
 SSIM_KSIZE = 11
 SSIM_SIGMA = 1.5
 """scene_change: side and sigma of SSIM's Gaussian window (cortex.gaussian_blur's defaults)."""

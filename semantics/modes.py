@@ -1,14 +1,18 @@
 """The mode table: runtime weights per request type.
 
 One row per mode; `power_save` zeroes the saliency and motion weights. Mode specialisation, the
-reference interpreter and the runtime all read weights from here.
+reference interpreter and the runtime all read weights from here, and a call's weights are resolved here
+(`weights_for_call`: defaults, then the mode's row, then explicit weights).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
+
+from cortex.errors import CortexError
 
 MODES: dict[str, dict[str, float]] = {
     "balanced": {"wc": 0.25, "wt": 0.35, "ws": 0.2, "wm": 0.2},
@@ -81,3 +85,37 @@ def mode_weights(mode: str, table: dict[str, dict[str, float]] | None = None) ->
     if mode not in table:
         raise UnknownModeError(f"unknown mode '{mode}' (known: {', '.join(sorted(table))})")
     return dict(table[mode])
+
+
+def weights_for_call(mode: str | None, weights: Mapping[str, float] | None) -> tuple[dict[str, float], str]:
+    """The weights a call binds to `cortex.weight` reads: the runtime inputs' defaults, then `mode`'s row
+    (the built-in table), then the explicit `weights` (checked: finite numbers); and, for the diagnostic of a
+    missing weight, where weights were looked for. Used by both runners (the reference interpreter and
+    `cortex.compile`'s options); compare `passes.specialize_mode.specialization_weights`, which is a pass's job."""
+    import numpy as np  # here, not at the top: the tools read the table (their --help) without NumPy
+
+    table: dict[str, float] = dict(INPUT_DEFAULTS)
+    if mode is not None:
+        try:
+            table.update(mode_weights(mode))
+        except UnknownModeError as e:
+            raise CortexError(str(e)) from None
+    if weights is not None and not isinstance(weights, Mapping):
+        raise CortexError(f"weights must be a mapping of weight name to number, got {type(weights).__name__}")
+    for name, value in (weights or {}).items():
+        if not isinstance(name, str):
+            raise CortexError(f"weight names are text (a pipeline's weight, e.g. 'wc'), got {name!r} "
+                              f"({type(name).__name__})")
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise CortexError(f"weight '{name}' must be a number, got {value!r}")
+        try:
+            number = float(value)
+        except OverflowError:
+            number = float("inf")
+        if not np.isfinite(number):
+            raise CortexError(f"weight '{name}' must be a finite number, got {value!r}")
+        table[name] = number
+    if mode is None and weights is None:
+        return table, "the module reads runtime weights, so give a mode or weights={...}"
+    sources = ([f"mode '{mode}'"] if mode is not None else []) + (["weights="] if weights is not None else [])
+    return table, f"known weights ({' and '.join(sources)}): {', '.join(sorted(table)) or 'none'}"

@@ -303,7 +303,7 @@ def test_the_state_does_not_alias_inputs_or_outputs(small_pipeline):
 
 def test_weights_for_call_layers_defaults_mode_and_overrides():
     """Runtime-input defaults, then the mode's row, then explicit weights; the diagnostic says where it looked."""
-    from cortex.interpreter.calling import weights_for_call
+    from cortex.semantics.modes import weights_for_call
 
     table, where = weights_for_call("balanced", {"wc": 2, "extra": 1.5})
     assert table == {**INPUT_DEFAULTS, **MODES["balanced"], "wc": 2.0, "extra": 1.5}

@@ -209,17 +209,33 @@ def test_the_plain_abi_facts_path_warns_and_is_abi_facts():
     assert abi.Port is abi_facts.Port  # the ABI on IR re-exports the facts, as before
 
 
+def test_weights_for_call_moved_to_the_mode_table_and_warns_at_its_former_place():
+    from cortex.interpreter import calling
+    from cortex.semantics import modes
+
+    with pytest.warns(DeprecationWarning, match=r"cortex\.interpreter\.calling\.weights_for_call is deprecated: "
+                                                r"use cortex\.semantics\.modes\.weights_for_call"):
+        assert calling.weights_for_call is modes.weights_for_call
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert calling.find_entry  # what stays there is read without a warning
+        with pytest.raises(AttributeError):
+            calling.MODES  # noqa: B018  (only the moved names are forwarded)
+
+
 def test_no_module_of_the_package_imports_a_former_path():
     import ast
     from pathlib import Path
 
     root = Path(cortex.__file__).parent
     former = {"cortex.dialects.modes", "cortex.semantics.abi"}
+    moved = {("cortex.interpreter.calling", "weights_for_call")}
     found = []
     for path in root.rglob("*.py"):
         if path.resolve() == Path(__file__).resolve():  # this test imports the former path on purpose
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module in former:
+            if isinstance(node, ast.ImportFrom) and (node.module in former or
+                                                     any((node.module, a.name) in moved for a in node.names)):
                 found.append(f"{path.relative_to(root)}:{node.lineno}")
     assert not found, found
