@@ -489,5 +489,101 @@ UNSEEN = [
            ("tests/test_ray_engine.py::test_a_session_run_with_another_worker_setup_runs_it_in_new_actors",)),
 ]
 
+
+# A sixth list, written from the code diffs of the live sources, frame padding, multi-mode programs, the engines'
+# loop and pools, the backend records, IREE's flags, the ONNX importer's windows and the batch's records, before
+# reading their tests (2026-11-28).
+T_LIVE = "tests/test_live_sources.py"
+T_PAD = ("tests/test_pad_frames.py", "tests/test_block_padding.py", "tests/test_shape_generic.py")
+T_MODES = ("tests/test_modes.py", "tests/test_modes_in_flight.py", "tests/test_cortex_run_modes.py")
+T_FLIGHT = ("tests/test_frames_in_flight.py", "tests/test_frame_parallel.py")
+T_PROCS = ("tests/test_process_engine.py", T_CHAIN, T_BLOCKS)
+T_ONNX_OPS = ("tests/test_onnx_operators.py", "tests/test_onnx_frontend.py", "tests/test_pooling_pads.py",
+          "tests/test_onnx_fuzz.py")
+T_RECORDS = (T_BATCH, "tests/test_batch_out_dir.py", "tests/test_output_paths.py")
+UNREAD = [
+    Mutant("live-start-skips-one-more", "video/live.py", "if number < self.start:", "if number <= self.start:",
+           (T_LIVE, "tests/test_live_ffmpeg.py")),
+    Mutant("live-frames-limit-one-more", "video/live.py", "while self.limit is None or self.delivered < self.limit:",
+           "while self.limit is None or self.delivered <= self.limit:", (T_LIVE, "tests/test_live_ffmpeg.py")),
+    Mutant("live-size-change-unchecked", "video/live.py", "if frame.shape[:2] != self.size:", "if False:",
+           (T_LIVE, "tests/test_live_ffmpeg.py")),
+    Mutant("live-nothing-ahead-judged", "tools/live_run.py", "if ahead <= 0:\n            return 0.0",
+           "if ahead < 0:\n            return 0.0", (T_LIVE, "tests/test_live_ffmpeg.py")),
+    Mutant("live-percentile-rank-floored", "tools/live_run.py", "rank = max(1, math.ceil(q / 100 * self.count))",
+           "rank = max(1, int(q / 100 * self.count))", (T_LIVE,)),
+    Mutant("live-service-is-the-last-not-the-quantile", "tools/live_run.py",
+           "self.service = sorted(self.recent)[int(SERVICE_QUANTILE * (len(self.recent) - 1))]",
+           "self.service = self.recent[-1]", (T_LIVE,)),
+    Mutant("live-dropped-count-not-reset", "tools/live_run.py",
+           "                    pending = 0\n                    self.admitted += 1",
+           "                    self.admitted += 1", (T_LIVE, "tests/test_live_ffmpeg.py")),
+    Mutant("live-full-queue-admits", "tools/live_run.py",
+           "        if len(self.queue) >= self.capacity:\n            return False\n", "", (T_LIVE,)),
+    Mutant("pad-encoder-crops-to-the-padded-size", "passes/pad_frames.py",
+           "size = tuple(pad.frame.type.get_shape()[:2])", "size = tuple(pad.result.type.get_shape()[:2])", T_PAD),
+    Mutant("pad-scored-size-unpadded", "passes/pad_frames.py", "return padded.get_shape()[0], padded.get_shape()[1]",
+           "return t.get_shape()[0], t.get_shape()[1]", T_PAD),
+    Mutant("pad-exact-multiple-padded-a-block-more", "dialects/shapes.py", "-(-d // block) * block",
+           "(d // block + 1) * block", T_PAD),
+    Mutant("modes-written-state-stays-stale", "runtime/modes.py",
+           "self._stale = (self._stale - self.writes[mode]) | missed", "self._stale = self._stale | missed", T_MODES),
+    Mutant("modes-last-inputs-not-copied", "runtime/modes.py",
+           "last = tuple(x.copy() if isinstance(x, np.ndarray) else x for x in inputs)", "last = tuple(inputs)", T_MODES),
+    Mutant("modes-schedule-read-past-its-end", "runtime/modes.py", "if index >= len(checked):",
+           "if index > len(checked):", T_MODES),
+    Mutant("modes-recompute-counted-in-the-profile", "runtime/modes.py", "                runner.profiling = False\n",
+           "                pass\n", T_MODES),
+    Mutant("modes-kept-state-not-live", "passes/mode_states.py", "    live = set(keep)\n", "    live = set()\n",
+           (*T_MODES, "tests/test_compile_path.py")),
+    Mutant("modes-keep-decisions-ignored", "driver.py",
+           'keep = sorted(s for s, d in decisions.items() if d.decision == "keep")', "keep = []",
+           (*T_MODES, "tests/test_compile_path.py")),
+    Mutant("modes-in-flight-never-stale", "runtime/engines/threads.py",
+           "left = self.variants.recompute - written.keys()", "left = frozenset()", ("tests/test_modes_in_flight.py",)),
+    Mutant("options-mode-named-twice-accepted", "options.py", "if modes.count(m) > 1", "if modes.count(m) > 2",
+           ("tests/test_compile_options.py", "tests/test_modes.py")),
+    Mutant("options-weights-of-an-uncompiled-mode-ignored", "options.py", "extra = sorted(set(weights) - set(modes))",
+           "extra = []", ("tests/test_compile_options.py", "tests/test_modes.py")),
+    Mutant("shape-generic-weights-checked-at-the-first-call", "driver.py",
+           "check_weight_values(module, *one.weight_table())  # now, not at the first call", "pass",
+           ("tests/test_shape_generic.py", "tests/test_compile_options.py")),
+    Mutant("flight-window-one-more", "runtime/engines/flight.py",
+           "while not exhausted and len(fronts) + len(tails) < window:",
+           "while not exhausted and len(fronts) + len(tails) <= window:", T_FLIGHT),
+    Mutant("flight-earlier-frames-lost-on-an-error", "runtime/engines/flight.py",
+           "                    while tails:  # the items before the failing one still come out, then its error\n"
+           "                        yield from executor.finish(tails.popleft())\n", "", T_FLIGHT),
+    Mutant("processes-state-of-the-chunks-first-frame", "runtime/engines/processes/scheduler.py",
+           "if k == len(outputs) - 1:", "if k == 0:", T_PROCS),
+    Mutant("processes-error-names-a-frame-too-many", "runtime/engines/processes/scheduler.py",
+           'f"frames {first} to {first + count - 1}"', 'f"frames {first} to {first + count}"', T_PROCS),
+    Mutant("record-unrecorded-blas-taken-as-absent", "backends/record.py",
+           "exe.meta.get(CALLS_BLAS, True) is not False", "exe.meta.get(CALLS_BLAS, False) is True",
+           ("tests/test_blas_hold.py", "tests/test_call_boundary.py", "tests/test_toy_backend.py")),
+    Mutant("conv-tile-retiles-an-indivisible-dispatch", "backends/iree/conv_tile.py",
+           "if root is None or int(root.group(1)) % channels:", "if root is None:", ("tests/test_iree_flags.py",)),
+    Mutant("iree-data-tiling-on-unless-refused", "backends/iree/compiler.py",
+           'if os.environ.get(DATA_TILING_OPT_IN) != "1":', 'if os.environ.get(DATA_TILING_OPT_IN) == "0":',
+           ("tests/test_iree_flags.py",)),
+    Mutant("onnx-transposed-same-upper-swapped", "frontends/onnx/upsampling.py",
+           'begins.append(small if auto_pad == "SAME_UPPER" else big)',
+           'begins.append(big if auto_pad == "SAME_UPPER" else small)', T_ONNX_OPS),
+    Mutant("onnx-resize-size-rounded-up", "frontends/onnx/upsampling.py", "out = int(np.floor(n * float(g)))",
+           "out = int(np.ceil(n * float(g)))", T_ONNX_OPS),
+    Mutant("onnx-conv-transpose-flipped-in-height-only", "frontends/onnx/upsampling.py", "[..., ::-1, ::-1]",
+           "[..., ::-1, :]", T_ONNX_OPS),
+    Mutant("onnx-ceil-mode-keeps-a-window-in-the-padding", "frontends/onnx/windows.py", "if (out - 1) * s >= n + lo:",
+           "if (out - 1) * s > n + lo:", T_ONNX_OPS),
+    Mutant("batch-warned-video-run-again", "tools/batch.py", 'old["status"] in FINISHED', 'old["status"] == "done"',
+           T_RECORDS),
+    Mutant("batch-output-inside-another-accepted", "tools/batch.py", "if a[:len(b)] == b or b[:len(a)] == a:",
+           "if a == b:", T_RECORDS),
+    Mutant("batch-folder-on-disk-handed-out", "tools/manifest.py", " or os.path.lexists(out / candidate)", "",
+           T_RECORDS),
+    Mutant("batch-unknown-status-kept", "tools/manifest.py", 'if entry.get("status") not in STATUSES:', "if False:",
+           T_RECORDS),
+]
+
 MUTANTS: list[Mutant] = [*LIT_ONLY, *FRESH, *SURVIVORS, *SLIPS, *GAPS, *CHAIN, *PREPASS_BLOCKS, *BATCH, *ENGINE_EDGES,
-                         *UNSEEN]
+                         *UNSEEN, *UNREAD]

@@ -15,6 +15,7 @@ counted as killed, and the run exits non-zero.
     python3 scripts/mutate.py                 # every mutant, the test files it names
     python3 scripts/mutate.py --whole-suite   # every mutant, the WHOLE suite, then lit for survivors
     python3 scripts/mutate.py -k transpose    # mutants whose id contains "transpose" (-k a,b: either)
+    python3 scripts/mutate.py --fast-first    # each mutant's named tests: the fast tier, then the slow tests
     python3 scripts/mutate.py --list          # the mutants and their tests, no runs
     python3 scripts/mutate.py --check         # only check every edit still applies
     python3 scripts/mutate.py --build-impact-map impact.json           # which test files run which module
@@ -223,8 +224,24 @@ def run_tests(tests: tuple[str, ...], tree: Path, path: Path, timeout: float,
     if returncode is None:
         return "timeout", time.perf_counter() - start, "", stdout
     lines = [line for line in stdout.strip().splitlines() if line.strip()]
-    outcome = "survived" if returncode == 0 else "killed"
+    # 5: no test selected (a tier of `--fast-first` the files do not have): nothing failed
+    outcome = "survived" if returncode in (0, NO_TESTS) else "killed"
     return outcome, time.perf_counter() - start, (lines[-1] if lines else ""), stdout
+
+
+NO_TESTS = 5
+"""pytest's exit status when no test was selected."""
+
+TIERS = (("-m", "not slow"), ("-m", "slow"))
+"""`--fast-first`: the named tests in two runs, the development loop's tier (`-m "not slow"`) then the slow tests."""
+
+
+def named_groups(mutant: Mutant, fast_first: bool) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """(tests, pytest options) runs, one after the other, of a mutant's named tests: one run, or with
+    `fast_first` the fast tier and then the slow one (a mutant the fast tests kill never pays for the slow)."""
+    if not fast_first:
+        return ((mutant.tests, ()),)
+    return tuple((mutant.tests, tier) for tier in TIERS)
 
 
 def run_group(cmd: list[str], tree: Path, path: Path, timeout: float) -> tuple[int | None, str]:
@@ -309,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="only check that every edit applies")
     parser.add_argument("--whole-suite", action="store_true",
                         help="run every test file per mutant (named ones first), then lit for survivors")
+    parser.add_argument("--fast-first", action="store_true",
+                        help="run each mutant's named tests in two runs: -m 'not slow' first, then -m slow")
     parser.add_argument("--no-baseline", action="store_true", help="skip the unmutated run of the selected tests")
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds per mutant (a timeout counts as killed; default 600, 1800 with --whole-suite)")
@@ -387,10 +406,11 @@ def main(argv: list[str] | None = None) -> int:
             file.write_text(original.replace(m.old, m.new, 1))
             by = "pytest"
             try:
-                groups = suite_order(m, tree, files, seconds, covering, per_test) if args.whole_suite else (m.tests,)
+                groups = (tuple((g, ()) for g in suite_order(m, tree, files, seconds, covering, per_test))
+                          if args.whole_suite else named_groups(m, args.fast_first))
                 outcome, took, last = "survived", 0.0, ""
-                for group in groups:
-                    outcome, group_took, last, _ = run_tests(group, tree, path, max(timeout - took, 1.0))
+                for group, extra in groups:
+                    outcome, group_took, last, _ = run_tests(group, tree, path, max(timeout - took, 1.0), extra)
                     took += group_took
                     if outcome != "survived":
                         break

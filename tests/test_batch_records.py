@@ -218,7 +218,8 @@ def test_a_folder_the_manifest_lists_is_not_given_again_even_when_deleted(tmp_pa
 
 
 @pytest.mark.parametrize("damage", [b"{not json\n", b'{"path": "/x\xff\xfe"}\n', b"[1, 2]\n",
-                                    b'{"path": "/v.avi", "folder": "..", "status": "done"}\n'], ids=repr)
+                                    b'{"path": "/v.avi", "folder": "..", "status": "done"}\n',
+                                    b'{"path": "/v.avi", "folder": "v", "status": "finished"}\n'], ids=repr)
 def test_a_damaged_line_is_reported_once_and_skipped(tmp_path, capsys, damage):
     out, a, b = tmp_path / "out", video(tmp_path / "a.avi"), video(tmp_path / "b.avi")
     assert batch(out, [a])[0] == 0
@@ -291,6 +292,18 @@ def test_a_warned_run_is_done_with_warnings(tmp_path, capsys):
     assert entries["a"]["status"] == "done-with-warnings" and entries["b"]["status"] == "done"
     assert entries["a"]["warnings"] == ["a.avi ended after 3 frames, but its container declares 9"]
     assert "1 of 1 videos finished with warnings" in capsys.readouterr().err
+
+
+def test_a_rerun_skips_a_video_done_with_warnings_and_says_so(tmp_path, capsys):
+    """Its outputs are complete: the warning (a clip shorter than its container says) is the video's, and a
+    rerun would warn again."""
+    out, a = tmp_path / "out", video(tmp_path / "a.avi")
+    assert batch(out, [a], warnings=("a.avi ended after 3 frames, but its container declares 9",))[0] == 0
+    capsys.readouterr()
+    rc, calls = batch(out, [a])
+    assert rc == 0 and calls == []
+    assert "skipped (it finished with warnings)" in capsys.readouterr().out
+    assert [e["status"] for e in manifest(out)] == ["done-with-warnings"]
 
 
 def test_a_batch_error_names_the_video_once(tmp_path):

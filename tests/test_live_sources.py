@@ -217,6 +217,25 @@ def test_a_full_queue_drops_even_when_the_model_would_admit():
     assert [a.number for a in got if a] == [0, 1] and gate.dropped == 3
 
 
+def test_each_admitted_frame_counts_the_drops_since_the_one_before_it():
+    feed = Feed(5)
+    gate = FrameGate(feed, budget=10.0, capacity=1)  # a queue of one: a frame arriving while one waits is dropped
+    gate.model.service, gate.model.last_written = 1e-6, 0.0
+    gate.start()
+
+    def arrive(count: int) -> None:
+        for _ in range(count):
+            feed.go.release()
+            feed.read.acquire()  # the reader has handled it
+
+    got = []
+    for count in (2, 2, 1):  # 0 admitted, 1 dropped; 2 admitted, 3 dropped; 4 admitted
+        arrive(count)
+        got.append(gate.take(lambda: False))
+    assert [(a.number, a.dropped_before) for a in got] == [(0, 0), (2, 1), (4, 1)]
+    assert gate.dropped == 2
+
+
 def test_without_a_budget_the_reader_waits_for_room_and_drops_nothing():
     feed = Feed(4)
     gate = FrameGate(feed, budget=None, capacity=1).start()
@@ -294,3 +313,35 @@ def test_a_terminal_on_standard_input_is_refused_with_how_to_pipe_frames_in(monk
     monkeypatch.setattr("os.isatty", lambda fd: fd == 0)
     with pytest.raises(CortexError, match="standard input, which is a terminal: pipe frames in"):
         open_live("-", size=SIZE)
+
+
+class ResizingCamera:
+    """Stands in for `cv2.VideoCapture` of a stream whose third frame comes at another size (a camera that
+    renegotiated its resolution)."""
+
+    def __init__(self, *args):
+        self.frames = [np.zeros((120, 160, 3), np.uint8), np.ones((120, 160, 3), np.uint8),
+                       np.zeros((240, 320, 3), np.uint8)]
+
+    def isOpened(self):
+        return True
+
+    def read(self):
+        return (True, self.frames.pop(0)) if self.frames else (False, None)
+
+    def get(self, prop):
+        return 30.0
+
+    def release(self):
+        pass
+
+
+def test_a_stream_whose_frames_change_size_stops_at_that_frame_by_number(monkeypatch):
+    monkeypatch.setattr(cv2, "VideoCapture", ResizingCamera)
+    source = open_live("rtsp://camera.invalid/stream")
+    assert source.size == (120, 160)
+    got = []
+    with pytest.raises(CortexError, match="frame 2 is 240x320, the stream started at 120x160"):
+        for number, frame in source.numbered():
+            got.append((number, frame.shape))
+    assert got == [(0, (120, 160, 3)), (1, (120, 160, 3))]

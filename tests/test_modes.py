@@ -194,6 +194,20 @@ def test_reading_state_after_a_non_writing_mode_recomputes_it(trail_multi, trail
     assert same(trail_multi.state["prev_gray"], motion.state["prev_gray"])
 
 
+def test_a_frame_buffer_the_caller_reuses_does_not_change_a_later_recompute(trail_multi):
+    """A caller that reads every frame into one buffer (as a capture loop does): the state a reading mode
+    recomputes after a non-writing frame comes from that frame as it was called, not from what the buffer
+    holds by then."""
+    modes = ["motion", "power_save", "motion"]
+    expected = reference_scores(modes, FRAMES[:3])
+    trail_multi.reset()
+    buffer = np.empty_like(FRAMES[0])
+    for k, (frame, mode) in enumerate(zip(FRAMES, modes)):
+        buffer[...] = frame
+        np.testing.assert_allclose(trail_multi(buffer, mode=mode)[1], expected[k], rtol=1e-5, atol=1e-5,
+                                   err_msg=f"frame {k} ({mode})")
+
+
 # ---------------------------------------------------------------- the file
 
 
@@ -282,6 +296,17 @@ def test_profiles_attribute_time_per_mode():
     assert "motion" in profiles["motion"] and "motion" not in profiles["power_save"]  # the op %motion
     assert compiled.profile().frames == 5
     assert compiled.stage_labels("power_save") < compiled.stage_labels("motion")
+
+
+def test_a_recompute_by_another_modes_variant_is_no_frame_of_its_profile():
+    """Without a frame split a stale state is recomputed by a whole call of a variant that writes it (here
+    balanced's, before the second motion frame): that call is no balanced frame."""
+    compiled = cortex.compile(TRAIL, modes="all", split=False, profile=True).specialize(SHAPE)
+    for frame, mode in zip(FRAMES, ["motion", "power_save", "motion"]):
+        compiled(frame, mode=mode)
+    profiles = compiled.profiles()
+    assert (profiles["balanced"].frames, profiles["power_save"].frames, profiles["motion"].frames) == (0, 1, 2)
+    assert compiled.profile().frames == 3
 
 
 @pytest.mark.slow

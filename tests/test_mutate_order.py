@@ -95,3 +95,21 @@ def test_the_impact_map_names_the_tests_that_ran_each_line(mutate, tmp_path):
     assert impact.files == {"mod.py": ["tests/test_mod.py"]}
     assert impact.tests_of("mod.py", range(2, 4)) == ["tests/test_mod.py::test_f"]
     assert impact.tests_of("mod.py", range(7, 8)) == ["tests/test_mod.py::test_g"]
+
+
+@pytest.mark.slow
+def test_fast_first_runs_the_slow_tier_after_the_fast_one_and_an_empty_tier_is_no_kill(mutate, tmp_path):
+    tree, path = tmp_path / "tree", tmp_path / "path"
+    (tree / "tests").mkdir(parents=True)
+    path.mkdir()
+    (path / "cortex_mutation_plugin.py").write_text(mutate.PLUGIN)
+    (tree / "tests" / "test_tiers.py").write_text(
+        "import pytest\n\n\ndef test_fast():\n    pass\n\n\n@pytest.mark.slow\ndef test_slow():\n    assert False\n")
+    (tree / "tests" / "test_fast_only.py").write_text("def test_fast():\n    pass\n")
+    mutant = mutate.Mutant("tiers", "mod.py", "a", "b", ("tests/test_tiers.py",))
+    assert mutate.named_groups(mutant, False) == ((("tests/test_tiers.py",), ()),)
+    groups = mutate.named_groups(mutant, True)
+    assert groups == ((("tests/test_tiers.py",), ("-m", "not slow")), (("tests/test_tiers.py",), ("-m", "slow")))
+    assert [mutate.run_tests(tests, tree, path, 120, extra)[0] for tests, extra in groups] == ["survived", "killed"]
+    # a file without slow tests: its slow tier selects nothing, which fails nothing
+    assert mutate.run_tests(("tests/test_fast_only.py",), tree, path, 120, ("-m", "slow"))[0] == "survived"

@@ -70,6 +70,15 @@ CASES = {
         lambda: [node("ConvTranspose", ["x", "w"], strides=[2, 2], group=2, auto_pad="SAME_UPPER")],
         (1, 4, 3, 3), [weight("w", 4, 1, 2, 2)], 17,
     ),
+    # an odd total padding (kernel 3, stride 2): the extra cell at the end (upper) or at the start (lower)
+    "conv_transpose_same_upper_odd": (
+        lambda: [node("ConvTranspose", ["x", "w"], strides=[2, 2], auto_pad="SAME_UPPER")],
+        (1, 2, 3, 4), [weight("w", 2, 3, 3, 3)], 17,
+    ),
+    "conv_transpose_same_lower_odd": (
+        lambda: [node("ConvTranspose", ["x", "w"], strides=[2, 2], auto_pad="SAME_LOWER")],
+        (1, 2, 3, 4), [weight("w", 2, 3, 3, 3)], 17,
+    ),
     "global_average_pool": (lambda: [node("GlobalAveragePool", ["x"])], (2, 3, 5, 4), [], 17),
     "concat_with_constant": (lambda: [node("Concat", ["x", "c"], axis=1)], (2, 3, 4), [weight("c", 2, 2, 4)], 17),
     "pad_constant_and_crop": (lambda: [node("Pad", ["x", "p", "v"])], (2, 3, 4), [ints("p", [0, 1, -1, 0, 0, 2]), floats("v", 1.5)], 17),
@@ -97,6 +106,10 @@ CASES = {
     ),
     "resize_nearest_scales": (lambda: [node("Resize", ["x", "", "sc"], mode="nearest")], (2, 2, 3, 4), [floats("sc", [1, 1, 2, 2])], 17),
     "resize_linear_half_pixel": (lambda: [node("Resize", ["x", "", "sc"], mode="linear")], (2, 2, 3, 4), [floats("sc", [1, 1, 2, 1.5])], 17),
+    # scales whose output sizes are no whole numbers (5 x 1.5, 3 x 0.7): ONNX takes floor(size x scale)
+    "resize_scales_of_fractional_sizes": (
+        lambda: [node("Resize", ["x", "", "sc"], mode="linear")], (1, 2, 3, 5), [floats("sc", [1, 1, 0.7, 1.5])], 17,
+    ),
     "resize_linear_align_corners_sizes": (
         lambda: [node("Resize", ["x", "", "", "sz"], mode="linear", coordinate_transformation_mode="align_corners", axes=[2, 3])],
         (1, 2, 3, 4), [ints("sz", [5, 7])], 18,

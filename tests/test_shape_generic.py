@@ -127,6 +127,16 @@ def test_shapes_that_break_a_rule_are_one_clean_error(shape, message):
     assert jit.compiled_shapes == []
 
 
+def test_a_weight_without_a_value_fails_at_compile_not_at_the_first_frame():
+    """A shape-generic entry compiles per frame size at its first call; what the options alone decide is
+    checked before that, when `cortex.compile` returns."""
+    assert is_shape_generic(cortex.parse(L2_PIPELINE), "l2_frame")
+    with pytest.raises(CortexError, match="weight 'wc' has no value"):
+        cortex.compile(L2_PIPELINE, mode=None)
+    with pytest.raises(CortexError, match="weight 'wm' has no value"):
+        cortex.compile(L2_PIPELINE, mode=None, weights={"wc": 1.0})
+
+
 def test_nothing_has_run_yet_is_a_clean_error():
     jit = cortex.compile(generic())
     with pytest.raises(CortexError, match="no shape has run yet"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import toy_backend
+import toy_backend.producer
 from helpers.pipelines import SMALL, small_l2_text
 from helpers.scheduling import assert_same, frames_of
 from toy_backend import loader
@@ -20,6 +21,7 @@ from cortex.backends.backend import BACKENDS
 from cortex.examples.tensor_graphs import EXAMPLES
 from cortex.options import CompileOptions, compile_pipeline_text
 from cortex.runtime.executables import KINDS
+from cortex.runtime.program import CALLS_BLAS
 
 
 @pytest.fixture
@@ -51,6 +53,25 @@ def test_a_tensor_graph_compiles_and_runs_on_the_toy_backend(toy, tmp_path):
     assert "cortex-fuse-linalg-elementwise" in compile_pipeline_text(CompileOptions())
     again = cortex.load(compiled.save(tmp_path / "toy.cortex"))
     np.testing.assert_array_equal(again(*x)[0], got)
+
+
+def test_a_producer_that_records_nothing_of_blas_is_taken_to_reach_it(toy, monkeypatch):
+    """A backend's producer that does not say whether its code reaches BLAS (one written before the fact was
+    recorded): its programs hold the BLAS limit, which is always safe; one that says "no" is not held."""
+    spec = EXAMPLES["gelu_tanh"]  # elementwise: the emitter records that it never reaches BLAS
+    module = cortex.parse(spec.text())
+    assert not cortex.compile(module, entry=spec.entry, mode=None, backend="toy").calls_blas
+    made = toy_backend.producer.toy_executable
+
+    def silent(lowered, label, device):
+        exe = made(lowered, label, device)
+        del exe.meta[CALLS_BLAS]
+        return exe
+
+    monkeypatch.setattr(toy_backend.producer, "toy_executable", silent)
+    compiled = cortex.compile(module, entry=spec.entry, mode=None, backend="toy")
+    assert CALLS_BLAS not in compiled.program.executables["entry"].meta
+    assert compiled.calls_blas and compiled.program.backend.calls_blas
 
 
 def test_a_pipeline_with_state_runs_frames_on_the_toy_backend_as_on_numpy(toy):
