@@ -301,7 +301,8 @@ def test_profiles_attribute_time_per_mode():
 def test_a_recompute_by_another_modes_variant_is_no_frame_of_its_profile():
     """Without a frame split a stale state is recomputed by a whole call of a variant that writes it (here
     balanced's, before the second motion frame): that call is no balanced frame."""
-    compiled = cortex.compile(TRAIL, modes="all", split=False, profile=True).specialize(SHAPE)
+    compiled = cortex.compile(TRAIL, modes="all", split=False).specialize(SHAPE)
+    compiled.profiling = True
     for frame, mode in zip(FRAMES, ["motion", "power_save", "motion"]):
         compiled(frame, mode=mode)
     profiles = compiled.profiles()
