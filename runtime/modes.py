@@ -22,11 +22,12 @@ States temporal reuse derives from another (`RunnerState.derived`) follow their 
 carried while the source is the very object they were derived from, recomputed otherwise.
 
 `run_video(frames, modes=...)` keeps frames in flight across switches on an engine that runs each frame in
-its own variant (`Engine.variants`: threads): the engine is handed every variant's frame split and each
-frame's mode (`FrameVariants`), holds the states by name across the variants, and recomputes a stale
-delayed input in the front of the next frame that reads it. Each delivered frame's state is merged here in
-order, as a call's would be. On the other engines (and where the variants disagree on a state's class or
-on the derived states of temporal reuse) each run of consecutive frames of one mode goes through that
+its own variant (`Engine.variants`: threads and processes): the engine is handed every variant's frame
+split, the multi-mode program (what worker processes are sent) and each frame's mode (`FrameVariants`),
+holds the states by name across the variants, and recomputes a stale delayed input before the next frame
+that reads it. The state the engine hands back is merged here, and each delivered frame counted in order,
+as a call's would be. On the other engines (Ray; and where the variants disagree on a state's class or on
+the derived states of temporal reuse) each run of consecutive frames of one mode goes through that
 variant's own `run_video` (frames in flight within the run; a switch waits for the run's last frame).
 """
 
@@ -170,6 +171,10 @@ class ModeSwitch:
     def _after(self, mode: str, state: dict[str, Any], last: tuple[Any, ...] | None, frames: int) -> None:
         """`frames` frames of `mode` ran, leaving `state` (the runner's names); `last`: the last one's inputs."""
         self._merge(state)
+        self._counted(mode, last, frames)
+
+    def _counted(self, mode: str, last: tuple[Any, ...] | None, frames: int) -> None:
+        """`frames` frames of `mode` ran (their state merged); `last`: the last one's inputs."""
         self.frames_per_mode[mode] += frames
         missed = self.recompute - self.writes[mode]
         if self.recompute:
@@ -227,8 +232,9 @@ class ModeSwitch:
 
     def _flight(self, frames: Iterator[Any], pick: Callable[[int], str], workers: int | None, engine: str,
                 options: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
-        """Frame k in `pick(k)`'s variant, frames in flight across switches (`LoadedProgram.run_variants`);
-        each delivered frame's state merged in order, as a sequential call's would be."""
+        """Frame k in `pick(k)`'s variant, frames in flight across switches (`LoadedProgram.run_variants`):
+        the state the engine hands back (each frame's, or the last delivered one's when the run ends) merged,
+        and each delivered frame counted in order, as a sequential call's would be."""
         if self._stale:  # the run starts from the exact state: what a sequential switch recomputes lazily
             self._refresh(set(self._stale))
         read: collections.deque[tuple[str, Any]] = collections.deque()
@@ -240,13 +246,16 @@ class ModeSwitch:
                 read.append((modes[index], item))
                 yield item
 
-        def delivered(state: dict[str, Any]) -> None:
-            mode, item = read.popleft()
-            self._after(mode, state, item if isinstance(item, tuple) else (item,), 1)
-
         first = self.runners[self.default_mode]
-        return first.run_variants(source(), self.runners, modes.pop, self.recompute, lambda: self._state, delivered,
-                                  workers=workers, engine=engine, **options)
+        outputs = first.run_variants(source(), self.runners, modes.pop, self.recompute, lambda: self._state, self._merge,
+                                     self, self.program, workers=workers, engine=engine, **options)
+
+        def delivered() -> Iterator[tuple[Any, ...]]:
+            for out in outputs:
+                mode, item = read.popleft()
+                self._counted(mode, item if isinstance(item, tuple) else (item,), 1)
+                yield out
+        return delivered()
 
     def schedule(self, modes: ModeSchedule) -> Callable[[int], str]:
         """`run_video`'s `modes` as a function frame index → checked mode (a sequence is checked whole, now)."""

@@ -17,6 +17,7 @@ exchanged with the caller as uint8 (zero-copy views).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -293,24 +294,30 @@ class LoadedProgram:
 
     def run_variants(self, frames: Iterable[Any], runners: Mapping[str, LoadedProgram], mode_of: Callable[[int], str],
                      recompute: Iterable[str], start_state: Callable[[], dict[str, Any]],
-                     hand_back: Callable[[dict[str, Any]], None], workers: int | None = None, engine: str = "threads",
-                     window: int | None = None, profile: bool = False, **engine_options: Any) -> Iterator[tuple[Any, ...]]:
+                     hand_back: Callable[[dict[str, Any]], None], owner: object = None, program: Program | None = None,
+                     workers: int | None = None, engine: str = "threads", window: int | None = None,
+                     profile: bool = False, **engine_options: Any) -> Iterator[tuple[Any, ...]]:
         """`run_video` with frame k in the variant `runners[mode_of(k)]` (a multi-mode program's, this being one
-        of them), frames in flight across switches, from `start_state()`, each frame's state (its variant's
-        names) to `hand_back`: what `ModeSwitch.run_video` runs on an engine whose `variants` is True."""
+        of them), frames in flight across switches, from `start_state()`, the state after the frames delivered
+        (their variants' names) to `hand_back`: what `ModeSwitch.run_video` runs on an engine whose `variants`
+        is True. `owner` keeps the engine's resources across runs and `program` is the multi-mode program
+        (what a worker process is sent); by default this pipeline and its program."""
         chosen = engine_named(engine)
         if not chosen.variants:
             raise CortexError(f"engine {engine!r} runs one variant per run: run_video(modes=...) hands it one run of one mode")
 
-        def variants(profiled: bool) -> FrameVariants:
+        def with_variants(run: EngineRun, profiled: bool) -> EngineRun:
             splits = {m: r.loaded_split(profile=profiled) for m, r in runners.items()}
-            return FrameVariants(splits, mode_of, frozenset(recompute))
-        return self._engine_run(frames, workers, engine, window, profile, engine_options, variants, start_state, hand_back)
+            return dataclasses.replace(run, owner=self if owner is None else owner, program=program or self.program,
+                                       start_state=start_state, hand_back=hand_back,
+                                       variants=FrameVariants(splits, mode_of, frozenset(recompute)))
+        return self._engine_run(frames, workers, engine, window, profile, engine_options, with_variants)
 
     def _engine_run(self, frames: Iterable[Any], workers: int | None, engine: str, window: int | None, profile: bool,
-                    engine_options: dict[str, Any], variants: Callable[[bool], FrameVariants] | None = None,
-                    start_state: Callable[[], dict[str, Any]] | None = None,
-                    hand_back: Callable[[dict[str, Any]], None] | None = None) -> Iterator[tuple[Any, ...]]:
+                    engine_options: dict[str, Any],
+                    runs_as: Callable[[EngineRun, bool], EngineRun] | None = None) -> Iterator[tuple[Any, ...]]:
+        """`run_video` on the engine `engine`; `runs_as` (the run, whether profiled) gives the run the engine is
+        handed instead (`run_variants`)."""
         try:
             iter(frames)
         except TypeError:
@@ -322,8 +329,9 @@ class LoadedProgram:
         profiled = profile and chosen.profiles
         split = self.loaded_split(profile=profiled)  # a pipeline that cannot be split fails here
         source = NumberedFrames(frames, split.inputs)
-        run = EngineRun(self, self.program, split, source, workers, window, start_state or (lambda: self.state),
-                        hand_back or self._hand_back, variants(profiled) if variants is not None else None)
+        run = EngineRun(self, self.program, split, source, workers, window, lambda: self.state, self._hand_back)
+        if runs_as is not None:
+            run = runs_as(run, profiled)
         return source.then_its_error(chosen.run(run, **engine_options))
 
     def _hand_back(self, state: dict[str, Any]) -> None:

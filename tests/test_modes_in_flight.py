@@ -1,44 +1,40 @@
-"""`run_video(modes=...)` on the threads engine keeps frames in flight across mode switches: each frame's
-task runs its own mode's variant over the states the variants share by name, and a delayed input a
-frame's variant does not update is recomputed in the front of the next frame that reads it. The outputs,
-the final state and the frames per mode equal the sequential calls' bit for bit, whatever the switches."""
+"""`run_video(modes=...)` on the threads and processes engines keeps frames in flight across mode switches:
+each frame runs its own mode's variant over the states the variants share by name (a worker process is sent
+every variant, a chunk names its frames' modes), and a delayed input a frame's variant does not update is
+recomputed before the next frame that reads it, within a chunk or across a chunk's edge. The outputs, the
+final state and the frames per mode equal the sequential calls' bit for bit, whatever the switches, chunks
+and windows."""
 
 from __future__ import annotations
 
 import pytest
-from helpers.modes import FRAMES, MODES, SHAPE, TRAIL, same
+from helpers.modes import FRAMES, MODES, SHAPE, TRAIL, assert_run_equals_calls, read_ahead, same, sequential
+from helpers.shared_memory import private_shm_fixture, shared_blocks  # noqa: F401 (a fixture)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cortex
 from cortex.errors import CortexError
 from cortex.examples import L2_PIPELINE
+from cortex.runtime.engines import processes
+
+pytestmark = pytest.mark.xdist_group("processes")
+
+ENGINES = ("threads", "processes")
+"""Engines that keep frames in flight across switches (`Engine.variants`; Ray's: test_modes_in_flight_ray.py)."""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _own_blocks(private_shm):
+    """The processes engine's blocks in this module's own directory; its pools end with the module."""
+    yield
+    processes.close_pools()
 
 
 @pytest.fixture(scope="module")
 def multis():
     return {"l2": cortex.compile(L2_PIPELINE, modes="all").specialize(SHAPE),
             "trail": cortex.compile(TRAIL, modes="all").specialize(SHAPE)}
-
-
-def sequential(multi, modes, frames):
-    multi.reset()
-    outputs = [multi(f, mode=m) for f, m in zip(frames, modes)]
-    return outputs, dict(multi.state), dict(multi.frames_per_mode)
-
-
-def assert_run_equals_calls(multi, modes, frames, workers: int = 2, window: int | None = None) -> None:
-    expected, final, per_mode = sequential(multi, modes, frames)
-    multi.reset()
-    got = list(multi.run_video(frames, workers=workers, window=window, modes=modes))
-    assert len(got) == len(expected)
-    for k, (a, b) in enumerate(zip(got, expected)):
-        assert all(same(x, y) for x, y in zip(a, b)), f"frame {k} ({modes[k]}) differs"
-    state = multi.state
-    assert state.keys() == final.keys()
-    for name, value in final.items():
-        assert same(state[name], value), f"state '{name}' differs"
-    assert dict(multi.frames_per_mode) == per_mode
 
 
 frequent = st.lists(st.sampled_from(MODES), min_size=len(FRAMES), max_size=len(FRAMES))
@@ -50,46 +46,70 @@ def test_frequent_switches_on_two_threads_equal_sequential_calls(multis, modes, 
     assert_run_equals_calls(multis[which], modes, FRAMES)
 
 
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(modes=frequent, which=st.sampled_from(["l2", "trail"]), chunk=st.integers(1, 5), window=st.integers(1, 4))
+def test_frequent_switches_on_two_processes_equal_sequential_calls(multis, modes, which, chunk, window):
+    """Switches anywhere in a chunk and at its edges (the frame before a chunk in another mode than its
+    first), the L2 pipeline's chain of leading recurrences run in each frame's variant."""
+    assert_run_equals_calls(multis[which], modes, FRAMES, window=window, engine="processes", chunk=chunk)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("window", [1, 3, 8])
-def test_every_frame_switching_equals_sequential_calls(multis, window):
+def test_every_frame_switching_equals_sequential_calls(multis, window, engine):
     """Every frame in another mode, power_save (no prev_gray in the custom pipeline's variant) between
-    the reading modes: the recompute happens in flight."""
+    the reading modes: the recompute happens in flight (on processes, chunks of 2: within a chunk and
+    across its edge)."""
     modes = [MODES[k % 3] for k in range(len(FRAMES))]
+    options = {"chunk": 2} if engine == "processes" else {}
     for multi in multis.values():
-        assert_run_equals_calls(multi, modes, FRAMES, window=window)
+        assert_run_equals_calls(multi, modes, FRAMES, window=window, engine=engine, **options)
 
 
-def test_frames_stay_in_flight_across_switches(multis):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_frames_stay_in_flight_across_switches(multis, engine):
     """With a switch at every frame, the engine has read a whole window of frames when the first output
     comes out (a run drained at each switch had read two: the frame and the next one's mode)."""
     multi = multis["trail"]
-    read = []
-
-    def frames():
-        for frame in FRAMES:
-            read.append(frame)
-            yield frame
-
     multi.reset()
-    outputs = multi.run_video(frames(), workers=2, window=4, modes=lambda k: MODES[k % 3])
+    options = {"chunk": 1} if engine == "processes" else {}
+    read, frames = read_ahead(FRAMES)
+    outputs = multi.run_video(frames, workers=2, window=4, modes=lambda k: MODES[k % 3], engine=engine, **options)
     next(outputs)
     assert len(read) >= 4
     assert len(list(outputs)) == len(FRAMES) - 1
 
 
-def test_a_bad_mode_mid_run_delivers_the_frames_before_it(multis):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_bad_mode_mid_run_delivers_the_frames_before_it(multis, engine):
     multi = multis["trail"]
     modes = ["motion", "power_save", "balanced", "fast"]
     multi.reset()
     got = []
     with pytest.raises(CortexError, match=r"frame 3: unknown mode 'fast'"):
-        for outputs in multi.run_video(FRAMES[:6], workers=2, modes=lambda k: modes[k] if k < 4 else "motion"):
+        for outputs in multi.run_video(FRAMES[:6], workers=2, modes=lambda k: modes[k] if k < 4 else "motion",
+                                       engine=engine):
             got.append(outputs)
     expected, final, _ = sequential(multi, modes[:3], FRAMES[:3])
     assert len(got) == 3 and all(same(x, y) for a, b in zip(got, expected) for x, y in zip(a, b))
 
 
-def test_the_in_flight_path_is_taken_on_threads_only(multis):
+def test_the_in_flight_path_is_taken_where_the_engine_runs_variants(multis):
     multi = multis["trail"]
-    assert multi._in_flight("threads")
-    assert not multi._in_flight("processes") and not multi._in_flight("ray") and not multi._in_flight("nope")
+    assert multi._in_flight("threads") and multi._in_flight("processes") and multi._in_flight("ray")
+    assert not multi._in_flight("nope")
+
+
+def test_a_processes_run_across_switches_keeps_one_pool_and_leaves_no_block(multis, private_shm):
+    """The multi-mode pipeline's pool (every variant in each worker) serves its next run too, and every
+    chunk's block is given back when the run ends."""
+    multi = multis["trail"]
+    modes = [MODES[k % 3] for k in range(6)]
+    before = shared_blocks()
+    list(multi.run_video(FRAMES[:6], workers=2, engine="processes", chunk=2, modes=modes))
+    assert processes.worker_cpu_seconds(multi) > 0  # the run's workers are the multi-mode pipeline's
+    pids = processes.pool_for(multi, multi.program, 2, chain=False).pids()
+    assert_run_equals_calls(multi, modes, FRAMES[:6], engine="processes", chunk=3)
+    assert processes.pool_for(multi, multi.program, 2, chain=False).pids() == pids
+    processes.drop_pool(multi)
+    assert shared_blocks() <= before

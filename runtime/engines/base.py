@@ -42,6 +42,8 @@ class EngineRun:
     owner: object
     """What the engine keeps resources with across runs (the compiled pipeline: a processes pool ends with it)."""
     program: Program
+    """The compiled program (a run with `variants`: the multi-mode one, every variant: what a worker process
+    is sent)."""
     split: LoadedSplit
     frames: Iterable[Any]
     """The frame source, each item checked as it is read (`NumberedFrames`): an item is the entry's

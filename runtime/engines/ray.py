@@ -56,6 +56,7 @@ from cortex.errors import CortexError, whole_number
 from cortex.runtime.engines.base import EngineRun, unknown_options
 from cortex.runtime.engines.chunk_worker import FrameWorker, chunks_of, limit_library_threads, settle_chunk
 from cortex.runtime.engines.flight import frames_in_flight
+from cortex.runtime.parts import LoadedSplit
 from cortex.runtime.program import Program
 from cortex.runtime.threads import MAX_WORKERS, machine_cores
 
@@ -211,48 +212,73 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
     return True
 
 
-RayFront = tuple[int, list[Any], Any, Any, Any]
-"""A chunk in flight on Ray: (its first frame's index, its frames, their object ref, the actor, the front's ref)."""
-RayTail = tuple[int, list[Any], dict[str, Any], Any]
-"""A settled chunk: (its first frame's index, its frames, the state after it, the tail's ref)."""
+RayFront = tuple[int, list[Any], Any, Any, tuple[str, ...] | None, Any]
+"""A chunk in flight on Ray: (its first frame's index, its frames, their object ref, the actor, its frames' modes
+or None, the front's ref)."""
+RayTail = tuple[int, list[Any], dict[str, Any], tuple[str, ...] | None, Any]
+"""A settled chunk: (its first frame's index, its frames, the state after it, its frames' modes, the tail's ref)."""
 
 
 class RayFrames:
-    """The executor of `frames_in_flight` on Ray actors: one item is a chunk of frames."""
+    """The executor of `frames_in_flight` on Ray actors: one item is a chunk of frames.
+
+    With `EngineRun.variants` the actors hold every variant (`FrameWorker`) and each frame runs its own
+    mode's: a chunk names its frames' modes, and every chunk but the first starts from the frame before it
+    (its mode named too), from which its front computes the delayed inputs by that frame's variant (the
+    chain, `ahead`, then carries the leading recurrences alone)."""
 
     def __init__(self, ray: Any, run: EngineRun, actors: list[Any]):
         self.ray, self.run, self.split, self.actors = ray, run, run.split, actors
-        split = run.split
-        self.state = split.internal_state(run.start_state())
-        self.fixed = {n: self.state[n] for n in split.read_only}
+        self.variants = run.variants
+        splits = list(self.variants.splits.values()) if self.variants is not None else [run.split]
+        start = run.start_state()
+        self.state: dict[str, Any] = {}
+        for split in splits:
+            self.state.update(split.internal_state(start))
+        self.fixed = {n: self.state[n] for split in splits for n in split.read_only}
+        self.leading = any(split.leading for split in splits)
         # delayed inputs and leading recurrences before the next chunk: values, then an object ref (`ahead`)
-        self.ahead: Any = {n: self.state.get(n) for n in split.ahead}
+        self.ahead: Any = {n: self.state.get(n) for split in splits for n in split.ahead}
         self.first, self.before, self.turn = 0, None, itertools.count()
+        self.before_mode: str | None = None
 
     def start(self, frames_chunk: list[Any]) -> RayFront:
-        split, first = self.split, self.first
+        first = self.first
         # (each frame was checked as it was read: `LoadedProgram.run_video`'s NumberedFrames)
         actor = self.actors[next(self.turn) % len(self.actors)]
         ref = self.ray.put(frames_chunk)
+        modes, before_mode = self._modes(len(frames_chunk))
         # With leading recurrences (the blur gate's sharpness history) a chunk starts from their exact
         # value after the previous chunk: `ahead` runs the delayed part over each chunk on an actor,
         # chained chunk after chunk (its result, an object ref, is the next chunk's start), so the
         # caller runs no delayed part and a chunk's front waits only for that short chain. Without
         # them a chunk starts from the frame before it, and chunks never wait for each other.
-        delayed = self.ahead if first == 0 or split.leading else None
-        future = actor.front.remote(ref, first, self.before if delayed is None else None, delayed, self.fixed)
-        if split.leading:
-            self.ahead = actor.ahead.options(concurrency_group=CHAIN).remote(ref, first, delayed, self.fixed)
+        delayed = self.ahead if first == 0 or self.leading else None
+        before = self.before if delayed is None or (modes is not None and first > 0) else None
+        future = actor.front.remote(ref, first, before, delayed, self.fixed, True, None, modes, before_mode)
+        if self.leading:
+            self.ahead = actor.ahead.options(concurrency_group=CHAIN).remote(ref, first, delayed, self.fixed, modes)
         self.first += len(frames_chunk)
         self.before = frames_chunk[-1]
-        return first, frames_chunk, ref, actor, future
+        return first, frames_chunk, ref, actor, modes, future
+
+    def _modes(self, count: int) -> tuple[tuple[str, ...] | None, str | None]:
+        """The next `count` frames' modes (asked in frame order) and the mode of the frame before them."""
+        if self.variants is None:
+            return None, None
+        modes = tuple(self.variants.mode_of(self.first + k) for k in range(count))
+        before_mode, self.before_mode = self.before_mode, modes[-1]
+        return modes, before_mode
+
+    def _splits(self, modes: tuple[str, ...] | None, count: int) -> list[LoadedSplit]:
+        return [self.variants.splits[m] for m in modes] if self.variants is not None and modes else [self.split] * count
 
     def settle(self, flight: RayFront) -> RayTail:
-        at, frames_chunk, ref, actor, future = flight
-        split, state = self.split, self.state
+        at, frames_chunk, ref, actor, modes, future = flight
+        state = self.state
         values = self._get(future, at, len(frames_chunk))
-        tail_args = settle_chunk(split, state, values, at)
-        return at, frames_chunk, dict(state), actor.tail.remote(ref, at, tail_args)
+        tail_args = settle_chunk(self.split, state, values, at, self._splits(modes, len(frames_chunk)))
+        return at, frames_chunk, dict(state), modes, actor.tail.remote(ref, at, tail_args, modes)
 
     def done(self, flight: RayFront | RayTail) -> bool:
         ready, _ = self.ray.wait([flight[-1]], timeout=0)
@@ -262,11 +288,12 @@ class RayFrames:
         self.ray.wait([f[-1] for f in flights], num_returns=1)
 
     def finish(self, flight: RayTail) -> Iterator[tuple[Any, ...]]:
-        at, frames_chunk, state_after, future = flight
-        outputs = [self.split.caller_outputs(out) for out in self._get(future, at, len(frames_chunk))]
+        at, frames_chunk, state_after, modes, future = flight
+        splits = self._splits(modes, len(frames_chunk))
+        outputs = [s.caller_outputs(out) for s, out in zip(splits, self._get(future, at, len(frames_chunk)))]
         for k, (frame, result) in enumerate(zip(frames_chunk, outputs)):
             if k == len(outputs) - 1:
-                self.run.hand_back(self.split.caller_state(state_after, result, (frame,)))
+                self.run.hand_back(splits[k].caller_state(state_after, result, (frame,)))
             yield result
 
     def _get(self, future: Any, first: int, count: int) -> Any:
@@ -424,7 +451,7 @@ class RayEngine:
     name = "ray"
     options = RAY_OPTIONS
     profiles = False
-    variants = False
+    variants = True
 
     def check(self, options: dict[str, Any]) -> None:
         check_ray_options(options)

@@ -56,7 +56,7 @@ class Processes:
     name = "processes"
     options = PROCESS_OPTIONS
     profiles = False
-    variants = False
+    variants = True
 
     def check(self, options: dict[str, Any]) -> None:
         check_process_options(options)

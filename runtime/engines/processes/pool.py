@@ -93,13 +93,15 @@ def task(method: str, spec: BlockSpec, *args: Any) -> Any:
     mapped = Mapped(spec, _MAPS)
     try:
         frames = mapped.frames
+        first, before_given, given, modes = args  # `modes`: each frame's in the block (None: the first mode's)
+        chunk = frames[1:] if before_given else frames
+        chunk_modes = modes[1:] if modes is not None and before_given else modes
         if method == "front":  # the block holds the frame before the chunk first, when there is one
-            first, before_given, fixed = args  # the values the chunk starts from: in the block
-            before = frames[0] if before_given else None
-            chunk = frames[1:] if before_given else frames
-            return mapped.detached(_WORKER.front(chunk, first, before, mapped.delayed, fixed, False, mapped.givens))
-        first, before_given, values = args
-        return mapped.detached(_WORKER.tail(frames[1:] if before_given else frames, first, values))
+            before = frames[0] if before_given else None  # the values the chunk starts from: in the block
+            before_mode = modes[0] if modes is not None and before_given else None
+            return mapped.detached(_WORKER.front(chunk, first, before, mapped.delayed, given, False, mapped.givens,
+                                                 chunk_modes, before_mode))
+        return mapped.detached(_WORKER.tail(chunk, first, given, chunk_modes))
     finally:
         del frames
         mapped.close()

@@ -23,6 +23,7 @@ from cortex.runtime.engines.flight import frames_in_flight
 from cortex.runtime.engines.processes import pool as pools
 from cortex.runtime.engines.processes.blocks import FrameBlock, SharedMemoryShortage
 from cortex.runtime.engines.processes.pool import ProcessPool
+from cortex.runtime.parts import LoadedSplit
 from cortex.runtime.threads import MAX_WORKERS
 
 CHUNK = 8
@@ -38,6 +39,7 @@ class _Chunk:
     at: int
     frames: list[Any]
     before: Any = None  # the frame before the chunk (None for the run's first chunk)
+    modes: tuple[str | None, ...] | None = None  # each frame's mode, and first the one before it (with variants)
     prepass: Future | None = None
     chain: Future | None = None
     block: FrameBlock | None = None  # written by the chunk's prepass, or by the caller when it launches the chunk
@@ -51,6 +53,11 @@ class _Chunk:
         """Whether the block holds the frame before the chunk, first (every chunk but the run's first)."""
         return self.before is not None
 
+    @property
+    def frame_modes(self) -> tuple[str | None, ...] | None:
+        """Each frame's mode (None: every frame in the program's first)."""
+        return self.modes[1:] if self.modes is not None and self.before_given else self.modes
+
     def running(self) -> Future | None:
         """The future the chunk waits on now (None: not launched yet)."""
         return self.tail or self.front
@@ -63,28 +70,43 @@ class ProcessFrames:
     read, after the chunk's prepass on the prepass threads; the caller launches a chunk (writes its block, hands
     its front to a worker) as soon as its chain is done, whenever it would otherwise wait (`_launch_ready`).
     The prepass threads, the chain thread and the caller's thread thus share the caller's work: the frame-local
-    stages, the history's push, the blocks."""
+    stages, the history's push, the blocks.
+
+    With `EngineRun.variants` each frame runs its own mode's variant (the chunk names its frames' modes and
+    the mode of the frame before it, `FrameWorker`), over the states the variants share by name."""
 
     def __init__(self, run: EngineRun, pool: ProcessPool):
         self.run, self.split, self.pool = run, run.split, pool
-        split = run.split
-        self.state = split.internal_state(run.start_state())
-        self.fixed = {n: self.state[n] for n in split.read_only}
-        self.start_values: dict[str, Any] = {n: self.state.get(n) for n in split.ahead}  # the run's first chunk's
-        self.leading: dict[str, Any] = {n: self.state.get(n) for n in split.leading}  # the chain's next start
+        self.variants = run.variants
+        splits = variant_splits(run)
+        start = run.start_state()
+        self.state: dict[str, Any] = {}
+        for split in splits:
+            self.state.update(split.internal_state(start))
+        self.fixed = {n: self.state[n] for split in splits for n in split.read_only}
+        ahead = dict.fromkeys(n for split in splits for n in split.ahead)
+        self.start_values: dict[str, Any] = {n: self.state.get(n) for n in ahead}  # the run's first chunk's
+        self.leading_names = list(dict.fromkeys(n for split in splits for n in split.leading))
+        self.leading: dict[str, Any] = {n: self.state.get(n) for n in self.leading_names}  # the chain's next start
+        self.before_mode: str | None = None
         self.chain_failed = False
         self.first, self.before = 0, None
         self.waiting: list[_Chunk] = []  # started, not launched, in order
-        self.last: tuple[dict[str, Any], tuple[Any, ...], Any, int] | None = None  # `up_to_date`'s
+        self.last: tuple[dict[str, Any], tuple[Any, ...], Any, int, str | None] | None = None  # `up_to_date`'s
 
     def start(self, frames_chunk: list) -> _Chunk:
-        chunk = _Chunk(self.first, frames_chunk, self.before)
+        modes = None
+        if self.variants is not None:  # asked in frame order, as the chunk is read
+            mine = tuple(self.variants.mode_of(self.first + k) for k in range(len(frames_chunk)))
+            modes = (self.before_mode, *mine) if self.before is not None else mine
+            self.before_mode = mine[-1]
+        chunk = _Chunk(self.first, frames_chunk, self.before, modes)
         self.first += len(frames_chunk)
         self.before = frames_chunk[-1]
-        if self.split.leading:
+        if self.leading_names:
             assert self.pool.chain_thread is not None and self.pool.prepass is not None
             chunk.prepass = self.pool.prepass.submit(self._prepass, chunk)
-            chunk.chain = self.pool.chain_thread.submit(self._chain, frames_chunk, chunk.at, chunk.prepass)
+            chunk.chain = self.pool.chain_thread.submit(self._chain, chunk, chunk.prepass)
             self.waiting.append(chunk)
             self._launch_ready()
         else:  # each chunk after the first starts from the frame before it: chunks never wait for each other
@@ -103,11 +125,11 @@ class ProcessFrames:
                 chunk.block = FrameBlock(frames, self.pool.blocks, start, slots=(len(chunk.frames), images))
             chunk.block.put(k, images)
 
-        computed = self.pool.local.prepass(chunk.frames, chunk.at, self.fixed, hand)
+        computed = self.pool.local.prepass(chunk.frames, chunk.at, self.fixed, hand, chunk.frame_modes)
         assert chunk.block is not None  # `hand` runs for every frame, and a chunk has frames
         return computed
 
-    def _chain(self, frames_chunk: list, at: int, prepass: Future) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    def _chain(self, chunk: _Chunk, prepass: Future) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
         """On the chain thread, once the chunk's prepass is done: the leading values the chunk starts from, what
         the chain hands on of each frame's leading stages, and the leading values after the chunk (the next
         chunk's start)."""
@@ -115,7 +137,8 @@ class ProcessFrames:
             raise CortexError("a chunk before this one failed")
         start = self.leading
         try:
-            givens, after = self.pool.local.chain(frames_chunk, at, start, self.fixed, prepass.result())
+            givens, after = self.pool.local.chain(chunk.frames, chunk.at, start, self.fixed, prepass.result(),
+                                                  chunk.frame_modes)
         except BaseException:
             self.chain_failed = True
             raise
@@ -147,7 +170,7 @@ class ProcessFrames:
             spec = chunk.block.spec
         else:
             spec = chunk.block.spec_with(leading if chunk.before_given else None, givens)
-        chunk.front = self._submit(self.pool.fronts, "front", spec, chunk.at, chunk.before_given, self.fixed)
+        chunk.front = self._submit(self.pool.fronts, "front", spec, chunk.at, chunk.before_given, self.fixed, chunk.modes)
 
     def _until_done(self, chunk: _Chunk) -> Future:
         """Wait for the chunk's front to be launched and done, launching others as their chains end."""
@@ -169,11 +192,18 @@ class ProcessFrames:
                 chunk.block.free()
             raise
         values[-1]["delayed"] = chunk.after or {}  # the state's delayed inputs: `up_to_date`, at the run's end
-        tail_args = settle_chunk(split, state, values, chunk.at)
+        tail_args = settle_chunk(split, state, values, chunk.at, self._splits(chunk))
         assert chunk.block is not None
-        chunk.tail = self._submit(self.pool.fronts, "tail", chunk.block.spec, chunk.at, chunk.before_given, tail_args)
+        chunk.tail = self._submit(self.pool.fronts, "tail", chunk.block.spec, chunk.at, chunk.before_given, tail_args,
+                                  chunk.modes)
         chunk.state_after = dict(state)
         return chunk
+
+    def _splits(self, chunk: _Chunk) -> list[LoadedSplit] | None:
+        """Each frame's split (None: every frame runs the run's split)."""
+        if self.variants is None or chunk.frame_modes is None:
+            return None
+        return [self.variants.splits[m] if m is not None else self.split for m in chunk.frame_modes]
 
     def done(self, chunk: _Chunk) -> bool:
         self._launch_ready()
@@ -189,13 +219,15 @@ class ProcessFrames:
 
     def finish(self, chunk: _Chunk) -> Iterator[tuple[Any, ...]]:
         assert chunk.tail is not None and chunk.block is not None and chunk.state_after is not None
+        splits = self._splits(chunk) or [self.split] * len(chunk.frames)
         try:
-            outputs = [self.split.caller_outputs(out) for out in self._result(chunk.tail, chunk.at, len(chunk.frames))]
+            outputs = [s.caller_outputs(out) for s, out in zip(splits, self._result(chunk.tail, chunk.at, len(chunk.frames)))]
         finally:
             chunk.block.free()
+        modes = chunk.frame_modes or (None,) * len(chunk.frames)
         for k, (frame, result) in enumerate(zip(chunk.frames, outputs)):
             if k == len(outputs) - 1:
-                self.last = (chunk.state_after, result, frame, chunk.at + k)
+                self.last = (chunk.state_after, result, frame, chunk.at + k, modes[k])
             yield result
 
     def up_to_date(self) -> None:
@@ -205,10 +237,12 @@ class ProcessFrames:
         chunk's last frame."""
         if self.last is None:
             return
-        state, result, frame, index = self.last
+        state, result, frame, index, mode = self.last
         self.last = None
-        inputs = self.pool.local.delayed_inputs(frame, index, {n: state[n] for n in self.split.leading}, self.fixed)
-        self.run.hand_back(self.split.caller_state({**state, **inputs}, result, (frame,)))
+        worker = self.pool.local.variant(mode)
+        split = self.variants.splits[mode] if self.variants is not None and mode is not None else self.split
+        inputs = worker.delayed_inputs(frame, index, {n: state[n] for n in split.leading}, self.fixed)
+        self.run.hand_back(split.caller_state({**state, **inputs}, result, (frame,)))
 
     def close(self, chunks: list[_Chunk]) -> None:
         self.chain_failed = True  # a chain still queued stops at once
@@ -247,10 +281,16 @@ class ProcessFrames:
             raise CortexError("a worker process died (the pool is restarted on the next run)") from None
 
 
+def variant_splits(run: EngineRun) -> list[LoadedSplit]:
+    """The splits the run's frames run: every variant's, or the run's own."""
+    return list(run.variants.splits.values()) if run.variants is not None else [run.split]
+
+
 def run_processes(run: EngineRun, chunk: int = CHUNK) -> Iterator[tuple[Any, ...]]:
     """`compiled.run_video(..., engine="processes")`: see the package docstring."""
     whole_number("workers", run.workers, 1, MAX_WORKERS)
-    pool = pools.pool_for(run.owner, run.program, run.workers, chain=bool(run.split.leading))
+    chain = any(split.leading for split in variant_splits(run))
+    pool = pools.pool_for(run.owner, run.program, run.workers, chain=chain)
     executor = ProcessFrames(run, pool)
     with pool.blocks.run(run.window):
         try:
