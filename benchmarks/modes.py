@@ -2,7 +2,7 @@
 single-mode power_save program.
 
     python benchmarks/modes.py [--size 480x640] [--frames 20] [--rounds 8] [--block 5] [--quick]
-    python benchmarks/modes.py --switching [--seed 0] ...
+    python benchmarks/modes.py --switching [--seed 0] [--chunk 4] ...
 
 Both are the L2 pipeline compiled as `cortex.compile` does (the multi-mode one with `modes="all"`,
 every call with `mode="power_save"`), over the same synthetic frames. Two comparisons, interleaved
@@ -16,15 +16,17 @@ equal, the target is >= 0.93) for each, and the machine's load.
 
 `--switching` measures a mode picked at random per frame instead (seeded, `--seed`), on the multi-mode
 program alone, interleaved, one timed call per `--frames` frames: the frames called one after the other in
-their modes, `run_video(frames, workers=..., modes=schedule)` on threads (frames in flight across
-switches), and the same run drained at every switch (each run of one mode through the variant's own
-`run_video`). It prints each against the sequential calls, `ratio in flight/drained throughput`, and how
-many runs of one mode the schedule has.
+their modes, then on threads and on processes (chunks of `--chunk` frames) each
+`run_video(frames, workers=..., modes=schedule)` (frames in flight across switches) and the same run
+drained at every switch (each run of one mode through the variant's own `run_video`). The processes'
+pools are started before the timing (one untimed run of each). It prints each against the sequential
+calls, `ratio in flight/drained throughput` per engine, and how many runs of one mode the schedule has.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import random
 
@@ -44,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smoke run: 64x96, 4 frames, 2 rounds")
     parser.add_argument("--switching", action="store_true", help="a random mode per frame: run_video against calls")
     parser.add_argument("--seed", type=int, default=0, help="the random schedule's seed (--switching)")
+    parser.add_argument("--chunk", type=int, default=4, help="frames a worker process gets at once (--switching)")
     args = parser.parse_args(argv)
     if args.quick:
         args.size, args.frames, args.rounds, args.block = "64x96", 4, 2, 2
@@ -78,35 +81,50 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def switching(args: argparse.Namespace, frames: list, shape: tuple[int, int, int]) -> int:
-    """A random mode per frame, the multi-mode program three ways: sequential calls, `run_video` on threads
-    (frames in flight across switches), and `run_video` drained at each switch (each run of one mode on its
-    own, what an engine without per-frame variants gets: `ModeSwitch._runs`)."""
+    """A random mode per frame, the multi-mode program five ways: sequential calls, and on threads and on
+    processes `run_video` with frames in flight across switches and `run_video` drained at each switch (each
+    run of one mode on its own, what an engine without per-frame variants gets: `ModeSwitch._runs`)."""
+    from cortex.runtime.engines.processes import close_pools
+
     multi = cortex.compile(cortex.examples.L2_PIPELINE, modes="all").specialize(shape)
     rng = random.Random(args.seed)
     schedule = [rng.choice(multi.modes) for _ in frames]
     runs = 1 + sum(a != b for a, b in itertools.pairwise(schedule))
+    options = {"threads": {}, "processes": {"chunk": args.chunk}}
 
     def sequential() -> None:
         for frame, mode in zip(frames, schedule):
             multi(frame, mode=mode)
 
-    def drained() -> None:
-        list(multi._runs(iter(frames), multi.schedule(schedule), args.workers, "threads", {}))
+    def in_flight(engine: str) -> None:
+        list(multi.run_video(frames, workers=args.workers, engine=engine, modes=schedule, **options[engine]))
 
-    samples = interleaved({
-        "sequential": sequential,
-        "in_flight": lambda: list(multi.run_video(frames, workers=args.workers, modes=schedule)),
-        "drained": drained,
-    }, rounds=args.rounds, block=1, prepare={name: multi.reset for name in ("sequential", "in_flight", "drained")})
+    def drained(engine: str) -> None:
+        list(multi._runs(iter(frames), multi.schedule(schedule), args.workers, engine, options[engine]))
+
+    contenders = {"sequential": sequential}
+    for engine in options:
+        contenders[f"{engine}_in_flight"] = functools.partial(in_flight, engine)
+        contenders[f"{engine}_drained"] = functools.partial(drained, engine)
+    try:
+        for warm in ("processes_in_flight", "processes_drained"):  # the pools start here, untimed
+            multi.reset()
+            contenders[warm]()
+        samples = interleaved(contenders, rounds=args.rounds, block=1, prepare={name: multi.reset for name in contenders})
+    finally:
+        close_pools()
     h, w = shape[:2]
     print(f"L2 {h}x{w}, a random mode per frame ({len(frames)} frames, {runs} runs of one mode, seed {args.seed}): "
-          f"run_video threads x{args.workers} vs sequential calls, interleaved; {load()}")
+          f"run_video x{args.workers} (processes: chunks of {args.chunk}) vs sequential calls, interleaved; {load()}")
     ms = {name: samples[name].median_us() / 1e3 / len(frames) for name in samples}
     print("  " + "   ".join(f"{name} {value:9.3f} ms/frame" for name, value in ms.items()))
-    print(f"ratio run_video/sequential throughput {ms['sequential'] / ms['in_flight']:.3f}")
-    print(f"ratio drained run_video/sequential throughput {ms['sequential'] / ms['drained']:.3f}")
-    print(f"ratio in flight/drained throughput {ms['drained'] / ms['in_flight']:.3f}")
+    for engine in options:
+        flight, drain = ms[f"{engine}_in_flight"], ms[f"{engine}_drained"]
+        print(f"ratio {engine} run_video/sequential throughput {ms['sequential'] / flight:.3f}")
+        print(f"ratio {engine} drained run_video/sequential throughput {ms['sequential'] / drain:.3f}")
+        print(f"ratio {engine} in flight/drained throughput {drain / flight:.3f}")
     return 0
+
 
 if __name__ == "__main__":
     raise SystemExit(main())

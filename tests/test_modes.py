@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers.modes import FRAMES, MODES, SHAPE, TRAIL, same
+from helpers.shared_memory import private_shm_fixture  # noqa: F401 (a fixture: the benchmark's processes' blocks)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -311,7 +312,7 @@ def test_a_recompute_by_another_modes_variant_is_no_frame_of_its_profile():
 
 
 @pytest.mark.slow
-def test_modes_benchmark_quick_run(capsys):
+def test_modes_benchmark_quick_run(capsys, private_shm):
     import sys
 
     benchmarks = str(Path(__file__).resolve().parents[1] / "benchmarks")
@@ -325,7 +326,8 @@ def test_modes_benchmark_quick_run(capsys):
     assert out.count("ratio multi/single throughput") == 2 and "load average" in out
     assert bench.main(["--quick", "--switching"]) == 0
     out = capsys.readouterr().out
-    assert "ratio in flight/drained throughput" in out and "runs of one mode" in out
+    assert "ratio threads in flight/drained throughput" in out and "runs of one mode" in out
+    assert "ratio processes in flight/drained throughput" in out
 
 
 @pytest.mark.slow

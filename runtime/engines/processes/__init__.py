@@ -26,6 +26,11 @@ it is sent the compiled `Program` (plain data) once, when the pool starts, and l
   block; the caller computes them once, for the last frame delivered, when the run ends, and hands the
   state back then.
 
+A multi-mode program's `run_video(modes=...)` keeps frames in flight across switches here too
+(`Engine.variants`): the workers are sent the whole program, load each mode's split on first use, and a
+chunk names each frame's mode (`chunk_worker.FrameWorker`); the caller runs each frame's recurrence, and
+its prepass and chain each frame's leading stages, in that frame's variant.
+
 Outputs and state equal `[compiled(f) for f in frames]` bit for bit, as with every engine. The caller's
 CPU a frame, the blocks' costs and the chunk size's effect are in benchmarks/README.md.
 """
