@@ -264,6 +264,8 @@ def test_the_key_goes_stale_with_what_changes_a_result(tmp_path, monkeypatch):
     assert runs() and not runs()
     assert runs("--weight", "wc=0.5") and not runs("--weight", "wc=0.5") and runs("--weight", "wc=0.6")
     assert runs("--mode", "motion") and runs("--blur-threshold", "5") and runs()
+    assert runs("--runner", "reference") and not runs("--runner", "reference")  # another runner
+    assert not runs("--backend", "reference") and runs()  # its former spelling: the same run, the same key
     Path(a).write_bytes(b"another video")  # replaced at the same path
     assert runs() and not runs()
     os.utime(a, ns=(0, 10**18))  # the same size, touched

@@ -90,6 +90,8 @@ def options_key(args: argparse.Namespace) -> str:
     except OSError as e:
         raise CortexError(f"--pipeline {pipeline}: cannot read it: {e.strerror or e}") from None
     options = {k: getattr(args, k, None) for k in KEY_OPTIONS if k != "pipeline"}
+    if getattr(args, "runner", None) == "reference":  # the interpreter: the key its runs had as --backend reference
+        options["backend"] = "reference"
     options["cortex"] = cortex.__version__
     digest.update(json.dumps(options, sort_keys=True, default=str).encode())
     return digest.hexdigest()[:16]
