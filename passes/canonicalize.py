@@ -29,7 +29,7 @@ from cortex.dialects.canonicalization import fast_math_patterns_for
 
 
 class FastMathRewritePattern(RewritePattern):
-    """Dispatches to the fast-math patterns registered for the op's class."""
+    """Dispatches to the fast-math patterns `FAST_MATH` lists for the op's class."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         for pattern in fast_math_patterns_for(type(op)):

@@ -13,6 +13,11 @@ as float32), so one op replaces two at run time. The producer must have no
 other use: otherwise it would stay alive for that use and the pass would add
 work instead of removing it. `cortex.linear` folds only for rank-2 results,
 where batch norm's channel axis 1 is the linear's output-feature axis.
+
+Written as canonicalisation is: `FoldBatchNorm` is an xDSL `RewritePattern`
+rooted at `cortex.batch_norm`, applied by xDSL's walker; it uses the
+declarative matcher (`cortex.rewriting.pattern.match`) to recognise the
+producer tree.
 """
 
 from __future__ import annotations
@@ -25,11 +30,17 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from cortex.dialects.base import tensor
 from cortex.dialects.tensor_ops import BatchNormOp, ConstantOp, Conv2dOp, LinearOp
-from cortex.rewriting.pattern import Any, Const, Match, Op, Optional, Pattern, PatternTable, erase_dead_producers
+from cortex.rewriting.pattern import Any, Const, Match, Op, Optional, Pattern, erase_dead_producers, match
 from cortex.semantics.values import dense_of
 
 
@@ -49,7 +60,8 @@ def is_f32_tensor(t: Attribute) -> TypeGuard[TensorType[Float32Type]]:
 
 
 def fold_into_producer(m: Match, rewriter: PatternRewriter) -> bool:
-    """Replace the batch norm by the producer with the folded weight and bias."""
+    """Replace the batch norm by the producer with the folded weight and bias; False (nothing changed) when
+    the types or the parameters' shapes do not allow it."""
     bn, producer = m.op("bn"), m.op("producer")
     assert isinstance(bn, BatchNormOp)
     result_type = bn.result.type
@@ -91,7 +103,19 @@ def fold_into_producer(m: Match, rewriter: PatternRewriter) -> bool:
     return True
 
 
-FUSE_BATCH_NORM = PatternTable([(LINEAR_BN, fold_into_producer), (CONV_BN, fold_into_producer)])
+@dataclass(frozen=True)
+class FoldBatchNorm(RewritePattern):
+    """batch_norm(producer(x, W, b?)) → producer(x, W', b'), for the producer tree `pattern` describes."""
+
+    pattern: Pattern
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BatchNormOp, rewriter: PatternRewriter, /) -> None:
+        if (m := match(self.pattern, op.result)) is not None:
+            fold_into_producer(m, rewriter)
+
+
+FUSE_BATCH_NORM: tuple[RewritePattern, ...] = (FoldBatchNorm(LINEAR_BN), FoldBatchNorm(CONV_BN))
 
 
 @dataclass(frozen=True)
@@ -101,4 +125,5 @@ class FuseBatchNormPass(ModulePass):
     name = "cortex-fuse-batch-norm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FUSE_BATCH_NORM).rewrite_module(op)
+        # dce off: dead code the pass did not make is dce's business
+        PatternRewriteWalker(GreedyRewritePatternApplier(list(FUSE_BATCH_NORM), dce_enabled=False)).rewrite_module(op)

@@ -18,6 +18,12 @@ cube written ((k·x)·x)·x or k·((x·x)·x), the 0.5 applied to x or to the
 whole product, and constants within 1e-6 of the textbook values (a constant
 further off is a different function, left alone). Every intermediate must
 have no other use, so the whole chain disappears; the constants may be shared.
+
+Written as canonicalisation is: `RecognizeGelu` is an xDSL `RewritePattern`
+rooted at `cortex.mul` (the last op of every spelling), applied by xDSL's
+walker; it uses the declarative matcher (`cortex.rewriting.pattern.match`)
+for the chain, whose commutative operands and alternative spellings would be
+a ladder of `isinstance` checks by hand.
 """
 
 from __future__ import annotations
@@ -28,10 +34,16 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from cortex.dialects.tensor_ops import AddOp, DivOp, ErfOp, GeluOp, MulOp, TanhOp
-from cortex.rewriting.pattern import Any, Const, Match, Op, Pattern, PatternTable, erase_dead_producers
+from cortex.rewriting.pattern import Any, Const, Match, Op, Pattern, erase_dead_producers, match
 from cortex.semantics import defaults as D
 
 TOLERANCE = 1e-6
@@ -96,11 +108,20 @@ def replace_with_gelu(m: Match, rewriter: PatternRewriter, approximate: str = "t
     return True
 
 
-def replace_with_exact_gelu(m: Match, rewriter: PatternRewriter) -> bool:
-    return replace_with_gelu(m, rewriter, approximate="none")
+@dataclass(frozen=True)
+class RecognizeGelu(RewritePattern):
+    """A chain `pattern` describes, ending in a `cortex.mul` → `cortex.gelu {approximate}`."""
+
+    pattern: Pattern
+    approximate: str
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MulOp, rewriter: PatternRewriter, /) -> None:
+        if (m := match(self.pattern, op.result)) is not None:
+            replace_with_gelu(m, rewriter, self.approximate)
 
 
-RECOGNIZE_GELU = PatternTable([(GELU_TANH, replace_with_gelu), (GELU_ERF, replace_with_exact_gelu)])
+RECOGNIZE_GELU: tuple[RewritePattern, ...] = (RecognizeGelu(GELU_TANH, "tanh"), RecognizeGelu(GELU_ERF, "none"))
 
 
 @dataclass(frozen=True)
@@ -110,4 +131,5 @@ class RecognizeGeluPass(ModulePass):
     name = "cortex-recognize-gelu"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(RECOGNIZE_GELU).rewrite_module(op)
+        # dce off: dead code the pass did not make is dce's business
+        PatternRewriteWalker(GreedyRewritePatternApplier(list(RECOGNIZE_GELU), dce_enabled=False)).rewrite_module(op)

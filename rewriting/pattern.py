@@ -19,11 +19,17 @@ extend the bindings), so a name bound twice must be the same SSA value in
 both places (`x` above), and OR / commutative operands try every
 alternative before giving up. Patterns are immutable: `bind` returns a copy.
 
-`PatternTable([(pattern, fn), ...])` is an xDSL `RewritePattern`: for each op
-it matches the patterns against the op's result, in order, and calls
-`fn(match, rewriter)` for the first that matches; `fn` returns False to
-decline (the next entry is then tried). Passes run it with xDSL's
-`PatternRewriteWalker`.
+The matcher only matches: a rewrite is an xDSL `RewritePattern` rooted at
+one op class, as every canonicalisation is, whose `match_and_rewrite` asks
+`match` about the op's result and rewrites through the `PatternRewriter`;
+passes apply their patterns with xDSL's `GreedyRewritePatternApplier` and
+`PatternRewriteWalker`:
+
+    class FoldReluOfRelu(RewritePattern):
+        @op_type_rewrite_pattern
+        def match_and_rewrite(self, op: ReluOp, rewriter: PatternRewriter, /) -> None:
+            if (m := match(relu_of_relu, op.result)) is not None:
+                rewriter.replace(op, [], [m.op("inner").results[0]])
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.traits import Commutative, is_side_effect_free
 
 from cortex.dialects.folding import constant_value
@@ -389,29 +395,3 @@ def erase_dead_producers(rewriter: PatternRewriter, values: Iterable[SSAValue]) 
         rewriter.erase(op)
         worklist.extend(v.owner for v in operands if isinstance(v, OpResult))
 
-
-Rewrite = Callable[[Match, PatternRewriter], bool | None]
-
-
-class PatternTable(RewritePattern):
-    """Rewrites as a table pattern → function, run on every op's results.
-
-    `fn(match, rewriter)` performs the rewrite; returning False declines it
-    (a check the pattern cannot express, such as a shape), and the next entry
-    is tried.
-    """
-
-    def __init__(self, entries: Sequence[tuple[Pattern, Rewrite]]):
-        self.entries = list(entries)
-        names = [p.op_name for p, _ in self.entries if isinstance(p, Op)]
-        # Only Op-rooted tables can skip ops cheaply by name.
-        self._root_names = frozenset(names) if len(names) == len(self.entries) else None
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if self._root_names is not None and op.name not in self._root_names:
-            return
-        for result in op.results:
-            for pattern, rewrite in self.entries:
-                found = match(pattern, result)
-                if found is not None and rewrite(found, rewriter) is not False:
-                    return

@@ -1,14 +1,20 @@
 """The declarative matcher (rewriting/pattern.py): combinators, bindings, optional
-operands, commutativity, one-use, explain(), and PatternTable as a RewritePattern."""
+operands, commutativity, one-use, explain(), and matching inside an xDSL RewritePattern."""
 
 from __future__ import annotations
 
 import pytest
-from xdsl.pattern_rewriter import PatternRewriteWalker
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from cortex.dialects.tensor_ops import AddOp, Conv2dOp, LinearOp, MulOp, ReluOp, SubOp, TanhOp
 from cortex.ir import parse_module
-from cortex.rewriting.pattern import Any, Const, Not, Op, Optional, PatternTable, explain, match
+from cortex.rewriting.pattern import Any, Const, Not, Op, Optional, explain, match
 
 T = "tensor<4xf32>"
 S = "tensor<f32>"
@@ -169,21 +175,46 @@ def test_explain_reports_the_deepest_failure(v):
     assert explain(Op(ReluOp, Any().bind("x")), v["r"]).startswith("matched: x = %x")
 
 
-def test_pattern_table_rewrites_through_the_walker():
+class FoldReluOfRelu(RewritePattern):
+    """The module docstring's example: match for the tree, the rewriter for the change."""
+
+    def __init__(self, seen: list[str]):
+        self.seen = seen
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReluOp, rewriter: PatternRewriter, /) -> None:
+        self.seen.append(op.result.name_hint or "")
+        if (m := match(Op(ReluOp, Op(ReluOp, Any()).bind("inner")), op.result)) is not None:
+            rewriter.replace(op, [], [m.op("inner").results[0]])
+
+
+def test_a_rewrite_pattern_matches_with_the_matcher_under_xdsls_walker():
+    """Rooted at cortex.relu, so the walker hands it relus only; the outer relu of relu∘relu goes, the
+    inner one (whose operand is a block argument) stays; other patterns of the applier see the rest."""
     module = parse_module(SRC)
-    calls = []
-
-    def relu_of_relu(m, rewriter):
-        calls.append(m.root.name_hint)
-        rewriter.replace(m.op("outer"), [], [m["inner"]])
-
-    def decline(m, rewriter):
-        calls.append("declined")
-        return False
-
-    table = PatternTable([(Op(ReluOp, Op(ReluOp)).bind("outer"), decline), (Op(ReluOp, Op(ReluOp).bind("inner")).bind("outer"), relu_of_relu)])
-    PatternRewriteWalker(table).rewrite_module(module)
+    seen: list[str] = []
+    PatternRewriteWalker(GreedyRewritePatternApplier([FoldReluOfRelu(seen)], dce_enabled=False)).rewrite_module(module)
     module.verify()
-    assert calls == ["declined", "rr"]
-    names = [op.name for op in module.walk() if op.name == "cortex.relu"]
-    assert names == ["cortex.relu"]
+    assert sorted(set(seen)) == ["r", "rr"]
+    relus = [op for op in module.walk() if op.name == "cortex.relu"]
+    assert [op.result.name_hint for op in relus] == ["r"]
+    (ret,) = [op for op in module.walk() if op.name == "func.return" and len(op.operands) == 4]
+    assert ret.operands[0] is relus[0].result
+
+
+def test_the_matcher_only_matches():
+    """One rewrite idiom: rewriting/ holds no rewrite engine (no RewritePattern of its own); the fusion
+    passes' rewrites are xDSL RewritePatterns, as the canonicalisations are, applied by xDSL's walker."""
+    import inspect
+
+    from cortex.dialects.canonicalization import CANONICAL
+    from cortex.passes.fuse_batch_norm import FUSE_BATCH_NORM
+    from cortex.passes.recognize_gelu import RECOGNIZE_GELU
+    from cortex.rewriting import pattern
+
+    engines = [n for n, c in vars(pattern).items() if inspect.isclass(c) and issubclass(c, RewritePattern)]
+    assert engines == []
+    canonical = [p for patterns in CANONICAL.values() for p in patterns]
+    for rewrite in (*FUSE_BATCH_NORM, *RECOGNIZE_GELU, *canonical):
+        assert isinstance(rewrite, RewritePattern)
+    assert len(FUSE_BATCH_NORM) == 2 and len(RECOGNIZE_GELU) == 2
