@@ -82,10 +82,11 @@ class CompileOptions:
     def __post_init__(self) -> None:
         self._check()
 
-    def _check(self) -> None:
+    def _check(self, parsed_before: Mapping[str, tuple[str, tuple[ModulePass, ...]]] | None = None) -> None:
         """Every option checked, once per made object, into plain values the compile reads: the weight table
         (`weight_table`), the parsed pipelines (`pass_list`), the scene-change precision (`scene_precision`).
-        `with_entry` and `variants` derive copies from these without checking again."""
+        `with_entry` and `variants` derive copies from these without checking again; `replace` hands over
+        the pipelines it already parsed (`parsed_before`: name → (text, passes)), which are not parsed again."""
         if self.entry is not None and (not isinstance(self.entry, str) or not self.entry):
             raise CortexError(f"entry must be a function name, got {self.entry!r:.60}")
         for name in ("specialize", "split", "frame_work"):
@@ -109,6 +110,10 @@ class CompileOptions:
                 continue
             if not isinstance(spec, str):
                 raise CortexError(f"{name} must be a pipeline string like 'canonicalize,cse', got {type(spec).__name__}")
+            before = (parsed_before or {}).get(name)
+            if before is not None and before[0] == spec:
+                parsed[name] = before[1]
+                continue
             try:
                 parsed[name] = parse_pipeline(spec)
             except CortexError as e:
@@ -193,8 +198,15 @@ class CompileOptions:
         return out
 
     def replace(self, **changes: Unpack[CompileFields]) -> CompileOptions:
-        """A copy with `changes` (a new object: checked again)."""
-        return dataclasses.replace(self, **changes)
+        """A copy with `changes` (a new object: checked again, its unchanged pipelines not parsed again)."""
+        unknown = sorted(set(changes) - set(COMPILE_OPTION_NAMES))
+        if unknown:
+            raise TypeError(f"CompileOptions.replace() got an unexpected keyword argument {unknown[0]!r}")
+        copy = _copy.copy(self)
+        for name, value in changes.items():
+            object.__setattr__(copy, name, value)
+        copy._check({name: (getattr(self, name), passes) for name, passes in self._parsed.items()})
+        return copy
 
     @property
     def lowered_passes(self) -> str | None:

@@ -4,6 +4,7 @@ pass's reports collected through one channel (`cortex.passes.reporting`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,9 +29,9 @@ def checks(monkeypatch: pytest.MonkeyPatch) -> list[CompileOptions]:
     seen: list[CompileOptions] = []
     check = CompileOptions._check
 
-    def spy(self: CompileOptions) -> None:
+    def spy(self: CompileOptions, *args: object) -> None:
         seen.append(self)
-        check(self)
+        check(self, *args)  # type: ignore[arg-type]  # replace hands over what it parsed
 
     monkeypatch.setattr(CompileOptions, "_check", spy)
     return seen
@@ -125,3 +126,19 @@ def test_compile_with_weights_per_mode() -> None:
         np.testing.assert_array_equal(got, want)
     with pytest.raises(cortex.CortexError, match="unknown weight 'wq'"):
         cortex.compile(module, modes=["balanced", "motion"], weights={"balanced": {"wq": 0.5}})
+
+
+def test_replace_checks_again_but_parses_only_a_changed_pipeline(parses: list[str], checks: list[CompileOptions]) -> None:
+    made = CompileOptions(passes=FAST_MATH, post_passes="cse")
+    assert len(parses) == 2
+    motion = made.replace(mode="motion")
+    assert len(parses) == 2 and len(checks) == 2  # checked again (a new object), nothing parsed again
+    assert motion.pass_list("passes") is made.pass_list("passes") and motion.mode == "motion"
+    assert motion == dataclasses.replace(made, mode="motion")  # what the copy was before: the same options
+    before = len(parses)
+    other = motion.replace(passes="canonicalize")
+    assert parses[before:] == ["canonicalize"] and other.pass_list("post_passes") is made.pass_list("post_passes")
+    with pytest.raises(cortex.CortexError, match="unknown mode 'fast'"):
+        made.replace(mode="fast")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'speed'"):
+        made.replace(speed=2)  # type: ignore[call-arg]
