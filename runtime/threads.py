@@ -157,34 +157,34 @@ class _StageGraph:
 
 def run_stages(stages: Sequence[PartFunction | InOrder], env: dict[str, Any], index: int | None, pool: ThreadPoolExecutor) -> None:
     """Each stage as soon as the stages whose results it reads are done, on the calling thread and `pool`'s
-    (`workers` - 1 threads: the caller is one of the workers); the first failure is raised."""
+    (the stage threads but one: the caller is one of them); the first failure is raised."""
     _StageGraph(stages, env, index, pool).run()
 
 
-def stage_pool(workers: int) -> ThreadPoolExecutor:
-    """The threads one call's stages run on besides the caller's own (`run_stages`)."""
-    return ThreadPoolExecutor(max(workers - 1, 1), thread_name_prefix="cortex-stage")
+def stage_pool(threads: int) -> ThreadPoolExecutor:
+    """The threads one call's stages run on besides the caller's own (`run_stages`; `threads`: the stage threads)."""
+    return ThreadPoolExecutor(max(threads - 1, 1), thread_name_prefix="cortex-stage")
 
 
 def call_with_concurrent_stages(split: LoadedSplit, state: dict[str, Any], inputs: tuple[Any, ...],
-                                workers: int, pool: ThreadPoolExecutor | None = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """(outputs, state after) of one call with the frame's independent stages on `workers` threads.
+                                threads: int, pool: ThreadPoolExecutor | None = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """(outputs, state after) of one call with the frame's independent stages on `threads` stage threads.
 
     The delayed part's stages and the parallel part's are one dependency graph: what only the next
     frame needs (the reused blurs of the previous frame's gray) runs beside the heavy stages instead of
     before them. `pool` (kept by the caller across calls; a new one per call when None) runs them."""
     env = split.enter(inputs, state)
-    run_concurrent_stages(split, env, workers, pool)
+    run_concurrent_stages(split, env, threads, pool)
     return split.outputs(env, inputs)
 
 
-def run_concurrent_stages(split: LoadedSplit, env: dict[str, Any], workers: int, pool: ThreadPoolExecutor | None = None) -> None:
-    """One frame's parts on `env` (`CallBoundary.enter`), its independent stages on `workers` threads
+def run_concurrent_stages(split: LoadedSplit, env: dict[str, Any], threads: int, pool: ThreadPoolExecutor | None = None) -> None:
+    """One frame's parts on `env` (`CallBoundary.enter`), its independent stages on `threads` stage threads
     (`call_with_concurrent_stages`)."""
     parts = split.parts
-    with thread_budget(workers), contextlib.ExitStack() as owned:
+    with thread_budget(threads), contextlib.ExitStack() as owned:
         if pool is None:
-            pool = owned.enter_context(stage_pool(workers))
+            pool = owned.enter_context(stage_pool(threads))
         # a program saved before the delayed part had stages runs that part as one stage of the graph
         delayed: list[PartFunction | InOrder] = [*split.delayed_stages] or [parts["delayed"]]
         run_stages([*delayed, *split.stages], env, None, pool)
