@@ -29,11 +29,13 @@ For `cpu`, flags follow this CPU's features (`cpu_tuning_flags`): on AVX2
 without AVX-512, convolutions are compiled as im2col + matmul (2x faster there;
 AVX-512 keeps the direct code, already at ONNX Runtime's speed).
 
-Both CPU targets can compile matmul-class ops with data tiling (`DATA_TILING_FLAGS`:
+Both CPU targets compile matmul-class ops with data tiling (`DATA_TILING_FLAGS`:
 packed operand layouts and IREE's mmt4d code; constant weights are packed at
-compile time), opt-in (`DATA_TILING_OPT_IN`: it gave wrong results on a
-transformer block), on the IREE versions it was measured with (`version_flags`;
-the version is in the cache key). A compiler that does not know an optional
+compile time) through IREE's GlobalOptimization data-tiling path (IREE's suggested
+dispatch-creation path miscompiles a batch matmul whose operand is produced by a
+reduction: `DATA_TILING_FLAGS`), on the IREE versions it was measured with
+(`version_flags`; the version is in the cache key); `CORTEX_IREE_DATA_TILING=0`
+turns it off (`DATA_TILING_ENV`). A compiler that does not know an optional
 flag (`OPTIONAL_FLAGS`) gets the module again without it: IREE's own choice.
 On AVX-512 (the `cpu` target on such a CPU, and `cpu-portable`), convolutions get a
 register tile of 32 output channels through a two-phase compile (`conv_channels`,
@@ -139,11 +141,19 @@ def version_numbers(version: str) -> tuple[int, int]:
         return 0, 0
 
 
-DATA_TILING_FLAGS = ("--iree-opt-data-tiling",)
+DATA_TILING_FLAGS = ("--iree-global-opt-data-tiling",)
 """Matmul-class ops (`linalg.matmul`, batch matmuls; not convolutions) in packed layouts, run by IREE's mmt4d
 code: an MLP's matmuls ran about three times faster; the CNNs' convolutions are untouched. With it the
 weight's layout stops mattering (K×N and N×K ran alike: the constant is packed at compile time), so the
-lowering's K×N stays. IREE's separate convolution data tiling
+lowering's K×N stays.
+
+The GlobalOptimization path, not `--iree-opt-data-tiling` (IREE 3.13 picks its DispatchCreation path for
+that flag, `--iree-dispatch-creation-data-tiling`): the DispatchCreation path fuses the operand packing into
+the producer's dispatch, and where the producer is a row reduction over a batch matmul's collapsed batch and
+row dimensions (a softmax, `x - sum(x)` broadcast; batch 2 or 3 of 6×6 @ 6×8) it wrote the second batch's
+packed rows wrong (the attention of a transformer block at batch 1). The GlobalOptimization path
+packs in dispatches of their own, computes that case exactly and runs the MLP in the same time.
+`tests/test_iree_flags.py` holds the reduced case. IREE's separate convolution data tiling
 (`--iree-dispatch-creation-experimental-set-data-tiling-ops=convolution`) made a 3-channel first convolution
 several times slower and is not set. The figures: benchmarks/README.md, "Figures behind the compiler's choices"."""
 
@@ -169,16 +179,14 @@ def conv_channels(target: Target) -> int | None:
     return channels_per_tile(cpu_features() if target.host_specific else PORTABLE_FEATURES)
 
 
-DATA_TILING_OPT_IN = "CORTEX_IREE_DATA_TILING"
-"""Data tiling is opt-in (`CORTEX_IREE_DATA_TILING=1`): with IREE 3.13 it gave wrong results on a
-two-head transformer encoder block at batch 1 and 3 (`tests/test_onnx_architectures.py`, the
-symbolic-batch case; the same block is right without it), so it is not a default until that is understood."""
+DATA_TILING_ENV = "CORTEX_IREE_DATA_TILING"
+"""`CORTEX_IREE_DATA_TILING=0` compiles matmuls without data tiling (IREE's default code), e.g. to compare."""
 
 
 def version_flags(version: str) -> tuple[str, ...]:
-    """The CPU code flags for IREE `version` on the llvm-cpu targets: data tiling where it was measured and
-    asked for (`DATA_TILING_OPT_IN`)."""
-    if os.environ.get(DATA_TILING_OPT_IN) != "1":
+    """The CPU code flags for IREE `version` on the llvm-cpu targets: data tiling where it was measured, unless
+    `DATA_TILING_ENV` is "0"."""
+    if os.environ.get(DATA_TILING_ENV) == "0":
         return ()
     return DATA_TILING_FLAGS if version_numbers(version) >= DATA_TILING_SINCE else ()
 
@@ -399,6 +407,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 __all__ = [
+    "DATA_TILING_ENV",
     "DATA_TILING_FLAGS",
     "DEVICES",
     "STATS",
