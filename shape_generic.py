@@ -91,6 +91,7 @@ class ShapeGenericPipeline:
         self._current: ShapeKey | None = None
         self._profiling = False
         self._stage_threads: int | None = None  # None: each program's own (1)
+        self._iree_threads: int | None = None  # None: each program's own (CORTEX_IREE_THREADS, else 1)
 
     # ---- shapes
 
@@ -165,6 +166,8 @@ class ShapeGenericPipeline:
             program.profiling = True
         if self._stage_threads is not None:
             program.stage_threads = self._stage_threads
+        if self._iree_threads is not None:
+            program.iree_threads = self._iree_threads
         self._programs[key] = program
         while len(self._programs) > self.max_shapes:
             evicted, _ = self._programs.popitem(last=False)
@@ -252,6 +255,18 @@ class ShapeGenericPipeline:
         self._stage_threads = whole_number("stage_threads", n, 1, MAX_WORKERS)
         for program in self._programs.values():
             program.stage_threads = n
+
+    @property
+    def iree_threads(self) -> int | None:
+        """Threads IREE runs one call on (`CompiledPipeline.iree_threads`), for every shape's program,
+        compiled or to come."""
+        return self._iree_threads
+
+    @iree_threads.setter
+    def iree_threads(self, n: int | None) -> None:
+        self._iree_threads = None if n is None else whole_number("iree_threads", n, 1, MAX_WORKERS)
+        for program in self._programs.values():
+            program.iree_threads = n
 
     def native(self) -> list[str]:
         """What the last shape's program runs as native code, and why the rest stays on NumPy (its `native()`)."""

@@ -12,6 +12,11 @@ A loader takes the executable and `profile` (timers per source op, when the
 kind has them) and returns a `LoadedExecutable`: `function(symbol)` is the
 callable of one function of the lowered module (positional arguments in,
 a tuple or list of results out), `sections` the profiling timers by label.
+
+`load_executable(exe, profile, threads=N)`: the threads one call of the
+executable's compiled code may run on, for the kinds that have a say (IREE's
+CPU drivers); a loader reads it as `cortex.runtime.program.THREADS.get()` while it loads, so the
+loader's signature stays (exe, profile).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from importlib import import_module
 from typing import Any, Protocol
 
 from cortex.errors import CortexError
-from cortex.runtime.program import Executable
+from cortex.runtime.program import THREADS, Executable
 
 
 class LoadedExecutable(Protocol):
@@ -56,9 +61,13 @@ def loader_of(kind: str) -> Loader:
     return _LOADERS[kind]
 
 
-def load_executable(exe: Executable, profile: bool = False) -> LoadedExecutable:
-    """`exe` loaded (a fresh instance each call: its own namespace, its own timers)."""
-    return loader_of(exe.kind)(exe, profile)
+def load_executable(exe: Executable, profile: bool = False, threads: int | None = None) -> LoadedExecutable:
+    """`exe` loaded (a fresh instance each call: its own namespace, its own timers); `threads`: see the module."""
+    token = THREADS.set(threads)
+    try:
+        return loader_of(exe.kind)(exe, profile)
+    finally:
+        THREADS.reset(token)
 
 
 __all__ = ["KINDS", "LoadedExecutable", "Loader", "load_executable", "loader_of", "register_kind"]

@@ -16,11 +16,12 @@ floating-point policy (`SegmentCall.native`; about a tenth of the small CNN's ca
 The profiled namespace keeps the host code (its timers). An executable whose
 module had no segment has no `module.vmfb`: it is its host code alone.
 
-`CORTEX_IREE_THREADS=N` (CPU targets only) runs each call on N threads: IREE's
-local-task driver with N workers (a count set once per process: IREE reads it
-when the driver is first made); `CORTEX_IREE_DRIVER=local-task` loads with
-IREE's own threads, one per core. local-sync, the default, is cheaper per call
-and the engines bring the threads.
+Threads (CPU targets only): the loading program's `iree_threads` setting
+(`load_executable(..., threads=N)`), else `CORTEX_IREE_THREADS=N`, runs each
+call on N threads: IREE's local-task driver with N workers (a count set once per
+process: IREE reads it when the driver is first made); `CORTEX_IREE_DRIVER=local-task`
+loads with IREE's own threads, one per core. local-sync, the default, is cheaper
+per call and the engines bring the threads.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 from cortex.errors import CortexError
 from cortex.runtime.iree_runtime import LoadedModule, cpu_driver
 from cortex.runtime.numpy_executable import LoadedNumpy
-from cortex.runtime.program import Executable
+from cortex.runtime.program import THREADS, Executable
 
 KIND = "iree"
 VMFB = "module.vmfb"
@@ -37,9 +38,10 @@ SEGMENTS = "segments"
 
 
 def driver_for(exe: Executable) -> tuple[str, int | None]:
-    """The driver the executable's module loads with, and local-task's worker count (`cpu_driver`)."""
+    """The driver the executable's module loads with, and local-task's worker count (`cpu_driver`, with the
+    threads the load asks for: `THREADS`)."""
     driver = str(exe.meta.get("driver", "local-sync"))
-    return cpu_driver(driver) if driver.startswith("local") else (driver, None)
+    return cpu_driver(driver, THREADS.get()) if driver.startswith("local") else (driver, None)
 
 
 class LoadedIree(LoadedNumpy):

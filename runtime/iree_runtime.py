@@ -127,18 +127,19 @@ core): IREE reads it from a process-wide flag when it creates the driver, once."
 _TASK_LOCK = threading.Lock()
 
 
-def cpu_driver(default: str) -> tuple[str, int | None]:
-    """The driver a CPU target's module loads with, and local-task's worker count: `CORTEX_IREE_THREADS=N`
-    runs a call on N threads (1: local-sync; N > 1: local-task with N workers); else
-    `CORTEX_IREE_DRIVER=local-sync|local-task`; else `default`."""
+def cpu_driver(default: str, threads: int | None = None) -> tuple[str, int | None]:
+    """The driver a CPU target's module loads with, and local-task's worker count: `threads` (a program's
+    `iree_threads` setting), else `CORTEX_IREE_THREADS=N`, runs a call on N threads (1: local-sync; N > 1:
+    local-task with N workers); else `CORTEX_IREE_DRIVER=local-sync|local-task`; else `default`."""
     text = os.environ.get(THREADS_VARIABLE, "")
-    if text:
+    if threads is None and text:
         try:
             threads = int(text)
         except ValueError:
             threads = 0
         if threads < 1:
             raise CortexError(f"{THREADS_VARIABLE}='{text}' is not a thread count (a whole number >= 1)")
+    if threads is not None:
         return ("local-sync", None) if threads == 1 else ("local-task", threads)
     chosen = os.environ.get(DRIVER_VARIABLE, "")
     return (chosen if chosen in ("local-sync", "local-task") else default), None

@@ -329,6 +329,17 @@ class ModeSwitch:
             runner.stage_threads = n
 
     @property
+    def iree_threads(self) -> int | None:
+        """Threads IREE runs one call on (`CompiledPipeline.iree_threads`): the default mode's runner's;
+        setting it sets every mode's."""
+        return getattr(self.runners[self.default_mode], "iree_threads", None)
+
+    @iree_threads.setter
+    def iree_threads(self, n: int | None) -> None:
+        for runner in self.runners.values():
+            runner.iree_threads = n
+
+    @property
     def profiling(self) -> bool:
         return all(getattr(r, "profiling", False) for r in self.runners.values())
 

@@ -92,8 +92,9 @@ class DerivedStates:
     it was derived from (`RunnerState.derived`), else recomputed from the caller's source. A source is
     handed out read-only, so an in-place write to it fails instead of going unseen."""
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, threads: int | None = None):
         self.program = program
+        self.threads = threads  # the loading program's `iree_threads`, for the parts loaded when first needed
         self.parts = {WireKey.parse(p.results[0]).ident: p for p in program.derived}
         self.sources = {name: WireKey.parse(p.args[0]).ident for name, p in self.parts.items()}
         # a source may be only updated (every read of it replaced by derived states): its result port then
@@ -122,7 +123,7 @@ class DerivedStates:
     def recompute(self, name: str, source_value: Any) -> Any:
         if name not in self._loaded:
             part = self.parts[name]
-            exe = load_executable(self.program.executables[part.executable])
+            exe = load_executable(self.program.executables[part.executable], threads=self.threads)
             self._loaded[name] = PartFunction(part, exe.function(part.symbol), weight_values(self.program))
         source = self.sources[name]
         env = {wire("state", source): to_internal(self.ports[source], source_value, f"state '{source}'")}
@@ -153,13 +154,13 @@ class CallBoundary:
     `state:x`), `outputs` reads the one it ends with (`output:k`, `update:x`).
     """
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, threads: int | None = None):
         self.entry = program.entry
         self.input_ports: list[Port] = program.inputs
         self.output_ports = [p for p in program.results if p.kind == "output"]
         self.state_ports = {p.name: p for p in program.args if p.kind == "state"}  # states read
         self.update_ports = {p.name: p for p in program.results if p.kind == "state"}  # states written
-        self.derived = DerivedStates(program)
+        self.derived = DerivedStates(program, threads)
         self.input_keys = [wire("input", p.index) for p in self.input_ports]
         self.output_keys = [wire("output", k) for k in range(len(self.output_ports))]
         states = {**self.state_ports, **self.update_ports}
@@ -286,7 +287,7 @@ class InOrder:
 class LoadedSplit:
     """The frame split of a program, loaded: its parts (and stages) wired, the caller's boundary."""
 
-    def __init__(self, program: Program, profile: bool = False, stages: bool = False):
+    def __init__(self, program: Program, profile: bool = False, stages: bool = False, threads: int | None = None):
         """`stages`: the parallel and delayed parts as their stages in order, where the program has them
         (always so for a program whose backend says `split_in_stages`: on IREE each cut compiles to its own
         code, so every engine runs one cut)."""
@@ -298,7 +299,7 @@ class LoadedSplit:
 
         def load(part: Part) -> PartFunction:
             if part.executable not in loaded:
-                loaded[part.executable] = load_executable(program.executables[part.executable], profile)
+                loaded[part.executable] = load_executable(program.executables[part.executable], profile, threads)
             return PartFunction(part, loaded[part.executable].function(part.symbol), weights)
 
         self.stages = [load(s) for s in split.stages] if stages else []
@@ -313,7 +314,7 @@ class LoadedSplit:
             for exe in loaded.values():
                 concurrent = getattr(exe, "concurrent_sections", None)
                 self.sections.update(concurrent() if concurrent is not None else exe.sections)
-        self.boundary = CallBoundary(program)
+        self.boundary = CallBoundary(program, threads)
         self.input_ports = self.boundary.input_ports
         self.output_ports = self.boundary.output_ports
         self.state_ports = self.boundary.state_ports  # states read

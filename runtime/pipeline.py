@@ -86,20 +86,48 @@ class LoadedProgram:
         self._executable = program.executables[part.executable]
         self.calls_blas = program.backend.calls_blas
         """Whether the entry's code may reach BLAS (its backend recorded it when compiling): if not, a call holds nothing."""
-        self._loaded = load_executable(self._executable)
-        self._plain = self._loaded.function(part.symbol)
-        self._profiled: Any = None
-        self._call = self._plain
+        self._iree_threads: int | None = None
         self._frames_profiled = 0
-        self._boundary = CallBoundary(program)
-        self._entry_part = PartFunction(part, self._plain, weight_values(program))
-        self._splits: dict[tuple[bool, bool], LoadedSplit] = {}
         self._stage_pool: tuple[int, ThreadPoolExecutor] | None = None
-        self._derived = self._boundary.derived
-        self._direct = direct_call(program, self._plain, self._boundary)
+        self._load()
         self.state: dict[str, Any] = {}
         self.reset()
         if profile:
+            self.profiling = True
+
+    def _load(self) -> None:
+        """(Re)load the entry's executable, with the `iree_threads` setting; splits load again when next asked for."""
+        part = self.program.entry_part
+        with_threads = self._iree_threads
+        self._loaded = load_executable(self._executable, threads=with_threads)
+        self._plain = self._loaded.function(part.symbol)
+        self._profiled: Any = None
+        self._call = self._plain
+        self._boundary = CallBoundary(self.program, threads=with_threads)
+        self._entry_part = PartFunction(part, self._plain, weight_values(self.program))
+        self._splits: dict[tuple[bool, bool], LoadedSplit] = {}
+        self._derived = self._boundary.derived
+        self._direct = direct_call(self.program, self._plain, self._boundary)
+
+    @property
+    def iree_threads(self) -> int | None:
+        """Threads IREE runs one call of this program's compiled code on (CPU targets): 1 on IREE's
+        local-sync driver, N > 1 on local-task with N workers (IREE fixes the worker count once per process:
+        another count later is refused); None: `CORTEX_IREE_THREADS`, else one. A runtime setting:
+        `compiled.iree_threads = N` loads the program's IREE module again (state and profiling kept as they
+        are set); NumPy-backend programs are unaffected."""
+        return self._iree_threads
+
+    @iree_threads.setter
+    def iree_threads(self, n: int | None) -> None:
+        if n is not None:
+            n = whole_number("iree_threads", n, 1, MAX_WORKERS)
+        if n == self._iree_threads:
+            return
+        profiling = self.profiling
+        self._iree_threads = n
+        self._load()
+        if profiling:
             self.profiling = True
 
     @property
@@ -163,7 +191,7 @@ class LoadedProgram:
             self._split_profiling = bool(on)
             return
         if on and self._profiled is None:
-            self._profiled = load_executable(self._executable, profile=True)
+            self._profiled = load_executable(self._executable, profile=True, threads=self._iree_threads)
         self._call = self._profiled.function(self.program.entry_part.symbol) if on else self._plain
 
     def native(self) -> list[str]:
@@ -201,7 +229,7 @@ class LoadedProgram:
         if self.calls_split:
             return frozenset()
         if self._profiled is None:
-            self._profiled = load_executable(self._executable, profile=True)
+            self._profiled = load_executable(self._executable, profile=True, threads=self._iree_threads)
         return frozenset(op for label in self._profiled.profiler.sections for op in label.split("+"))
 
     def delayed_updates(self, inputs: tuple[Any, ...], state: dict[str, Any], names: Iterable[str]) -> dict[str, Any] | None:
@@ -222,7 +250,7 @@ class LoadedProgram:
         """The program's frame split, loaded (once per kind; `profile`: thread-safe timers per stage)."""
         key = (profile, stages or self.program.backend.split_in_stages)
         if key not in self._splits:
-            self._splits[key] = LoadedSplit(self.program, profile=profile, stages=stages)
+            self._splits[key] = LoadedSplit(self.program, profile=profile, stages=stages, threads=self._iree_threads)
         return self._splits[key]
 
     def _pool(self) -> ThreadPoolExecutor:

@@ -48,6 +48,7 @@ import hmac
 import math
 import re
 import zipfile
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -95,6 +96,12 @@ _MEMBER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9
 CALLS_BLAS = "calls_blas"
 """An executable's meta key: whether its code may reach BLAS (a matrix product, an extern call), as its
 producer recorded when it made the code (absent: it may). A program's `BackendTraits.calls_blas` is read from it."""
+
+
+THREADS: ContextVar[int | None] = ContextVar("cortex_executable_threads", default=None)
+"""The threads one call of the executable being loaded may run on, for the kinds that have a say (IREE's CPU
+drivers); None: its kind's default. Set by `cortex.runtime.executables.load_executable(..., threads=)` for
+the load only, so a loader keeps its (executable, profile) signature."""
 
 
 @dataclass(frozen=True)
@@ -490,4 +497,4 @@ def _split_error_of(value: Any) -> str | None:
     return value
 
 
-__all__ = ["CALLS_BLAS", "FORMAT", "KEY_VARIABLE", "MAX_PROGRAM_BYTES", "VERSION", "BackendTraits", "document_digest", "Executable", "FrameSplit", "Part", "Program", "StateInfo", "with_variants"]
+__all__ = ["CALLS_BLAS", "FORMAT", "KEY_VARIABLE", "MAX_PROGRAM_BYTES", "VERSION", "BackendTraits", "document_digest", "Executable", "FrameSplit", "Part", "Program", "StateInfo", "THREADS", "with_variants"]
