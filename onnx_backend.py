@@ -30,7 +30,8 @@ from cortex.backends.backend import BACKENDS, backend_named
 from cortex.driver import compile_loaded, reference
 from cortex.errors import CortexError
 from cortex.frontends.onnx import ENTRY, from_onnx, load_model
-from cortex.frontends.onnx.table import import_time_inputs
+from cortex.frontends.onnx.context import ELEMENTS
+from cortex.frontends.onnx.table import import_time_inputs, typed_only_inputs
 from cortex.lowering import POST_LOWERING_PASSES
 
 RUNNERS = ("compiled", "reference")
@@ -52,6 +53,12 @@ class GraphRunner(Protocol):
 
 StaticKey = tuple[tuple[str, str, tuple[int, ...], bytes], ...]
 """The integer inputs a runner was specialised to: (name, dtype, shape, bytes) each, sorted by name."""
+
+
+def output_dtype(info: onnx.ValueInfoProto) -> np.dtype:
+    """The NumPy dtype a graph output is returned as: its declared element type, float32 when undeclared."""
+    elem = info.type.tensor_type.elem_type if info.type.HasField("tensor_type") else 0
+    return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem)) if elem in ELEMENTS else np.dtype(np.float32)
 
 
 def _make_runner(module: ModuleOp, runner: str, backend: str = "numpy", device: str = "CPU") -> GraphRunner:
@@ -77,13 +84,16 @@ class CortexRep(BackendRep):
         # Integer inputs are shapes/axes to the importer, and so are the inputs its operators read at import
         # time (Resize's scales, Pad's value): their values specialise the compiled module.
         read_now = import_time_inputs(model.graph)
+        run_time = typed_only_inputs(model.graph) - read_now  # Cast's and Where's integer data: arguments
         self.static_inputs = {
             i.name
             for i in model.graph.input
             if i.name not in initialized
             and i.type.HasField("tensor_type")
             and (i.type.tensor_type.elem_type in (onnx.TensorProto.INT64, onnx.TensorProto.INT32) or i.name in read_now)
+            and i.name not in run_time
         }
+        self.output_dtypes = [output_dtype(o) for o in model.graph.output]
         self._runners: dict[StaticKey, GraphRunner] = {}
         if not self.static_inputs:
             self._runner({})  # compile now: errors surface at prepare time
@@ -111,7 +121,8 @@ class CortexRep(BackendRep):
         else:
             # the runner checks (or converts) each value; a NumPy scalar is a rank-0 array to it
             outputs = self._runners[()](*[np.asarray(v) if isinstance(v, np.generic) else v for v in values])
-        return tuple(o if type(o) is np.ndarray and o.dtype == np.float32 else np.asarray(o, dtype=np.float32) for o in outputs)
+        return tuple(o if type(o) is np.ndarray and o.dtype == d else np.asarray(o, dtype=d)
+                     for o, d in zip(outputs, self.output_dtypes))
 
 
 class CortexBackend(Backend):

@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    IntegerType,
+    Signedness,
+    StringAttr,
+    TensorType,
+)
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.parser import Parser
@@ -19,7 +27,7 @@ from xdsl.traits import Commutative, ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from cortex.dialects import shapes
-from cortex.dialects.base import CortexOp, float_tensor, shape_of, tensor
+from cortex.dialects.base import CortexOp, float_tensor, shape_of, tensor, tensor_of
 from cortex.dialects.canonicalization_traits import CortexCanonicalization
 from cortex.dialects.traits import Compilable
 from cortex.semantics import defaults as D
@@ -238,3 +246,41 @@ class ErfOp(UnaryOp):
     """Elementwise error function erf(x) = 2/√π ∫₀ˣ e^(−t²) dt (ONNX Erf)."""
 
     name = "cortex.erf"
+
+
+def numeric_tensor(value: SSAValue, what: str) -> TensorType:
+    """A tensor of floats, signless integers or i1 (booleans): the element types `cast` and `select` move."""
+    t = tensor_of(value, what)
+    element = t.element_type
+    if isinstance(element, AnyFloat) or (isinstance(element, IntegerType) and element.signedness.data == Signedness.SIGNLESS):
+        return t
+    raise VerifyException(f"{what} must have a float, signless integer or i1 element type, got {t}")
+
+
+@irdl_op_definition
+class SelectOp(CortexOp):
+    """Elementwise `cond ? x : y` with NumPy (ONNX) broadcasting of all three (ONNX Where).
+
+    `cond` is an i1 (boolean) tensor; `x` and `y` share one element type (float or signless
+    integer), the result's."""
+
+    name = "cortex.select"
+    cond = operand_def(TensorType)
+    x = operand_def(TensorType)
+    y = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    assembly_format = OPERANDS_FORMAT
+
+    def __init__(self, cond: SSAValue, x: SSAValue, y: SSAValue):
+        super().__init__(operands=[cond, x, y])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        c = tensor_of(self.cond, "cond")
+        if not (isinstance(c.element_type, IntegerType) and c.element_type.width.data == 1):
+            raise VerifyException(f"cond must be an i1 (boolean) tensor, got {c}")
+        x, y = numeric_tensor(self.x, "x"), numeric_tensor(self.y, "y")
+        if x.element_type != y.element_type:
+            raise VerifyException(f"x and y must share one element type, got {x.element_type} and {y.element_type}")
+        shape = shapes.broadcast(shapes.broadcast(c.get_shape(), x.get_shape()), y.get_shape())
+        return [tensor(shape, x.element_type)]

@@ -56,12 +56,14 @@ from cortex.dialects.tensor_elementwise import (
     NegOp,
     PowOp,
     ReluOp,
+    SelectOp,
     SigmoidOp,
     SqrtOp,
     SubOp,
     TanhOp,
     UnaryOp,
     ints,
+    numeric_tensor,
     same_element,
 )
 from cortex.dialects.traits import Compilable
@@ -320,7 +322,10 @@ class SoftmaxOp(CortexOp):
 
 @irdl_op_definition
 class CastOp(CortexOp):
-    """Each element converted to the result's float type (round to nearest even when narrowing).
+    """Each element converted to the result's element type (ONNX Cast): floats round to nearest even
+    when narrowing; a float becomes an integer truncated toward zero (out of range: undefined, as in
+    ONNX), an integer a float rounded to nearest; integers wrap when narrowing and extend their sign
+    when widening; to i1 (boolean) is `!= 0` (NaN is true), from i1 is 0 or 1.
 
     What lets a stage computed in float64 (scene change's SSIM moments) be written with
     the generic ops, whose kernels keep their operands' float type: cast the f32 image
@@ -337,8 +342,8 @@ class CastOp(CortexOp):
         super().__init__(operands=[x], result_types=[tensor(shape_of(x, "the operand"), element)])
 
     def infer_result_types(self) -> Sequence[Attribute | None]:
-        t = float_tensor(self.x, "the operand")
-        out = float_tensor(self.result, "the result")
+        t = numeric_tensor(self.x, "the operand")
+        out = numeric_tensor(self.result, "the result")
         return [tensor(t.get_shape(), out.element_type)]
 
 
@@ -423,6 +428,7 @@ TENSOR_OPS: list[type[IRDLOperation]] = [
     MaxOp,
     MinOp,
     ErfOp,
+    SelectOp,
     MatmulOp,
     LinearOp,
     BatchNormOp,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import AffineMapAttr, AnyFloat
+from xdsl.dialects.builtin import AffineMapAttr, AnyFloat, IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 
@@ -162,13 +162,45 @@ def convert_float(x: SSAValue, element: Attribute) -> tuple[SSAValue, Operation 
     return op.result, op
 
 
+def convert_element(x: SSAValue, element: Attribute) -> SSAValue:
+    """`x` (a float, signless integer or i1 scalar) as `element`, by `cortex.cast`'s rules (inside a body)."""
+    source = x.type
+    if source == element:
+        return x
+    if isinstance(source, AnyFloat) and isinstance(element, AnyFloat):
+        return convert_float(x, element)[0]
+    assert isinstance(element, IntegerType | AnyFloat) and isinstance(source, IntegerType | AnyFloat)
+    if isinstance(element, IntegerType) and element.width.data == 1:  # != 0 (NaN is true: unordered)
+        if isinstance(source, AnyFloat):
+            return s.cmpf(x, s.const(0.0, source), "une")
+        return arith.CmpiOp(x, s.const(0, source), "ne").result
+    if isinstance(source, IntegerType) and source.width.data == 1:  # 0 or 1
+        return (arith.UIToFPOp(x, element) if isinstance(element, AnyFloat) else arith.ExtUIOp(x, element)).result
+    if isinstance(source, AnyFloat):
+        assert isinstance(element, IntegerType)
+        return arith.FPToSIOp(x, element).result
+    if isinstance(element, AnyFloat):
+        return arith.SIToFPOp(x, element).result
+    assert isinstance(source, IntegerType) and isinstance(element, IntegerType)
+    wider = element.width.data > source.width.data
+    return (arith.ExtSIOp(x, element) if wider else arith.TruncIOp(x, element)).result
+
+
 @lowers(ops.CastOp)
 class LowerCast(CortexLowering[ops.CastOp]):
-    """An elementwise `linalg.generic` of `arith.extf` / `arith.truncf` (a copy when the types agree)."""
+    """An elementwise `linalg.generic` of the arith conversion (`convert_element`; a copy when the types agree)."""
 
     def lower(self, op: ops.CastOp, b: LinalgBuilder) -> list[SSAValue]:
         out = element_of(op.result)
-        return [b.elementwise(lambda v: convert_float(v, out)[0], op.x, element=out)]
+        return [b.elementwise(lambda v: convert_element(v, out), op.x, element=out)]
+
+
+@lowers(ops.SelectOp)
+class LowerSelect(CortexLowering[ops.SelectOp]):
+    """An elementwise `linalg.generic` of `arith.select`, broadcasting all three operands."""
+
+    def lower(self, op: ops.SelectOp, b: LinalgBuilder) -> list[SSAValue]:
+        return [b.elementwise(s.select, op.cond, op.x, op.y, element=element_of(op.x))]
 
 
 @lowers(ops.ToScalarOp)

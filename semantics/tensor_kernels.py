@@ -157,6 +157,12 @@ def maximum(lhs, rhs):
     return np.maximum(lhs, rhs, dtype=float_type(lhs, rhs))
 
 
+@kernel("cortex.select")
+def select(cond, x, y):
+    """`x` where `cond`, else `y` (NumPy broadcasting; ONNX Where)."""
+    return np.asarray(np.where(np.asarray(cond, bool), x, y))
+
+
 @kernel("cortex.min")
 def minimum(lhs, rhs):
     return np.minimum(lhs, rhs, dtype=float_type(lhs, rhs))

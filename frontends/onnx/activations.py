@@ -13,7 +13,8 @@ import onnx
 from xdsl.ir import SSAValue
 
 from cortex.dialects import tensor_ops as ops
-from cortex.frontends.onnx.context import NodeContext, shape, unidirectional
+from cortex.dialects.base import tensor_of
+from cortex.frontends.onnx.context import ELEMENTS, NodeContext, shape, unidirectional
 from cortex.frontends.onnx.graph import Importer
 from cortex.frontends.onnx.table import converts
 
@@ -115,16 +116,21 @@ def dropout(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]
     return [im.value(inputs[0], ctx, "input data")]
 
 
-@converts("Cast", maps_to="nothing (the input)",
-          limits="to float32 of a float32 tensor; integer tensors only when known at import time (folded)")
+@converts("Cast", maps_to="`cortex.cast` (nothing when the type is kept)", typed_inputs=(0,),
+          limits="float16, float32, float64, bool and signed integers, at run time or known (folded); "
+          "unsigned, 8-bit and 4-bit floats, bfloat16 and strings are refused")
 def cast(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
     to = ctx.get("to")
-    if to != onnx.TensorProto.FLOAT:
+    if to not in ELEMENTS:
         name = onnx.TensorProto.DataType.Name(to).lower() if to in onnx.TensorProto.DataType.values() else to
-        raise ctx.error(f"a cast to {name}: cortex tensors are float32", "to")
-    ctx.get("saturate")
+        raise ctx.error(f"a cast to {name}: cortex tensors hold float16/32/64, bool and signed integers", "to")
+    ctx.get("saturate")  # 8-bit floats only
     ctx.get("round_mode")
-    return [im.value(inputs[0], ctx, "input")]
+    x = im.typed_value(inputs[0], ctx, "input")
+    element = ELEMENTS[to]
+    if tensor_of(x, "input").element_type == element:
+        return [x]
+    return [im.build(ctx, ops.CastOp, x, element)]
 
 
 __all__ = ["clip", "hard_sigmoid", "hard_swish", "leaky_relu", "prelu"]

@@ -9,8 +9,8 @@ from typing import Any, overload
 
 import numpy as np
 import onnx
-from xdsl.dialects.builtin import TensorType, f32
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import Float16Type, Float64Type, IntegerType, TensorType, f32
+from xdsl.ir import Attribute, SSAValue
 
 from cortex.dialects import shapes
 from cortex.dialects import tensor_ops as ops
@@ -21,6 +21,13 @@ from cortex.semantics.values import numpy_to_dense
 ENTRY = "main"
 FLOAT = onnx.TensorProto.FLOAT
 DYNAMIC = shapes.DYNAMIC
+
+
+def typed_constant(array: np.ndarray, element: Attribute) -> ops.ConstantOp:
+    """A `cortex.constant` of `array` with the element type `element` (one of `ELEMENTS`)."""
+    dense = numpy_to_dense(np.asarray(array), TensorType(element, list(np.shape(array))))
+    assert dense is not None, "every importable element type has a NumPy dtype"
+    return ops.ConstantOp(dense)
 
 
 def f32_constant(array: np.ndarray | np.generic) -> ops.ConstantOp:
@@ -79,6 +86,15 @@ INTEGER_TYPES = {
     onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
     onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64,
 }
+
+
+ELEMENTS: dict[int, Attribute] = {
+    onnx.TensorProto.FLOAT: f32, onnx.TensorProto.DOUBLE: Float64Type(), onnx.TensorProto.FLOAT16: Float16Type(),
+    onnx.TensorProto.BOOL: IntegerType(1), onnx.TensorProto.INT8: IntegerType(8), onnx.TensorProto.INT16: IntegerType(16),
+    onnx.TensorProto.INT32: IntegerType(32), onnx.TensorProto.INT64: IntegerType(64),
+}
+"""The ONNX element types a cortex tensor holds (booleans as i1, signed integers signless); float32 is what
+every operator takes, the others only the operators' `typed_inputs` (Cast, Where)."""
 
 
 def is_integer_tensor(info: onnx.ValueInfoProto) -> bool:

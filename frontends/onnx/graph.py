@@ -18,6 +18,7 @@ from xdsl.utils.exceptions import VerifyException
 from cortex.dialects import tensor_ops as ops
 from cortex.frontends.onnx.context import (
     DYNAMIC,
+    ELEMENTS,
     ENTRY,
     FLOAT,
     NodeContext,
@@ -26,8 +27,9 @@ from cortex.frontends.onnx.context import (
     shape,
     ssa_name,
     type_name,
+    typed_constant,
 )
-from cortex.frontends.onnx.table import OPERATORS
+from cortex.frontends.onnx.table import OPERATORS, typed_only_inputs
 from cortex.frontends.onnx_checks import (
     MAX_ELEMENTS,
     OnnxImportError,
@@ -73,7 +75,12 @@ class Importer:
     def value(self, name: str, ctx: NodeContext, what: str) -> SSAValue:
         """The SSA value of tensor `name`, turning a known float32 array into a cortex.constant on first use."""
         if name in self.values:
-            return self.values[name]
+            v = self.values[name]
+            element = v.type.element_type if isinstance(v.type, TensorType) else v.type
+            if element != f32:
+                raise ctx.error(f"{what} '{name}' is {element}; this operator takes float32 tensors (Cast and Where "
+                                "take the other element types)")
+            return v
         if name not in self.known and any(i.name == name and is_integer_tensor(i) for i in self.graph.input):
             elem = next(i for i in self.graph.input if i.name == name).type.tensor_type.elem_type
             raise ctx.error(f"{what} '{name}' is a graph input of {type_name(elem)}; cortex tensors are float32")
@@ -86,6 +93,22 @@ class Importer:
             self.values[name] = v
             return v
         raise ctx.error(f"{what} '{name}' is not defined before this node")
+
+    def typed_value(self, name: str, ctx: NodeContext, what: str) -> SSAValue:
+        """The SSA value of tensor `name` of any importable element type (`ELEMENTS`); a known array becomes a
+        constant of its own type."""
+        if name in self.values:
+            return self.values[name]
+        if name in self.known:
+            array = np.asarray(self.known[name])
+            elem = onnx.helper.np_dtype_to_tensor_dtype(array.dtype) if array.dtype.kind in "biuf" else None
+            if elem not in ELEMENTS:
+                raise ctx.error(f"{what} '{name}' is {array.dtype}, not an element type cortex tensors hold")
+            v = self.emit(typed_constant(array, ELEMENTS[elem]))
+            v.name_hint = ssa_name(name)
+            self.values[name] = v
+            return v
+        return self.value(name, ctx, what)  # its error
 
     def optional(self, inputs: list[str], i: int, ctx: NodeContext, what: str) -> SSAValue | None:
         return self.value(inputs[i], ctx, what) if len(inputs) > i and inputs[i] else None
@@ -123,7 +146,8 @@ class Importer:
             raise OnnxImportError(f"onnx graph input '{twice[0]}' is declared twice")
         args = [i for i in self.graph.input if i.name not in initialized and i.name not in self.constant_inputs]
         # An integer input can only be a shape or axes, which must be known now: the node reading it says so.
-        unbound = {i.name: i for i in args if is_integer_tensor(i)}
+        runtime = typed_only_inputs(self.graph)  # read only where any element type is taken: an argument
+        unbound = {i.name: i for i in args if is_integer_tensor(i) and i.name not in runtime}
         args = [i for i in args if i.name not in unbound]
         types = [self.input_type(i) for i in args]
         self.block = Block(arg_types=types)
@@ -132,16 +156,21 @@ class Importer:
             self.values[info.name] = arg
         for index, node in enumerate(self.graph.node):
             self.import_node(node, index)
-        for info in unbound.values():
-            self.input_type(info)  # an integer input no node reads: still not a cortex argument
+        for info in unbound.values():  # an integer input no node reads: still not a cortex argument
+            raise OnnxImportError(
+                f"onnx graph input '{info.name}' is {type_name(info.type.tensor_type.elem_type)}; cortex tensors are "
+                "float32 (an integer input used as a shape or axes can be given in constant_inputs)"
+            )
         results = []
         for out in self.graph.output:
             ctx = NodeContext(onnx.helper.make_node("Output", [out.name], []), 0)
             ctx.label = f"graph output '{out.name}'"
-            elem = out.type.tensor_type.elem_type if out.type.HasField("tensor_type") else None
-            if elem not in (None, 0, FLOAT):
-                raise OnnxImportError(f"onnx graph output '{out.name}' is {type_name(elem)}; cortex tensors are float32")
-            results.append(self.value(out.name, ctx, "output"))
+            elem = out.type.tensor_type.elem_type if out.type.HasField("tensor_type") else 0
+            if elem not in (0, *ELEMENTS):
+                raise OnnxImportError(f"onnx graph output '{out.name}' is {type_name(elem)}, not an element type "
+                                      "cortex tensors hold")
+            results.append(self.value(out.name, ctx, "output") if elem in (0, FLOAT) else
+                           self.typed_value(out.name, ctx, "output"))
         with ImplicitBuilder(self.block):
             func.ReturnOp(*results)
         main = func.FuncOp(ENTRY, (types, [r.type for r in results]), Region(self.block))
@@ -171,13 +200,14 @@ class Importer:
         if not info.type.HasField("tensor_type"):
             raise OnnxImportError(f"onnx graph input '{info.name}' is not a tensor (sequences, maps and optionals are not supported)")
         tt = info.type.tensor_type
-        if tt.elem_type != FLOAT:
+        if tt.elem_type not in ELEMENTS:
             raise OnnxImportError(
-                f"onnx graph input '{info.name}' is {type_name(tt.elem_type)}; cortex tensors are float32 "
-                "(an integer input used as a shape or axes can be given in constant_inputs)"
+                f"onnx graph input '{info.name}' is {type_name(tt.elem_type)}; cortex tensors are float32 (Cast and "
+                "Where also take float16, float64, bool and signed integers)"
             )
+        element = ELEMENTS[tt.elem_type]
         if info.name in self.input_shapes:
-            return TensorType(f32, self.explicit_shape(info))
+            return TensorType(element, self.explicit_shape(info))
         if not tt.HasField("shape"):
             raise OnnxImportError(
                 f"onnx graph input '{info.name}' has no shape: give it in input_shapes (e.g. {{'{info.name}': [1, 3, 32, 32]}}, "
@@ -186,7 +216,7 @@ class Importer:
         # a symbolic dimension ('N') or an unknown one imports as `?`: bound when the model runs
         dims = [d.dim_value if d.HasField("dim_value") else DYNAMIC for d in tt.shape.dim]
         check_dims([d for d in dims if d != DYNAMIC], f"onnx graph input '{info.name}'")
-        return TensorType(f32, dims)
+        return TensorType(element, dims)
 
     def explicit_shape(self, info: onnx.ValueInfoProto) -> list[int]:
         """The shape `input_shapes` gives `info` (-1 or None: `?`), checked against the model's own dims."""

@@ -276,10 +276,12 @@ def shape_node(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAVal
     return [None]
 
 
-@converts("Where", maps_to="a constant (computed at import time)",
-          limits="only with every input known at import time (a shape computation)")
+@converts("Where", maps_to="`cortex.select`", typed_inputs=(0, 1, 2),
+          limits="a bool condition; X and Y of one element type (float16/32/64, bool, signed integers)")
 def where(im: Importer, ctx: NodeContext, inputs: list[str]) -> list[SSAValue]:
-    raise ctx.error("Where is supported only on values known at import time (its condition is a boolean tensor)")
+    cond = im.typed_value(inputs[0], ctx, "condition")
+    x, y = im.typed_value(inputs[1], ctx, "X"), im.typed_value(inputs[2], ctx, "Y")
+    return [im.build(ctx, ops.SelectOp, cond, x, y)]
 
 
 __all__ = ["concat", "gather", "pad", "shape_node", "slice_", "split", "squeeze", "unsqueeze"]

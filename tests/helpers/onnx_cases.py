@@ -17,8 +17,11 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
+from onnx import numpy_helper
 
 from cortex.frontends.onnx import SUPPORTED_OPS
+from cortex.frontends.onnx.context import ELEMENTS
+from cortex.frontends.onnx.table import typed_only_inputs
 from cortex.ir import CortexError
 
 UNSUPPORTED_FILE = Path(__file__).resolve().parents[1] / "data" / "onnx_unsupported.txt"
@@ -36,16 +39,20 @@ def unsupported() -> dict[str, str]:
 
 
 def applies(model) -> bool:
-    """All operators supported; every graph input and output float32, but integer shape/axes inputs."""
+    """All operators supported; every graph input and output float32, but integer shape/axes inputs and the
+    data of the operators that take other element types (Cast, Where: `typed_inputs`, of `ELEMENTS`)."""
     graph = model.graph
     if not {n.op_type for n in graph.node} <= set(SUPPORTED_OPS):
         return False
     shape_inputs = {n.input[i] for n in graph.node for i in SHAPE_OPERANDS.get(n.op_type, ()) if i < len(n.input)}
+    typed = typed_only_inputs(graph) | {o for n in graph.node if SUPPORTED_OPS[n.op_type].typed_inputs for o in n.output}
     for value in [*graph.input, *graph.output]:
         if not value.type.HasField("tensor_type"):
             return False
         elem = value.type.tensor_type.elem_type
-        if elem != onnx.TensorProto.FLOAT and not (elem == onnx.TensorProto.INT64 and value.name in shape_inputs):
+        if elem == onnx.TensorProto.FLOAT or (elem == onnx.TensorProto.INT64 and value.name in shape_inputs):
+            continue
+        if not (elem in ELEMENTS and value.name in typed):
             return False
     return True
 
@@ -63,6 +70,11 @@ def applicable_cases() -> dict[str, object]:
 CASE_NAMES = sorted(applicable_cases())
 
 
+def arrays(values: list) -> list:
+    """A data set's values as NumPy arrays (the cast cases store theirs as TensorProtos)."""
+    return [numpy_helper.to_array(v) if isinstance(v, onnx.TensorProto) else v for v in values]
+
+
 def check_case(name: str, prepare: Callable[[Any], Any]) -> None:
     """One conformance case on one backend (`prepare(model)` -> something with `run(inputs)`).
 
@@ -76,12 +88,13 @@ def check_case(name: str, prepare: Callable[[Any], Any]) -> None:
         with pytest.raises(CortexError, match=re.escape(reason)):
             rep = prepare(case.model)
             for inputs, _ in case.data_sets:
-                rep.run(inputs)
+                rep.run(arrays(inputs))
         return
     rep = prepare(case.model)
     for inputs, expected in case.data_sets:
+        inputs, expected = arrays(inputs), arrays(expected)
         outputs = rep.run(inputs)
         assert len(outputs) == len(expected)
         for got, want in zip(outputs, expected):
-            assert got.shape == want.shape
+            assert got.shape == want.shape and got.dtype == want.dtype
             np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol)
