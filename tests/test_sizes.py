@@ -19,9 +19,7 @@ from helpers.levels import ROOT, package_modules
 MAX_FILE_LINES = 600
 MAX_FUNCTION_LINES = 80
 
-ALLOWED: dict[str, int] = {
-    "tools/cortex_opt.py::CortexOptMain.register_all_arguments": 81,
-}
+ALLOWED: dict[str, int] = {}
 """Offender → its size when listed (lines). Shrink or remove entries; never add or raise one."""
 
 

@@ -139,6 +139,72 @@ def build_passes(available: dict[str, Callable[[], type[ModulePass]]], spec: str
         raise UsageError(e.message) from None
 
 
+def add_instrumentation_arguments(arg_parser: argparse.ArgumentParser) -> None:
+    """mlir-opt's pass instrumentation flags, and the semantic check after every pass."""
+    tools = arg_parser.add_argument_group("pass instrumentation (as in mlir-opt)")
+    tools.add_argument(
+        "--mlir-print-ir-before-all", action="store_true", help="print the IR to stderr before every pass"
+    )
+    tools.add_argument(
+        "--mlir-print-ir-after-all", action="store_true", help="print the IR to stderr after every pass"
+    )
+    tools.add_argument(
+        "--mlir-print-ir-after-change",
+        action="store_true",
+        help="print the IR to stderr after each pass that changed it",
+    )
+    tools.add_argument(
+        "--mlir-timing", action="store_true", help="report the wall time of parsing, each pass and output"
+    )
+    tools.add_argument(
+        "--mlir-pass-statistics", action="store_true",
+        help="report to stderr, per pass, the operations it erased and created and the module's size after it",
+    )
+    tools.add_argument(
+        "--mlir-elide-elementsattrs-if-larger", metavar="N", type=int, default=None,
+        help="print a dense elements attribute of more than N elements (not a splat) as "
+        "dense_resource<__elided__>, as mlir-opt does (the output, and the IR dumps)",
+    )
+    tools.add_argument(
+        "--verify-each-pass-semantics",
+        metavar="N",
+        type=positive_int,
+        default=None,
+        help="run the reference interpreter on N frames (default "
+        f"{DEFAULT_SEMANTIC_FRAMES}; write --verify-each-pass-semantics=N) after every pass and "
+        "fail naming the first pass that changed the results",
+    )
+    tools.add_argument(
+        "--list-passes", action="store_true", help="list the available passes (cortex's with options) and exit"
+    )
+
+
+def add_graph_view_arguments(arg_parser: argparse.ArgumentParser) -> None:
+    """The flags that print the dataflow graph, its diff or the quantisation report instead of the IR."""
+    graphs = arg_parser.add_argument_group("graph views")
+    graphs.add_argument(
+        "--view-graph", action="store_true", help="print the dataflow graph as a table instead of the IR"
+    )
+    graphs.add_argument(
+        "--graph-diff", action="store_true", help="print how the pipeline changed the graph instead of the IR"
+    )
+    graphs.add_argument(
+        "--quant-report",
+        metavar="HELD.npz",
+        nargs="?",
+        const="",
+        default=None,
+        help="after a pipeline with cortex-calibrate and cortex-quantize, print to stderr each quantised op's "
+        "error against the float graph on the calibration set (and on HELD.npz if given)",
+    )
+    graphs.add_argument(
+        "--graph-dot",
+        metavar="FILE",
+        default=None,
+        help="also write the graph in Graphviz dot to FILE (FILE.svg, .png, .pdf: rendered by Graphviz)",
+    )
+
+
 class CortexOptMain(xDSLOptMain):
     """xDSL's opt driver with cortex registered and MLIR-grade diagnostics."""
 
@@ -197,64 +263,8 @@ class CortexOptMain(xDSLOptMain):
             if action.dest in overrides:
                 action.help = overrides[action.dest]
 
-        tools = arg_parser.add_argument_group("pass instrumentation (as in mlir-opt)")
-        tools.add_argument(
-            "--mlir-print-ir-before-all", action="store_true", help="print the IR to stderr before every pass"
-        )
-        tools.add_argument(
-            "--mlir-print-ir-after-all", action="store_true", help="print the IR to stderr after every pass"
-        )
-        tools.add_argument(
-            "--mlir-print-ir-after-change",
-            action="store_true",
-            help="print the IR to stderr after each pass that changed it",
-        )
-        tools.add_argument(
-            "--mlir-timing", action="store_true", help="report the wall time of parsing, each pass and output"
-        )
-        tools.add_argument(
-            "--mlir-pass-statistics", action="store_true",
-            help="report to stderr, per pass, the operations it erased and created and the module's size after it",
-        )
-        tools.add_argument(
-            "--mlir-elide-elementsattrs-if-larger", metavar="N", type=int, default=None,
-            help="print a dense elements attribute of more than N elements (not a splat) as "
-            "dense_resource<__elided__>, as mlir-opt does (the output, and the IR dumps)",
-        )
-        tools.add_argument(
-            "--verify-each-pass-semantics",
-            metavar="N",
-            type=positive_int,
-            default=None,
-            help="run the reference interpreter on N frames (default "
-            f"{DEFAULT_SEMANTIC_FRAMES}; write --verify-each-pass-semantics=N) after every pass and "
-            "fail naming the first pass that changed the results",
-        )
-        tools.add_argument(
-            "--list-passes", action="store_true", help="list the available passes (cortex's with options) and exit"
-        )
-        graphs = arg_parser.add_argument_group("graph views")
-        graphs.add_argument(
-            "--view-graph", action="store_true", help="print the dataflow graph as a table instead of the IR"
-        )
-        graphs.add_argument(
-            "--graph-diff", action="store_true", help="print how the pipeline changed the graph instead of the IR"
-        )
-        graphs.add_argument(
-            "--quant-report",
-            metavar="HELD.npz",
-            nargs="?",
-            const="",
-            default=None,
-            help="after a pipeline with cortex-calibrate and cortex-quantize, print to stderr each quantised op's "
-            "error against the float graph on the calibration set (and on HELD.npz if given)",
-        )
-        graphs.add_argument(
-            "--graph-dot",
-            metavar="FILE",
-            default=None,
-            help="also write the graph in Graphviz dot to FILE (FILE.svg, .png, .pdf: rendered by Graphviz)",
-        )
+        add_instrumentation_arguments(arg_parser)
+        add_graph_view_arguments(arg_parser)
         # mlir-opt's spellings, read before argparse sees the arguments (tools/opt_args.py)
         parse_args = arg_parser.parse_args
         arity = option_arity(arg_parser)
