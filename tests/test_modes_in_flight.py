@@ -8,7 +8,18 @@ and windows."""
 from __future__ import annotations
 
 import pytest
-from helpers.modes import FRAMES, MODES, SHAPE, TRAIL, assert_run_equals_calls, read_ahead, same, sequential
+from helpers.modes import (
+    FRAMES,
+    MODES,
+    OWN_DELAYED,
+    OWN_DELAYED_WEIGHTS,
+    SHAPE,
+    TRAIL,
+    assert_run_equals_calls,
+    read_ahead,
+    same,
+    sequential,
+)
 from helpers.shared_memory import private_shm_fixture, shared_blocks  # noqa: F401 (a fixture)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -64,6 +75,17 @@ def test_every_frame_switching_equals_sequential_calls(multis, window, engine):
     options = {"chunk": 2} if engine == "processes" else {}
     for multi in multis.values():
         assert_run_equals_calls(multi, modes, FRAMES, window=window, engine=engine, **options)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_delayed_input_each_mode_computes_its_own_way_follows_the_frame_before(engine):
+    """Each mode fuses the frame's maps with its own weights into the delayed input the next frame reads:
+    a chunk that starts after a frame of another mode computes it in that frame's mode."""
+    multi = cortex.compile(OWN_DELAYED, modes=list(OWN_DELAYED_WEIGHTS), weights=OWN_DELAYED_WEIGHTS).specialize(SHAPE)
+    modes = [("calm", "sharp")[k % 2] for k in range(8)]
+    for chunk in (2, 3):
+        options = {"chunk": chunk} if engine == "processes" else {}
+        assert_run_equals_calls(multi, modes, FRAMES[:8], window=2, engine=engine, **options)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -10,7 +10,16 @@ import pytest
 pytest.importorskip("ray")
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # starts Ray: seconds
 
-from helpers.modes import FRAMES, MODES, SHAPE, TRAIL, assert_run_equals_calls, read_ahead  # noqa: E402
+from helpers.modes import (  # noqa: E402
+    FRAMES,
+    MODES,
+    OWN_DELAYED,
+    OWN_DELAYED_WEIGHTS,
+    SHAPE,
+    TRAIL,
+    assert_run_equals_calls,
+    read_ahead,
+)
 
 import cortex  # noqa: E402
 from cortex.examples import L2_PIPELINE  # noqa: E402
@@ -37,6 +46,13 @@ def test_every_frame_switching_on_ray_equals_sequential_calls(multis, session):
     for window, chunk in [(1, 2), (3, 3), (8, 2)]:
         for multi in multis.values():
             assert_run_equals_calls(multi, modes, FRAMES, window=window, engine="ray", chunk=chunk, session=session)
+
+
+def test_a_delayed_input_each_mode_computes_its_own_way_on_ray(session):
+    """A chunk that starts after a frame of another mode computes its delayed input in that frame's mode."""
+    multi = cortex.compile(OWN_DELAYED, modes=list(OWN_DELAYED_WEIGHTS), weights=OWN_DELAYED_WEIGHTS).specialize(SHAPE)
+    modes = [("calm", "sharp")[k % 2] for k in range(8)]
+    assert_run_equals_calls(multi, modes, FRAMES[:8], window=2, engine="ray", chunk=3, session=session)
 
 
 def test_frames_stay_in_flight_across_switches_on_ray(multis, session):

@@ -34,6 +34,26 @@ def clip_frames(count: int) -> list[np.ndarray]:
 
 FRAMES = clip_frames(12)
 
+OWN_DELAYED = """builtin.module {
+  func.func @own_delayed(%frame: tensor<?x?x3xui8>) -> (tensor<?x?xf32>) {
+    %gray = cortex.gray %frame : tensor<?x?x3xui8> -> tensor<?x?xf32>
+    %prev = cortex.state "prev_mix" : tensor<?x?xf32>
+    %text = cortex.text_roi %gray : tensor<?x?xf32> -> tensor<?x?xf32>
+    %sal = cortex.saliency_dft %gray : tensor<?x?xf32> -> tensor<?x?xf32>
+    %wa = cortex.weight "wa" : f32
+    %wb = cortex.weight "wb" : f32
+    %mix = cortex.score_fusion(%text, %sal) weights(%wa, %wb) {terms = ["text_roi", "saliency_dft"]} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+    %half = arith.constant 0.5 : f32
+    %out = cortex.temporal_smooth %mix, %prev, %half : (tensor<?x?xf32>, tensor<?x?xf32>, f32) -> tensor<?x?xf32>
+    cortex.update_state "prev_mix" = %mix : tensor<?x?xf32>
+    func.return %out : tensor<?x?xf32>
+  }
+}
+"""
+"""A delayed input (`prev_mix`: this frame's fused map) that each mode computes with its own weights
+(`OWN_DELAYED_WEIGHTS`): the value a frame reads is the one the frame before it computed in that frame's mode."""
+OWN_DELAYED_WEIGHTS = {"calm": {"wa": 1.0, "wb": 0.0}, "sharp": {"wa": 0.2, "wb": 0.8}}
+
 
 def same(a, b) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
