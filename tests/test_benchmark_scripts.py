@@ -3,6 +3,9 @@ one interleaved timer they share (benchmarks/timing.py) times what it should, ch
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -106,7 +109,54 @@ def test_the_benchmarks_time_with_the_one_timer():
         calls["x"] += 1
 
     assert set(iree_vs_ort.timings({"x": bump}, 2, 3)) == {"x"} and calls["x"] == 6
-    assert onnx_vs_ort.per_call_us({"x": bump}, 1, 2)["x"] >= 0 and calls["x"] == 8
+    assert onnx_vs_ort.timings({"x": bump}, 1, 2)["x"][1] >= 0 and calls["x"] == 8
+
+
+def _onnx_vs_ort():
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import onnx_vs_ort
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return onnx_vs_ort
+
+
+def test_onnx_vs_ort_table_has_a_row_per_model_and_thread_count():
+    bench = _onnx_vs_ort()
+    rows = [bench.Row("cnn", 1, {"onnxruntime": (20.0, 10.0), "cortex iree": (30.0, 12.0)}),
+            bench.Row("cnn", 2, {"onnxruntime": (10.0, 8.0), "cortex iree": (10.0, 10.0), "iree alone": (40.0, 16.0)})]
+    lines = bench.table(rows)
+    assert lines[0].startswith("| model | threads | ONNX Runtime min") and "iree alone / ort" in lines[0]
+    assert lines[2] == "| cnn | 1 | 10.0 | 1.20 (1.50) | — |"
+    assert lines[3] == "| cnn | 2 | 8.0 | 1.25 (1.00) | 2.00 (4.00) |"
+
+
+def test_onnx_vs_ort_reads_iree_s_dispatch_rows():
+    bench = _onnx_vs_ort()
+    rows = """BM_f/process_time/real_time_median    3.06 ms   1.20 ms    3 items_per_second=327.206/s
+BM_f/f_dispatch_3_mmt4d_2x64x1024x16x16x1_f32     1.51 ms    1.51 ms   300 calls=1 percent=63.6
+BM_f/f_dispatch_0_pack_f32      6.5 us      6.5 us    300 calls=1 percent=0.2"""
+    found = [(m.group(1), float(m.group(2)) * bench.UNIT_US[m.group(3)])
+             for m in map(bench.DISPATCH_ROW.match, rows.splitlines()) if m]
+    assert found == [("f_dispatch_3_mmt4d_2x64x1024x16x16x1_f32", 1510.0), ("f_dispatch_0_pack_f32", 6.5)]
+    assert bench.input_spec("tensor<1x16x16x3xf32>") == "1x16x16x3xf32=0.5"
+
+
+@pytest.mark.slow
+def test_onnx_vs_ort_quick_run_prints_the_table_and_the_dispatches(tmp_path):
+    """A smoke run of the one table script: every contender's row, the summary table, a dispatch table."""
+    pytest.importorskip("iree.runtime")
+    pytest.importorskip("onnxruntime")
+    env = dict(os.environ, CORTEX_IREE_CACHE=str(tmp_path))
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "onnx_vs_ort.py"), "--quick", "--models", "mlp", "--threads", "1",
+                           "--dispatches", "--top", "2"], capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
+    assert re.search(r"^# .*(AVX|SSE|ISA).*load \d", out, re.M)
+    for contender in ("onnxruntime", "cortex iree", "iree alone", "cortex numpy"):
+        assert re.search(rf"^  {contender} +min +[\d.]+ us", out, re.M), contender
+    assert re.search(r"^\| mlp \| 1 \| [\d.]+ \| [\d.]+ \([\d.]+\) \|", out, re.M)
+    assert re.search(r"cortex iree @\w+: \d+ dispatches", out) and re.search(r"^ +[\d.]+ us +[\d.]+ %  \w*dispatch", out, re.M)
 
 
 def test_bench_schedule_predicts_with_cortex_schedules_bound():

@@ -1,7 +1,7 @@
 """The `cpu` target's compiler flags follow this CPU's features, and the cache key follows the flags.
 
 On an AVX2 CPU without AVX-512, IREE's direct convolution code ran the large CNN ~2x slower than its
-im2col + matmul form (`benchmarks/onnx_vs_ort.py --iree`); on AVX-512 the direct code is already at
+im2col + matmul form (`benchmarks/onnx_vs_ort.py --models cnn_large --untuned`); on AVX-512 the direct code is already at
 ONNX Runtime's speed, so the choice is keyed by the CPU's features. CPUs are simulated by
 monkeypatching `cpu_features`; the compiler is replaced by a recorder where only its arguments matter."""
 

@@ -192,7 +192,7 @@ def version_flags(version: str) -> tuple[str, ...]:
 
 
 IM2COL_FLAGS = ("--iree-global-opt-use-im2col-for-convs",)
-"""Convolutions as im2col + matmul. On the large CNN (`benchmarks/onnx_vs_ort.py --iree`, one thread), on
+"""Convolutions as im2col + matmul. On the large CNN (`benchmarks/onnx_vs_ort.py --models cnn_large --untuned`, one thread), on
 an AVX2 CPU without AVX-512 the im2col form (the 3-channel first conv kept direct, `legalized`) ran in half
 the time of IREE's direct convolution code; on AVX-512 the direct code was already level with ONNX
 Runtime. Data tiling, ukernels (`mmt4d`), O3, aggressive fusion and pad fusion gained nothing measurable
