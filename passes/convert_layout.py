@@ -11,7 +11,11 @@ Three rewrites, to a fixpoint:
    instead: u(T(x)) → T(u(x)); b(T(x), c) → T(b(x, c')) when c is a
    constant (transposed now, broadcasting kept), a scalar, or T'(d) with
    the same permutation;
-3. transpose pairs cancel (canonicalisation's transpose-of-transpose and
+3. a reduction of a transposed value reduces first: r(T(x), axes) →
+   r(x, perm[axes]), then the transpose the kept axes still need (none when
+   they keep their order, as a global mean over H and W of a channels-last
+   map does), on the smaller tensor;
+4. transpose pairs cancel (canonicalisation's transpose-of-transpose and
    identity-transpose patterns, also applied by `canonicalize`).
 
 What is left are transposes where the chain meets an NCHW user (a
@@ -175,6 +179,30 @@ class ElementwiseBeforeTranspose(RewritePattern):
             back.result.name_hint = hint
 
 
+class ReductionBeforeTranspose(RewritePattern):
+    """r(T(x), axes) → [T'](r(x, perm[axes])) (see the module doc)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, ops.ReduceOp) or not isinstance(op.x.owner, ops.TransposeOp):
+            return
+        perm = tuple(op.x.owner.perm.get_values())
+        rank = len(perm)
+        axes = sorted({a % rank for a in op.axes.get_values()}) or list(range(rank))
+        keep = bool(op.keepdims.value.data)
+        inner = type(op)(op.x.owner.x, sorted(perm[a] for a in axes), keep)
+        inner.attributes.update(op.attributes)
+        rewriter.insert(inner)
+        kept = perm if keep else tuple(perm[i] for i in range(rank) if i not in axes)
+        order = inverse(inverse(kept))  # the kept axes' ranks: where each sits in the reduced value
+        hint = op.results[0].name_hint
+        if order == tuple(range(len(order))):
+            rewriter.replace_op(op, [], [inner.results[0]])
+        else:
+            rewriter.replace(op, ops.TransposeOp(inner.results[0], order))
+        if hint:
+            inner.results[0].name_hint = hint if order == tuple(range(len(order))) else f"{hint}_nhwc"
+
+
 def count_transposes(module: Operation) -> int:
     return sum(1 for op in module.walk() if isinstance(op, ops.TransposeOp))
 
@@ -196,7 +224,10 @@ def convert_layout(module: ModuleOp, layout: str = "nhwc") -> LayoutReport:
         raise CortexError(f"unknown layout '{layout}' (known: {', '.join(LAYOUTS)})")
     before = count_transposes(module)
     converted: list[str] = []
-    patterns = [ToNhwc(converted), ElementwiseBeforeTranspose(), TransposeOfTranspose(), IdentityTranspose()]
+    patterns = [
+        ToNhwc(converted), ElementwiseBeforeTranspose(), ReductionBeforeTranspose(), TransposeOfTranspose(),
+        IdentityTranspose(),
+    ]
     PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(module)
     for region in module.regions:
         region_dce(region)
