@@ -284,3 +284,101 @@ class SelectOp(CortexOp):
             raise VerifyException(f"x and y must share one element type, got {x.element_type} and {y.element_type}")
         shape = shapes.broadcast(shapes.broadcast(c.get_shape(), x.get_shape()), y.get_shape())
         return [tensor(shape, x.element_type)]
+
+
+def boolean_tensor(value: SSAValue, what: str) -> TensorType:
+    """A tensor of i1 (booleans)."""
+    t = tensor_of(value, what)
+    if not (isinstance(t.element_type, IntegerType) and t.element_type.width.data == 1):
+        raise VerifyException(f"{what} must be an i1 (boolean) tensor, got {t}")
+    return t
+
+
+COMPARISONS = ("eq", "gt", "lt", "ge", "le")
+"""`cortex.compare`'s predicates: ==, >, <, >=, <= (ordered on floats: false when either side is nan)."""
+
+
+@irdl_op_definition
+class CompareOp(CortexOp):
+    """Elementwise `lhs <predicate> rhs` as an i1 tensor, with NumPy (ONNX) broadcasting (ONNX Equal,
+    Greater, Less, GreaterOrEqual, LessOrEqual).
+
+    `predicate` is one of `COMPARISONS`; `lhs` and `rhs` share one float, signless integer or i1 element
+    type (integers compare signed). A comparison with nan is false."""
+
+    name = "cortex.compare"
+    predicate = prop_def(StringAttr)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: str):
+        super().__init__(operands=[lhs, rhs], properties={"predicate": StringAttr(predicate)})
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        if self.predicate.data not in COMPARISONS:
+            raise VerifyException(f"predicate must be one of {', '.join(COMPARISONS)}, got \"{self.predicate.data}\"")
+        lhs, rhs = numeric_tensor(self.lhs, "lhs"), numeric_tensor(self.rhs, "rhs")
+        if lhs.element_type != rhs.element_type:
+            raise VerifyException(f"lhs and rhs must share one element type, got {lhs.element_type} and {rhs.element_type}")
+        return [tensor(shapes.broadcast(lhs.get_shape(), rhs.get_shape()), IntegerType(1))]
+
+
+@irdl_op_definition
+class NotOp(CortexOp):
+    """Elementwise logical negation of an i1 (boolean) tensor (ONNX Not)."""
+
+    name = "cortex.not"
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, x: SSAValue):
+        super().__init__(operands=[x])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        return [boolean_tensor(self.x, "the operand")]
+
+
+class LogicalOp(CortexOp):
+    """A logical operator on two i1 (boolean) tensors, with NumPy (ONNX) broadcasting."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(*TENSOR_TRAITS, Commutative())
+    assembly_format = BinaryOp.assembly_format
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs])
+
+    def infer_result_types(self) -> Sequence[Attribute | None]:
+        lhs, rhs = boolean_tensor(self.lhs, "lhs"), boolean_tensor(self.rhs, "rhs")
+        return [tensor(shapes.broadcast(lhs.get_shape(), rhs.get_shape()), IntegerType(1))]
+
+
+@irdl_op_definition
+class AndOp(LogicalOp):
+    """Elementwise lhs ∧ rhs of i1 tensors (ONNX And)."""
+
+    name = "cortex.and"
+
+
+@irdl_op_definition
+class OrOp(LogicalOp):
+    """Elementwise lhs ∨ rhs of i1 tensors (ONNX Or)."""
+
+    name = "cortex.or"
+
+
+@irdl_op_definition
+class XorOp(LogicalOp):
+    """Elementwise lhs ⊕ rhs of i1 tensors (ONNX Xor)."""
+
+    name = "cortex.xor"

@@ -37,23 +37,29 @@ from cortex.dialects.base import CortexOp, f32_attr, float_tensor, i64_array, i6
 from cortex.dialects.canonicalization_traits import CortexCanonicalization
 from cortex.dialects.tensor_data import ConcatOp, PadOp, SliceOp
 from cortex.dialects.tensor_elementwise import (
+    COMPARISONS,
     GELU_APPROXIMATIONS,
     OPERANDS_FORMAT,
     TENSOR_TRAITS,
     UNARY_FORMAT,
     AbsOp,
     AddOp,
+    AndOp,
     BinaryOp,
+    CompareOp,
     ConstantOp,
     DivOp,
     ErfOp,
     ExpOp,
     GeluOp,
+    LogicalOp,
     LogOp,
     MaxOp,
     MinOp,
     MulOp,
     NegOp,
+    NotOp,
+    OrOp,
     PowOp,
     ReluOp,
     SelectOp,
@@ -62,6 +68,7 @@ from cortex.dialects.tensor_elementwise import (
     SubOp,
     TanhOp,
     UnaryOp,
+    XorOp,
     ints,
     numeric_tensor,
     same_element,
@@ -429,6 +436,11 @@ TENSOR_OPS: list[type[IRDLOperation]] = [
     MinOp,
     ErfOp,
     SelectOp,
+    CompareOp,
+    NotOp,
+    AndOp,
+    OrOp,
+    XorOp,
     MatmulOp,
     LinearOp,
     BatchNormOp,
@@ -452,6 +464,6 @@ UNARY_OPS = [op for op in TENSOR_OPS if issubclass(op, UnaryOp)]
 BINARY_OPS = [op for op in TENSOR_OPS if issubclass(op, BinaryOp)]
 ELEMENTWISE_OPS = UNARY_OPS + BINARY_OPS
 __all__ = [op.__name__ for op in TENSOR_OPS] + [
-    "TENSOR_OPS", "UNARY_OPS", "BINARY_OPS", "ELEMENTWISE_OPS", "AnyFloat", "GELU_APPROXIMATIONS", "BinaryOp", "UnaryOp",
+    "TENSOR_OPS", "UNARY_OPS", "BINARY_OPS", "ELEMENTWISE_OPS", "AnyFloat", "COMPARISONS", "GELU_APPROXIMATIONS", "BinaryOp", "LogicalOp", "UnaryOp",
     "OPERANDS_FORMAT", "TENSOR_TRAITS", "UNARY_FORMAT", "ints", "same_element",
 ]

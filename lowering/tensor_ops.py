@@ -203,6 +203,45 @@ class LowerSelect(CortexLowering[ops.SelectOp]):
         return [b.elementwise(s.select, op.cond, op.x, op.y, element=element_of(op.x))]
 
 
+FLOAT_PREDICATES = {"eq": "oeq", "gt": "ogt", "lt": "olt", "ge": "oge", "le": "ole"}
+INTEGER_PREDICATES = {"eq": "eq", "gt": "sgt", "lt": "slt", "ge": "sge", "le": "sle"}
+
+
+@lowers(ops.CompareOp)
+class LowerCompare(CortexLowering[ops.CompareOp]):
+    """An elementwise `linalg.generic` of `arith.cmpf` (ordered predicates) or `arith.cmpi` (signed) to i1."""
+
+    def lower(self, op: ops.CompareOp, b: LinalgBuilder) -> list[SSAValue]:
+        predicate = op.predicate.data
+
+        def body(x: SSAValue, y: SSAValue) -> SSAValue:
+            if isinstance(x.type, AnyFloat):
+                return s.cmpf(x, y, FLOAT_PREDICATES[predicate])
+            return arith.CmpiOp(x, y, INTEGER_PREDICATES[predicate]).result
+
+        return [b.elementwise(body, op.lhs, op.rhs, element=IntegerType(1))]
+
+
+@lowers(ops.NotOp)
+class LowerNot(CortexLowering[ops.NotOp]):
+    """An elementwise `linalg.generic` of `arith.xori` with true."""
+
+    def lower(self, op: ops.NotOp, b: LinalgBuilder) -> list[SSAValue]:
+        return [b.elementwise(lambda x: arith.XOrIOp(x, s.const(1, IntegerType(1))).result, op.x, element=IntegerType(1))]
+
+
+LOGICAL = {ops.AndOp: arith.AndIOp, ops.OrOp: arith.OrIOp, ops.XorOp: arith.XOrIOp}
+
+
+@lowers(*LOGICAL)
+class LowerLogical(CortexLowering[ops.LogicalOp]):
+    """An elementwise `linalg.generic` of `arith.andi` / `arith.ori` / `arith.xori` on i1, broadcasting both."""
+
+    def lower(self, op: ops.LogicalOp, b: LinalgBuilder) -> list[SSAValue]:
+        arith_op = LOGICAL[type(op)]
+        return [b.elementwise(lambda x, y: arith_op(x, y).result, op.lhs, op.rhs, element=IntegerType(1))]
+
+
 @lowers(ops.ToScalarOp)
 class LowerToScalar(CortexLowering[ops.ToScalarOp]):
     """`tensor.extract` of the one element, then `arith.extf` / `arith.truncf` to the result type."""

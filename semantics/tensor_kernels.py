@@ -163,6 +163,38 @@ def select(cond, x, y):
     return np.asarray(np.where(np.asarray(cond, bool), x, y))
 
 
+_COMPARE = {"eq": np.equal, "gt": np.greater, "lt": np.less, "ge": np.greater_equal, "le": np.less_equal}
+
+
+@kernel("cortex.compare")
+def compare(lhs, rhs, *, predicate: str):
+    """`lhs <predicate> rhs` as a bool array (NumPy broadcasting; false where either side is nan)."""
+    if predicate not in _COMPARE:
+        raise CortexError(f"compare: predicate must be one of {', '.join(_COMPARE)}, got \"{predicate}\"")
+    with np.errstate(invalid="ignore"):
+        return np.asarray(_COMPARE[predicate](np.asarray(lhs), np.asarray(rhs)))
+
+
+@kernel("cortex.not")
+def logical_not(x):
+    return np.asarray(np.logical_not(np.asarray(x, bool)))
+
+
+@kernel("cortex.and")
+def logical_and(lhs, rhs):
+    return np.asarray(np.logical_and(np.asarray(lhs, bool), np.asarray(rhs, bool)))
+
+
+@kernel("cortex.or")
+def logical_or(lhs, rhs):
+    return np.asarray(np.logical_or(np.asarray(lhs, bool), np.asarray(rhs, bool)))
+
+
+@kernel("cortex.xor")
+def logical_xor(lhs, rhs):
+    return np.asarray(np.logical_xor(np.asarray(lhs, bool), np.asarray(rhs, bool)))
+
+
 @kernel("cortex.min")
 def minimum(lhs, rhs):
     return np.minimum(lhs, rhs, dtype=float_type(lhs, rhs))

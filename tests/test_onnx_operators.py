@@ -180,10 +180,7 @@ REFUSED = {
     "pad_reflect_negative": ([node("Pad", ["x", "p"], mode="reflect")], [ints("p", [0, -1, 0, 1])], "mode reflect pads [0, -1, 0, 1]"),
     "cast_to_unsigned": ([node("Cast", ["x"], to=TensorProto.UINT8)], [], "a cast to uint8: cortex tensors hold"),
     "dropout_mask": ([helper.make_node("Dropout", ["x"], ["y", "mask"])], [], "the mask output is not supported"),
-    "where_of_data": (
-        [helper.make_node("Greater", ["x", "z"], ["c"]), node("Where", ["c", "x", "z"])], [floats("z", 0.0)],
-        "operator Greater is not supported",
-    ),
+    "not_of_float": ([node("Not", ["x"])], [], "cortex.not: the operand must be an i1 (boolean) tensor"),
     "resize_crop": (
         [node("Resize", ["x", "roi", "sc"], coordinate_transformation_mode="tf_crop_and_resize")],
         [floats("roi", [0, 0, 1, 1]), floats("sc", [1, 2])], "tf_crop_and_resize (extrapolation outside the box) is not supported",

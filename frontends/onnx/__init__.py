@@ -26,6 +26,7 @@ from cortex.frontends.onnx import (  # noqa: F401 - they fill the table
     contractions,
     elementwise,
     layout,
+    logic,
     normalization,
     shaping,
     upsampling,

@@ -78,8 +78,8 @@ class Importer:
             v = self.values[name]
             element = v.type.element_type if isinstance(v.type, TensorType) else v.type
             if element != f32:
-                raise ctx.error(f"{what} '{name}' is {element}; this operator takes float32 tensors (Cast and Where "
-                                "take the other element types)")
+                raise ctx.error(f"{what} '{name}' is {element}; this operator takes float32 tensors (Cast, Where, the "
+                                "comparisons and the logical operators take the other element types)")
             return v
         if name not in self.known and any(i.name == name and is_integer_tensor(i) for i in self.graph.input):
             elem = next(i for i in self.graph.input if i.name == name).type.tensor_type.elem_type
@@ -202,8 +202,8 @@ class Importer:
         tt = info.type.tensor_type
         if tt.elem_type not in ELEMENTS:
             raise OnnxImportError(
-                f"onnx graph input '{info.name}' is {type_name(tt.elem_type)}; cortex tensors are float32 (Cast and "
-                "Where also take float16, float64, bool and signed integers)"
+                f"onnx graph input '{info.name}' is {type_name(tt.elem_type)}; cortex tensors are float32 (Cast, "
+                "Where and the comparisons also take float16, float64, bool and signed integers)"
             )
         element = ELEMENTS[tt.elem_type]
         if info.name in self.input_shapes:
