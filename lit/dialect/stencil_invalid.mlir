@@ -73,9 +73,9 @@ func.func @cast_changes_the_shape(%x: tensor<4x4xf32>) {
 
 // -----
 
-func.func @cast_to_integers(%x: tensor<4x4xf32>) {
-  // expected-error@+1 {{'cortex.cast' op the result must have a float element type, got tensor<4x4xi32>}}
-  %w = cortex.cast %x : tensor<4x4xf32> -> tensor<4x4xi32>
+func.func @cast_to_unsigned(%x: tensor<4x4xf32>) {
+  // expected-error@+1 {{'cortex.cast' op the result must have a float, signless integer or i1 element type, got tensor<4x4xui32>}}
+  %w = cortex.cast %x : tensor<4x4xf32> -> tensor<4x4xui32>
   func.return
 }
 
