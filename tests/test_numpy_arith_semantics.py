@@ -114,3 +114,37 @@ def test_upstream_agrees():
     """The expectations are MLIR's: mlir-runner computes the same (NaN payloads aside)."""
     results = run_with_mlir(parse_module(arrays_module(integers=False)), "arrays", [A, B, X])
     assert_named(results)
+
+
+SITOFP_I1 = """
+#id = affine_map<(d0) -> (d0)>
+func.func @arrays(%c: tensor<2xi1>) -> tensor<2xf32> {
+  %e = tensor.empty() : tensor<2xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%c : tensor<2xi1>) outs(%e : tensor<2xf32>) {
+  ^bb0(%v: i1, %o: f32):
+    %0 = arith.sitofp %v : i1 to f32
+    linalg.yield %0 : f32
+  } -> tensor<2xf32>
+  func.return %r : tensor<2xf32>
+}
+func.func @scalars(%x: f32) -> (f32, f32, f32, f32) {
+  %t = arith.cmpf oeq, %x, %x : f32
+  %f = arith.cmpf une, %x, %x : f32
+  %0 = arith.sitofp %t : i1 to f32
+  %1 = arith.uitofp %t : i1 to f32
+  %2 = arith.sitofp %f : i1 to f32
+  %3 = arith.uitofp %f : i1 to f32
+  func.return %0, %1, %2, %3 : f32, f32, f32, f32
+}
+"""
+
+
+def test_sitofp_reads_an_i1_as_signed():
+    """`arith.sitofp` of an i1 true is -1.0 (the bit is the sign), `uitofp`'s 1.0; false is +0.0 in both."""
+    (result,) = compiled(SITOFP_I1, "arrays")(np.array([True, False]))
+    got = np.asarray(result)
+    np.testing.assert_array_equal(got, np.array([-1.0, 0.0], np.float32))
+    assert not np.signbit(got[1])
+    results = [float(v) for v in compiled(SITOFP_I1, "scalars")(np.float32(2.0))]  # true, true, false, false
+    assert results == [-1.0, 1.0, 0.0, 0.0] and not any(np.signbit(results[2:]))

@@ -300,8 +300,15 @@ def _cast_to(op: Operation, args: Sequence[Term], array: bool, source: ast.expr 
     return syntax.call("int", expr)
 
 
-@custom(arith.ExtFOp, arith.TruncFOp, arith.SIToFPOp, arith.FPToSIOp, arith.IndexCastOp)
+@custom(arith.ExtFOp, arith.TruncFOp, arith.FPToSIOp, arith.IndexCastOp)
 def _plain_cast(op, args, array):
+    return _cast_to(op, args, array)
+
+
+@custom(arith.SIToFPOp)
+def _sitofp(op, args, array):
+    if bit_width(op.input.type) == 1:  # i1 read as signed: true is -1.0 (false +0.0: 0 - x, not -x)
+        return syntax.binop(0, "-", _cast_to(op, args, array))
     return _cast_to(op, args, array)
 
 
