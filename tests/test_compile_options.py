@@ -176,3 +176,21 @@ def test_weights_without_a_mode_are_baked_in_and_drop_the_stages_they_zero():
     zeroed = ("cortex.text_roi", "cortex.saliency_dft", "cortex.motion_map")
     assert all(op in kept for op in zeroed)
     assert not [op for op in zeroed if op in optimised]
+
+
+def test_replace_with_a_name_that_is_no_option_is_a_type_error_naming_it():
+    """As `dataclasses.replace` would: a misspelt option is refused, not stored on the copy unread."""
+    options = CompileOptions(mode="motion")
+    with pytest.raises(TypeError, match="'passs'"):
+        options.replace(passs="canonicalize")  # type: ignore[call-arg]
+
+
+def test_replace_with_another_pipeline_compiles_that_pipeline():
+    """The pipelines `replace` did not change are handed over; one it changed is parsed again (and checked)."""
+    options = CompileOptions(mode="motion", passes="canonicalize", post_passes="cse")
+    other = options.replace(passes="cortex-fuse-batch-norm,canonicalize")
+    assert [p.name for p in other.pass_list("passes")] == ["cortex-fuse-batch-norm", "canonicalize"]
+    assert [p.name for p in other.pass_list("post_passes")] == ["cse"]
+    assert "cortex-fuse-batch-norm" in compile_pipeline_text(other)
+    with pytest.raises(cortex.CortexError, match="passes: "):
+        options.replace(passes="no-such-pass")

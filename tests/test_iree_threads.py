@@ -148,3 +148,21 @@ def test_every_mode_and_every_shape_gets_the_setting():
     generic(np.ones((2, 4), np.float32))  # a shape compiled after the setting
     assert generic.iree_threads == 3 and len(generic.compiled_shapes) == 2
     assert {p.iree_threads for p in generic._programs.values()} == {3}
+
+
+def test_a_new_thread_count_keeps_profiling_on():
+    """Setting `iree_threads` loads the program again: a profiling program still profiles the calls after it."""
+    import numpy as np
+
+    import cortex
+    from cortex.frontends.onnx_models import mlp
+
+    compiled = cortex.compile(cortex.from_onnx(mlp(sizes=(8, 4), batch=1)))
+    compiled.profiling = True
+    x = np.ones((1, 8), np.float32)
+    compiled(x)
+    compiled.iree_threads = 1
+    assert compiled.profiling is True
+    compiled.profile(reset=True)
+    compiled(x)
+    assert compiled.profile().frames == 1, "the call after the new thread count is profiled"

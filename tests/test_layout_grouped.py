@@ -46,7 +46,7 @@ def grouped_convs(draw) -> dict:
     side = draw(st.integers(dilation * (kernel - 1) + 1, 7))
     return {
         "batch": draw(st.integers(1, 2)), "channels": groups * per_group, "out": groups * filters, "group": groups,
-        "kernel": kernel, "side": side, "strides": [draw(st.integers(1, 2))] * 2, "pads": pads,
+        "kernel": kernel, "side": side, "strides": [draw(st.integers(1, 2)), draw(st.integers(1, 2))], "pads": pads,
         "dilations": [dilation] * 2, "bias": draw(st.booleans()), "seed": draw(st.integers(0, 2**16)),
     }
 
@@ -94,8 +94,15 @@ def test_pass_converts_grouped_conv_and_keeps_values(p):
     assert_f32_close(got, want, ulps=ACCUMULATED)  # the NHWC kernel: the NCHW one on transposed data (sums reordered)
 
 
+DEPTHWISE_STRIDED_ACROSS = {"batch": 1, "channels": 3, "out": 6, "group": 3, "kernel": 3, "side": 7, "strides": [1, 2],
+                            "pads": [1, 0, 1, 2], "dilations": [1, 1], "bias": False, "seed": 11}
+"""A depthwise conv (multiplier 2) whose stride differs between height and width."""
+
+
 @SETTINGS
 @given(grouped_convs())
+@example(DEPTHWISE_STRIDED_ACROSS)
+@example({**DEPTHWISE_STRIDED_ACROSS, "out": 3, "strides": [2, 1]})
 def test_converted_grouped_conv_on_numpy_equals_onnx_runtime(p):
     model = conv_model(p)
     x = sample(p)

@@ -49,10 +49,13 @@ def test_every_frame_switching_on_ray_equals_sequential_calls(multis, session):
 
 
 def test_a_delayed_input_each_mode_computes_its_own_way_on_ray(session):
-    """A chunk that starts after a frame of another mode computes its delayed input in that frame's mode."""
+    """A chunk that starts after a frame of another mode computes its delayed input in that frame's mode: the
+    chunk's last frame's, which is not its first one's in chunks of 2 (nor in the runs of 3)."""
     multi = cortex.compile(OWN_DELAYED, modes=list(OWN_DELAYED_WEIGHTS), weights=OWN_DELAYED_WEIGHTS).specialize(SHAPE)
-    modes = [("calm", "sharp")[k % 2] for k in range(8)]
-    assert_run_equals_calls(multi, modes, FRAMES[:8], window=2, engine="ray", chunk=3, session=session)
+    alternating = [("calm", "sharp")[k % 2] for k in range(8)]
+    runs = [("calm", "sharp")[k // 2 % 2] for k in range(8)]  # calm calm sharp sharp ...
+    for modes, chunk in [(alternating, 3), (alternating, 2), (runs, 3)]:
+        assert_run_equals_calls(multi, modes, FRAMES[:8], window=2, engine="ray", chunk=chunk, session=session)
 
 
 def test_frames_stay_in_flight_across_switches_on_ray(multis, session):

@@ -156,3 +156,33 @@ def test_run_time_cast_and_where_on_iree(monkeypatch):
 def test_typed_data_errors_name_the_node(nodes, inputs, message):
     with pytest.raises(OnnxImportError, match=re.escape(message)):
         from_onnx(model(nodes, inputs, {"z": TensorProto.FLOAT}))
+
+
+def test_cast_to_bool_is_true_for_nan_and_false_only_for_zeros():
+    """ONNX (and NumPy) cast any non-zero float to true, NaN included; both zeros are false."""
+    m = model([helper.make_node("Cast", ["x"], ["z"], to=TensorProto.BOOL)], {"x": (TensorProto.FLOAT, [6])},
+              {"z": TensorProto.BOOL})
+    x = np.array([np.nan, 0.0, -0.0, 2.5, -np.inf, 1e-30], np.float32)
+    check_all(m, {"x": x})
+    (got,) = backend.prepare(m, backend="numpy").run({"x": x})
+    assert got.tolist() == [True, False, False, True, True, True]
+
+
+def test_cast_of_bool_data_is_one_for_true():
+    """true is 1 in every type a bool casts to (not -1, a sign-extended bit)."""
+    m = model([helper.make_node("Cast", ["c"], ["f"], to=TensorProto.FLOAT),
+               helper.make_node("Cast", ["c"], ["d"], to=TensorProto.DOUBLE),
+               helper.make_node("Cast", ["c"], ["i"], to=TensorProto.INT32)],
+              {"c": (TensorProto.BOOL, [3])}, {"f": TensorProto.FLOAT, "d": TensorProto.DOUBLE, "i": TensorProto.INT32})
+    c = np.array([True, False, True])
+    check_all(m, {"c": c})
+    for got in backend.prepare(m, backend="numpy").run({"c": c}):
+        assert got.tolist() == [1, 0, 1]
+
+
+def test_an_integer_graph_input_no_node_reads_is_refused_by_name():
+    """Not silently left out of the entry's arguments: the caller would feed it and it would be ignored."""
+    m = model([helper.make_node("Relu", ["x"], ["z"])],
+              {"x": (TensorProto.FLOAT, [2]), "n": (TensorProto.INT64, [1])}, {"z": TensorProto.FLOAT})
+    with pytest.raises(OnnxImportError, match=r"onnx graph input 'n' is int64.*constant_inputs"):
+        from_onnx(m)

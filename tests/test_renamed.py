@@ -239,3 +239,18 @@ def test_no_module_of_the_package_imports_a_former_path():
                                                      any((node.module, a.name) in moved for a in node.names)):
                 found.append(f"{path.relative_to(root)}:{node.lineno}")
     assert not found, found
+
+
+@pytest.mark.parametrize("former", ["cortex.dialects.modes", "cortex.semantics.abi"])
+def test_documenting_a_former_module_path_warns_nothing(former):
+    """Only reading a moved name warns: tools that inspect the module (pydoc, as `help()` does, reading its
+    `__all__` and other dunders) see the former module itself, not the new one's names."""
+    import pydoc
+
+    mod = importlib.import_module(former)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pydoc.render_doc(mod)
+        getattr(mod, "__all__", None)
+        with pytest.raises(AttributeError):
+            mod.__wrapped__  # noqa: B018
