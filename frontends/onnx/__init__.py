@@ -6,9 +6,11 @@ order), its results the graph outputs; float32 initializers become
 have its exact semantics, sometimes several (Gemm with alpha/beta, 1-D
 MatMul through reshapes, ceil-mode pooling as extra padding,
 count_include_pad as a constant rescale, 1-D conv/pool through a unit
-height). Integer tensors are only ever read at import time, as shapes and
-axes: they must be constants (an initializer, a Constant node, or a value
-given in `constant_inputs`).
+height). Integer tensors read as shapes and axes are read at import time:
+they must be constants (an initializer, a Constant node, or a value given in
+`constant_inputs`). Only the operators with `typed_inputs` in the table (Cast,
+Where, the comparisons, Not/And/Or/Xor) take run-time data of other element
+types (float16/64, bool, signed integers).
 
 Anything the dialect cannot express — an operator, an attribute value, a
 non-float32 tensor — is one CortexError naming the
