@@ -694,8 +694,6 @@ BLIND = [
     Mutant("iree-data-tiling-dispatch-creation-path", "backends/iree/compiler.py",
            'DATA_TILING_FLAGS = ("--iree-global-opt-data-tiling",)', 'DATA_TILING_FLAGS = ("--iree-opt-data-tiling",)',
            ("tests/test_iree_flags.py",)),
-    # Survives: the modes that write a recomputable state compute it alike in every pipeline the tests build
-    # (prev_gray is the frame's gray in each), so which writer recomputes it does not show.
     Mutant("inflight-stale-recomputed-by-the-last-writer", "runtime/engines/chunk_worker.py",
            "        for mode in self.modes:\n            writer = self.variant(mode)",
            "        for mode in reversed(self.modes):\n            writer = self.variant(mode)", T_INFLIGHT),

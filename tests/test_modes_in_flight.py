@@ -88,6 +88,32 @@ def test_a_delayed_input_each_mode_computes_its_own_way_follows_the_frame_before
         assert_run_equals_calls(multi, modes, FRAMES[:8], window=2, engine=engine, **options)
 
 
+TWO_WRITERS = OWN_DELAYED.replace("@own_delayed", "@two_writers").replace(
+    """    %half = arith.constant 0.5 : f32
+    %out = cortex.temporal_smooth %mix, %prev, %half : (tensor<?x?xf32>, tensor<?x?xf32>, f32) -> tensor<?x?xf32>""",
+    """    %wm = cortex.weight "wm" : f32
+    %wp = cortex.weight "wp" : f32
+    %out = cortex.score_fusion(%mix, %prev) weights(%wm, %wp) {terms = ["text_roi", "saliency_dft"]} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>""")
+"""`prev_mix` (this frame's fused map) read through a weight: a mode that zeroes `wp` reads it not, so it is a
+recomputable delayed input that two modes write, each with its own weights."""
+TWO_WRITERS_WEIGHTS = {"calm": {"wa": 1.0, "wb": 0.0, "wm": 1.0, "wp": 0.5},
+                       "sharp": {"wa": 0.2, "wb": 0.8, "wm": 1.0, "wp": 0.5},
+                       "still": {"wa": 1.0, "wb": 0.0, "wm": 1.0, "wp": 0.0}}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_stale_input_two_modes_write_differently_is_recomputed_as_a_sequential_switch_does(engine):
+    """After a frame of the mode that does not write it, the reading mode's stale input is recomputed by the
+    first mode (in the program's order) that writes it, as the sequential calls do: not by another writer."""
+    multi = cortex.compile(TWO_WRITERS, modes=list(TWO_WRITERS_WEIGHTS), weights=TWO_WRITERS_WEIGHTS).specialize(SHAPE)
+    assert multi.program.switch_states == {"prev_mix": "recompute"}
+    assert multi.writes == {"calm": {"prev_mix"}, "sharp": {"prev_mix"}, "still": set()}
+    modes = ["sharp", "still", "sharp", "calm", "still", "sharp", "sharp", "still"]
+    for chunk in (1, 2, 3):
+        options = {"chunk": chunk} if engine == "processes" else {}
+        assert_run_equals_calls(multi, modes, FRAMES[:8], window=2, engine=engine, **options)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_frames_stay_in_flight_across_switches(multis, engine):
     """With a switch at every frame, the engine has read a whole window of frames when the first output
