@@ -12,11 +12,11 @@ import re
 import numpy as np
 import pytest
 from helpers.onnx_oracle import onnx_runtime
+from helpers.onnx_typed import TYPES, check_all, model
 from helpers.pipelines import EVERY_RUN_ON_IREE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
-from test_onnx_typed import TYPES, check_all, model
 
 from cortex.frontends.onnx import OnnxImportError, from_onnx
 
