@@ -26,7 +26,8 @@ mean, a Gemm), `cnn_large` (`cortex.frontends.onnx_models.cnn_large`), `mlp` (64
 `mlp_b32` (512-1024-1024-10 at batch 1 and 32), `mobilenet_block` (two MobileNet blocks: depthwise 3x3 +
 ReLU6, pointwise 1x1 + ReLU6, on 1x32x56x56). Outputs are checked against ONNX Runtime first.
 `--dispatches` runs `iree-benchmark-module --dispatch_statistics` (one thread) on Cortex's and IREE alone's
-module of each model and prints the dispatches by time: where a ratio misses, the kernel that is the floor.
+module of each model and prints the dispatches by time, then ONNX Runtime's own profile of its nodes (one thread,
+mean µs per call): where a ratio misses, the kernel that is the floor.
 Nothing is asserted; the figures go to benchmarks/README.md with the command and the load.
 """
 
@@ -295,6 +296,35 @@ def dispatch_times(vmfb: bytes, function: str, inputs: list[str], repetitions: i
     return sorted(found, key=lambda item: -item[1])
 
 
+def node_times(events: list[dict], skip: int = 10) -> list[tuple[str, str, float]]:
+    """(node, op type, mean µs per call) of ONNX Runtime's profile `events` (its JSON), slowest first; each
+    node's first `skip` calls (warm-up) left out."""
+    calls: dict[tuple[str, str], list[float]] = {}
+    for e in events:
+        if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time"):
+            calls.setdefault((e["name"].removesuffix("_kernel_time"), e["args"]["op_name"]), []).append(e["dur"])
+    found = [(node, op, float(np.mean(durs[skip:] or durs))) for (node, op), durs in calls.items()]
+    return sorted(found, key=lambda item: -item[2])
+
+
+def ort_node_times(model, x: np.ndarray, calls: int = 100) -> list[tuple[str, str, float]]:
+    """ONNX Runtime's own profile of `calls` one-thread calls (`enable_profiling`): `node_times`."""
+    import json
+
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads, options.inter_op_num_threads = 1, 1
+    with tempfile.TemporaryDirectory() as tmp:
+        options.enable_profiling, options.profile_file_prefix = True, os.path.join(tmp, "ort")
+        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        feed = {session.get_inputs()[0].name: x}
+        for _ in range(calls):
+            session.run(None, feed)
+        with open(session.end_profiling()) as f:
+            return node_times(json.load(f))
+
+
 def input_spec(tensor_type: str) -> str:
     """`tensor<1x3x16x16xf32>` -> `1x3x16x16xf32=0.5` (iree-benchmark-module's --input)."""
     return tensor_type.removeprefix("tensor<").removesuffix(">") + "=0.5"
@@ -322,6 +352,10 @@ def dispatch_lines(p: Prepared, top: int) -> list[str]:
         total = sum(t for _, t in rows)
         lines.append(f"  {label}: {len(rows)} dispatches, {total:.1f} us in all")
         lines += [f"    {t:9.1f} us {100 * t / max(total, 1e-9):5.1f} %  {name}" for name, t in rows[:top]]
+    nodes = ort_node_times(p.model, p.x)
+    total = sum(t for _, _, t in nodes)
+    lines.append(f"  onnxruntime (its profile): {len(nodes)} nodes, {total:.1f} us in all")
+    lines += [f"    {t:9.1f} us {100 * t / max(total, 1e-9):5.1f} %  {node} ({op})" for node, op, t in nodes[:top]]
     return lines
 
 

@@ -142,6 +142,22 @@ BM_f/f_dispatch_0_pack_f32      6.5 us      6.5 us    300 calls=1 percent=0.2"""
     assert bench.input_spec("tensor<1x16x16x3xf32>") == "1x16x16x3xf32=0.5"
 
 
+def test_onnx_vs_ort_reads_onnx_runtime_s_node_profile():
+    """Per node of ORT's profile: the mean of the calls after the warm-up ones, slowest first; not the
+    session's or the model's events."""
+    bench = _onnx_vs_ort()
+
+    def kernel(node: str, op: str, dur: int) -> dict:
+        return {"cat": "Node", "name": f"{node}_kernel_time", "dur": dur, "args": {"op_name": op}}
+
+    events = [{"cat": "Session", "name": "model_run", "dur": 900, "args": {}},
+              *(kernel("r0_nchwc", "Conv", d) for d in (500, 100, 120)),
+              *(kernel("Gemm_14", "Gemm", d) for d in (50, 4, 6)),
+              {"cat": "Node", "name": "r0_nchwc_fence_before", "dur": 1, "args": {"op_name": "Conv"}}]
+    assert bench.node_times(events, skip=1) == [("r0_nchwc", "Conv", 110.0), ("Gemm_14", "Gemm", 5.0)]
+    assert bench.node_times(events[:2], skip=1) == [("r0_nchwc", "Conv", 500.0)]
+
+
 @pytest.mark.slow
 def test_onnx_vs_ort_quick_run_prints_the_table_and_the_dispatches(tmp_path):
     """A smoke run of the one table script: every contender's row, the summary table, a dispatch table."""
@@ -156,6 +172,8 @@ def test_onnx_vs_ort_quick_run_prints_the_table_and_the_dispatches(tmp_path):
     for contender in ("onnxruntime", "cortex iree", "iree alone", "cortex numpy"):
         assert re.search(rf"^  {contender} +min +[\d.]+ us", out, re.M), contender
     assert re.search(r"^\| mlp \| 1 \| [\d.]+ \| [\d.]+ \([\d.]+\) \|", out, re.M)
+    assert re.search(r"^  onnxruntime \(its profile\): \d+ nodes", out, re.M)
+    assert re.search(r"^ +[\d.]+ us +[\d.]+ %  .+ \(\w+\)$", out, re.M)
     assert re.search(r"cortex iree @\w+: \d+ dispatches", out) and re.search(r"^ +[\d.]+ us +[\d.]+ %  \w*dispatch", out, re.M)
 
 
