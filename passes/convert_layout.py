@@ -196,7 +196,7 @@ class ReductionBeforeTranspose(RewritePattern):
         order = inverse(inverse(kept))  # the kept axes' ranks: where each sits in the reduced value
         hint = op.results[0].name_hint
         if order == tuple(range(len(order))):
-            rewriter.replace_op(op, [], [inner.results[0]])
+            rewriter.replace(op, [], [inner.results[0]])
         else:
             rewriter.replace(op, ops.TransposeOp(inner.results[0], order))
         if hint:
