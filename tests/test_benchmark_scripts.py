@@ -3,6 +3,7 @@ one interleaved timer they share (benchmarks/timing.py) times what it should, ch
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
@@ -31,13 +32,17 @@ def test_quick_run_prints_every_section(capsys):
 # ------------------------------------------------------------- benchmarks/timing.py: the one interleaved timer
 
 
-def _timing():
+def _benchmark(name: str):
+    """A module of benchmarks/ (a folder of scripts, not a package), imported by its file name."""
     sys.path.insert(0, str(BENCHMARKS))
     try:
-        import timing
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(BENCHMARKS))
-    return timing
+
+
+def _timing():
+    return _benchmark("timing")
 
 
 def test_interleaved_alternates_the_order_and_times_each_call_without_prepare(monkeypatch):
@@ -113,12 +118,7 @@ def test_the_benchmarks_time_with_the_one_timer():
 
 
 def _onnx_vs_ort():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import onnx_vs_ort
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return onnx_vs_ort
+    return _benchmark("onnx_vs_ort")
 
 
 def test_onnx_vs_ort_table_has_a_row_per_model_and_thread_count():
