@@ -5,21 +5,17 @@
 catch it: run alone by default, and first (then every other test file, then
 lit) with `--whole-suite`. When code moves, update `path`/`old` here
 (`python3 scripts/mutate.py --check` lists the entries in error).
+
+Newer lists live one to a module in `scripts/mutant_lists/`, each a `MUTANTS`
+list; they are appended here in file-name order, so a new list is a new file.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib
+from pathlib import Path
 
-
-@dataclass(frozen=True)
-class Mutant:
-    id: str
-    path: str
-    old: str
-    new: str
-    tests: tuple[str, ...]
-
+from mutant import Mutant
 
 T_LAYOUT = "tests/test_layout_differential.py"
 T_OWN = "tests/test_ownership.py"
@@ -712,5 +708,14 @@ BLIND = [
            "before_mode, self.before_mode = self.before_mode, modes[0]", ("tests/test_modes_in_flight_ray.py",)),
 ]
 
+
+
+def listed_modules() -> list[list[Mutant]]:
+    """The `MUTANTS` of every module in scripts/mutant_lists/, in file-name order."""
+    folder = Path(__file__).resolve().parent / "mutant_lists"
+    names = sorted(p.stem for p in folder.glob("*.py") if not p.stem.startswith("_"))
+    return [importlib.import_module(f"mutant_lists.{name}").MUTANTS for name in names]
+
+
 MUTANTS: list[Mutant] = [*LIT_ONLY, *FRESH, *SURVIVORS, *SLIPS, *GAPS, *CHAIN, *PREPASS_BLOCKS, *BATCH, *ENGINE_EDGES,
-                         *UNSEEN, *UNREAD, *BLIND]
+                         *UNSEEN, *UNREAD, *BLIND, *(m for group in listed_modules() for m in group)]

@@ -43,7 +43,7 @@ importing it, then the rest. Code run in a subprocess (the CLI tests) or a Ray
 worker is not measured: such files keep the import heuristic.
 
 Not run in CI: a whole-suite run is minutes per surviving mutant on two
-cores. The list lives in `scripts/mutants.py`; the scores are in
+cores. The lists live in `scripts/mutants.py` and `scripts/mutant_lists/`; the scores are in
 CONTRIBUTING.md ("Mutation testing").
 """
 
@@ -365,6 +365,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"impact map of {len(tests)} test file(s) over {len(Impact(impact).files)} module(s): {args.build_impact_map}")
             return 0
         stale = {m.id: why for m in mutants if (why := check(m, tree))}
+        seen: set[str] = set()
+        for m in MUTANTS:
+            if m.id in seen:
+                stale[m.id] = "the id is used by another mutant (ids must be unique across the lists)"
+            seen.add(m.id)
         for m in mutants:
             if m.id in stale:
                 print(f"ERROR    {m.id}: {stale[m.id]}", flush=True)
