@@ -150,3 +150,23 @@ def test_an_integer_graph_input_no_node_reads_is_refused_by_name():
               {"x": (TensorProto.FLOAT, [2]), "n": (TensorProto.INT64, [1])}, {"z": TensorProto.FLOAT})
     with pytest.raises(OnnxImportError, match=r"onnx graph input 'n' is int64.*constant_inputs"):
         from_onnx(m)
+
+
+def test_an_integer_input_read_by_cast_and_by_an_integer_add():
+    """An int64 input cast to float32 and also added as int64: the backend computes both (the integer Add at
+    import time, per input value) equal to ONNX Runtime; imported alone, the Add is refused by name for its
+    int64 data (not the Cast, which takes any element type)."""
+    m = model([helper.make_node("Cast", ["x"], ["xf"], to=TensorProto.FLOAT),
+               helper.make_node("Add", ["xf", "w"], ["y"]),
+               helper.make_node("Add", ["x", "x"], ["twice"], name="int_add")],
+              {"x": (TensorProto.INT64, [3]), "w": (TensorProto.FLOAT, [3])},
+              {"y": TensorProto.FLOAT, "twice": TensorProto.INT64})
+    feeds = {"x": np.array([1, -2, 7], np.int64), "w": np.array([0.5, 1.5, -3.0], np.float32)}
+    expected = onnx_runtime(m, feeds)
+    got = backend.prepare(m, backend="numpy").run(feeds)
+    assert [g.dtype for g in got] == [np.float32, np.int64]
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+    with pytest.raises(OnnxImportError, match=re.escape("node 'int_add' (Add): input A 'x' is i64; this operator "
+                                                        "takes float32 tensors")):
+        from_onnx(m)

@@ -29,7 +29,7 @@ from cortex.frontends.onnx.context import (
     type_name,
     typed_constant,
 )
-from cortex.frontends.onnx.table import OPERATORS, typed_only_inputs
+from cortex.frontends.onnx.table import OPERATORS, import_time_inputs, typed_read_inputs
 from cortex.frontends.onnx_checks import (
     MAX_ELEMENTS,
     OnnxImportError,
@@ -146,7 +146,9 @@ class Importer:
             raise OnnxImportError(f"onnx graph input '{twice[0]}' is declared twice")
         args = [i for i in self.graph.input if i.name not in initialized and i.name not in self.constant_inputs]
         # An integer input can only be a shape or axes, which must be known now: the node reading it says so.
-        runtime = typed_only_inputs(self.graph)  # read only where any element type is taken: an argument
+        # read where any element type is taken (Cast's data): an argument, also when a float32-only operator
+        # reads it too (that operator then names the element type it refuses)
+        runtime = typed_read_inputs(self.graph) - import_time_inputs(self.graph)
         unbound = {i.name: i for i in args if is_integer_tensor(i) and i.name not in runtime}
         args = [i for i in args if i.name not in unbound]
         types = [self.input_type(i) for i in args]
