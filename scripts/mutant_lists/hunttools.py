@@ -3,6 +3,7 @@
 from mutant import Mutant
 
 T_OUT = "tests/test_cortex_run_outputs.py"
+T_LOG = "tests/test_frame_log.py"
 T_LIVE = "tests/test_live_sources.py"
 T_REQ = "tests/test_requests.py"
 T_BATCH = "tests/test_batch_records.py"
@@ -13,16 +14,16 @@ T_SAFE = "tests/test_output_safety.py"
 MUTANTS = [
     Mutant("hunttools-frame-log-skip-count-ignores-gate", "tools/frame_log.py",
            "            if probed and results[3]:\n                skipped += 1",
-           "            if probed:\n                skipped += 1", (T_OUT, "tests/test_cortex_run_ux.py")),
+           "            if probed:\n                skipped += 1", (T_LOG, T_OUT, "tests/test_cortex_run_ux.py")),
     Mutant("hunttools-frame-log-error-number-off", "tools/frame_log.py",
            'raise CortexError(f"frame {count}: {e}") from e', 'raise CortexError(f"frame {count + 1}: {e}") from e',
            ("tests/test_bad_frames.py", T_OUT)),
     Mutant("hunttools-frame-line-argmin", "tools/frame_log.py",
            "np.unravel_index(int(np.argmax(score)), score.shape)",
-           "np.unravel_index(int(np.argmin(score)), score.shape)", (T_OUT,)),
+           "np.unravel_index(int(np.argmin(score)), score.shape)", (T_LOG, T_OUT)),
     Mutant("hunttools-frame-line-verdict-swapped", "tools/frame_log.py",
            'verdict = "BLURRED" if results[3] else "scored"', 'verdict = "scored" if results[3] else "BLURRED"',
-           (T_OUT,)),
+           (T_LOG, T_OUT)),
     Mutant("hunttools-outputs-commit-empty", "tools/outputs.py",
            "        if not self.frames:\n            self.discard()\n            return\n", "",
            (T_OUT, T_SAFE, T_PATHS)),
