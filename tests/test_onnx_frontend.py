@@ -359,3 +359,18 @@ def test_zero_stride_with_same_padding_is_an_error_not_a_crash():
     node = helper.make_node("MaxPool", ["x"], ["y"], name="p", kernel_shape=[2, 2], strides=[0, 1], auto_pad="SAME_UPPER")
     model = one_node_model(node, [f32_info("x", [1, 1, 4, 4])], [f32_info("y", None)])
     assert "attribute 'strides' = [0, 1]: must be positive" in error_of(model)
+
+
+def test_float_arithmetic_on_initializers_is_imported_not_computed_at_import_time():
+    """Only shape computations (integer data) run at import time; float32 arithmetic on two initializers
+    becomes cortex ops (left to the compiler's own folding), and the result equals ONNX Runtime's."""
+    w1 = numpy_helper.from_array(np.array([1.5, -2.0, 3.0], np.float32), "w1")
+    w2 = numpy_helper.from_array(np.array([0.5, 4.0, -1.0], np.float32), "w2")
+    nodes = [helper.make_node("Mul", ["w1", "w2"], ["p"]), helper.make_node("Add", ["x", "p"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [f32_info("x", [3])], [f32_info("y", [3])], [w1, w2])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    text = to_text(from_onnx(model))
+    assert "cortex.mul" in text and "cortex.add" in text
+    x = np.array([0.25, 1.0, -8.0], np.float32)
+    (got,) = CortexBackend.prepare(model).run([x])
+    np.testing.assert_array_equal(got, onnx_runtime(model, {"x": x})[0])

@@ -154,6 +154,14 @@ def test_a_tensor_defined_twice_is_refused():
     refused(model_of(nodes, [info("x", [2])], [Y]), "node 'b'", "output 'y' is already defined")
 
 
+def test_a_node_output_named_like_an_initializer_is_refused():
+    """The initializer's value is known at import time: a node overwriting it would leave readers unsure which
+    value they get (ONNX names each tensor once)."""
+    w = numpy_helper.from_array(np.ones(2, np.float32), "w")
+    nodes = [helper.make_node("Relu", ["x"], ["w"], name="a"), helper.make_node("Add", ["x", "w"], ["y"])]
+    refused(model_of(nodes, [info("x", [2])], [Y], [w]), "node 'a'", "output 'w' is already defined")
+
+
 def test_messages_stay_one_short_line():
     huge = "\n".join(["line"] * 600_000)  # ~3 MB, many lines
     node = helper.make_node("Relu", ["x"], ["y"], name="bad\nname")

@@ -50,6 +50,11 @@ CASES = {
     "hard_sigmoid": (lambda: [node("HardSigmoid", ["x"], alpha=0.3, beta=0.4)], (2, 8), [], 17),
     "hard_swish": (lambda: [node("HardSwish", ["x"])], (2, 3, 5), [], 17),
     "leaky_relu": (lambda: [node("LeakyRelu", ["x"], alpha=0.2)], (2, 7), [], 17),
+    "leaky_relu_default_alpha": (lambda: [node("LeakyRelu", ["x"])], (2, 7), [], 17),
+    "reshape_to_a_constant_value_ints": (
+        lambda: [helper.make_node("Constant", [], ["s"], value_ints=[-1, 2, 3]), node("Reshape", ["x", "s"])],
+        (2, 6), [], 17,
+    ),
     "prelu_per_channel": (lambda: [node("PRelu", ["x", "s"])], (2, 3, 4, 4), [weight("s", 3, 1, 1)], 17),
     "erf": (lambda: [node("Erf", ["x"])], (2, 9), [], 17),
     "max_min_three_inputs": (
