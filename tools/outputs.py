@@ -54,6 +54,7 @@ VIDEO_CODECS = {".mp4": "mp4v", ".avi": "MJPG", ".mkv": "mp4v"}
 JSONL_FIELDS = {
     "index": "frame number in this run (0 = the first frame processed, after --start)",
     "frame": "the source frame number (0 = the video's first frame; counts frames skipped by --start)",
+    "mode": "the pipeline mode that ran the frame (with --mode auto or --mode-schedule it can change per frame)",
     "time": "the frame's timestamp in seconds from the video's start (frame / the container's frames per second)",
     "blurred": "true when the blur gate skipped scoring (the score is the previous frame's); null without a gate",
     "sharpness": "variance of the Laplacian of the gray frame (higher = sharper); null without a gate",

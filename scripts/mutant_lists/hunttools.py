@@ -4,6 +4,7 @@ from mutant import Mutant
 
 T_OUT = "tests/test_cortex_run_outputs.py"
 T_LOG = "tests/test_frame_log.py"
+T_ROWS = "tests/test_scores_jsonl.py"
 T_LIVE = "tests/test_live_sources.py"
 T_REQ = "tests/test_requests.py"
 T_BATCH = "tests/test_batch_records.py"
@@ -30,14 +31,14 @@ MUTANTS = [
     Mutant("hunttools-outputs-made-dirs-kept", "tools/outputs.py",
            "        self.release()\n        remove_if_empty(self.made)", "        self.release()",
            (T_OUT, T_SAFE, T_PATHS)),
-    Mutant("hunttools-outputs-jsonl-no-mode", "tools/outputs.py", '"mode": info.mode,\n', "", (T_OUT,)),
-    Mutant("hunttools-outputs-extra-dropped", "tools/outputs.py", "**(extra or {}),", "", (T_OUT, T_LIVE)),
+    Mutant("hunttools-outputs-jsonl-no-mode", "tools/outputs.py", '"mode": info.mode,\n', "", (T_ROWS, T_OUT)),
+    Mutant("hunttools-outputs-extra-dropped", "tools/outputs.py", "**(extra or {}),", "", (T_ROWS, T_OUT, T_LIVE)),
     Mutant("hunttools-outputs-stdout-checked-as-path", "tools/outputs.py",
            "    scores_jsonl = None if scores_jsonl == STDOUT else scores_jsonl  # standard output destroys no file\n",
-           "", (T_PATHS, T_OUT)),
+           "", (T_ROWS, T_PATHS, T_OUT)),
     Mutant("hunttools-outputs-stream-not-flushed", "tools/outputs.py",
            "        self.stream.write(line)\n        self.stream.flush()", "        self.stream.write(line)",
-           (T_OUT, T_LIVE)),
+           (T_ROWS, T_OUT, T_LIVE)),
     Mutant("hunttools-make-directory-reports-existing", "tools/outputs.py",
            "while not os.path.lexists(missing) and missing != missing.parent:",
            "while missing != missing.parent:", (T_OUT, T_SAFE, T_PATHS)),
