@@ -29,7 +29,7 @@ from cortex.tools.live_run import (
     queue_capacity,
     run_live,
 )
-from cortex.video.live import RawPipeSource, is_live, open_live
+from cortex.video.live import LiveSource, RawPipeSource, is_live, open_live
 
 SIZE = (24, 40)
 
@@ -345,3 +345,29 @@ def test_a_stream_whose_frames_change_size_stops_at_that_frame_by_number(monkeyp
         for number, frame in source.numbered():
             got.append((number, frame.shape))
     assert got == [(0, (120, 160, 3)), (1, (120, 160, 3))]
+
+
+class Given(LiveSource):
+    """A live source of the frames given, as a device or a network stream gives them (gray or BGR)."""
+
+    def __init__(self, frames: list[np.ndarray]) -> None:
+        self.given = iter(frames)
+        super().__init__(frames[0].shape[:2], 25.0, "camera", None, 0)
+
+    def read_frame(self) -> np.ndarray | None:
+        return next(self.given, None)
+
+
+def test_a_gray_stream_frame_comes_out_bgr():
+    gray = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    (number, frame), = Given([gray]).numbered()
+    assert number == 0 and frame.shape == (3, 4, 3) and all((frame[..., c] == gray).all() for c in range(3))
+
+
+@pytest.mark.parametrize("later", [(3, 5, 3), (4, 4, 3)])
+def test_a_stream_that_changes_its_frame_size_is_refused(later):
+    frames = [np.zeros((3, 4, 3), np.uint8), np.zeros(later, np.uint8)]
+    numbered = Given(frames).numbered()
+    assert next(numbered)[0] == 0
+    with pytest.raises(CortexError, match=rf"camera: frame 1 is {later[0]}x{later[1]}, the stream started at 3x4"):
+        next(numbered)

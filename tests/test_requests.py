@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cortex.errors import CortexError
-from cortex.tools.requests import Governor, read_schedule
+from cortex.tools.requests import Governor, parse_modes, read_schedule
 
 MODES = ("balanced", "power_save", "motion")
 
@@ -123,3 +123,13 @@ def test_governor_does_not_count_a_modes_first_frame():
 def test_governor_rejects_a_bad_target():
     with pytest.raises(CortexError, match="--target-fps must be a number > 0"):
         Governor(MODES, target_fps=0)
+
+
+def test_modes_list_names_each_mode_once_in_the_order_given():
+    known = ("balanced", "power_save", "motion")
+    assert parse_modes(" motion, balanced ,motion,, balanced", known) == ("motion", "balanced")
+    assert parse_modes("all", known) == known and parse_modes(None, known) is None
+    with pytest.raises(CortexError, match="unknown mode 'blurry'"):
+        parse_modes("balanced,blurry", known)
+    with pytest.raises(CortexError, match="names no mode"):
+        parse_modes(" , ", known)
