@@ -86,3 +86,41 @@ MUTANTS = [
     Mutant("hunttools-manifest-unknown-status", "tools/manifest.py",
            'if entry.get("status") not in STATUSES:', "if False:", (T_BATCH, T_OUTDIR)),
 ]
+
+T_SRC = "tests/test_cortex_run_outputs.py"
+T_SYN = "tests/test_synthetic_video.py"
+T_SMALL = "tests/test_tools_smalls.py"
+
+MUTANTS += [  # a second batch, over the files the first did not reach
+    Mutant("hunttools-seconds-first-frame-floor", "video/source.py",
+           "return max(0, math.ceil(self.value * fps - 1e-6))", "return max(0, math.floor(self.value * fps - 1e-6))",
+           (T_SRC, T_SYN, T_LIVE)),
+    Mutant("hunttools-source-count-ignores-start", "video/source.py",
+           "count = None if self.declared is None else max(self.declared - start, 0)",
+           "count = None if self.declared is None else self.declared", (T_SRC, "tests/test_cortex_run_ux.py")),
+    Mutant("hunttools-source-frames-max", "video/source.py",
+           "count = frames if count is None else min(count, frames)",
+           "count = frames if count is None else max(count, frames)", (T_SRC, "tests/test_cortex_run_ux.py")),
+    Mutant("hunttools-position-ms-as-s", "video/source.py",
+           '(1000.0 if unit == "ms" else 1.0)', '(1.0 if unit == "ms" else 1000.0)', (T_SRC, T_SYN, T_LIVE)),
+    Mutant("hunttools-summary-rate-inverted", "tools/run_summary.py",
+           "return frames / seconds if frames and seconds > 0 else None",
+           "return seconds / frames if frames and seconds > 0 else None", (T_SMALL, "tests/test_cortex_run_ux.py")),
+    Mutant("hunttools-summary-warnings-status", "tools/run_summary.py",
+           'return "done-with-warnings" if warnings else "done"', 'return "done"', (T_BATCH, T_OUTDIR, T_SMALL)),
+    Mutant("hunttools-native-preview-drops-a-line", "tools/run_native.py",
+           "for line in native_of(backend)[1:]:", "for line in native_of(backend)[2:]:",
+           ("tests/test_native_report.py", "tests/test_cortex_run_print_pipeline.py")),
+    Mutant("hunttools-manifest-name-bytes-as-chars", "tools/manifest.py",
+           'while len(stem.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:', "while len(stem) > MAX_NAME_BYTES:",
+           (T_BATCH, T_OUTDIR)),
+    Mutant("hunttools-batch-names-case-sensitive", "tools/batch.py",
+           "a, b = [p.casefold() for p in path.parts], [p.casefold() for p in other_path.parts]",
+           "a, b = list(path.parts), list(other_path.parts)", (T_BATCH, T_OUTDIR)),
+    Mutant("hunttools-batch-video-twice-run-twice", "tools/batch.py",
+           "if any(job[0] == ident for job in jobs):", "if False:", (T_BATCH, T_OUTDIR)),
+    Mutant("hunttools-batch-force-ignored", "tools/batch.py",
+           'old.get("key") == key and not force:', 'old.get("key") == key:', (T_BATCH, T_OUTDIR)),
+    Mutant("hunttools-batch-failed-frames-counted", "tools/batch.py",
+           '"frames": n if not error else 0,', '"frames": n,', (T_BATCH, T_OUTDIR)),
+]
