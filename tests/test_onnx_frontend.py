@@ -141,11 +141,28 @@ def test_reduce_axes_from_a_graph_input_are_bound_per_value():
     np.testing.assert_array_equal(rep.run([x, np.array([1])])[0], x.sum(1))
 
 
+def test_int32_axes_computed_from_a_graph_input_are_bound_per_value_and_every_input_is_required():
+    """An int32 input the graph computes axes from (an integer Add, at import time) is a shape like int64."""
+    nodes = [helper.make_node("Add", ["a", "one"], ["ax"]), helper.make_node("Cast", ["ax"], ["axes"], to=TensorProto.INT64),
+             helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)]
+    one = numpy_helper.from_array(np.array([1], np.int32), "one")
+    graph = helper.make_graph(nodes, "g", [f32_info("x", [2, 3]), helper.make_tensor_value_info("a", TensorProto.INT32, [1])],
+                              [f32_info("y", None)], [one])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    rep = CortexBackend.prepare(model)
+    np.testing.assert_array_equal(rep.run({"x": x, "a": np.array([0], np.int32)})[0], x.sum(1))
+    np.testing.assert_array_equal(rep.run({"x": x, "a": np.array([-1], np.int32)})[0], x.sum(0))
+    with pytest.raises(CortexError, match="missing graph input"):
+        rep.run({"x": x})
+
+
 def test_run_node_follows_the_backend_convention():
     node = helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0])
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     (got,) = run_node(node, [x])
     np.testing.assert_array_equal(got, x.T)
+    assert got.dtype == np.float32  # an output of no declared type is float32
 
 
 POOL_CASES = st.fixed_dictionaries(

@@ -121,6 +121,22 @@ CASES = {
     ),
     "layer_norm": (lambda: [node("LayerNormalization", ["x", "g", "bb"], epsilon=1e-3)], (2, 3, 8), [weight("g", 8), weight("bb", 8)], 17),
     "layer_norm_two_axes": (lambda: [node("LayerNormalization", ["x", "g"], axis=-2)], (2, 3, 4), [weight("g", 3, 4)], 17),
+    "layer_norm_mean_and_inv_std_dev": (
+        lambda: [helper.make_node("LayerNormalization", ["x", "g"], ["n", "m", "inv"]), helper.make_node("Mul", ["n", "inv"], ["p"]),
+                 node("Add", ["p", "m"])],
+        (2, 3, 8), [weight("g", 8)], 17,
+    ),
+    "softmax_opset11_default_axis_flattens_at_1": (lambda: [node("Softmax", ["x"])], (2, 3, 4), [], 11),
+    "reduce_sum_keeps_dims_by_default": (lambda: [node("ReduceSum", ["x", "a"])], (2, 3, 4), [ints("a", [1])], 17),
+    "reduce_max_of_negative_data": (
+        lambda: [helper.make_node("Abs", ["x"], ["p"]), helper.make_node("Neg", ["p"], ["q"]), node("ReduceMax", ["q"], axes=[2])],
+        (2, 3, 4), [], 17,
+    ),
+    "reduce_with_empty_axes_as_identity": (lambda: [node("ReduceSum", ["x"], noop_with_empty_axes=1)], (2, 3), [], 17),
+    "split_into_uneven_num_outputs": (
+        lambda: [helper.make_node("Split", ["x"], ["a", "b", "c"], axis=2, num_outputs=3), node("Concat", ["c", "a", "b"], axis=2)],
+        (2, 3, 7), [], 18,
+    ),
     "shape_chain_to_reshape": (
         lambda: [
             helper.make_node("Shape", ["x"], ["s"]),
