@@ -371,6 +371,7 @@ def test_reshape_softmax_reductions():
     assert_f32(tk.reduce_mean(A, axes=(1,)), [[1.5], [3.5]])
     full = tk.reduce_max(A, keepdims=0)
     assert full.shape == () and full == 4
+    assert_f32(tk.reduce_max(-A, axes=(1,), keepdims=0), [-1, -3])  # negative data: its maximum, not 0
 
 
 def test_constant_from_a_dense_attribute():
