@@ -266,6 +266,18 @@ def test_a_file_numbers_frames_from_its_start(capsys, tmp_path):
     assert [(r["index"], r["frame"], r["time"]) for r in rows] == [(0, 5, 0.5), (1, 6, 0.6), (2, 7, 0.7)]
 
 
+@pytest.mark.parametrize(("start", "frames", "count"), [(5, None, 3), (5, 2, 2), (2, 20, 6), (9, None, 0)])
+def test_a_files_frame_count_is_what_its_start_and_frames_leave(tmp_path, start, frames, count):
+    """The count the progress bar and the summary use: the frames after --start, at most --frames."""
+    path = tmp_path / "v.avi"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (32, 32))
+    for i in range(8):
+        writer.write(np.full((32, 32, 3), 30 * i, np.uint8))
+    writer.release()
+    source = open_video(path, frames=frames, start=start)
+    assert source.frame_count == count and sum(1 for _ in source) == count
+
+
 @pytest.mark.parametrize(("flag", "value", "message"), [
     ("--start", "-2", "error: --start must be >= 0, got -2"),
     ("--frames", "1.5", "error: --frames: a frame count is a whole number; for a time write '1.5s'"),

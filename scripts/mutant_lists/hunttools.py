@@ -94,7 +94,7 @@ T_SMALL = "tests/test_tools_smalls.py"
 MUTANTS += [  # a second batch, over the files the first did not reach
     Mutant("hunttools-seconds-first-frame-floor", "video/source.py",
            "return max(0, math.ceil(self.value * fps - 1e-6))", "return max(0, math.floor(self.value * fps - 1e-6))",
-           (T_SRC, T_SYN, T_LIVE)),
+           ("tests/test_cortex_run_ux.py", T_SRC, T_SYN, T_LIVE)),
     Mutant("hunttools-source-count-ignores-start", "video/source.py",
            "count = None if self.declared is None else max(self.declared - start, 0)",
            "count = None if self.declared is None else self.declared", (T_SRC, "tests/test_cortex_run_ux.py")),
@@ -102,7 +102,8 @@ MUTANTS += [  # a second batch, over the files the first did not reach
            "count = frames if count is None else min(count, frames)",
            "count = frames if count is None else max(count, frames)", (T_SRC, "tests/test_cortex_run_ux.py")),
     Mutant("hunttools-position-ms-as-s", "video/source.py",
-           '(1000.0 if unit == "ms" else 1.0)', '(1.0 if unit == "ms" else 1000.0)', (T_SRC, T_SYN, T_LIVE)),
+           '(1000.0 if unit == "ms" else 1.0)', '(1.0 if unit == "ms" else 1000.0)',
+           ("tests/test_cortex_run_ux.py", T_SRC, T_SYN, T_LIVE)),
     Mutant("hunttools-summary-rate-inverted", "tools/run_summary.py",
            "return frames / seconds if frames and seconds > 0 else None",
            "return seconds / frames if frames and seconds > 0 else None", (T_SMALL, "tests/test_cortex_run_ux.py")),
