@@ -162,6 +162,13 @@ def test_a_node_output_named_like_an_initializer_is_refused():
     refused(model_of(nodes, [info("x", [2])], [Y], [w]), "node 'a'", "output 'w' is already defined")
 
 
+def test_split_sizes_that_do_not_cover_the_axis_are_refused():
+    """Sizes 1 + 2 of an axis of 4 would silently drop its last element."""
+    sizes = numpy_helper.from_array(np.array([1, 2], np.int64), "sp")
+    nodes = [helper.make_node("Split", ["x", "sp"], ["a", "b"], axis=1, name="cut"), helper.make_node("Add", ["a", "a"], ["y"])]
+    refused(model_of(nodes, [info("x", [2, 4])], [Y], [sizes]), "node 'cut'", "split sizes [1, 2] do not cut dimension 1")
+
+
 def test_messages_stay_one_short_line():
     huge = "\n".join(["line"] * 600_000)  # ~3 MB, many lines
     node = helper.make_node("Relu", ["x"], ["y"], name="bad\nname")
