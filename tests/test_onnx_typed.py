@@ -170,3 +170,15 @@ def test_an_integer_input_read_by_cast_and_by_an_integer_add():
     with pytest.raises(OnnxImportError, match=re.escape("node 'int_add' (Add): input A 'x' is i64; this operator "
                                                         "takes float32 tensors")):
         from_onnx(m)
+
+
+def test_integer_arithmetic_on_run_time_data_is_refused_naming_the_node_and_why():
+    """Add of a known int64 input and an int64 computed at run time (Cast of float data) cannot be computed at
+    import time, and cortex's arithmetic is float32: the Add says so, not the Cast."""
+    m = model([helper.make_node("Cast", ["w"], ["wi"], to=TensorProto.INT64),
+               helper.make_node("Add", ["x", "wi"], ["s"], name="int_add"),
+               helper.make_node("Cast", ["x"], ["z"], to=TensorProto.FLOAT)],
+              {"x": (TensorProto.INT64, [3]), "w": (TensorProto.FLOAT, [3])}, {"s": TensorProto.INT64, "z": TensorProto.FLOAT})
+    with pytest.raises(OnnxImportError, match=r"node 'int_add' \(Add\): input A 'x' is int64; this operator takes float32 "
+                                        r"tensors \(it computes integer data only at import time"):
+        backend.prepare(m, backend="numpy").run({"x": np.array([1, 2, 3], np.int64), "w": np.ones(3, np.float32)})

@@ -87,7 +87,8 @@ class Importer:
         if name in self.known:
             array = self.known[name]
             if array.dtype != np.float32:
-                raise ctx.error(f"{what} '{name}' is {array.dtype}; cortex tensors are float32")
+                raise ctx.error(f"{what} '{name}' is {array.dtype}; this operator takes float32 tensors (it computes "
+                                "integer data only at import time, when every input of the node is known)")
             v = self.constant(array)
             v.name_hint = ssa_name(name)
             self.values[name] = v
