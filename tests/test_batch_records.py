@@ -58,6 +58,14 @@ def test_a_folder_name_from_any_file_name_is_a_plain_visible_name(name):
     assert len(stem.encode("utf-8")) <= 120
 
 
+@pytest.mark.parametrize("name", ["é" * 100 + ".mp4", "カメラ" * 30 + ".avi", "камера" * 20 + ".mkv"])
+def test_a_long_non_ascii_name_is_cut_to_the_byte_limit_not_the_character_count(name):
+    """File systems limit a name's bytes: 100 two-byte characters are 200 bytes, too long for one folder."""
+    stem = folder_stem(name)
+    assert 0 < len(stem.encode("utf-8")) <= 120 and name.startswith(stem)
+    assert len((stem + name[len(stem)]).encode("utf-8")) > 120  # cut no shorter than it must be
+
+
 @given(st.lists(NAMES, min_size=1, max_size=6), st.lists(NAMES, min_size=1, max_size=6))
 def test_folders_of_two_batches_are_distinct_and_inside_the_out_dir(first, second):
     """Two batches' claims (the batch's own `claim`, under the manifest's lock): every video its own folder,
