@@ -405,3 +405,11 @@ def test_a_clip_cut_inside_its_first_frame_warns(tmp_path):
     assert len(list(source)) == 1
     assert source.warnings() == [f"{cut} ended after 1 frames, but its container declares 795: the file is truncated "
                                  "or damaged"]
+
+
+def test_a_video_given_twice_runs_once(tmp_path, capsys):
+    out, a, b = tmp_path / "out", video(tmp_path / "a.avi"), video(tmp_path / "b.avi")
+    same_a = str(tmp_path / "." / "a.avi")  # the same file, spelled another way
+    rc, calls = batch(out, [a, b, same_a])
+    assert rc == 0 and calls == [a, b] and "a.avi: given twice, run once" in capsys.readouterr().out
+    assert sorted(e["folder"] for e in manifest(out)) == ["a", "b"]
