@@ -413,3 +413,12 @@ def test_a_video_given_twice_runs_once(tmp_path, capsys):
     rc, calls = batch(out, [a, b, same_a])
     assert rc == 0 and calls == [a, b] and "a.avi: given twice, run once" in capsys.readouterr().out
     assert sorted(e["folder"] for e in manifest(out)) == ["a", "b"]
+
+
+def test_a_failed_video_records_no_frames_done(tmp_path):
+    """Frames a failed run got through before it failed are not results: its record says 0."""
+    out, a = tmp_path / "out", video(tmp_path / "a.avi")
+    with pytest.raises(CortexError, match=r"1 of 1 videos failed: .*a\.avi: exit 1"):
+        batch(out, [a], rc=1)
+    (entry,) = manifest(out)
+    assert (entry["status"], entry["frames"], entry["error"]) == ("failed", 0, "exit 1")
