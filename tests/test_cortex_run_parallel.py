@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import threading
 
 import pytest
@@ -64,3 +65,19 @@ def test_parallel_flags_errors_are_one_line(capsys, tmp_path):
     assert rc == 1 and "need a compiled backend" in err and len(err.strip().splitlines()) == 1
     rc, _, err = run_cli(capsys, "a.avi", "b.avi", "--scores-jsonl", str(tmp_path / "x.jsonl"), "--quiet")
     assert rc == 1 and "--scores-jsonl writes one video's outputs; give one video, not 2" in err
+
+
+@pytest.mark.parametrize(("engine", "parallel"), [("threads", False), ("processes", True), ("ray", True)])
+def test_one_worker_runs_inline_only_on_threads(engine, parallel):
+    """`--workers 1 --engine processes|ray` still runs the frames on that engine (one worker process, a Ray
+    task); one worker thread is the sequential loop itself."""
+    from types import SimpleNamespace
+
+    from cortex.tools.parallel_run import ParallelRunner
+
+    args = argparse.Namespace(workers=1, engine=engine, ray_address=None)
+    backend = SimpleNamespace(compiled=object(), labels={})
+    runner = ParallelRunner.maybe(args, backend)
+    assert (runner is not None) == parallel
+    if runner is not None:
+        assert (runner.engine, runner.workers) == (engine, 1)

@@ -125,3 +125,12 @@ MUTANTS += [  # a second batch, over the files the first did not reach
     Mutant("hunttools-batch-failed-frames-counted", "tools/batch.py",
            '"frames": n if not error else 0,', '"frames": n,', (T_BATCH, T_OUTDIR)),
 ]
+
+MUTANTS += [  # a third batch: cortex-run's arguments and the frame-parallel choice
+    Mutant("hunttools-blur-threshold-zero-refused", "tools/run_args.py",
+           "        if not value >= 0:\n", "        if not value > 0:\n",
+           ("tests/test_cortex_run_outputs.py", "tests/test_cortex_run_ux.py")),
+    Mutant("hunttools-one-process-worker-runs-inline", "tools/parallel_run.py",
+           'if workers == 1 and args.engine == "threads":', "if workers == 1:",
+           ("tests/test_cortex_run_parallel.py", "tests/test_process_engine.py")),
+]
