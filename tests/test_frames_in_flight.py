@@ -68,6 +68,35 @@ def test_outputs_in_order_within_the_window(data, n, window):
     assert executor.most_in_flight <= window
 
 
+def test_a_window_under_one_still_runs_every_item_one_at_a_time():
+    """A window of 0 (or less) means one item in flight: every output comes out, not none."""
+    for window in (0, -3):
+        executor = SimulatedExecutor(front=[1, 2, 1], tail=[1, 1, 1])
+        assert list(frames_in_flight(range(3), window, executor)) == [(0,), (1,), (2,)]
+        assert executor.most_in_flight == 1
+
+
+class Closing(SimulatedExecutor):
+    """Records what `close` is handed (what was still in flight when the loop ended)."""
+
+    def __init__(self, front: list[float], tail: list[float]):
+        super().__init__(front, tail)
+        self.closed: list[int] | None = None
+
+    def close(self, flights) -> None:
+        self.closed = sorted(f["item"] for f in flights)
+
+
+def test_a_caller_that_stops_early_has_every_front_and_tail_in_flight_closed():
+    """The consumer closes the generator after the first output: items settled into tails (their encoders
+    running) are cancelled as well as the fronts still running, none left to run on."""
+    executor = Closing(front=[1, 1, 1, 1, 9], tail=[1, 5, 5, 5, 5])
+    run = frames_in_flight(range(5), 5, executor)
+    assert next(run) == (0,)
+    run.close()
+    assert executor.closed == [1, 2, 3, 4]
+
+
 class FailingFront(SimulatedExecutor):
     """Item `bad`'s front fails; its tail-free neighbours run as before."""
 
@@ -147,6 +176,16 @@ def test_a_finished_frame_comes_out_before_the_next_one_arrives():
     assert [(kind, i) for kind, i, _ in source.log] == [(kind, i) for i in range(4) for kind in ("read", "out")]
     for kind, i, t in source.log:  # the end of each of its two stages seen within WAKE_SECONDS
         assert t == (10 * i if kind == "read" else pytest.approx(10 * i + 2, abs=2 * WAKE_SECONDS))
+
+
+def test_a_short_frame_is_not_held_behind_a_look_at_the_source():
+    """Frames done a quarter after each stage: with frames in flight the loop only glances at the source (it
+    never waits there longer than WAKE_SECONDS), so frame k comes out at 10k + 0.5, not a whole time unit later."""
+    executor = SimulatedExecutor(front=[0.25] * 3, tail=[0.25] * 3)
+    source = Arrivals(executor, [0, 10, 20])
+    assert source.run(3) == [(0,), (1,), (2,)]
+    outs = [t for kind, _, t in source.log if kind == "out"]
+    assert outs == [pytest.approx(10 * k + 0.5, abs=2 * WAKE_SECONDS) for k in range(3)]
 
 
 def test_frames_that_arrive_together_are_in_flight_together():
