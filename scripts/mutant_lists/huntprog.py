@@ -1,0 +1,73 @@
+"""Mutants over the program runtime: multi-mode runners, program files, shape-generic pipelines, padding, options."""
+
+from mutant import Mutant
+
+T_MODES = "tests/test_modes.py"
+T_FILE = "tests/test_program_integrity.py"
+T_SG = "tests/test_shape_generic.py"
+T_PAD = "tests/test_pad_frames.py"
+T_OPT = "tests/test_compile_options.py"
+T_STATES = "tests/test_specialize_dce.py"
+
+MUTANTS = [
+    Mutant("huntprog-pad-off-by-one-crop", "passes/pad_frames.py",
+           "size = tuple(pad.frame.type.get_shape()[:2])", "size = tuple(pad.result.type.get_shape()[:2])", (T_PAD, T_SG)),
+    Mutant("huntprog-pad-always", "passes/pad_frames.py",
+           "    if shapes.padded_to_block(*size, block) != tuple(size):\n", "    if True:\n", (T_PAD, T_SG)),
+    Mutant("huntprog-pad-size-swapped", "passes/pad_frames.py",
+           'steps.append(f"cortex-pad-frames{{entry={entry} size={int(first[0])}x{int(first[1])}}}")',
+           'steps.append(f"cortex-pad-frames{{entry={entry} size={int(first[1])}x{int(first[0])}}}")', (T_PAD, T_SG)),
+    Mutant("huntprog-pad-video-entry-block1", "passes/pad_frames.py",
+           "video_block(module, entry) > 1", "video_block(module, entry) >= 1", (T_PAD, T_SG)),
+    Mutant("huntprog-pad-scored-size-unpadded", "passes/pad_frames.py",
+           "            return padded.get_shape()[0], padded.get_shape()[1]\n", "            pass\n", (T_PAD, T_SG)),
+    Mutant("huntprog-pad-bind-no-check", "passes/pad_frames.py",
+           "    if not shapes.shapes_agree(declared.get_shape()[:2], size):\n", "    if False:\n", (T_PAD, T_SG)),
+    Mutant("huntprog-modes-schedule-last-repeats", "runtime/modes.py",
+           "            if index >= len(checked):\n", "            if index > len(checked):\n", (T_MODES, "tests/test_modes_in_flight.py")),
+    Mutant("huntprog-modes-count-not-added", "runtime/modes.py",
+           "self.frames_per_mode[mode] += frames", "self.frames_per_mode[mode] = frames", (T_MODES, "tests/test_modes_in_flight.py")),
+    Mutant("huntprog-modes-last-not-copied", "runtime/modes.py",
+           "last = tuple(x.copy() if isinstance(x, np.ndarray) else x for x in inputs)", "last = tuple(inputs)",
+           (T_MODES, "tests/test_modes_in_flight.py")),
+    Mutant("huntprog-modes-stale-not-cleared", "runtime/modes.py",
+           "self._stale = (self._stale - self.writes[mode]) | missed", "self._stale = self._stale | missed", (T_MODES, "tests/test_modes_in_flight.py")),
+    Mutant("huntprog-modes-profile-frames-first", "runtime/modes.py",
+           "sum(p.frames for p in parts.values())", "first.frames", (T_MODES, "tests/test_profile_reset.py")),
+    Mutant("huntprog-modes-callable-error-unwrapped", "runtime/modes.py",
+           '                    raise CortexError(f"frame {index}: {e}") from None\n            return pick',
+           '                    raise\n            return pick', (T_MODES, "tests/test_modes_in_flight.py")),
+    Mutant("huntprog-file-mode-not-kept", "runtime/program_file.py",
+           "            os.fchmod(file.fileno(), mode)\n", "", (T_FILE, "tests/test_program_tampering.py", "tests/test_program.py")),
+    Mutant("huntprog-file-temp-left", "runtime/program_file.py",
+           "        with suppress(OSError):\n            os.unlink(temporary)\n", "", (T_FILE, "tests/test_program_tampering.py", "tests/test_program.py")),
+    Mutant("huntprog-file-key-unchecked", "runtime/program_file.py",
+           "    if key is None:\n        return\n    signature", "    return\n    signature", (T_FILE, "tests/test_program_tampering.py", "tests/test_program.py")),
+    Mutant("huntprog-file-duplicate-member", "runtime/program_file.py",
+           "    if len(set(names)) != len(names):\n", "    if False:\n", (T_FILE, "tests/test_program_tampering.py", "tests/test_program.py")),
+    Mutant("huntprog-file-empty-key-allowed", "runtime/program_file.py",
+           "    if not key:\n        raise", "    if key is None:\n        raise", (T_FILE, "tests/test_program_tampering.py", "tests/test_program.py")),
+    Mutant("huntprog-file-version-older-hint", "runtime/program_file.py",
+           "version < VERSION \\", "version > VERSION \\", (T_FILE, "tests/test_program_tampering.py", "tests/test_program.py")),
+    Mutant("huntprog-sg-evict-newest", "shape_generic.py",
+           "self._programs.popitem(last=False)", "self._programs.popitem(last=True)", (T_SG, "tests/test_shape_generic_options.py")),
+    Mutant("huntprog-sg-no-lru-touch", "shape_generic.py",
+           "            self._programs.move_to_end(key)\n", "", (T_SG, "tests/test_shape_generic_options.py")),
+    Mutant("huntprog-sg-no-reset-on-switch", "shape_generic.py",
+           "            program.reset()\n            self._current = key", "            self._current = key", (T_SG, "tests/test_shape_generic_options.py")),
+    Mutant("huntprog-sg-threads-dropped", "shape_generic.py",
+           "            program.stage_threads = self._stage_threads\n", "            pass\n", (T_SG, "tests/test_shape_generic_options.py")),
+    Mutant("huntprog-sg-max-shapes-zero", "shape_generic.py",
+           "or max_shapes < 1:", "or max_shapes < 0:", (T_SG, "tests/test_shape_generic_options.py")),
+    Mutant("huntprog-opt-modes-twice-allowed", "options.py",
+           "        if twice:\n            raise", "        if False:\n            raise", (T_OPT,)),
+    Mutant("huntprog-opt-post-passes-default", "options.py",
+           'if self.post_passes == "default" else', 'if self.post_passes != "default" else', (T_OPT,)),
+    Mutant("huntprog-states-delayed-kept", "passes/mode_states.py",
+           'classes[s].kind != "delayed"', 'classes[s].kind == "delayed"', (T_STATES,)),
+    Mutant("huntprog-states-partial-all", "passes/mode_states.py",
+           "if 0 < sum(s in live[m] for m in rows) < len(rows)}", "if 0 < sum(s in live[m] for m in rows) <= len(rows)}",
+           (T_STATES,)),
+    Mutant("huntprog-report-dropped-plural", "passes/mode_states.py",
+           "{'s' if len(d) > 1 else ''}", "{'s' if len(d) > 0 else ''}", (T_STATES,)),
+]
