@@ -154,6 +154,17 @@ def test_a_shape_generic_entry_without_blocks_is_only_specialised():
     assert binding_pipeline(module, "f", [(5, 3)]) == "cortex-specialize-shapes{entry=f shapes=5x3}"
 
 
+def test_an_image_entry_of_any_size_without_blocks_is_not_padded():
+    """A `?x?x3` argument whose ops cut no blocks is an image of any size, not a video frame to pad."""
+    module = cortex.parse("""builtin.module {
+  func.func @f(%x: tensor<?x?x3xf32>) -> tensor<?x?x3xf32> {
+    %y = cortex.relu %x : tensor<?x?x3xf32> -> tensor<?x?x3xf32>
+    func.return %y : tensor<?x?x3xf32>
+  }
+}""")
+    assert binding_pipeline(module, "f", [(5, 7, 3)]) == "cortex-specialize-shapes{entry=f shapes=5x7x3}"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("size", [(1080, 1920), (720, 1280), (528, 720), (240, 320), (33, 47)])
 def test_the_api_runs_real_frame_sizes_with_a_full_size_jpeg(size):
@@ -212,3 +223,11 @@ def test_the_profiler_runs_a_generic_frame_entry_at_a_size_off_the_grid():
     gray = next(op for op in module.walk() if op.name == "cortex.gray")
     assert profile_ms(gray) is not None
     assert not [op for op in module.walk() if isinstance(op, PadFrameOp)]  # the user's module is not rewritten
+
+
+def test_a_module_bound_to_one_frame_size_refuses_frames_of_another():
+    bound = specialize_shapes(generic(), "l2_frame", [(256, 320, 3)])
+    with pytest.raises(cortex.CortexError, match=r"takes tensor<256x320x3xui8> frames; frames of 240x320 do not fit it"):
+        cortex.run_passes(bound, "cortex-pad-frames{entry=l2_frame size=240x320}")
+    again = cortex.run_passes(specialize_shapes(generic(), "l2_frame", [(256, 320, 3)]), "cortex-pad-frames{entry=l2_frame size=256x320}")
+    assert to_text(again) == to_text(bound)  # its own size binds as it is
