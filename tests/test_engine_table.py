@@ -59,3 +59,28 @@ def test_no_engine_is_chosen_by_comparing_its_name_and_none_writes_the_pipelines
     assert not [p for p, text in sources.items() if re.search(r"engine\s*==\s*['\"]", text)]
     engines = {p: text for p, text in sources.items() if "engines" in p.parts}
     assert not [p for p, text in engines.items() if re.search(r"pipeline\.state\s*=(?!=)", text)]
+
+
+def test_several_options_an_engine_does_not_take_are_named_in_sorted_order():
+    """However they were spelled in the call, the refused options come out sorted: one message for one call."""
+    from cortex.runtime.engines.base import unknown_options
+
+    names = ["zeta", "mu", "alpha", "omega", "beta", "kappa"]
+    with pytest.raises(CortexError, match=r"^engine 'threads' takes no options \['alpha', 'beta', 'kappa', 'mu', "
+                                          r"'omega', 'zeta'\]$"):
+        unknown_options("threads", dict.fromkeys(names, 1), ())
+    with pytest.raises(CortexError, match="^engine 'processes' takes the option chunk; got alpha, beta, kappa, mu, "
+                                          "omega, zeta$"):
+        compiled(small_l2_text()).run_video(frames_of(SMALL, 2), engine="processes", **dict.fromkeys(names, 1))
+
+
+@pytest.mark.parametrize("chunk, refused", [(1, False), (4096, False), (0, True), (4097, True)])
+def test_the_processes_chunk_is_a_whole_number_from_1_to_4096(chunk, refused):
+    """Checked before any worker process starts."""
+    from cortex.runtime.engines.processes import check_process_options
+
+    if refused:
+        with pytest.raises(CortexError, match=f"^chunk must be a whole number from 1 to 4096, got {chunk}$"):
+            check_process_options({"chunk": chunk})
+    else:
+        check_process_options({"chunk": chunk})
