@@ -84,3 +84,30 @@ def test_the_guide_quotes_the_policy_as_environment_variables():
     names = {M_ARENA_MAX: "MALLOC_ARENA_MAX", M_MMAP_THRESHOLD: "MALLOC_MMAP_THRESHOLD_", M_TRIM_THRESHOLD: "MALLOC_TRIM_THRESHOLD_",
              M_TOP_PAD: "MALLOC_TOP_PAD_"}
     assert dict(item.split("=") for item in ENVIRONMENT.split()) == {names[k]: str(v) for k, v in KEPT.items()}
+
+
+def test_a_parameter_glibc_refuses_is_named_in_the_summary_line(monkeypatch):
+    """mallopt returns 1 on success; a parameter it refuses (0) is named, and the line says freed memory may go
+    back to the OS; none refused: the kept line."""
+    from cortex.runtime import memory_policy
+    from cortex.runtime.memory_policy import M_ARENA_MAX, M_TOP_PAD
+
+    asked: list[tuple[int, int]] = []
+    refusing: set[int] = set()
+
+    class FakeLibc:
+        def __init__(self, name):
+            def mallopt(param, value):
+                asked.append((param, value))
+                return 0 if param in refusing else 1
+
+            self.mallopt = mallopt
+
+    monkeypatch.setattr(memory_policy.ctypes, "CDLL", FakeLibc)
+    monkeypatch.setattr(memory_policy.ctypes.util, "find_library", lambda name: "libc.so.6")
+    refusing.update({M_ARENA_MAX, M_TOP_PAD})
+    assert memory_policy.keep_freed_memory() == ("memory: glibc refused MALLOC_ARENA_MAX, MALLOC_TOP_PAD_: freed "
+                                                 "memory may go back to the OS after each frame")
+    assert asked == list(memory_policy.KEPT.items())
+    refusing.clear()
+    assert memory_policy.keep_freed_memory().startswith("memory: freed memory kept for the next frame")
