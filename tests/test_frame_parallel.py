@@ -258,3 +258,23 @@ def test_thread_budget_sets_and_restores_opencv_threads():
     with thread_budget(workers=8, cores=2) as per_worker:
         assert per_worker == 1
     assert cv2.getNumThreads() == before
+
+
+def test_a_threads_run_holds_opencv_to_its_share_of_the_cores_while_it_runs(monkeypatch):
+    """8 cores, 2 workers: OpenCV runs 4 threads while the run is under way (between its frames too), and gets
+    back the count it had when the run ends."""
+    import cv2
+
+    from cortex.runtime import threads
+
+    monkeypatch.setattr(threads, "machine_cores", lambda: 8)
+    before = cv2.getNumThreads()
+    cv2.setNumThreads(3)
+    try:
+        run = compiled(small_l2_text()).run_video(frames_of(SMALL, 4), workers=2, engine="threads")
+        next(run)
+        assert cv2.getNumThreads() == 4
+        assert len(list(run)) == 3
+        assert cv2.getNumThreads() == 3
+    finally:
+        cv2.setNumThreads(before)
