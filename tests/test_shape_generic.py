@@ -157,3 +157,10 @@ def test_binding_accepts_exactly_the_multiples_of_the_block(h, w):
     assert ok
     fn = next(op for op in module.ops if getattr(op, "sym_name", None) is not None)
     assert fn.function_type.outputs.data[1].get_shape() == (size[0] // 32, size[1] // 32)
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 1.5, "2"])
+def test_the_shape_cache_holds_at_least_one_program(bad):
+    with pytest.raises(CortexError, match=r"max_shapes must be an integer >= 1, got"):
+        ShapeGenericPipeline(generic(), "l2_frame", lambda module: module, max_shapes=bad)
+    assert ShapeGenericPipeline(generic(), "l2_frame", lambda module: module, max_shapes=1).max_shapes == 1
