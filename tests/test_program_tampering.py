@@ -13,7 +13,9 @@ and range; the archive's inflated size is bounded.
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import zipfile
 
 import numpy as np
@@ -71,6 +73,26 @@ CASES = {
     "inflates beyond the bound": (
         rezip(files_change=set_member("extra", b"0" * 300_000), compression=zipfile.ZIP_DEFLATED), "too large"),
 }
+
+
+def twice(name: str) -> bytes:
+    """GOOD with a second copy of member `name` appended (zipfile reads the last one of a name)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(GOOD)) as source, zipfile.ZipFile(buffer, "w") as out:
+        for info in source.infolist():
+            out.writestr(info, source.read(info))
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            out.writestr(name, source.read(name))
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("name", ["program.json", "executables/entry/source"])
+def test_an_archive_holding_a_member_twice_is_refused(tmp_path, name):
+    """Two members of one name: which one a reader takes is up to the reader, so neither is."""
+    path = tmp_path / "p.cortex"
+    path.write_bytes(twice(name))
+    with pytest.raises(CortexError, match=rf"the archive holds '{re.escape(name)}' twice"):
+        cortex.load(path)
 
 
 @pytest.mark.parametrize("case", list(CASES))
