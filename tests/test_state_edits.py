@@ -147,3 +147,26 @@ def test_a_source_the_entry_no_longer_reads_is_still_a_state():
     got = reused(FRAMES[2])
     assert_same([got], [plain(FRAMES[2])])
     assert_close_to_reference([got], [ref(FRAMES[2])])
+
+
+def test_a_derived_state_loaded_when_first_needed_gets_the_programs_thread_count(module, program, monkeypatch):
+    """A split loaded with `threads` (the program's `iree_threads`) loads a derived state's part, when an edited
+    source first makes it needed, with the same thread count as its other parts, not the default."""
+    from cortex.runtime import parts
+
+    real, seen = parts.load_executable, []
+
+    def recording(exe, profile=False, threads=None):
+        seen.append(threads)
+        return real(exe, profile, threads)
+
+    monkeypatch.setattr(parts, "load_executable", recording)
+    split = parts.LoadedSplit(program[0], threads=3)
+    assert seen and set(seen) == {3}
+    ref = cortex.reference(module)
+    ref(FRAMES[0])
+    derived = split.boundary.derived
+    name = next(iter(derived.parts))
+    seen.clear()
+    derived.recompute(name, edited(ref.state[derived.sources[name]]))
+    assert seen == [3]

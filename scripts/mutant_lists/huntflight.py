@@ -38,8 +38,6 @@ MUTANTS = [
     Mutant("huntflight-threads-no-hand-back", TH, "        self.run.hand_back(state)\n", "", (T_PAR, T_MIF)),
     Mutant("huntflight-threads-stale-not-recomputed", TH, "            if stale & set(reads):",
            "            if False:", (T_MIF,)),
-    Mutant("huntflight-threads-ahead-previous-lost", TH, "result=({**previous, **written}, left",
-           "result=(written, left", (T_PAR, T_MIF)),
     Mutant("huntflight-threads-index-not-advanced", TH, "        self.index += 1\n", "", (T_PAR, T_MIF)),
     Mutant("huntflight-threads-budget-dropped", TH,
            "    with thread_budget(run.workers):\n        yield from", "    if True:\n        yield from",
@@ -77,5 +75,5 @@ MUTANTS = [
            "    if not blas_libraries():\n        return contextlib.nullcontext()", (T_BLAS, "tests/test_frame_work.py")),
     Mutant("huntflight-parts-derived-threads-dropped", "runtime/parts.py",
            "self.derived = DerivedStates(program, threads)", "self.derived = DerivedStates(program)",
-           ("tests/test_call_boundary.py", "tests/test_iree_backend.py")),
+           ("tests/test_state_edits.py", "tests/test_call_boundary.py")),
 ]
