@@ -184,6 +184,12 @@ def test_mode_report_says_what_each_state_does():
     assert "state 'trail': read by balanced, not by power_save -> keep" in report
 
 
+def test_mode_report_is_empty_when_every_mode_reads_every_state():
+    """No state for a switch to keep or recompute: balanced and motion both read prev_gray and trail."""
+    compiled = cortex.compile(TRAIL, modes=["balanced", "motion"]).specialize(SHAPE)
+    assert compiled.mode_report == []
+
+
 def test_reading_state_after_a_non_writing_mode_recomputes_it(trail_multi, trail_single):
     trail_multi.reset()
     trail_multi(FRAMES[0], mode="motion")

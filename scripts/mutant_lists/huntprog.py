@@ -61,7 +61,7 @@ MUTANTS = [
     Mutant("huntprog-sg-max-shapes-zero", "shape_generic.py",
            "or max_shapes < 1:", "or max_shapes < 0:", (T_SG, "tests/test_shape_generic_options.py")),
     Mutant("huntprog-opt-modes-twice-allowed", "options.py",
-           "        if twice:\n            raise", "        if False:\n            raise", (T_OPT,)),
+           "        if twice:\n            raise", "        if False:\n            raise", (T_OPT, T_MODES)),
     Mutant("huntprog-opt-post-passes-default", "options.py",
            'if self.post_passes == "default" else', 'if self.post_passes != "default" else', (T_OPT,)),
     Mutant("huntprog-states-delayed-kept", "passes/mode_states.py",
