@@ -76,6 +76,23 @@ def test_a_run_continues_from_the_state_and_reuses_the_pool():
     assert processes.worker_cpu_seconds(b) == 0
 
 
+def test_a_run_with_another_worker_count_gets_a_pool_of_that_many_processes():
+    """The kept pool is reused only for the same count: a run on 3 workers after one on 2 runs on 3 processes,
+    and its outputs equal the sequential calls'."""
+    a, b = PIPELINES
+    a.reset()
+    b.reset()
+    frames = frames_of(SMALL, 6)
+    want = sequential(a, frames)
+    got = list(b.run_video(frames[:3], workers=2, engine="processes"))
+    two = processes.pool_for(b, b.program, 2, chain=True).pids()
+    got += list(b.run_video(frames[3:], workers=3, engine="processes"))
+    three = processes.pool_for(b, b.program, 3, chain=True).pids()
+    assert_same(got, want)
+    assert len(two) == 2 and len(three) == 3 and not set(two) & set(three)
+    processes.drop_pool(b)
+
+
 def test_a_bad_frame_is_named_and_the_frames_before_it_delivered():
     a, b = PIPELINES
     a.reset()
