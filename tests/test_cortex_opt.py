@@ -417,6 +417,13 @@ def test_semantics_check_names_the_pass_that_changed_results(capsys, tmp_path):
     assert (rc, err) == (0, "") and "cortex.softmax" in out
 
 
+@pytest.mark.parametrize("frames, words", [("0", "got 0"), ("-2", "got -2"), ("two", "got 'two'")])
+def test_semantics_check_takes_a_positive_number_of_frames(capsys, tmp_path, frames, words):
+    rc, out, err = run(capsys, write(tmp_path, SOFTMAX), "-p", "cse", f"--verify-each-pass-semantics={frames}")
+    assert rc == 2 and out == ""
+    assert f"--verify-each-pass-semantics: expected a positive number of frames, {words}" in err
+
+
 def test_ir_dumps_only_after_changes(capsys, tmp_path):
     path = write(tmp_path, SOFTMAX)
     rc, out, err = run(capsys, path, "-p", "cse,test-change-axis,cse", "--mlir-print-ir-after-change", driver=FaultyPassDriver)

@@ -71,4 +71,13 @@ MUTANTS = [
            (T_STATES, T_MODES)),
     Mutant("huntprog-report-dropped-plural", "passes/mode_states.py",
            "{'s' if len(d) > 1 else ''}", "{'s' if len(d) > 0 else ''}", (T_STATES, T_MODES)),
+    Mutant("huntprog-optargs-zero-frames", "tools/opt_args.py", "    if value <= 0:\n", "    if value < 0:\n",
+           ("tests/test_cortex_opt.py", "tests/test_cortex_opt_mlir_habits.py", "tests/test_cortex_run_ux.py")),
+    Mutant("huntprog-optargs-pipeline-twice", "tools/opt_args.py", "    if len(given) > 1:\n", "    if len(given) > 2:\n",
+           ("tests/test_cortex_opt.py", "tests/test_cortex_opt_mlir_habits.py")),
+    Mutant("huntprog-optargs-single-dash-unknown", "tools/opt_args.py",
+           'return "-" + arg if known else arg', "return arg", ("tests/test_cortex_opt.py", "tests/test_cortex_opt_mlir_habits.py")),
+    Mutant("huntprog-registry-quote-escape", "registry.py",
+           "quoted = c != '\"' or self.spec[i - 1] == \"\\\\\"", "quoted = c != '\"'",
+           ("tests/test_cortex_opt_mlir_habits.py", "tests/test_compile_options.py", "tests/test_cortex_opt.py")),
 ]
