@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import cortex
 from cortex.frontends.onnx_models import mlp
-from cortex.registry import PipelineError, parse_pipeline
+from cortex.registry import PipelineError, parse_pipeline, pipeline_passes
 from cortex.tools.cortex_opt import main
 from cortex.tools.opt_args import normalise_argv
 
@@ -79,6 +79,13 @@ def test_a_wrong_anchor_is_a_located_pipeline_error(spec, message):
     with pytest.raises(PipelineError, match=re.escape(message)) as caught:
         parse_pipeline(spec)
     assert caught.value.at is not None and caught.value.at[2] == spec
+
+
+@pytest.mark.parametrize("value", ['"a\\"}b"', '"x\\"("', '"q}("'])
+def test_a_quoted_pass_option_holds_brackets_and_escaped_quotes(value):
+    """A bracket inside a quoted option value (also after an escaped quote) neither closes nor opens anything."""
+    pad = f"cortex-pad-frames{{entry={value} size=2x2}}"
+    assert [text for text, _ in pipeline_passes(f"cse,{pad},canonicalize")] == ["cse", pad, "canonicalize"]
 
 
 def test_the_nested_pipeline_prints_what_the_plain_one_prints(capsys):
