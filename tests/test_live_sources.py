@@ -127,6 +127,15 @@ def test_an_empty_histogram_has_no_percentile():
     assert LatencyHistogram().percentile(99) is None
 
 
+@pytest.mark.parametrize("latency", [0.0123, 0.5, 3.7])
+def test_no_percentile_is_above_the_largest_latency(latency):
+    """One latency is the whole distribution: every percentile is that latency, never its bucket's upper
+    edge (the summary would print a p50 above the max)."""
+    histogram = LatencyHistogram()
+    histogram.add(latency)
+    assert [histogram.percentile(q) for q in (50, 95, 99)] == [latency] * 3 == [histogram.max] * 3
+
+
 # ----------------------------------------------------------------------- admission
 
 

@@ -280,6 +280,14 @@ def test_reference_run_video_follows_the_modes():
         list(multi.run_video(FRAMES[:2], workers=2, modes=SWITCHY[:2]))
 
 
+def test_reference_run_video_counts_every_frame_of_a_run_of_one_mode():
+    """The interpreter runs each run of one mode's frames together: frames_per_mode counts its frames, not
+    the run."""
+    multi = cortex.reference(TRAIL, modes="all").specialize(SHAPE)
+    assert len(list(multi.run_video(FRAMES[:5], modes=SWITCHY[:5]))) == 5
+    assert multi.frames_per_mode == {"motion": 2, "power_save": 2, "balanced": 1}
+
+
 def test_reference_modes_equal_single_mode_references():
     multi = cortex.reference(TRAIL, modes=["motion", "balanced"]).specialize(SHAPE)
     singles = {m: cortex.reference(TRAIL, mode=m).specialize(SHAPE) for m in ("motion", "balanced")}

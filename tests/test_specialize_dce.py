@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,11 +19,12 @@ from xdsl.dialects.builtin import FloatAttr, f32
 from xdsl.utils.exceptions import PassFailedException
 
 import cortex
-from cortex.dialects.state import WeightOp
+from cortex.dialects.state import UpdateStateOp, WeightOp
 from cortex.driver import run_passes
 from cortex.examples.l2_pipeline import WEIGHTS
 from cortex.ir import parse_module, to_text
 from cortex.passes.dce import DceReport, RemovedOp, eliminate_dead_nodes
+from cortex.passes.mode_states import drop_unread_states
 from cortex.passes.profile import PROFILE_ATTR
 from cortex.passes.specialize_mode import SpecializeModeError, specialize_mode
 from cortex.semantics.modes import INPUT_DEFAULTS, MODES
@@ -247,3 +249,12 @@ def test_specialization_weights_are_the_mode_row_alone(tmp_path):
         specialization_weights(None)
     with pytest.raises(SpecializeModeError, match="unknown mode 'balanced' \\(known: mine\\)"):
         specialization_weights("balanced", str(table))
+
+
+def test_dropping_unread_states_drops_only_the_states_it_is_given():
+    """After power_save-like weights no output reads prev_gray or trail; dropping prev_gray's update leaves
+    trail's (a state not named is the caller's to inspect, read or not)."""
+    module = parse_module((Path(cortex.__file__).resolve().parent / "examples" / "motion_trail.mlir").read_text())
+    run_passes(module, 'cortex-specialize-weights{weights="wt=0.3,wm=0.0,ws=0.0"},canonicalize,dce')
+    assert drop_unread_states(module, ["prev_gray"]) == ["prev_gray"]
+    assert {op.state_name for op in module.walk() if isinstance(op, UpdateStateOp)} == {"trail"}
