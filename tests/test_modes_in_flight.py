@@ -161,3 +161,25 @@ def test_a_processes_run_across_switches_keeps_one_pool_and_leaves_no_block(mult
     assert processes.pool_for(multi, multi.program, 2, chain=False).pids() == pids
     processes.drop_pool(multi)
     assert shared_blocks() <= before
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("stop", [1, 5, 6, 7])
+def test_a_consumer_that_stops_mid_chunk_gets_the_state_after_the_frames_it_was_given(multis, engine, stop):
+    """The consumer closes the run after `stop` frames, inside a chunk of 4 (or at its first frame): the state
+    and the frames per mode are those after the frames delivered, as the sequential calls give, for both
+    pipelines (the L2 pipeline's leading recurrences come from the chain, frame by frame)."""
+    modes = [MODES[k % 3] for k in range(len(FRAMES))]
+    options = {"chunk": 4} if engine == "processes" else {}
+    for multi in multis.values():
+        expected, final, per_mode = sequential(multi, modes[:stop], FRAMES[:stop])
+        multi.reset()
+        outputs = multi.run_video(FRAMES, workers=2, modes=modes, engine=engine, **options)
+        got = [next(outputs) for _ in range(stop)]
+        outputs.close()
+        assert all(same(x, y) for a, b in zip(got, expected) for x, y in zip(a, b))
+        assert dict(multi.frames_per_mode) == per_mode
+        state = multi.state
+        assert state.keys() == final.keys()
+        for name, value in final.items():
+            assert same(state[name], value), f"state '{name}' differs after {stop} frames"

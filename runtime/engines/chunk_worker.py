@@ -177,13 +177,14 @@ class FrameWorker:
         return computed
 
     def chain(self, frames: list, first: int, leading: dict, fixed: dict, computed: list[dict] | None = None,
-              modes: tuple[str | None, ...] | None = None) -> tuple[list[dict], dict]:
+              modes: tuple[str | None, ...] | None = None, each: list[dict] | None = None) -> tuple[list[dict], dict]:
         """The chain of leading recurrences over `frames` (frame k in `modes[k]`'s variant), from `leading` (their
         values before the first frame): only the delayed stages they read run (the blur gate's gray frame and
         sharpness) — only those that read the recurrences (the history's push) where `computed` gives the
         `prepass`'s results. Returns, for each frame, what the leading stages computed that is small
         (`handed_on`: the sharpness, the history; the gray frame reaches a front through `prepass`'s `hand`, or
-        is computed again), and the leading values after the last frame, which the next chunk starts from."""
+        is computed again), and the leading values after the last frame, which the next chunk starts from;
+        `each`, when given, gets the leading values after each frame (the state of a run stopped inside it)."""
         givens: list[dict] = []
         for k, frame in enumerate(frames):
             worker = self.variant(modes[k] if modes is not None else None)
@@ -199,6 +200,8 @@ class FrameWorker:
             givens.append({key: env[key] for stage in stages for key in stage.result_keys
                            if key in env and handed_on(env[key])})
             leading = {**leading, **split.updates(env, split.leading)}
+            if each is not None:
+                each.append(leading)
         return givens, leading
 
     def chain_reads(self) -> set[str]:
@@ -291,15 +294,18 @@ def chunks_of(frames: Iterable[Any], size: int) -> Iterator[list[Any]]:
 
 
 def settle_chunk(split: LoadedSplit, state: dict[str, Any], values: list[dict[str, Any]], first: int,
-                 splits: list[LoadedSplit] | None = None) -> list[dict[str, Any]]:
+                 splits: list[LoadedSplit] | None = None, each: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The caller's share of a chunk whose front came back as `values`: the recurrence over its frames in
     frame order (updating `state`; frame k by `splits[k]`, when given, else `split`), then the delayed values
-    that start the next chunk taken into `state`; returns the tail's arguments, one dict per frame."""
+    that start the next chunk taken into `state`; returns the tail's arguments, one dict per frame. `each`, when
+    given, gets a copy of `state` after each frame's recurrence (before the delayed values are taken in)."""
     for k, env in enumerate(values):
         frame_split = splits[k] if splits is not None else split
         env.update(frame_split.state_env({n: state[n] for n in frame_split.recurrent}))
         frame_split.parts["recurrence"](env, first + k)
         state.update(frame_split.updates(env, frame_split.recurrent))
+        if each is not None:
+            each.append(dict(state))
     state.update(values[-1].pop("delayed"))
     return [{key: env[key] for key in (splits[k] if splits is not None else split).parts["tail"].arg_keys if key in env}
             for k, env in enumerate(values)]

@@ -44,8 +44,10 @@ class _Chunk:
     chain: Future | None = None
     block: FrameBlock | None = None  # written by the chunk's prepass, or by the caller when it launches the chunk
     after: dict[str, Any] | None = None  # the leading recurrences' values after the chunk (the chain's)
+    leading_each: list[dict[str, Any]] | None = None  # their values after each of its frames (the chain's)
     front: Future | None = None
     state_after: dict[str, Any] | None = None
+    states: list[dict[str, Any]] | None = None  # the state after each frame (`state_after` the last)
     tail: Future | None = None
 
     @property
@@ -129,21 +131,23 @@ class ProcessFrames:
         assert chunk.block is not None  # `hand` runs for every frame, and a chunk has frames
         return computed
 
-    def _chain(self, chunk: _Chunk, prepass: Future) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    def _chain(self, chunk: _Chunk, prepass: Future) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any],
+                                                             list[dict[str, Any]]]:
         """On the chain thread, once the chunk's prepass is done: the leading values the chunk starts from, what
-        the chain hands on of each frame's leading stages, and the leading values after the chunk (the next
-        chunk's start)."""
+        the chain hands on of each frame's leading stages, the leading values after the chunk (the next
+        chunk's start) and those after each of its frames."""
         if self.chain_failed:  # never raised: the failed chunk before settles (and raises) first
             raise CortexError("a chunk before this one failed")
         start = self.leading
+        each: list[dict[str, Any]] = []
         try:
             givens, after = self.pool.local.chain(chunk.frames, chunk.at, start, self.fixed, prepass.result(),
-                                                  chunk.frame_modes)
+                                                  chunk.frame_modes, each)
         except BaseException:
             self.chain_failed = True
             raise
         self.leading = after
-        return start, givens, after
+        return start, givens, after, each
 
     def _launch_ready(self) -> None:
         """Launch, in order, every waiting chunk whose chain is done."""
@@ -151,7 +155,7 @@ class ProcessFrames:
             chunk = self.waiting.pop(0)
             assert chunk.chain is not None
             try:
-                start, givens, chunk.after = chunk.chain.result()
+                start, givens, chunk.after, chunk.leading_each = chunk.chain.result()
             except Exception as e:  # raised in frame order, when this chunk settles
                 chunk.front = Future()
                 chunk.front.set_exception(e)
@@ -192,11 +196,14 @@ class ProcessFrames:
                 chunk.block.free()
             raise
         values[-1]["delayed"] = chunk.after or {}  # the state's delayed inputs: `up_to_date`, at the run's end
-        tail_args = settle_chunk(split, state, values, chunk.at, self._splits(chunk))
+        each: list[dict[str, Any]] = []
+        tail_args = settle_chunk(split, state, values, chunk.at, self._splits(chunk), each)
         assert chunk.block is not None
         chunk.tail = self._submit(self.pool.fronts, "tail", chunk.block.spec, chunk.at, chunk.before_given, tail_args,
                                   chunk.modes)
         chunk.state_after = dict(state)
+        leading = chunk.leading_each or [{}] * len(each)  # a run stopped inside the chunk: the chain's values then
+        chunk.states = [*({**s, **lead} for s, lead in zip(each[:-1], leading)), chunk.state_after]
         return chunk
 
     def _splits(self, chunk: _Chunk) -> list[LoadedSplit] | None:
@@ -218,7 +225,7 @@ class ProcessFrames:
         self._launch_ready()
 
     def finish(self, chunk: _Chunk) -> Iterator[tuple[Any, ...]]:
-        assert chunk.tail is not None and chunk.block is not None and chunk.state_after is not None
+        assert chunk.tail is not None and chunk.block is not None and chunk.states is not None
         splits = self._splits(chunk) or [self.split] * len(chunk.frames)
         try:
             outputs = [s.caller_outputs(out) for s, out in zip(splits, self._result(chunk.tail, chunk.at, len(chunk.frames)))]
@@ -226,15 +233,14 @@ class ProcessFrames:
             chunk.block.free()
         modes = chunk.frame_modes or (None,) * len(chunk.frames)
         for k, (frame, result) in enumerate(zip(chunk.frames, outputs)):
-            if k == len(outputs) - 1:
-                self.last = (chunk.state_after, result, frame, chunk.at + k, modes[k])
+            self.last = (chunk.states[k], result, frame, chunk.at + k, modes[k])  # a consumer may stop at any frame
             yield result
 
     def up_to_date(self) -> None:
-        """The state after the last chunk delivered, handed back when the run ends (whatever ends it). The caller
-        holds each chunk's recurrences and leading values after it; only the fronts compute the delayed inputs
-        (the gray frame, temporal reuse's derived states), so the caller computes them here, once, for that
-        chunk's last frame."""
+        """The state after the last frame delivered, handed back when the run ends (whatever ends it, a consumer
+        that stops inside a chunk too). The caller holds the recurrences and leading values after each frame of a
+        chunk; only the fronts compute the delayed inputs (the gray frame, temporal reuse's derived states), so
+        the caller computes them here, once, for that frame."""
         if self.last is None:
             return
         state, result, frame, index, mode = self.last
