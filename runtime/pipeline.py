@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from os import PathLike
@@ -310,7 +311,8 @@ class LoadedProgram:
         returns a new array each time). A source whose next frame may not be there yet (a live
         stream) can have `ready(timeout)` (`NumberedFrames.ready`): frames done meanwhile come out
         without waiting for it (`cortex.runtime.engines.flight`). `engine`: a name in `ENGINES` (`cortex.runtime.engines`):
-        "threads" (`profile`: per-stage wall-clock and CPU time in `loaded_split(profile=True).sections`),
+        "threads" (`profile`: per-stage wall-clock and CPU time in `loaded_split(profile=True).sections`;
+        the other engines time nothing yet, and `profile=True` on them warns so),
         "processes" (worker processes past the GIL, frames through shared memory, the pool kept for the
         next run; option chunk) or "ray" (options address, chunk, num_cpus, session, worker_setup).
         A source that raises part-way: the frames read before it are delivered, then its exception.
@@ -355,6 +357,9 @@ class LoadedProgram:
         chosen = engine_named(engine)
         chosen.check(engine_options)
         profiled = profile and chosen.profiles
+        if profile and not profiled:
+            warnings.warn(f"engine {engine!r} does not time its stages: run_video(profile=True) collects no profile "
+                          "on it (engine 'threads' does)", RuntimeWarning, stacklevel=3)
         split = self.loaded_split(profile=profiled)  # a pipeline that cannot be split fails here
         source = NumberedFrames(frames, split.inputs)
         run = EngineRun(self, self.program, split, source, workers, window, lambda: self.state, self._hand_back)

@@ -7,6 +7,8 @@ and windows."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from helpers.modes import (
     FRAMES,
@@ -183,3 +185,23 @@ def test_a_consumer_that_stops_mid_chunk_gets_the_state_after_the_frames_it_was_
         assert state.keys() == final.keys()
         for name, value in final.items():
             assert same(state[name], value), f"state '{name}' differs after {stop} frames"
+
+
+def test_a_profile_asked_of_an_engine_that_times_nothing_warns(multis):
+    """Only the threads engine times its stages: `profile=True` on the processes engine says so rather than
+    handing back an empty profile without a word; the run itself is unchanged."""
+    multi = multis["trail"]
+    modes = [MODES[k % 3] for k in range(4)]
+    expected, _, _ = sequential(multi, modes, FRAMES[:4])
+    multi.reset()
+    with pytest.warns(RuntimeWarning, match="engine 'processes' does not time its stages"):
+        got = list(multi.run_video(FRAMES[:4], workers=2, modes=modes, engine="processes", chunk=2, profile=True))
+    assert all(same(x, y) for a, b in zip(got, expected) for x, y in zip(a, b))
+
+
+def test_a_profile_asked_of_the_threads_engine_does_not_warn(multis):
+    multi = multis["trail"]
+    multi.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(list(multi.run_video(FRAMES[:4], workers=2, modes=[MODES[0]] * 4, engine="threads", profile=True))) == 4

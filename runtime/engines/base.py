@@ -65,7 +65,7 @@ class Engine(Protocol):
     options: tuple[str, ...]
     """The keyword options `run_video(engine=name, ...)` passes on to `run`."""
     profiles: bool
-    """Whether `run_video(profile=True)` times this engine's stages (`loaded_split(profile=True)`)."""
+    """Whether `run_video(profile=True)` times this engine's stages (`loaded_split(profile=True)`); where not, it warns."""
     variants: bool
     """Whether the engine runs each frame in its own variant (`EngineRun.variants`); else a multi-mode
     `run_video` hands it one run of one mode at a time."""
