@@ -558,7 +558,7 @@ UNREAD = [
            "                    while tails:  # the items before the failing one still come out, then its error\n"
            "                        yield from executor.finish(tails.popleft())\n", "", T_FLIGHT),
     Mutant("processes-state-of-the-chunks-first-frame", "runtime/engines/processes/scheduler.py",
-           "if k == len(outputs) - 1:", "if k == 0:", T_PROCS),
+           "self.last = (chunk.states[k], result", "self.last = (chunk.states[0], result", T_PROCS),
     Mutant("processes-error-names-a-frame-too-many", "runtime/engines/processes/scheduler.py",
            'f"frames {first} to {first + count - 1}"', 'f"frames {first} to {first + count}"', T_PROCS),
     Mutant("record-unrecorded-blas-taken-as-absent", "backends/record.py",
@@ -696,8 +696,7 @@ BLIND = [
     Mutant("inflight-processes-before-mode-of-the-chunks-first-frame", "runtime/engines/processes/scheduler.py",
            "self.before_mode = mine[-1]", "self.before_mode = mine[0]", T_INFLIGHT),
     Mutant("inflight-processes-handed-back-in-the-first-frames-mode", "runtime/engines/processes/scheduler.py",
-           "self.last = (chunk.state_after, result, frame, chunk.at + k, modes[k])",
-           "self.last = (chunk.state_after, result, frame, chunk.at + k, modes[0])", T_INFLIGHT),
+           "frame, chunk.at + k, modes[k])  # a consumer", "frame, chunk.at + k, modes[0])  # a consumer", T_INFLIGHT),
     Mutant("inflight-pool-chunk-modes-off-by-one", "runtime/engines/processes/pool.py",
            "chunk_modes = modes[1:] if modes is not None and before_given else modes", "chunk_modes = modes",
            T_INFLIGHT),
