@@ -518,3 +518,13 @@ def test_a_type_mismatch_notes_the_prior_use(capsys, tmp_path):
     rc, _, err = opt(capsys, str(earlier))
     lines = err.splitlines()
     assert rc == 1 and lines[3] == f"{earlier}:1:14: note: prior use here" and "func.func @f(%a" in lines[4]
+
+
+def test_former_backend_reference_runs_the_interpreter(capsys):
+    """`--backend reference` (the former spelling) warns and is `--runner reference`."""
+    from cortex.tools.run_args import backend_of, build_parser
+
+    args = build_parser().parse_args(["--backend", "reference"])
+    assert args.runner == "reference" and backend_of(args) is None
+    assert "--backend reference is deprecated: use --runner reference" in capsys.readouterr().err
+    assert build_parser().parse_args(["--backend", "numpy"]).runner == "compiled"

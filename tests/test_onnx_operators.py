@@ -100,6 +100,10 @@ CASES = {
         lambda: [node("Slice", ["x", "s", "e", "a", "st"])],
         (2, 5, 6), [ints("s", [1, -1]), ints("e", [5, 0]), ints("a", [1, 2]), ints("st", [2, -2])], 17,
     ),
+    "slice_reversed_to_the_start": (  # ends below -dim: the reversed slice keeps element 0
+        lambda: [node("Slice", ["x", "s", "e", "a", "st"])],
+        (2, 3, 5), [ints("s", [-1]), ints("e", [-(2**63)]), ints("a", [2]), ints("st", [-1])], 17,
+    ),
     "split_into_three": (
         lambda: [helper.make_node("Split", ["x", "sp"], ["a", "b", "c"], axis=2), node("Concat", ["c", "a"], axis=2)],
         (2, 3, 6), [ints("sp", [1, 2, 3])], 17,

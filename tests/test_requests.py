@@ -133,3 +133,14 @@ def test_modes_list_names_each_mode_once_in_the_order_given():
         parse_modes("balanced,blurry", known)
     with pytest.raises(CortexError, match="names no mode"):
         parse_modes(" , ", known)
+
+
+def test_governor_steps_up_after_exactly_hold_frames():
+    """`hold` frames in the current mode, and the next frame may step up to a mode known to fit."""
+    governor = Governor(("rich", "cheap"), target_fps=10, hold=3, warmup=0, current="cheap")
+    governor.observe("rich", 0.05)  # 50 ms: within headroom × 100 ms
+    picked = []
+    for _ in range(4):
+        picked.append(governor.mode_for(len(picked)))
+        governor.observe(picked[-1], 0.01)
+    assert picked == ["cheap", "cheap", "cheap", "rich"]

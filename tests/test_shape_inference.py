@@ -143,3 +143,22 @@ def test_the_second_error_shows_once_the_first_is_fixed():
     module = parse_module(BAD.replace("tensor<5x4xf32>", "tensor<3x4xf32>"))
     with pytest.raises(ShapeInferenceError, match=r"'cortex.add' op .*shapes 2x3 and 1x7 do not broadcast"):
         infer_shapes(module)
+
+
+def test_broadcast_of_a_dynamic_and_a_static_dimension_is_the_static_one():
+    assert shapes.broadcast((shapes.DYNAMIC, 4), (3, 1)) == (3, 4)
+    assert shapes.broadcast((3,), (shapes.DYNAMIC,)) == (3,)
+
+
+def test_a_slice_ending_past_the_dimension_is_refused():
+    assert shapes.slice_((4,), (2,), (2,), (1,)) == (2,)  # elements 2 and 3: the last one in range
+    with pytest.raises(shapes.ShapeError, match="leaves a dimension of 4"):
+        shapes.slice_((4,), (2,), (3,), (1,))
+    with pytest.raises(shapes.ShapeError):
+        shapes.slice_((5,), (1,), (3,), (2,))  # 1, 3, 5: one past the end
+
+
+def test_a_linear_bias_must_have_one_value_per_output():
+    assert shapes.linear((2, 4), (3, 4), (3,)) == (2, 3)
+    with pytest.raises(shapes.ShapeError, match="bias must have shape 3"):
+        shapes.linear((2, 4), (3, 4), (5,))

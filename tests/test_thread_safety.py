@@ -91,3 +91,19 @@ def test_parse_and_onnx_import_from_many_threads(modules):
     for _ in range(ROUNDS):
         assert [to_text(m) for m in in_threads(lambda i: parse(texts[i]))] == texts
         assert in_threads(lambda i: to_text(from_onnx(model))) == [onnx_text] * THREADS
+
+
+def test_thread_budget_gives_opencv_its_thread_count_back():
+    """OpenCV runs with cores // workers threads inside the budget, and with its own count again after it."""
+    import cv2
+
+    from cortex.runtime.threads import thread_budget
+
+    before = cv2.getNumThreads()
+    try:
+        cv2.setNumThreads(3)
+        with thread_budget(2, cores=4) as per_worker:
+            assert per_worker == 2 and cv2.getNumThreads() == 2
+        assert cv2.getNumThreads() == 3
+    finally:
+        cv2.setNumThreads(before)

@@ -148,3 +148,16 @@ def test_own_deprecations_sees_a_warning_from_this_tree():
         warnings.simplefilter("always")
         warnings.warn("x", DeprecationWarning, stacklevel=1)
     assert len(own_deprecations(caught)) == 1
+
+
+def test_a_renamed_function_warns_at_its_callers_line():
+    """The DeprecationWarning of a former function name points at the code that calls it."""
+    from cortex.deprecation import renamed_function
+
+    def new_name(x):
+        return x + 1
+
+    old = renamed_function("somewhere.old_name", new_name)
+    with pytest.warns(DeprecationWarning, match="somewhere.old_name is deprecated: use new_name") as caught:
+        assert old(1) == 2
+    assert caught[0].filename == __file__

@@ -3,8 +3,8 @@ ONNX frontend and tools work added.
 
 First run, named tests only (`python3 scripts/mutate.py --fast-first --no-baseline -k exam-`, two
 `--shard`s, 2026-11-28, load average 2.5 to 4.4 on two cores): 28/36 killed (77.8 %); no whole-suite
-run yet. The 8 that got through their named tests, each still to be run against the whole suite
-(`--whole-suite -k <id>`) and, if it survives, to get a test: exam-broadcast-dynamic-hides-static,
+run yet when the list landed. The 8 that got through their named tests, each since given a test in its
+named files that kills it: exam-broadcast-dynamic-hides-static,
 exam-slice-reads-past-end, exam-linear-bias-size-unchecked (dialects/shapes.py),
 exam-governor-hold-late (tools/requests.py), exam-backend-reference-alias-compiles (tools/run_args.py),
 exam-onnx-reverse-slice-drops-first (frontends/onnx), exam-renamed-function-warns-at-alias
